@@ -1,0 +1,15 @@
+#!/usr/bin/env -S node --import tsx
+import { Command } from "commander";
+import { registerPlan } from "../components/cli/plan";
+
+/** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
+const program = new Command("rdmakit")
+    .description("RDMA GPU clusters on Pulumi: plan offline, grade nccl-tests logs, render switch configs")
+    .showHelpAfterError();
+
+registerPlan(program);
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+    console.error(`rdmakit: ${(e as Error).message ?? String(e)}`);
+    process.exit(2);
+});

@@ -1,0 +1,21 @@
+import { GpuModel } from "./types";
+
+/**
+ * GPU models seen in the AWS, Azure and bare-metal catalogs.
+ * source: NVIDIA data sheets as quoted in ../shared/research/aws-efa.md §1 and azure-ib.md §1
+ * (A100 40/80 GB, H100 80 GB, H200 141 GB, MI300X 192 GB). A10G/L4 24 GB and L40S 48 GB: NVIDIA product
+ * pages (https://www.nvidia.com/en-us/data-center/l4/, /l40s/; A10G per https://aws.amazon.com/ec2/instance-types/g5/).
+ */
+export const GPUS: Record<string, GpuModel> = {
+    "A100-40GB": { name: "A100-40GB", memoryGiB: 40, collectives: "nccl", family: "ampere" },
+    "A100-80GB": { name: "A100-80GB", memoryGiB: 80, collectives: "nccl", family: "ampere" },
+    "H100-80GB": { name: "H100-80GB", memoryGiB: 80, collectives: "nccl", family: "hopper" },
+    "H200-141GB": { name: "H200-141GB", memoryGiB: 141, collectives: "nccl", family: "hopper" },
+    // source: aws-efa.md §1 "8x B200 (~179 GiB each)"
+    "B200": { name: "B200", memoryGiB: 179, collectives: "nccl", family: "blackwell" },
+    "B300": { name: "B300", collectives: "nccl", family: "blackwell" },
+    "A10G": { name: "A10G", memoryGiB: 24, collectives: "nccl", family: "ampere" },
+    "L4": { name: "L4", memoryGiB: 24, collectives: "nccl", family: "ada" },
+    "L40S": { name: "L40S", memoryGiB: 48, collectives: "nccl", family: "ada" },
+    "MI300X": { name: "MI300X", memoryGiB: 192, collectives: "rccl", family: "cdna3" },
+};

@@ -1,0 +1,45 @@
+import * as pulumi from "@pulumi/pulumi";
+
+/**
+ * One problem found in user input. `path` is the dotted field path as the user wrote it
+ * (`cluster.aws.instanceType`), `value` what they gave, `allowed` what would be accepted.
+ */
+export interface SpecIssue {
+    path: string;
+    message: string;
+    value?: unknown;
+    allowed?: string;
+}
+
+/** Renders a value for an error message without ever echoing long or secret-looking data. */
+export function showValue(value: unknown): string {
+    if (value === undefined) return "(missing)";
+    if (typeof value === "string") return JSON.stringify(value.length > 80 ? value.slice(0, 77) + "..." : value);
+    if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
+    const json = JSON.stringify(value);
+    return json.length > 80 ? json.slice(0, 77) + "..." : json;
+}
+
+/** One line per issue: `cluster.nodes: must be at least 1 (got 0); allowed: an integer >= 1`. */
+export function formatIssue(issue: SpecIssue): string {
+    const got = issue.value === undefined && issue.message.includes("missing") ? "" : ` (got ${showValue(issue.value)})`;
+    const allowed = issue.allowed ? `; allowed: ${issue.allowed}` : "";
+    return `${issue.path}: ${issue.message}${got}${allowed}`;
+}
+
+/** Thrown when input is invalid; carries every issue so the user fixes them all in one go. */
+export class SpecError extends Error {
+    constructor(public readonly issues: SpecIssue[], context = "invalid cluster spec") {
+        super(`${context}: ${issues.length} problem${issues.length === 1 ? "" : "s"}\n` +
+            issues.map((i) => "  - " + formatIssue(i)).join("\n"));
+        this.name = "SpecError";
+    }
+}
+
+/** The same issues as Pulumi's InputPropertiesError, so the engine shows each property path. */
+export function toInputPropertiesError(err: SpecError): pulumi.InputPropertiesError {
+    return new pulumi.InputPropertiesError({
+        message: err.message,
+        errors: err.issues.map((i) => ({ propertyPath: i.path, reason: formatIssue(i) })),
+    });
+}

@@ -1,0 +1,192 @@
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import * as YAML from "yaml";
+import { SpecError } from "./errors";
+import { FabricPlan, planCluster } from "./plan";
+import { ClusterSpec, parseClusterSpec } from "./spec";
+
+/**
+ * `rdmakit plan`: the `pulumi up` program (index.ts) run on Pulumi's mock engine in preview mode, offline.
+ * Nothing here decides anything about the fabric: it reads the stack file, lets the program register its
+ * resources, and records what it registered. Values only the cloud knows stay unknown.
+ */
+
+export const UNKNOWN = "(known after apply)";
+
+export interface RecordedResource {
+    type: string;
+    name: string;
+    custom: boolean;
+    inputs: unknown;
+}
+
+export interface RecordedInvoke {
+    token: string;
+    args: unknown;
+}
+
+export interface StackFile {
+    /** the raw `rdmakit:cluster` value */
+    cluster: unknown;
+    /** true when `rdmakit:sshPrivateKey` is present as a Pulumi secret (`secure:`) */
+    hasSecretKey: boolean;
+}
+
+/** Reads a Pulumi.<stack>.yaml; refuses a private key in plain text without echoing it. */
+export function readStackFile(file: string): StackFile {
+    let doc: any;
+    try {
+        doc = YAML.parse(fs.readFileSync(file, "utf8"));
+    } catch (e) {
+        throw new SpecError([{ path: file, message: `cannot be read as a Pulumi stack settings file: ${(e as Error).message}` }], "invalid stack file");
+    }
+    const config = doc?.config;
+    if (!config || typeof config !== "object") {
+        throw new SpecError([{ path: `${file}: config`, message: "is missing", allowed: "a `config:` mapping with the key rdmakit:cluster" }], "invalid stack file");
+    }
+    if (config["rdmakit:cluster"] === undefined) {
+        throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: "is missing", allowed: "the cluster spec (see examples/)" }], "invalid stack file");
+    }
+    const key = config["rdmakit:sshPrivateKey"];
+    if (key !== undefined && !(typeof key === "object" && key !== null && "secure" in key)) {
+        throw new SpecError([{
+            path: `${file}: config.rdmakit:sshPrivateKey`, value: "(hidden)",
+            message: "is stored in plain text",
+            allowed: "a Pulumi secret: pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519",
+        }], "invalid stack file");
+    }
+    return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined };
+}
+
+/** Replaces Pulumi's unknown sentinel (preview) with a readable marker, recursively. */
+export function showUnknowns(value: unknown): unknown {
+    if (value === pulumi.runtime.unknownValue) return UNKNOWN;
+    if (Array.isArray(value)) return value.map(showUnknowns);
+    if (value && typeof value === "object") {
+        const sig = (value as any)["4dabf18193072939515e22adb298388d"];
+        if (sig === "1b47061264138c4ac30d75fd1eb44270") return "[secret]"; // a secret value: never shown
+        if (sig === "5cf8f73096256a8f31e491e813e4eb8e") return `(resource ${String((value as any).urn ?? "")})`;
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, showUnknowns(v)]));
+    }
+    return value;
+}
+
+export interface OfflineResult {
+    stack: string;
+    spec: ClusterSpec;
+    plan: FabricPlan;
+    resources: RecordedResource[];
+    invokes: RecordedInvoke[];
+}
+
+/**
+ * Runs `programPath` (index.ts) under mocks with the given stack file as config. The spec is checked first,
+ * so an invalid spec ends here with every problem listed and no resource registered.
+ */
+export async function runProgramOffline(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
+    const { cluster, hasSecretKey } = readStackFile(stackFile);
+    const spec = parseClusterSpec(cluster);
+    const plan = planCluster(spec);
+
+    const resources: RecordedResource[] = [];
+    const invokes: RecordedInvoke[] = [];
+    await pulumi.runtime.setMocks(
+        {
+            newResource(args: pulumi.runtime.MockResourceArgs) {
+                resources.push({ type: args.type, name: args.name, custom: args.custom ?? true, inputs: args.inputs });
+                // Only the inputs are known before the cloud answers; every computed output stays unknown.
+                return { id: undefined, state: { ...args.inputs } };
+            },
+            call(args: pulumi.runtime.MockCallArgs) {
+                invokes.push({ token: args.token, args: args.inputs });
+                return offlineInvokeResult(args.token);
+            },
+        },
+        "rdmakit",
+        stack,
+        true,
+    );
+    const config: Record<string, string> = { "rdmakit:cluster": JSON.stringify(cluster) };
+    if (hasSecretKey) config["rdmakit:sshPrivateKey"] = "offline-placeholder-not-a-key";
+    pulumi.runtime.setAllConfig(config, hasSecretKey ? ["rdmakit:sshPrivateKey"] : []);
+
+    const failures: unknown[] = [];
+    const onRejection = (e: unknown) => failures.push(e);
+    process.on("unhandledRejection", onRejection);
+    try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        require(path.resolve(programPath));
+        await pulumi.runtime.disconnect();
+    } finally {
+        process.off("unhandledRejection", onRejection);
+    }
+    if (failures.length > 0) throw failures[0];
+    return { stack, spec, plan, resources, invokes };
+}
+
+/**
+ * Results for the invokes the program makes, offline: every field the cloud would fill in is unknown, so
+ * nothing is made up. Invokes the kit does not know return an empty result.
+ */
+function offlineInvokeResult(token: string): Record<string, unknown> {
+    const unknown = pulumi.runtime.unknownValue;
+    switch (token) {
+        case "aws:ec2/getAmi:getAmi":
+            return { id: unknown, name: unknown, imageId: unknown };
+        case "aws:ec2/getInstances:getInstances":
+            return { ids: unknown, privateIps: unknown, publicIps: unknown };
+        default:
+            return {};
+    }
+}
+
+/** Resource counts by type token, sorted by type. */
+export function countByType(resources: RecordedResource[]): Array<[string, number]> {
+    const counts = new Map<string, number>();
+    for (const r of resources) counts.set(r.type, (counts.get(r.type) ?? 0) + 1);
+    return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b));
+}
+
+const GiBytes = 1024 ** 3;
+
+function sizeText(bytes: number): string {
+    return bytes >= GiBytes ? `${bytes / GiBytes} GiB` : `${bytes / 1024 ** 2} MiB`;
+}
+
+/** The human summary `rdmakit plan` prints. Pure. */
+export function formatPlanSummary(r: OfflineResult, extra: string[] = []): string {
+    const p = r.plan;
+    const lines: string[] = [];
+    lines.push(`rdmakit plan — stack ${r.stack} (${p.cluster})`, "");
+    lines.push(`fabric      ${p.fabric}`);
+    lines.push(`nodes       ${p.nodes.count} × ${p.nodes.hostType}  (${p.nodes.gpusPerNode} × ${p.nodes.gpuModel} each, ${p.nodes.totalGpus} GPUs)`);
+    if (p.nodes.names) lines.push(`hosts       ${p.nodes.names.join(", ")}`);
+    lines.push(`rdma/node   ${p.nics.perNode.length} × ${p.nics.perNode[0]?.kind ?? "?"}, ${p.nics.rdmaGbpsPerNode} Gb/s, GPUDirect RDMA ${p.nics.gpuDirectRdma ? "yes" : "no"}`);
+    lines.push(`ssh user    ${p.sshUser}`);
+    if (p.aws) {
+        lines.push("", "network interfaces per node (launch template):");
+        for (const i of p.aws.interfaces) lines.push(`  card ${String(i.networkCardIndex).padStart(2)}  device ${i.deviceIndex}  ${i.interfaceType}`);
+        lines.push(`placement   ${p.aws.placement.kind}${"reservationId" in p.aws.placement ? ` ${p.aws.placement.reservationId}` : ""}`);
+    }
+    if (p.azure) {
+        lines.push("", `scale set   ${p.azure.vmSize}, image ${p.azure.image.publisher}:${p.azure.image.offer}:${p.azure.image.sku}:${p.azure.image.version}, partition limit ${p.azure.partitionLimit}`);
+        lines.push(`HCAs        ${p.nics.perNode.map((n) => n.name).join(" ")}`);
+    }
+    if (p.roce) lines.push("", `rails       ${p.nics.perNode.map((n) => `${n.name}@${n.rateGbps ?? "?"}G`).join(" ")}`);
+    lines.push("", "resources:");
+    for (const [type, n] of countByType(r.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
+    lines.push(`  ${String(r.resources.length).padStart(3)}  total`);
+    lines.push("", "NCCL environment:");
+    for (const [k, v] of Object.entries(p.ncclEnv)) lines.push(`  ${k}=${v}`);
+    lines.push(`  (validation adds ${Object.entries(p.validation.forcedNet).map(([k, v]) => `${k}=${v}`).join(" ")} so a fallback to sockets fails)`);
+    lines.push("", "validation (nccl-tests all_reduce_perf):");
+    if (!p.validation.enabled) lines.push("  disabled (cluster.validation.enabled: false)");
+    for (const [label, e] of [["per node", p.validation.singleNode], [`all ${p.nodes.count} nodes`, p.validation.allNodes]] as const) {
+        const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
+        lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
+        lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
+    }
+    lines.push(...extra);
+    return lines.join("\n");
+}

@@ -1,0 +1,200 @@
+import { awsInstanceType } from "../catalog/aws";
+import { azureVmSize } from "../catalog/azure";
+import { GPUS } from "../catalog/gpus";
+import { nicInfo } from "../catalog/nics";
+import { planQos, QosPlan } from "../roce/qos";
+import { ClusterSpec } from "../spec";
+import { Expectation } from "../validate/types";
+import { AWS_FORCED_NET, AwsPlacement, awsNcclEnv, awsPlacement, efaDeviceCount, EfaInterface, efaInterfaceLayout } from "./aws";
+import { AZURE_FORCED_NET, AzureImage, azureImage, azureNcclEnv } from "./azure";
+import { expectationFromFacts, HardwareFacts } from "./expectation";
+
+/** One RDMA device of a node, as the plan expects to find it. */
+export interface PlannedNic {
+    /** EFA: `efa-<card>`; IB: `mlx5_ib<N>`; RoCE: the rail device name from the spec */
+    name: string;
+    kind: "efa" | "ib" | "roce";
+    rateGbps?: number;
+}
+
+/** Every decision about the fabric, made once from the spec and the catalog. Everything else reads it. */
+export interface FabricPlan {
+    cluster: string;
+    fabric: ClusterSpec["fabric"];
+    nodes: {
+        count: number;
+        /** instance type, VM size, or "bare metal" */
+        hostType: string;
+        gpuModel: string;
+        gpusPerNode: number;
+        totalGpus: number;
+        nvswitch: boolean;
+        /** bare metal only: the hosts by name */
+        names?: string[];
+    };
+    /** RDMA devices per node and their total rate */
+    nics: { perNode: PlannedNic[]; rdmaGbpsPerNode: number; gpuDirectRdma: boolean };
+    sshUser: string;
+    aws?: { instanceType: string; interfaces: EfaInterface[]; placement: AwsPlacement; arch: "x86_64" | "arm64" };
+    azure?: { vmSize: string; image: AzureImage; topoFile?: string; partitionLimit: number };
+    roce?: { qos: QosPlan };
+    /** NCCL environment every job on the cluster should run with */
+    ncclEnv: Record<string, string>;
+    /** group variables for site.yml / validate.yml */
+    ansibleVars: Record<string, unknown>;
+    validation: {
+        enabled: boolean;
+        /** added to ncclEnv for validation runs so that a fallback to sockets fails */
+        forcedNet: Record<string, string>;
+        singleNode: Expectation;
+        allNodes: Expectation;
+        maxBytes: number;
+        iterations: number;
+        timeoutMinutes: number;
+    };
+}
+
+/** Pure: spec + catalog -> plan. The spec has been validated, so catalog lookups succeed. */
+export function planCluster(spec: ClusterSpec): FabricPlan {
+    switch (spec.fabric) {
+        case "aws-efa":
+            return planAws(spec);
+        case "azure-ib":
+            return planAzure(spec);
+        case "roce":
+            return planRoce(spec);
+    }
+}
+
+function expectations(spec: ClusterSpec, hw: HardwareFacts) {
+    const v = spec.validation;
+    const opts = { minFraction: v.minFraction, maxBytes: v.maxBytes };
+    return {
+        singleNode: expectationFromFacts(hw, 1, opts),
+        allNodes: expectationFromFacts(hw, spec.nodes, { ...opts, minBusbwGBps: v.minBusbwGBps }),
+    };
+}
+
+function common(spec: ClusterSpec, gpus: { model: string; count: number }, nvswitch: boolean, hostType: string) {
+    return {
+        cluster: spec.name,
+        fabric: spec.fabric,
+        nodes: {
+            count: spec.nodes, hostType, gpuModel: gpus.model, gpusPerNode: gpus.count,
+            totalGpus: spec.nodes * gpus.count, nvswitch,
+        },
+    };
+}
+
+function planAws(spec: ClusterSpec): FabricPlan {
+    const aws = spec.aws!;
+    const type = awsInstanceType(aws.instanceType)!;
+    const interfaces = efaInterfaceLayout(type);
+    const efaCount = efaDeviceCount(interfaces);
+    const perNode: PlannedNic[] = interfaces
+        .filter((i) => i.interfaceType !== "interface")
+        .map((i) => ({ name: `efa-card${i.networkCardIndex}`, kind: "efa", rateGbps: type.efaGbps / efaCount }));
+    const hw: HardwareFacts = { name: type.name, busbw: type.busbw, rdmaGbpsPerNode: type.efaGbps, transport: "efa", gpuDirectRdma: type.gpuDirectRdma };
+    const base = common(spec, type.gpu, type.nvswitch, type.name);
+    const ncclEnv = awsNcclEnv();
+    const plan: FabricPlan = {
+        ...base,
+        nics: { perNode, rdmaGbpsPerNode: type.efaGbps, gpuDirectRdma: type.gpuDirectRdma },
+        // source: the Deep Learning Base AMIs (Ubuntu) log in as `ubuntu` (AWS DLAMI docs)
+        sshUser: spec.ssh.user ?? "ubuntu",
+        aws: { instanceType: type.name, interfaces, placement: awsPlacement(aws), arch: type.arch },
+        ncclEnv,
+        ansibleVars: {},
+        validation: { ...validationBase(spec), forcedNet: AWS_FORCED_NET, ...expectations(spec, hw) },
+    };
+    plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: efaCount, nvlsm: type.nvlsm });
+    return plan;
+}
+
+function planAzure(spec: ClusterSpec): FabricPlan {
+    const az = spec.azure!;
+    const size = azureVmSize(az.vmSize)!;
+    const gpus = size.gpu ?? { model: "none", count: 0 };
+    const hw: HardwareFacts = {
+        name: size.name, busbw: size.busbw, rdmaGbpsPerNode: size.ib.hcas * size.ib.rateGbps, transport: "ib", gpuDirectRdma: size.gpuDirectRdma,
+    };
+    const plan: FabricPlan = {
+        ...common(spec, gpus, size.nvswitch, size.name),
+        nics: {
+            perNode: size.hcaNames.map((name) => ({ name, kind: "ib", rateGbps: size.ib.rateGbps })),
+            rdmaGbpsPerNode: hw.rdmaGbpsPerNode,
+            gpuDirectRdma: size.gpuDirectRdma,
+        },
+        sshUser: spec.ssh.user ?? "azureuser",
+        azure: {
+            vmSize: size.name,
+            image: azureImage(az, size),
+            topoFile: size.ncclTopoFile,
+            partitionLimit: az.quotaRaised ? 300 : 100,
+        },
+        ncclEnv: azureNcclEnv(size),
+        ansibleVars: {},
+        validation: { ...validationBase(spec), forcedNet: AZURE_FORCED_NET, ...expectations(spec, hw) },
+    };
+    plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: size.ib.hcas, nvlsm: false });
+    return plan;
+}
+
+function planRoce(spec: ClusterSpec): FabricPlan {
+    const roce = spec.roce!;
+    const qos = planQos(roce);
+    const first = roce.hosts[0];
+    // rails run at the NIC's fastest Ethernet speed (components/catalog/nics.ts)
+    const portGbps = Math.max(...nicInfo(roce.nicModel).ethernetSpeedsGbps);
+    const rails = first.railNics;
+    const gpu = GPUS[first.gpu.model];
+    const rdmaGbpsPerNode = rails.length * portGbps;
+    const hw: HardwareFacts = {
+        name: `${first.gpu.model} with ${rails.length}x ${roce.nicModel}`, busbw: [], rdmaGbpsPerNode, transport: "ib", gpuDirectRdma: true,
+    };
+    const plan: FabricPlan = {
+        ...common(spec, { model: gpu?.name ?? first.gpu.model, count: first.gpu.count }, first.gpu.count >= 8, "bare metal"),
+        nics: {
+            perNode: rails.map((name) => ({ name, kind: "roce", rateGbps: portGbps })),
+            rdmaGbpsPerNode,
+            gpuDirectRdma: true,
+        },
+        sshUser: spec.ssh.user ?? first.sshUser ?? "root",
+        roce: { qos },
+        ncclEnv: qos.ncclEnv,
+        ansibleVars: {},
+        validation: { ...validationBase(spec), forcedNet: { NCCL_NET: "IB" }, ...expectations(spec, hw) },
+    };
+    plan.nodes.names = roce.hosts.map((h) => h.name);
+    // per-host QoS variables (roce_host_*) travel as host vars in the inventory, from qos.hosts
+    plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: rails.length, nvlsm: false });
+    return plan;
+}
+
+function validationBase(spec: ClusterSpec) {
+    const v = spec.validation;
+    return { enabled: v.enabled, maxBytes: v.maxBytes, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes };
+}
+
+/** The group variables of site.yml and validate.yml, named after the roles that read them. */
+function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: number; nvlsm: boolean }): Record<string, unknown> {
+    const sw = spec.software;
+    return {
+        rdmakit_fabric: spec.fabric,
+        rdmakit_cluster: spec.name,
+        rdmakit_expected_gpus: plan.nodes.gpusPerNode,
+        rdmakit_expected_rdma_devices: hw.rdmaDevices,
+        efa_installer_version: sw.efaInstallerVersion,
+        ofed_source: sw.ofedSource,
+        ofed_doca_version: sw.docaVersion,
+        nvidia_driver_branch: sw.driverBranch,
+        nvidia_driver_open_modules: sw.openKernelModules,
+        nvidia_driver_fabric_manager: plan.nodes.nvswitch,
+        nvidia_driver_nvlsm: hw.nvlsm,
+        gpudirect_method: sw.gpudirect,
+        nccl_version: sw.ncclVersion,
+        nccl_cuda_major: sw.cudaMajor,
+        nccl_tests_version: sw.ncclTestsVersion,
+        nccl_env: plan.ncclEnv,
+    };
+}

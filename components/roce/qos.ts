@@ -1,0 +1,248 @@
+/**
+ * The one QoS plan of a RoCE fabric: a pure function of the spec. It is the only source of the host NIC settings
+ * (the `roce_host_*` Ansible variables), the NCCL environment and every switch's class layout; the renderers in
+ * ./switches and the consistency rules in ./consistency read it and never re-decide.
+ */
+import { SpecError } from "../errors";
+import type { NicModel } from "../catalog/nics";
+import { checkRoceSpec, DEFAULT_SWITCH_USER, SWITCH_MAX_MTU, type NetworkOs, type RoceSpec } from "./spec";
+
+/** Where one class of traffic sits inside a switch. Priorities are what must agree across devices (rule C2). */
+export interface ClassLayout {
+    /** 802.1p / switch priority (the PFC priority). */
+    priority: number;
+    /** Internal traffic class the DSCP map sends it to. */
+    trafficClass: number;
+    /** Egress queue of that traffic class. */
+    queue: number;
+    /** Ingress priority group (SONiC buffer PG). */
+    priorityGroup: number;
+}
+
+export interface SwitchPlan {
+    name: string;
+    os: NetworkOs;
+    managementAddress: string;
+    sshUser: string;
+    sshPort: number;
+    hostPorts: string[];
+    speedGbps: number;
+    cableLengthM: number;
+    /** Port MTU to configure (≥ host MTU, rule C9). */
+    mtu: number;
+    roce: ClassLayout;
+    cnp: ClassLayout;
+    /** Everything else (DSCPs other than RoCE and CNP). */
+    other: ClassLayout;
+}
+
+/** Host NIC settings for the roce_host Ansible role; one set per host (rail names and GID index may differ). */
+export interface RoceHostVars {
+    roce_host_rdma_devices: string[];
+    roce_host_bootstrap_nic: string;
+    roce_host_trust: "dscp";
+    roce_host_dscp2prio: { dscp: number; priority: number }[];
+    roce_host_pfc_priorities: number[];
+    roce_host_pfc_vector: string;
+    roce_host_global_pause: false;
+    roce_host_ecn_np_priorities: number[];
+    roce_host_ecn_rp_priorities: number[];
+    roce_host_cc_prio_mask: number;
+    roce_host_cnp_dscp: number;
+    roce_host_cnp_priority: number;
+    roce_host_mtu: number;
+    roce_host_tos: number;
+    roce_host_roce_mode: "RoCE v2";
+    roce_host_gid_index: number;
+    roce_host_verify_gid: true;
+    roce_host_lossy_tuning: boolean;
+    roce_host_cable_length_m: number;
+    roce_host_nccl_env: Record<string, string>;
+}
+
+export interface HostPlan {
+    name: string;
+    address: string;
+    sshUser?: string;
+    /** RDMA devices without port suffix. */
+    railNics: string[];
+    bootstrapNic: string;
+    gpu: { model: string; count: number };
+    gidIndex: number;
+    ncclEnv: Record<string, string>;
+    vars: RoceHostVars;
+}
+
+export interface QosPlan {
+    mode: "lossless" | "lossy";
+    nicModel: NicModel;
+    roce: { dscp: number; priority: number };
+    cnp: { dscp: number; priority: number };
+    /** Full IPv4 ToS byte the hosts send RoCE with: DSCP << 2 | ECT(0). NCCL_IB_TC and rdma_cm default ToS. */
+    tos: number;
+    pfc: {
+        /** Priorities with PFC: exactly [roce.priority] when lossless, [] when lossy (rule C3). */
+        priorities: number[];
+        /** mlnx_qos --pfc argument, e.g. 0,0,0,1,0,0,0,0. */
+        vector: string;
+        watchdog: { pollMs: number; detectionMs: number; restorationMs: number; action: "drop" };
+    };
+    ecn: { minBytes: number; maxBytes: number; maxProbabilityPct: number };
+    /** Egress scheduling: RoCE and other traffic share by weight, CNPs strict. */
+    ets: { roceWeightPct: number; otherWeightPct: number };
+    hostMtu: number;
+    hosts: HostPlan[];
+    switches: SwitchPlan[];
+    /** NCCL variables every host shares (HCA list and socket interface only when all hosts agree). */
+    ncclEnv: Record<string, string>;
+}
+
+/** ECT(0) codepoint in the two low ToS bits. source: RFC 3168 §5 (ECT(0) = 10); roce.md §1 (106 = 26 << 2 | 2). */
+export const ECT0 = 0b10;
+
+/** DSCP → ToS byte as NCCL_IB_TC wants it (the whole traffic_class byte). source: NVIDIA/nccl:src/transport/net_ib/connect.cc (roce.md §3) */
+export function tosFor(dscp: number): number {
+    return (dscp << 2) | ECT0;
+}
+
+/** "0,0,0,1,0,0,0,0" for [3]: the mlnx_qos --pfc vector. source: Mellanox/nic-configuration-operator README (roce.md §2) */
+export function pfcVector(priorities: readonly number[]): string {
+    return [0, 1, 2, 3, 4, 5, 6, 7].map((p) => (priorities.includes(p) ? 1 : 0)).join(",");
+}
+
+// PFC watchdog: Cumulus polls every 100 ms and acts after 3 polls (robustness 3), i.e. 300 ms.
+// source: CumulusNetworks/docs:content/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md
+// ("The default polling interval is 100 milliseconds. The default number of polling intervals is 3.")
+// SONiC accepts detection 100..5000 ms and restoration 100..60000 ms, both >= POLL_INTERVAL (sonic-pfcwd.yang);
+// EOS wants polling <= min(timeout, recovery)/2 (roce.md §4c, L), which 100 <= 150 satisfies. Action drop: rule C11.
+export const PFC_WATCHDOG = { pollMs: 100, detectionMs: 300, restorationMs: 300, action: "drop" as const };
+
+// ETS: RoCE TC DWRR 50 %, other traffic TC0 DWRR 50 %, CNP strict. source: CL-RoCE default table (roce.md §1)
+export const ETS = { roceWeightPct: 50, otherWeightPct: 50 };
+
+// NVUE's RoCE profile binds its lossless pools to traffic class 3 and keeps RoCE there when the priority moves
+// (`nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 3`); CNPs use TC 6.
+// source: CumulusNetworks/docs:content/cumulus-linux-512/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE.md
+const NVUE_ROCE_TC = 3;
+const NVUE_CNP_TC = 6;
+const OTHER_TC = 0;
+
+/**
+ * Class layout per OS. SONiC and EOS: traffic class = queue = PG = priority, the convention SONiC's own templates
+ * use for lossless classes (qos_config.j2: TC 3/4 → PG 3/4 → queue 3/4, pfc priority n → queue n), so a PFC frame
+ * for priority n pauses exactly the queue that carries it. NVUE: RoCE stays on TC 3 (see above).
+ */
+export function classLayout(os: NetworkOs, rocePriority: number, cnpPriority: number): { roce: ClassLayout; cnp: ClassLayout; other: ClassLayout } {
+    const at = (priority: number, tc: number): ClassLayout => ({ priority, trafficClass: tc, queue: tc, priorityGroup: tc });
+    if (os === "nvue") return { roce: at(rocePriority, NVUE_ROCE_TC), cnp: at(cnpPriority, NVUE_CNP_TC), other: at(0, OTHER_TC) };
+    return { roce: at(rocePriority, rocePriority), cnp: at(cnpPriority, cnpPriority), other: at(0, OTHER_TC) };
+}
+
+/*
+ * NCCL_IB_GID_INDEX. On mlx5 each IP address on a rail netdev adds a RoCE v1 and a RoCE v2 GID after the two
+ * link-local ones, so with one IPv4 address the RoCE v2/IPv4 GID is index 3 (doRoCE pins `gix_val=3`,
+ * NVIDIA/doroce-linux:doRoCE.sh). It is not guaranteed (an extra IPv6 address or a VLAN shifts it; roce.md §2 "Resolve
+ * per host"), and NCCL 2.19 and older default to index 0 rather than auto-selecting (roce.md §3). So the kit pins one
+ * index (qos.gidIndex, default 3, per-host override hosts[i].gidIndex) and makes it verified rather than assumed:
+ * the roce_host role gets roce_host_gid_index + roce_host_verify_gid and fails the host unless, on every rail,
+ * /sys/class/infiniband/<dev>/ports/1/gid_attrs/types/<index> reads "RoCE v2" and .../gids/<index> is the
+ * IPv4-mapped address (::ffff:a.b.c.d) of that rail (rule C10).
+ */
+
+/** NCCL_IB_HCA value: exact-match (`=`) list of rail devices with port 1. source: roce.md §3 (`=mlx5_0:1,...`) */
+export function ncclHcaList(railNics: readonly string[]): string {
+    return "=" + railNics.map((r) => (r.includes(":") ? r : `${r}:1`)).join(",");
+}
+
+/**
+ * Turns a valid RoceSpec into the QoS plan. Throws SpecError (with every field path) when checkRoceSpec finds
+ * problems, so no caller plans from an inconsistent spec.
+ */
+export function planQos(spec: RoceSpec): QosPlan {
+    const issues = checkRoceSpec(spec);
+    if (issues.length) throw new SpecError(issues, "invalid cluster.roce");
+    const q = spec.qos;
+    const lossless = q.mode === "lossless";
+    const pfcPriorities = lossless ? [q.rocePriority] : [];
+    const tos = tosFor(q.roceDscp);
+    const maxCable = Math.max(...spec.switches.map((s) => s.cableLengthM));
+
+    const sharedNccl: Record<string, string> = {
+        NCCL_IB_TC: String(tos),
+    };
+
+    const hosts: HostPlan[] = spec.hosts.map((h) => {
+        const gidIndex = h.gidIndex ?? q.gidIndex;
+        const railNics = h.railNics.map((r) => r.split(":")[0]);
+        const ncclEnv: Record<string, string> = {
+            NCCL_IB_HCA: ncclHcaList(h.railNics),
+            NCCL_SOCKET_IFNAME: `=${h.bootstrapNic}`,
+            NCCL_IB_TC: String(tos),
+            NCCL_IB_GID_INDEX: String(gidIndex),
+        };
+        const vars: RoceHostVars = {
+            roce_host_rdma_devices: railNics,
+            roce_host_bootstrap_nic: h.bootstrapNic,
+            roce_host_trust: "dscp",
+            // Explicit DSCP→priority entries: the NIC default is DSCP/8, which is right only for 24-31 → 3 and 48-55 → 6.
+            roce_host_dscp2prio: [{ dscp: q.roceDscp, priority: q.rocePriority }, { dscp: q.cnpDscp, priority: q.cnpPriority }],
+            roce_host_pfc_priorities: pfcPriorities,
+            roce_host_pfc_vector: pfcVector(pfcPriorities),
+            roce_host_global_pause: false,
+            // DCQCN needs both ends: NP makes CNPs, RP cuts the rate (rule C7); on in both modes (lossy relies on it).
+            roce_host_ecn_np_priorities: [q.rocePriority],
+            roce_host_ecn_rp_priorities: [q.rocePriority],
+            roce_host_cc_prio_mask: 1 << q.rocePriority,
+            roce_host_cnp_dscp: q.cnpDscp,
+            roce_host_cnp_priority: q.cnpPriority,
+            roce_host_mtu: q.mtu,
+            roce_host_tos: tos,
+            roce_host_roce_mode: "RoCE v2",
+            roce_host_gid_index: gidIndex,
+            roce_host_verify_gid: true,
+            // doRoCE sets ROCE_ACCL adaptive retransmission/tx window/slow restart to 1 for lossy fabrics, 0 for lossless.
+            roce_host_lossy_tuning: !lossless,
+            roce_host_cable_length_m: maxCable,
+            roce_host_nccl_env: ncclEnv,
+        };
+        return {
+            name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}),
+            railNics, bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
+        };
+    });
+
+    // Keys whose value every host shares go into the common environment.
+    const ncclEnv: Record<string, string> = { ...sharedNccl };
+    for (const key of ["NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"]) {
+        const values = new Set(hosts.map((h) => h.ncclEnv[key]));
+        if (values.size === 1) ncclEnv[key] = [...values][0];
+    }
+
+    const switches: SwitchPlan[] = spec.switches.map((s) => ({
+        name: s.name,
+        os: s.os,
+        managementAddress: s.managementAddress,
+        sshUser: s.sshUser ?? DEFAULT_SWITCH_USER[s.os],
+        sshPort: s.sshPort ?? 22,
+        hostPorts: [...s.hostPorts],
+        speedGbps: s.speedGbps,
+        cableLengthM: s.cableLengthM,
+        mtu: q.switchMtu ?? SWITCH_MAX_MTU[s.os],
+        ...classLayout(s.os, q.rocePriority, q.cnpPriority),
+    }));
+
+    return {
+        mode: q.mode,
+        nicModel: spec.nicModel,
+        roce: { dscp: q.roceDscp, priority: q.rocePriority },
+        cnp: { dscp: q.cnpDscp, priority: q.cnpPriority },
+        tos,
+        pfc: { priorities: pfcPriorities, vector: pfcVector(pfcPriorities), watchdog: { ...PFC_WATCHDOG } },
+        ecn: { ...q.ecn },
+        ets: { ...ETS },
+        hostMtu: q.mtu,
+        hosts,
+        switches,
+        ncclEnv,
+    };
+}

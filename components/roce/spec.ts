@@ -1,0 +1,229 @@
+/**
+ * The `cluster.roce` section of the cluster spec: existing GPU hosts on RoCEv2 Ethernet, the switches they plug
+ * into, and the QoS intent. Schema (zod 4, strict objects) + cross-field checks (`checkRoceSpec`).
+ *
+ * Defaults are the NVIDIA lossless RoCE plan (../shared/research/roce.md §1): RoCE on DSCP 26 → priority 3 with
+ * PFC, CNPs on DSCP 48 → priority 6 strict, ECN on the RoCE queue at 150 KB / 1.5 MB / 100 %.
+ */
+import { z } from "zod";
+import { NIC_CATALOG, NIC_MODELS, type NicModel } from "../catalog/nics";
+import type { SpecIssue } from "../errors";
+
+export const NETWORK_OS = ["nvue", "sonic", "eos"] as const;
+export type NetworkOs = (typeof NETWORK_OS)[number];
+
+// A DNS name (RFC 1123 labels) or a dotted IPv4 address; what SSH and Ansible accept as a host.
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+// Inventory/resource names: also used in Pulumi resource names and file names.
+const NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+// RDMA device name as `ibv_devices`/`rdma link` print it, optionally with the port (NCCL_IB_HCA syntax `mlx5_0:1`).
+const RDMA_DEVICE = /^[A-Za-z][A-Za-z0-9_]{0,31}(:[1-9]\d?)?$/;
+// Linux netdev names are at most 15 characters (IFNAMSIZ 16 with the NUL). source: torvalds/linux:include/uapi/linux/if.h
+const NETDEV = /^[A-Za-z0-9_.:-]{1,15}$/;
+
+/** Port names each network OS uses for front-panel ports. */
+export const PORT_NAME_PATTERNS: Readonly<Record<NetworkOs, { re: RegExp; example: string }>> = {
+    // source: CumulusNetworks/docs:content/cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md (swp1, swp1s0 breakouts)
+    nvue: { re: /^swp\d+(s\d+)?$/, example: "swp1, swp1s0" },
+    // source: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/sonic-port.yang (PORT_LIST name, e.g. Ethernet0)
+    sonic: { re: /^Ethernet\d+$/, example: "Ethernet0, Ethernet8" },
+    // source: ROCm/gpu-cluster-networking:docs/how-to/roce-network-config.rst (`interface Ethernet2/5/1`)
+    eos: { re: /^Ethernet\d+(\/\d+){0,2}$/, example: "Ethernet1, Ethernet2/5/1" },
+};
+
+/** Largest L2 MTU each network OS accepts on a port (roce.md §1 MTU row). */
+export const SWITCH_MAX_MTU: Readonly<Record<NetworkOs, number>> = {
+    nvue: 9216, // source: roce.md §1 "Cumulus 9216"
+    sonic: 9216, // source: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/sonic-port.yang (mtu range 68..9216)
+    eos: 9214, // source: ROCm/gpu-cluster-networking:docs/how-to/roce-network-config.rst (`mtu 9214`); roce.md §1 "Arista max 9214"
+};
+
+/** Default SSH login per network OS when a switch gives no `sshUser`. */
+export const DEFAULT_SWITCH_USER: Readonly<Record<NetworkOs, string>> = {
+    nvue: "cumulus", // source: CumulusNetworks/docs (prompts read `cumulus@switch`)
+    sonic: "admin", // source: sonic-net/sonic-buildimage:rules/config (DEFAULT_USERNAME = admin)
+    eos: "admin", // source: ROCm/gpu-cluster-networking:docs/how-to/roce-network-config.rst (Arista: ssh, `enable`)
+};
+
+const int = (what: string, min: number, max: number) =>
+    z.int({ error: `${what} must be a whole number from ${min} to ${max}` })
+        .min(min, { error: `${what} must be at least ${min}` })
+        .max(max, { error: `${what} must be at most ${max}` });
+
+const address = z.string({ error: "must be a string: a DNS name or an IPv4 address" })
+    .regex(new RegExp(`${IPV4.source}|${HOSTNAME.source}`), { error: "must be a DNS name or an IPv4 address (e.g. 10.0.0.11 or gpu01.lab)" });
+
+const name = (what: string) => z.string({ error: `${what} must be a string` })
+    .regex(NAME, { error: `${what} must be lower-case letters, digits and '-', 1-63 characters, starting and ending with a letter or digit` });
+
+export const roceHostSchema = z.strictObject({
+    name: name("host name").describe("Inventory name of the GPU host (also the Ansible inventory hostname)."),
+    address: address.describe("Address Ansible and SSH use to reach the host (its management/bootstrap address)."),
+    sshUser: z.string().min(1).optional().describe("SSH login for Ansible. @default the cluster's ssh user (Ansible default when unset)."),
+    railNics: z.array(z.string().regex(RDMA_DEVICE, {
+        error: "must be an RDMA device name as `rdma link` / `ibv_devices` print it, e.g. mlx5_0 (optionally with the port, mlx5_0:1)",
+    }), { error: "must be a list of RDMA device names" })
+        .min(1, { error: "must list at least one rail NIC (e.g. [mlx5_0, mlx5_1, ...])" })
+        .describe("The RoCE rail NICs by RDMA device name (mlx5_0 …). NCCL_IB_HCA uses exactly these; the roce_host role finds each netdev under /sys/class/infiniband/<dev>/device/net/."),
+    bootstrapNic: z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. eno1" })
+        .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
+    gpu: z.strictObject({
+        model: z.string().min(1, { error: "GPU model must be a non-empty string, e.g. H100" }).describe("GPU model, e.g. H100."),
+        count: int("GPU count", 1, 16).describe("GPUs in this host."),
+    }).describe("GPUs in the host; used to sanity-check the rail count."),
+    gidIndex: int("GID index", 0, 255).optional()
+        .describe("Per-host override of the RoCEv2/IPv4 GID index. @default cluster.roce.qos.gidIndex"),
+});
+
+export const roceSwitchSchema = z.strictObject({
+    name: name("switch name").describe("Switch name; resource and file names derive from it."),
+    os: z.enum(NETWORK_OS, { error: `network OS must be one of ${NETWORK_OS.join(", ")} (Cumulus/NVUE, SONiC, Arista EOS)` })
+        .describe("Network OS: nvue (Cumulus Linux 5.x), sonic (config_db.json), eos (Arista CLI)."),
+    managementAddress: address.describe("Address the kit SSHes to when it pushes the configuration."),
+    sshUser: z.string().min(1).optional().describe("SSH login on the switch. @default cumulus (nvue), admin (sonic, eos)"),
+    sshPort: int("SSH port", 1, 65535).optional().describe("SSH port. @default 22"),
+    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
+        .min(1, { error: "must list at least one port that faces a GPU host" })
+        .describe("Front-panel ports that face GPU-host rail NICs; they get the RoCE QoS, PFC watchdog and MTU."),
+    speedGbps: z.number({ error: "port speed must be a number of Gb/s" }).positive({ error: "port speed must be positive" })
+        .describe("Speed of the host-facing ports in Gb/s; must be a speed the NIC model supports."),
+    cableLengthM: z.number({ error: "cable length must be a number of metres" })
+        .positive({ error: "cable length must be positive" }).max(100000, { error: "cable length must be at most 100000 m" })
+        .describe("Longest host cable in metres; sizes the lossless headroom (too short drops before pause takes effect)."),
+});
+
+export const ecnSchema = z.strictObject({
+    minBytes: int("ECN minimum threshold (bytes)", 1, 256_000_000).default(150_000)
+        .describe("Queue depth where ECN marking starts. @default 150000 (NVIDIA RoCE default)"),
+    maxBytes: int("ECN maximum threshold (bytes)", 1, 256_000_000).default(1_500_000)
+        .describe("Queue depth where marking reaches maxProbabilityPct. @default 1500000"),
+    maxProbabilityPct: int("ECN max marking probability (%)", 1, 100).default(100)
+        .describe("Marking probability at maxBytes. @default 100"),
+});
+
+export const qosSchema = z.strictObject({
+    mode: z.enum(["lossless", "lossy"], { error: "QoS mode must be lossless (PFC + ECN) or lossy (ECN only, PFC off)" }).default("lossless")
+        .describe("lossless: PFC on the RoCE priority plus ECN. lossy: ECN only, PFC off (an explicit choice). @default lossless"),
+    roceDscp: int("RoCE DSCP", 0, 63).default(26).describe("DSCP the NICs put on RoCE data. @default 26"),
+    rocePriority: int("RoCE priority", 0, 7).default(3).describe("802.1p/switch priority of RoCE; PFC runs on it in lossless mode. @default 3"),
+    cnpDscp: int("CNP DSCP", 0, 63).default(48).describe("DSCP of congestion notification packets. @default 48"),
+    cnpPriority: int("CNP priority", 0, 7).default(6).describe("Priority of CNPs, scheduled strict, never PFC. @default 6"),
+    ecn: ecnSchema.default({ minBytes: 150_000, maxBytes: 1_500_000, maxProbabilityPct: 100 })
+        .describe("ECN marking on the RoCE queue (kmin/kmax/pmax)."),
+    mtu: int("host MTU", 4200, 9216).default(9000)
+        .describe("Host rail netdev MTU. At least 4200 so RoCE runs with active_mtu 4096. @default 9000"),
+    switchMtu: int("switch MTU", 4200, 9216).optional()
+        .describe("Switch port MTU. @default the OS maximum (9216 NVUE/SONiC, 9214 EOS)"),
+    gidIndex: int("GID index", 0, 255).default(3)
+        .describe("RoCEv2 GID index with the rail's IPv4 address (NCCL_IB_GID_INDEX); the roce_host role verifies it on every rail. @default 3"),
+});
+
+export const roceSpecSchema = z.strictObject({
+    nicModel: z.enum(NIC_MODELS as [NicModel, ...NicModel[]], { error: `NIC model must be one of ${NIC_MODELS.join(", ")}` })
+        .describe("RDMA NIC model of the rails (catalog: components/catalog/nics.ts)."),
+    hosts: z.array(roceHostSchema, { error: "must be a list of hosts" }).min(1, { error: "must list at least one GPU host" })
+        .describe("Existing bare-metal GPU hosts."),
+    switches: z.array(roceSwitchSchema, { error: "must be a list of switches" }).min(1, { error: "must list at least one switch" })
+        .describe("Switches whose host-facing ports carry RoCE."),
+    qos: qosSchema.default(() => qosSchema.parse({})).describe("QoS intent; the defaults are NVIDIA's lossless RoCE plan."),
+}).describe("Bare-metal RoCEv2 fabric: hosts, switches and one QoS plan.");
+
+export type RoceSpec = z.infer<typeof roceSpecSchema>;
+/** What a user may write (defaults not yet applied). */
+export type RoceSpecInput = z.input<typeof roceSpecSchema>;
+export type RoceHost = RoceSpec["hosts"][number];
+export type RoceSwitch = RoceSpec["switches"][number];
+
+/** `cluster.roce.hosts[2].railNics[0]` from a zod path. */
+export function fieldPath(base: string, path: readonly PropertyKey[]): string {
+    let out = base;
+    for (const p of path) out += typeof p === "number" ? `[${p}]` : `.${String(p)}`;
+    return out;
+}
+
+/**
+ * Parses and checks a `cluster.roce` section: schema issues first; when the schema passes, the cross-field checks.
+ * Every issue carries the field path, so the user fixes them all in one go.
+ */
+export function parseRoceSpec(input: unknown, base = "cluster.roce"): { spec?: RoceSpec; issues: SpecIssue[] } {
+    const parsed = roceSpecSchema.safeParse(input, { reportInput: true });
+    if (!parsed.success) {
+        const issues = parsed.error.issues.map((i): SpecIssue => {
+            const unknownKeys = i.code === "unrecognized_keys" ? (i as { keys: string[] }).keys : undefined;
+            return {
+                path: fieldPath(base, i.path),
+                message: unknownKeys ? `unknown field${unknownKeys.length > 1 ? "s" : ""} ${unknownKeys.join(", ")}; check the spelling` : i.message,
+                value: unknownKeys || (i as { input?: unknown }).input === undefined ? undefined : (i as { input?: unknown }).input,
+            };
+        });
+        return { issues };
+    }
+    const issues = checkRoceSpec(parsed.data, base);
+    return issues.length ? { spec: parsed.data, issues } : { spec: parsed.data, issues: [] };
+}
+
+function duplicates<T>(items: readonly T[]): Map<T, number[]> {
+    const seen = new Map<T, number[]>();
+    items.forEach((v, i) => seen.set(v, [...(seen.get(v) ?? []), i]));
+    return new Map([...seen].filter(([, idx]) => idx.length > 1));
+}
+
+/**
+ * Cross-field checks the schema cannot express. Also re-checks ranges, because code may build a RoceSpec without
+ * the schema (the component accepts a typed spec). Paths name the field, e.g. `cluster.roce.switches[1].os`.
+ */
+export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const q = spec.qos;
+    const add = (path: string, message: string, value?: unknown, allowed?: string) =>
+        issues.push({ path: `${base}.${path}`, message, value, allowed });
+
+    for (const [field, v] of [["roceDscp", q.roceDscp], ["cnpDscp", q.cnpDscp]] as const) {
+        if (!Number.isInteger(v) || v < 0 || v > 63) add(`qos.${field}`, "DSCP is a 6-bit field", v, "an integer 0..63");
+    }
+    for (const [field, v] of [["rocePriority", q.rocePriority], ["cnpPriority", q.cnpPriority]] as const) {
+        if (!Number.isInteger(v) || v < 0 || v > 7) add(`qos.${field}`, "802.1p priority is a 3-bit field", v, "an integer 0..7");
+        // Priority 0 is where every unmarked packet lands (the default class); RoCE or CNPs there share its queue.
+        else if (v === 0) add(`qos.${field}`, "priority 0 carries all other traffic; RoCE and CNPs need their own class", v, "1..7");
+    }
+    if (q.roceDscp === q.cnpDscp) add("qos.cnpDscp", `the same DSCP as qos.roceDscp: CNPs would share the RoCE class instead of the strict CNP class`, q.cnpDscp, `any DSCP other than ${q.roceDscp}`);
+    if (q.rocePriority === q.cnpPriority) add("qos.cnpPriority", `priority used twice (also qos.rocePriority): CNPs must not be paused by PFC on the RoCE priority`, q.cnpPriority, `any priority 1..7 other than ${q.rocePriority}`);
+    if (q.ecn.maxBytes < q.ecn.minBytes) add("qos.ecn.maxBytes", `must be at least qos.ecn.minBytes (${q.ecn.minBytes})`, q.ecn.maxBytes, `>= ${q.ecn.minBytes}`);
+    if (!Number.isInteger(q.mtu) || q.mtu < 4200 || q.mtu > 9216) add("qos.mtu", "host MTU must allow RoCE active_mtu 4096 (4200 is the documented minimum)", q.mtu, "4200..9216");
+    if (q.switchMtu !== undefined && q.switchMtu < q.mtu) add("qos.switchMtu", `switch MTU below the host MTU (${q.mtu}) drops full-size frames silently (rule C9)`, q.switchMtu, `>= ${q.mtu}`);
+
+    // Hosts
+    for (const [n, idx] of duplicates(spec.hosts.map((h) => h.name))) add(`hosts[${idx[1]}].name`, `duplicate host name (also hosts[${idx[0]}])`, n, "unique names");
+    for (const [a, idx] of duplicates(spec.hosts.map((h) => h.address))) add(`hosts[${idx[1]}].address`, `duplicate host address (also hosts[${idx[0]}])`, a, "one address per host");
+    spec.hosts.forEach((h, i) => {
+        const devs = h.railNics.map((r) => r.split(":")[0]);
+        for (const [d, idx] of duplicates(devs)) add(`hosts[${i}].railNics[${idx[1]}]`, `rail NIC listed twice (also railNics[${idx[0]}])`, d, "each RDMA device once");
+        if (h.railNics.length > h.gpu.count) {
+            add(`hosts[${i}].railNics`, `${h.railNics.length} rails for ${h.gpu.count} GPUs: NCCL pairs each GPU with its nearest rail, extra rails stay idle`, h.railNics.length, `at most ${h.gpu.count}`);
+        } else if (h.gpu.count % h.railNics.length !== 0) {
+            add(`hosts[${i}].railNics`, `${h.railNics.length} rails do not divide ${h.gpu.count} GPUs evenly, so some rails carry more GPUs' traffic than others`, h.railNics.length, `a divisor of ${h.gpu.count} (e.g. ${h.gpu.count})`);
+        }
+        if (devs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
+    });
+
+    // Switches
+    const nic = NIC_CATALOG[spec.nicModel];
+    for (const [n, idx] of duplicates(spec.switches.map((s) => s.name))) add(`switches[${idx[1]}].name`, `duplicate switch name (also switches[${idx[0]}])`, n, "unique names");
+    for (const [a, idx] of duplicates(spec.switches.map((s) => s.managementAddress))) add(`switches[${idx[1]}].managementAddress`, `duplicate management address (also switches[${idx[0]}])`, a, "one address per switch");
+    spec.switches.forEach((s, i) => {
+        if (!(NETWORK_OS as readonly string[]).includes(s.os)) { add(`switches[${i}].os`, "unknown network OS", s.os, NETWORK_OS.join(", ")); return; }
+        const pat = PORT_NAME_PATTERNS[s.os];
+        s.hostPorts.forEach((p, j) => {
+            if (!pat.re.test(p)) add(`switches[${i}].hostPorts[${j}]`, `not a ${s.os} port name`, p, pat.example);
+        });
+        for (const [p, idx] of duplicates(s.hostPorts)) add(`switches[${i}].hostPorts[${idx[1]}]`, `port listed twice (also hostPorts[${idx[0]}])`, p, "each port once");
+        if (nic && !nic.ethernetSpeedsGbps.includes(s.speedGbps)) add(`switches[${i}].speedGbps`, `${spec.nicModel} does not run at this speed`, s.speedGbps, nic.ethernetSpeedsGbps.join(", ") + " Gb/s");
+        const swMtu = q.switchMtu ?? SWITCH_MAX_MTU[s.os];
+        if (swMtu > SWITCH_MAX_MTU[s.os]) add("qos.switchMtu", `switch ${s.name} runs ${s.os}, whose ports take at most ${SWITCH_MAX_MTU[s.os]}`, swMtu, `<= ${SWITCH_MAX_MTU[s.os]}`);
+    });
+    const rails = spec.hosts.reduce((n, h) => n + h.railNics.length, 0);
+    const ports = spec.switches.reduce((n, s) => n + s.hostPorts.length, 0);
+    if (ports < rails) add("switches", `${rails} rail NICs but only ${ports} host-facing switch ports; every rail must plug into a listed port to get the RoCE QoS`, ports, `>= ${rails} hostPorts in total`);
+    return issues;
+}

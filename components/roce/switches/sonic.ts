@@ -1,0 +1,147 @@
+/**
+ * SONiC renderer: the config_db.json tables that carry the RoCE QoS plan for one switch. The result is merged into
+ * the running CONFIG_DB (`config load` / `sonic-cfggen -j ... --write-to-db` update fields per key), so it only holds
+ * the keys the plan decides; PORT rows keep their platform fields (lanes, alias) from the switch.
+ *
+ * SONiC's generic qos_config.j2 maps DSCP 26 to TC 1 (lossy) and makes TCs 3/4 lossless from DSCP 3/4 (roce.md §1
+ * "Trap"); this map replaces it per port and globally, so DSCP 26 (or the plan's RoCE DSCP) lands on the lossless TC.
+ *
+ * Table and field names: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/*.yang (snapshot in
+ * ../shared/ref/sonic-yang-models) and roce.md §4b. References are plain names (leafrefs), not `[TABLE|key]`.
+ */
+import type { QosPlan, SwitchPlan } from "../qos";
+
+export type SonicTable = Record<string, Record<string, string>>;
+export type SonicConfigDb = Record<string, SonicTable | Record<string, Record<string, string>>>;
+
+/** Object names the renderer owns; YANG requires `[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}` for map and WRED names. */
+export const SONIC_NAMES = {
+    map: "RDMAKIT_ROCE",
+    wred: "RDMAKIT_ROCE_ECN",
+    schedRoce: "RDMAKIT_ROCE_DWRR",
+    schedOther: "RDMAKIT_OTHER_DWRR",
+    schedCnp: "RDMAKIT_CNP_STRICT",
+    // The dynamic buffer model reads the AZURE rows of CABLE_LENGTH / LOSSLESS_TRAFFIC_PATTERN.
+    // source: sonic-net/sonic-buildimage:files/build_templates/buffers_config.j2 (roce.md §4b "CABLE_LENGTH ... AZURE")
+    azure: "AZURE",
+} as const;
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/** "<n>m" as CABLE_LENGTH wants it (pattern `[0-9]+m`, sonic-cable-length.yang); rounded up so headroom is never short. */
+export function sonicCableLength(m: number): string {
+    return `${Math.ceil(m)}m`;
+}
+
+/** Renders the config_db.json fragment for one SONiC switch. Pure. */
+export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
+    if (sw.os !== "sonic") throw new Error(`renderSonic: switch ${sw.name} runs ${sw.os}`);
+    const lossless = plan.mode === "lossless";
+    const n = SONIC_NAMES;
+    const pfc = plan.pfc.priorities.join(","); // "" when lossy: pattern ([0-7](,[0-7])*)? allows empty (sonic-port-qos-map.yang)
+
+    // Every DSCP explicitly: RoCE → its TC, CNP → CNP TC, everything else → the other class, so no stray marking
+    // rides the lossless class (rule C3).
+    const dscpToTc: Record<string, string> = {};
+    for (const d of range(64)) {
+        const tc = d === plan.roce.dscp ? sw.roce.trafficClass : d === plan.cnp.dscp ? sw.cnp.trafficClass : sw.other.trafficClass;
+        dscpToTc[String(d)] = String(tc);
+    }
+    const tcToPg: Record<string, string> = {};
+    const tcToQueue: Record<string, string> = {};
+    const pfcToQueue: Record<string, string> = {};
+    for (const tc of range(8)) {
+        tcToPg[String(tc)] = String(tc === sw.roce.trafficClass ? sw.roce.priorityGroup : sw.other.priorityGroup);
+        tcToQueue[String(tc)] = String(tc); // identity, as SONiC's AZURE map
+        pfcToQueue[String(tc)] = String(tc); // PFC priority n pauses queue n (MAP_PFC_PRIORITY_TO_QUEUE AZURE is identity)
+    }
+    // The RoCE priority must pause the RoCE queue even where priority ≠ TC.
+    pfcToQueue[String(sw.roce.priority)] = String(sw.roce.queue);
+
+    const portQos: Record<string, Record<string, string>> = {
+        // PORT_QOS_MAP|global carries the switch-wide DSCP map on current images; ports bind it explicitly too.
+        global: { dscp_to_tc_map: n.map },
+    };
+    const queue: Record<string, Record<string, string>> = {};
+    const port: Record<string, Record<string, string>> = {};
+    const bufferPg: Record<string, Record<string, string>> = {};
+    const pfcWd: Record<string, Record<string, string>> = {};
+    const cable: Record<string, string> = {};
+    for (const p of sw.hostPorts) {
+        portQos[p] = {
+            dscp_to_tc_map: n.map,
+            tc_to_pg_map: n.map,
+            tc_to_queue_map: n.map,
+            pfc_to_queue_map: n.map,
+            pfc_enable: pfc,
+            // Watchdog on exactly the PFC priorities (rule C11: pfcwd_sw_enable == pfc_enable).
+            pfcwd_sw_enable: pfc,
+        };
+        queue[`${p}|${sw.roce.queue}`] = { scheduler: n.schedRoce, wred_profile: n.wred };
+        queue[`${p}|${sw.other.queue}`] = { scheduler: n.schedOther };
+        queue[`${p}|${sw.cnp.queue}`] = { scheduler: n.schedCnp };
+        // PORT.speed is in Mb/s (sonic-port.yang speed range 1..1600000); mtu range 68..9216.
+        port[p] = { mtu: String(sw.mtu), speed: String(sw.speedGbps * 1000) };
+        cable[p] = sonicCableLength(sw.cableLengthM);
+        if (lossless) {
+            // profile "NULL": the dynamic buffer model computes the lossless headroom from speed, cable and MTU.
+            // source: roce.md §4b (BUFFER_PG profile `"NULL"` = compute dynamically; dynamic model default since 202012)
+            bufferPg[`${p}|${sw.roce.priorityGroup}`] = { profile: "NULL" };
+            pfcWd[p] = {
+                action: plan.pfc.watchdog.action,
+                detection_time: String(plan.pfc.watchdog.detectionMs),
+                restoration_time: String(plan.pfc.watchdog.restorationMs),
+            };
+        }
+    }
+
+    const db: SonicConfigDb = {
+        DSCP_TO_TC_MAP: { [n.map]: dscpToTc },
+        TC_TO_PRIORITY_GROUP_MAP: { [n.map]: tcToPg },
+        TC_TO_QUEUE_MAP: { [n.map]: tcToQueue },
+        MAP_PFC_PRIORITY_TO_QUEUE: { [n.map]: pfcToQueue },
+        PORT_QOS_MAP: portQos,
+        // ECN marking on the RoCE queue. Thresholds in bytes (uint64), probability 0..100 (sonic-wred-profile.yang).
+        WRED_PROFILE: {
+            [n.wred]: {
+                ecn: "ecn_all",
+                wred_green_enable: "true",
+                wred_yellow_enable: "true",
+                wred_red_enable: "true",
+                green_min_threshold: String(plan.ecn.minBytes),
+                green_max_threshold: String(plan.ecn.maxBytes),
+                green_drop_probability: String(plan.ecn.maxProbabilityPct),
+                yellow_min_threshold: String(plan.ecn.minBytes),
+                yellow_max_threshold: String(plan.ecn.maxBytes),
+                yellow_drop_probability: String(plan.ecn.maxProbabilityPct),
+                red_min_threshold: String(plan.ecn.minBytes),
+                red_max_threshold: String(plan.ecn.maxBytes),
+                red_drop_probability: String(plan.ecn.maxProbabilityPct),
+            },
+        },
+        // type DWRR|WRR|STRICT, weight 1..100 (sonic-scheduler.yang)
+        SCHEDULER: {
+            [n.schedRoce]: { type: "DWRR", weight: String(plan.ets.roceWeightPct) },
+            [n.schedOther]: { type: "DWRR", weight: String(plan.ets.otherWeightPct) },
+            [n.schedCnp]: { type: "STRICT" },
+        },
+        QUEUE: queue,
+        PORT: port,
+        CABLE_LENGTH: { [n.azure]: cable },
+    };
+    if (lossless) {
+        db.BUFFER_PG = bufferPg;
+        // Headroom assumes this largest lossless frame (default 1024 would under-size it; rule C9).
+        db.LOSSLESS_TRAFFIC_PATTERN = { [n.azure]: { mtu: String(plan.hostMtu), small_packet_percentage: "50" } };
+        // GLOBAL.POLL_INTERVAL 100..1000 ms (sonic-pfcwd.yang); per-port detection/restoration must be >= it.
+        db.PFC_WD = { GLOBAL: { POLL_INTERVAL: String(plan.pfc.watchdog.pollMs) }, ...pfcWd };
+        // BUFFER_PG profile NULL needs the dynamic buffer model (sonic-device_metadata.yang buffer_model).
+        db.DEVICE_METADATA = { localhost: { buffer_model: "dynamic" } };
+    }
+    return db;
+}
+
+/** The file the switch takes: config_db.json text, stable key order, trailing newline. */
+export function renderSonicText(plan: QosPlan, sw: SwitchPlan): string {
+    return JSON.stringify(renderSonic(plan, sw), null, 4) + "\n";
+}

@@ -1,0 +1,458 @@
+import { z } from "zod";
+import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
+import {
+    AZURE_IB_PARTITION,
+    AZURE_NON_IB_SIZES,
+    AZURE_RDMA_RESERVED_CIDR,
+    AZURE_VM_SIZES,
+    azureVmSize,
+} from "./catalog/azure";
+import { SpecError, SpecIssue } from "./errors";
+import { cidrsOverlap, parseCidr } from "./net";
+import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
+
+/*
+ * The cluster spec: one object, read from the stack config key `rdmakit:cluster`. Every field is documented
+ * with `.describe()`; defaults are applied here so the plan never has to guess. Unknown keys are errors.
+ */
+
+const cidr = z
+    .string()
+    .refine((s) => parseCidr(s) !== undefined, { message: "must be an IPv4 CIDR block such as 10.0.0.0/16" });
+
+const sshSchema = z
+    .strictObject({
+        user: z
+            .string()
+            .regex(/^[a-z_][a-z0-9_-]{0,31}$/, "must be a Linux user name (lower case, digits, _ and -)")
+            .optional()
+            .describe("login user on the nodes; default: ubuntu (AWS), azureuser (Azure), required per host on bare metal"),
+        allowedCidrs: z
+            .array(cidr)
+            .min(1)
+            .describe("source ranges allowed to reach SSH on the way in (bastion / jump host)"),
+        allowInternet: z
+            .boolean()
+            .default(false)
+            .describe("must be true to accept 0.0.0.0/0 in allowedCidrs"),
+        publicKey: z
+            .string()
+            .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, "must be an OpenSSH public key line")
+            .optional()
+            .describe("public key installed on the nodes; the private key is the secret `rdmakit:sshPrivateKey`"),
+    })
+    .describe("how operators and Ansible reach the cluster");
+
+const softwareSchema = z
+    .strictObject({
+        // NCCL 2.27.7 + EFA installer 1.43.2 (aws-ofi-nccl 1.16.3) is the set awsome-distributed-training pins
+        // (aws-efa.md §3.1); DOCA 3.2.1 and driver 580 are what Azure's ubuntu-hpc 22.04 image ships (azure-ib.md §3);
+        // nccl-tests v2.19.6 is the release read for ansible-stack.md.
+        ncclVersion: z.string().regex(/^\d+\.\d+\.\d+(-\d+)?$/, "must look like 2.27.7-1").default("2.27.7-1")
+            .describe("libnccl2 version (pinned and held)"),
+        cudaMajor: z.int().min(11).max(13).default(12).describe("CUDA major version NCCL is built for"),
+        driverBranch: z.string().regex(/^\d{3}$/, "must be a driver branch such as 580").default("580")
+            .describe("NVIDIA datacenter driver branch"),
+        openKernelModules: z.boolean().default(true).describe("use NVIDIA's open kernel modules (the default since 560)"),
+        gpudirect: z.enum(["auto", "peermem", "dmabuf"]).default("auto")
+            .describe("how the NIC reaches GPU memory: auto picks DMA-BUF where kernel and driver allow"),
+        efaInstallerVersion: z.string().regex(/^\d+\.\d+\.\d+$/).default("1.43.2").describe("aws-efa-installer version"),
+        docaVersion: z.string().regex(/^\d+\.\d+\.\d+$/).default("3.2.1").describe("DOCA-OFED version (azure-ib, roce)"),
+        ofedSource: z.enum(["doca", "inbox"]).default("doca").describe("DOCA-OFED from NVIDIA, or the distro's inbox rdma-core"),
+        ncclTestsVersion: z.string().regex(/^v?\d+\.\d+\.\d+$/).default("2.19.6").describe("nccl-tests release to build"),
+    })
+    .describe("pinned versions of the node software");
+
+const validationSchema = z
+    .strictObject({
+        enabled: z.boolean().default(true).describe("run nccl-tests at the end of `pulumi up`"),
+        minFraction: z.number().gt(0).max(1).default(0.8)
+            .describe("pass when busbw at the largest sizes is at least this fraction of the expected figure"),
+        minBusbwGBps: z.number().positive().optional().describe("explicit busbw floor in GB/s (overrides the catalog)"),
+        maxBytes: z.int().min(1 << 20).default(16 * 1024 ** 3).describe("largest all_reduce message size in bytes"),
+        iterations: z.int().min(1).max(1000).default(20).describe("nccl-tests -n"),
+        timeoutMinutes: z.int().min(1).max(600).default(30).describe("wall-clock limit of the validation run"),
+    })
+    .describe("what `pulumi up` proves at the end");
+
+const awsSchema = z
+    .strictObject({
+        region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, "must be an AWS region such as us-east-1"),
+        availabilityZone: z
+            .string()
+            .regex(/^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/, "must be an availability zone such as us-east-1a")
+            .describe("the one AZ of the cluster (EFA does not cross AZs)"),
+        instanceType: z.string().describe("EFA-capable instance type, e.g. p5.48xlarge"),
+        ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "must be an AMI id such as ami-0123456789abcdef0").optional()
+            .describe("AMI id; default: the current Deep Learning Base GPU AMI (Ubuntu 22.04) for the architecture"),
+        rootVolumeGiB: z.int().min(50).max(16384).default(200).describe("encrypted gp3 root volume size"),
+        network: z
+            .strictObject({
+                vpcId: z.string().regex(/^vpc-[0-9a-f]{8,17}$/, "must be a VPC id such as vpc-0123abcd").optional(),
+                subnets: z
+                    .array(z.strictObject({
+                        id: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "must be a subnet id such as subnet-0123abcd"),
+                        availabilityZone: z.string(),
+                    }))
+                    .min(1)
+                    .optional()
+                    .describe("existing private subnet for the GPU nodes (one: EFA traffic does not cross subnets)"),
+                vpcCidr: cidr.default("10.0.0.0/16").describe("CIDR of the VPC the kit creates"),
+            })
+            .default({ vpcCidr: "10.0.0.0/16" })
+            .describe("use an existing VPC/subnet, or let the kit create one"),
+        placementGroup: z.boolean().optional()
+            .describe("cluster placement group; default true, and false with a capacity block"),
+        capacityBlock: z
+            .strictObject({
+                reservationId: z.string().regex(/^cr-[0-9a-f]{8,17}$/, "must be a capacity reservation id such as cr-0123abcd"),
+                availabilityZone: z.string(),
+                instanceCount: z.int().min(1),
+            })
+            .optional()
+            .describe("EC2 Capacity Block for ML to launch into"),
+        capacityReservation: z
+            .strictObject({
+                reservationId: z.string().regex(/^cr-[0-9a-f]{8,17}$/, "must be a capacity reservation id such as cr-0123abcd"),
+                instanceCount: z.int().min(1),
+            })
+            .optional()
+            .describe("targeted On-Demand Capacity Reservation"),
+        allowNoGpuDirect: z.boolean().default(false)
+            .describe("accept an EFA type without GPUDirect RDMA (g5/g6/g6e)"),
+        access: z.enum(["bastion", "ssm"]).default("bastion").describe("way in to the private nodes"),
+        bastionInstanceType: z.string().default("t3.micro"),
+    })
+    .describe("AWS EFA cluster settings");
+
+const azureSchema = z
+    .strictObject({
+        location: z.string().regex(/^[a-z0-9]+$/, "must be an Azure region name such as eastus"),
+        vmSize: z.string().describe("InfiniBand VM size, e.g. Standard_ND96isr_H100_v5"),
+        resourceGroupName: z.string().optional().describe("existing resource group; default: the kit creates one"),
+        vnetCidr: cidr.default("10.10.0.0/16").describe("must not overlap 172.16.0.0/16 (Azure's RDMA network)"),
+        subnetCidr: cidr.default("10.10.0.0/24"),
+        image: z
+            .strictObject({
+                publisher: z.string(),
+                offer: z.string(),
+                sku: z.string(),
+                version: z.string().default("latest"),
+                generation: z.enum(["V1", "V2"]).default("V2").describe("Hyper-V generation of the image"),
+            })
+            .optional()
+            .describe("default: microsoft-dsvm:ubuntu-hpc (Gen2) with the SKU the catalog names for the size"),
+        osDiskGiB: z.int().min(30).max(4095).default(256),
+        quotaRaised: z.boolean().default(false)
+            .describe("set after Azure support raised the scale set limit from 100 to 300 VMs"),
+        passwordAuthentication: z.boolean().default(false).describe("must stay false: SSH keys only"),
+        jumpHostSize: z.string().default("Standard_B2s"),
+    })
+    .describe("Azure InfiniBand cluster settings");
+
+export const clusterSchema = z
+    .strictObject({
+        name: z
+            .string()
+            .regex(/^[a-z][a-z0-9-]{0,30}$/, "must start with a letter; lower case letters, digits and '-', at most 31")
+            .describe("cluster name, used in resource names and tags"),
+        fabric: z.enum(["aws-efa", "azure-ib", "roce"]).describe("the RDMA fabric"),
+        nodes: z.int().min(1).optional().describe("GPU node count (bare metal: the number of hosts)"),
+        ssh: sshSchema,
+        provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
+        software: softwareSchema.default(softwareSchema.parse({})),
+        validation: validationSchema.default(validationSchema.parse({})),
+        tags: z.record(z.string(), z.string()).default({}).describe("extra tags on every resource"),
+        aws: awsSchema.optional(),
+        azure: azureSchema.optional(),
+        roce: roceSpecSchema.optional(),
+    })
+    .describe("an RDMA GPU cluster");
+
+export type ClusterSpec = z.infer<typeof clusterSchema> & { nodes: number };
+export type AwsSpec = z.infer<typeof awsSchema>;
+export type AzureSpec = z.infer<typeof azureSchema>;
+export type Fabric = ClusterSpec["fabric"];
+
+/** Keys that would hold secrets: refused with a pointer to Pulumi secrets, and their values never shown. */
+const SECRET_KEYS: Record<string, string> = {
+    privateKey: "set it with `pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519`",
+    sshPrivateKey: "set it with `pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519`",
+    password: "password login is not supported; use ssh.publicKey and the secret rdmakit:sshPrivateKey",
+    adminPassword: "password login is not supported; use ssh.publicKey and the secret rdmakit:sshPrivateKey",
+};
+
+/** Parses and checks a raw spec; throws SpecError listing every problem at once. */
+export function parseClusterSpec(raw: unknown): ClusterSpec {
+    const issues: SpecIssue[] = [];
+    const result = clusterSchema.safeParse(raw);
+    if (!result.success) {
+        for (const zi of result.error.issues) issues.push(...fromZodIssue(zi, raw));
+        throw new SpecError(dedupe(issues));
+    }
+    const spec = result.data;
+    issues.push(...crossChecks(spec));
+    if (issues.length > 0) throw new SpecError(issues);
+    return { ...spec, nodes: spec.nodes ?? spec.roce?.hosts.length ?? 0 };
+}
+
+function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const sections = { "aws-efa": "aws", "azure-ib": "azure", roce: "roce" } as const;
+    const want = sections[spec.fabric];
+    for (const [fabric, key] of Object.entries(sections)) {
+        if (key === want && spec[key] === undefined) {
+            issues.push({ path: `cluster.${key}`, message: `is required when fabric is ${fabric}`, allowed: `a ${key} section` });
+        } else if (key !== want && spec[key] !== undefined) {
+            issues.push({
+                path: `cluster.${key}`, value: `{…}`,
+                message: `does not apply to fabric ${spec.fabric}`, allowed: `only cluster.${want} for fabric ${spec.fabric}`,
+            });
+        }
+    }
+    if (spec.fabric !== "roce" && spec.nodes === undefined) {
+        issues.push({ path: "cluster.nodes", message: "is missing", allowed: "an integer >= 1" });
+    }
+    if (spec.ssh.allowedCidrs.some((c) => parseCidr(c)?.prefix === 0) && !spec.ssh.allowInternet) {
+        issues.push({
+            path: "cluster.ssh.allowedCidrs", value: spec.ssh.allowedCidrs,
+            message: "opens SSH to the whole internet",
+            allowed: "your office/VPN ranges; or set cluster.ssh.allowInternet: true to accept 0.0.0.0/0",
+        });
+    }
+    if (spec.fabric !== "roce" && spec.ssh.publicKey === undefined) {
+        issues.push({ path: "cluster.ssh.publicKey", message: "is missing", allowed: "an OpenSSH public key line (ssh-ed25519 AAAA...)" });
+    }
+    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0));
+    if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
+    if (spec.roce && spec.fabric === "roce") {
+        issues.push(...checkRoceSpec(spec.roce));
+        if (spec.nodes !== undefined && spec.nodes !== spec.roce.hosts.length) {
+            issues.push({
+                path: "cluster.nodes", value: spec.nodes,
+                message: `disagrees with the ${spec.roce.hosts.length} hosts in cluster.roce.hosts`,
+                allowed: `${spec.roce.hosts.length}, or leave it out`,
+            });
+        }
+    }
+    return issues;
+}
+
+function awsChecks(aws: AwsSpec, nodes: number): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const p = "cluster.aws";
+    const type = awsInstanceType(aws.instanceType);
+    if (!type) {
+        issues.push({
+            path: `${p}.instanceType`, value: aws.instanceType,
+            message: "is not an EFA-capable instance type the kit knows" + suggest(aws.instanceType, AWS_INSTANCE_TYPES.map((t) => t.name)),
+            allowed: AWS_INSTANCE_TYPES.map((t) => t.name).join(", "),
+        });
+    } else if (!type.gpuDirectRdma && !aws.allowNoGpuDirect) {
+        issues.push({
+            path: `${p}.instanceType`, value: aws.instanceType,
+            message: "has EFA but no GPUDirect RDMA: GPU traffic is staged through host memory",
+            allowed: "a P-series type (p4d.24xlarge and later), or set cluster.aws.allowNoGpuDirect: true",
+        });
+    }
+    if (!aws.availabilityZone.startsWith(aws.region)) {
+        issues.push({ path: `${p}.availabilityZone`, value: aws.availabilityZone, message: `is not in region ${aws.region}`, allowed: `${aws.region}a, ${aws.region}b, ...` });
+    }
+    const subnets = aws.network.subnets ?? [];
+    const zones = [...new Set(subnets.map((s) => s.availabilityZone))];
+    if (zones.length > 1) {
+        issues.push({
+            path: `${p}.network.subnets`, value: subnets.map((s) => `${s.id}@${s.availabilityZone}`),
+            message: `span ${zones.length} availability zones; EFA is not supported across availability zones`,
+            allowed: `one subnet in ${aws.availabilityZone}`,
+        });
+    } else if (subnets.length > 1) {
+        issues.push({
+            path: `${p}.network.subnets`, value: subnets.map((s) => s.id),
+            message: "lists several subnets; EFA OS-bypass traffic does not cross subnets",
+            allowed: "exactly one subnet",
+        });
+    }
+    if (zones.length === 1 && zones[0] !== aws.availabilityZone) {
+        issues.push({ path: `${p}.network.subnets[0].availabilityZone`, value: zones[0], message: `differs from cluster.aws.availabilityZone (${aws.availabilityZone})`, allowed: aws.availabilityZone });
+    }
+    if (subnets.length > 0 && !aws.network.vpcId) {
+        issues.push({ path: `${p}.network.vpcId`, message: "is missing: an existing subnet needs its VPC id", allowed: "vpc-..." });
+    }
+    if (aws.capacityBlock && aws.capacityReservation) {
+        issues.push({ path: `${p}.capacityReservation`, value: aws.capacityReservation.reservationId, message: "cannot be combined with cluster.aws.capacityBlock", allowed: "one of capacityBlock or capacityReservation" });
+    }
+    const cb = aws.capacityBlock;
+    if (cb) {
+        if (aws.placementGroup === true) {
+            issues.push({
+                path: `${p}.placementGroup`, value: true,
+                message: "cannot be used with a capacity block (instances are placed in an UltraCluster already; a placement group can cause insufficient-capacity errors)",
+                allowed: "false or leave it out",
+            });
+        }
+        if (cb.availabilityZone !== aws.availabilityZone) {
+            issues.push({ path: `${p}.capacityBlock.availabilityZone`, value: cb.availabilityZone, message: `differs from the subnet's availability zone ${aws.availabilityZone}; instances must launch in the block's AZ`, allowed: aws.availabilityZone });
+        }
+    }
+    const reserved = cb?.instanceCount ?? aws.capacityReservation?.instanceCount;
+    if (reserved !== undefined && nodes > reserved) {
+        issues.push({
+            path: "cluster.nodes", value: nodes,
+            message: `exceeds the ${reserved} instances of the ${cb ? "capacity block" : "capacity reservation"}`,
+            allowed: `at most ${reserved}`,
+        });
+    }
+    return issues;
+}
+
+function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const p = "cluster.azure";
+    const size = azureVmSize(az.vmSize);
+    if (!size) {
+        const ibTwin = AZURE_NON_IB_SIZES[az.vmSize];
+        issues.push({
+            path: `${p}.vmSize`, value: az.vmSize,
+            message: ibTwin
+                ? `has no InfiniBand (no 'r' in the size name); its InfiniBand twin is ${ibTwin}`
+                : "is not an InfiniBand size the kit knows" + suggest(az.vmSize, AZURE_VM_SIZES.map((s) => s.name)),
+            allowed: AZURE_VM_SIZES.map((s) => s.name).join(", "),
+        });
+    }
+    const vnet = parseCidr(az.vnetCidr);
+    const reserved = parseCidr(AZURE_RDMA_RESERVED_CIDR)!;
+    if (vnet && cidrsOverlap(vnet, reserved)) {
+        issues.push({
+            path: `${p}.vnetCidr`, value: az.vnetCidr,
+            message: `overlaps ${AZURE_RDMA_RESERVED_CIDR}, which Azure reserves for the InfiniBand/RDMA network`,
+            allowed: "a range outside 172.16.0.0/16, e.g. 10.10.0.0/16",
+        });
+    }
+    const subnet = parseCidr(az.subnetCidr);
+    if (vnet && subnet && !(subnet.prefix >= vnet.prefix && cidrsOverlap(vnet, subnet))) {
+        issues.push({ path: `${p}.subnetCidr`, value: az.subnetCidr, message: `is not inside the VNet ${az.vnetCidr}`, allowed: `a sub-range of ${az.vnetCidr}` });
+    }
+    const limit = az.quotaRaised ? AZURE_IB_PARTITION.raisedMaxVms : AZURE_IB_PARTITION.defaultMaxVms;
+    if (nodes > limit) {
+        issues.push({
+            path: "cluster.nodes", value: nodes,
+            message: `exceeds the ${limit} VMs one scale set (one InfiniBand partition) holds` +
+                (az.quotaRaised ? "; InfiniBand does not span scale sets" : "; Azure support can raise it to 300 (then set cluster.azure.quotaRaised: true)"),
+            allowed: `1..${limit}`,
+        });
+    }
+    if (size?.gen2Only && az.image?.generation === "V1") {
+        issues.push({ path: `${p}.image.generation`, value: "V1", message: `${size.name} runs only Generation 2 images`, allowed: "V2" });
+    }
+    if (az.passwordAuthentication) {
+        issues.push({ path: `${p}.passwordAuthentication`, value: true, message: "password login is not allowed on cluster nodes", allowed: "false (SSH keys only)" });
+    }
+    return issues;
+}
+
+/** " (did you mean X?)" for the closest known name, when one is close. */
+export function suggest(given: string, known: string[]): string {
+    let best: string | undefined;
+    let bestDist = Infinity;
+    for (const k of known) {
+        const d = editDistance(given.toLowerCase(), k.toLowerCase());
+        if (d < bestDist) [best, bestDist] = [k, d];
+    }
+    return best !== undefined && bestDist <= Math.max(3, Math.floor(given.length / 3)) ? ` (did you mean ${best}?)` : "";
+}
+
+function editDistance(a: string, b: string): number {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+        let prev = row[0];
+        row[0] = i;
+        for (let j = 1; j <= b.length; j++) {
+            const tmp = row[j];
+            row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+            prev = tmp;
+        }
+    }
+    return row[b.length];
+}
+
+type ZodIssue = z.core.$ZodIssue;
+
+function pathString(path: PropertyKey[]): string {
+    return path.reduce<string>((acc, seg) => (typeof seg === "number" ? `${acc}[${seg}]` : `${acc}.${String(seg)}`), "cluster");
+}
+
+function valueAt(raw: unknown, path: PropertyKey[]): unknown {
+    let cur: any = raw;
+    for (const seg of path) {
+        if (cur === null || typeof cur !== "object") return undefined;
+        cur = cur[seg as any];
+    }
+    return cur;
+}
+
+/** The object keys a (possibly wrapped) schema accepts at `path`, for "allowed:" in unknown-key messages. */
+function keysAt(path: PropertyKey[]): string[] {
+    let cur: any = clusterSchema;
+    const unwrap = (s: any) => {
+        while (s?._zod?.def?.innerType) s = s._zod.def.innerType;
+        return s;
+    };
+    for (const seg of path) {
+        cur = unwrap(cur);
+        if (typeof seg === "number") cur = cur?._zod?.def?.element;
+        else cur = cur?.shape?.[seg as string];
+    }
+    cur = unwrap(cur);
+    return cur?.shape ? Object.keys(cur.shape) : [];
+}
+
+function fromZodIssue(zi: ZodIssue, raw: unknown): SpecIssue[] {
+    const path = pathString(zi.path);
+    const value = valueAt(raw, zi.path);
+    switch (zi.code) {
+        case "unrecognized_keys":
+            return zi.keys.map((key) => {
+                const known = keysAt(zi.path);
+                const secretHint = SECRET_KEYS[key];
+                return {
+                    path: `${path}.${key}`,
+                    value: secretHint ? "(hidden)" : valueAt(raw, [...zi.path, key]),
+                    message: secretHint ? `must not be in the stack config in plain text: ${secretHint}` : "is not a known field" + suggest(key, known),
+                    allowed: known.join(", "),
+                };
+            });
+        case "invalid_type":
+            if (value === undefined) return [{ path, message: "is missing", allowed: describeExpected(zi.expected) }];
+            return [{ path, value, message: `must be ${describeExpected(zi.expected)}`, allowed: describeExpected(zi.expected) }];
+        case "invalid_value":
+            return [{ path, value, message: "is not one of the allowed values", allowed: zi.values.map((v) => String(v)).join(", ") }];
+        case "too_small":
+            return [{
+                path, value,
+                message: zi.origin === "array" ? `needs at least ${zi.minimum} entr${zi.minimum === 1 ? "y" : "ies"}` : `is too small`,
+                allowed: zi.origin === "array" ? `a list of >= ${zi.minimum}` : `${zi.inclusive ? ">=" : ">"} ${zi.minimum}`,
+            }];
+        case "too_big":
+            return [{ path, value, message: "is too large", allowed: `${zi.inclusive ? "<=" : "<"} ${zi.maximum}` }];
+        default:
+            return [{ path, value, message: zi.message }];
+    }
+}
+
+function describeExpected(expected: string): string {
+    if (expected === "int") return "an integer";
+    if (expected === "object") return "a mapping of fields";
+    if (expected === "array") return "a list";
+    return `a ${expected}`;
+}
+
+function dedupe(issues: SpecIssue[]): SpecIssue[] {
+    const seen = new Set<string>();
+    return issues.filter((i) => {
+        const k = `${i.path}|${i.message}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+    });
+}

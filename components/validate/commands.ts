@@ -1,0 +1,214 @@
+/**
+ * Pure builders for the nccl-tests launch: hostfile and mpirun command lines per fabric, one rank per GPU,
+ * NCCL forced onto the fabric's transport so that a fallback to sockets fails instead of running slow.
+ */
+import { SpecError, type SpecIssue } from "../errors";
+
+export type Fabric = "aws-efa" | "azure-ib" | "roce";
+
+export interface NcclCommandInput {
+    fabric: Fabric;
+    /** Addresses mpirun uses to reach the nodes (private IPs or resolvable names); the first one launches. */
+    hosts: string[];
+    gpusPerNode: number;
+    /** NCCL/libfabric environment from the plan (e.g. NCCL_IB_HCA, NCCL_IB_TC, NCCL_TOPO_FILE); exported to every rank. */
+    ncclEnv: Record<string, string>;
+    /** Folder holding the nccl-tests binaries (`all_reduce_perf`). */
+    nccltestsDir: string;
+    /** MPI installation: `/opt/amazon/openmpi` (EFA installer), `/opt/hpcx/ompi` (Azure HPC image), any Open MPI. */
+    mpiHome: string;
+    /**
+     * nccl-tests binary.
+     * @default "all_reduce_perf"
+     */
+    test?: string;
+    /**
+     * Message size of the fixed large-size runs, bytes.
+     * @default 17179869184 (16 GiB, the size the Azure NHC and AWS figures use)
+     */
+    fixedBytes?: number;
+    /**
+     * Largest size of the sweep, bytes.
+     * @default 17179869184 (16 GiB, as in the AWS sweep `-b 8 -e 16G`)
+     */
+    sweepMaxBytes?: number;
+    /**
+     * Timed iterations (`-n`).
+     * @default 20 (the nccl-tests default)
+     */
+    iters?: number;
+    /**
+     * Seconds before `timeout` kills a run.
+     * @default 1200
+     */
+    timeoutSeconds?: number;
+    /**
+     * Where the all-node hostfile is written on the launching node.
+     * @default "/tmp/rdmakit-nccl/hostfile"
+     */
+    hostfilePath?: string;
+    /** busbw floor for the fixed run; nccl-tests then exits non-zero below it (sets NCCL_TESTS_MIN_BW). */
+    minBusbwGBps?: number;
+    /**
+     * Pass `--allow-run-as-root` (Open MPI refuses root otherwise).
+     * @default false
+     */
+    allowRunAsRoot?: boolean;
+}
+
+export interface MpiCommand {
+    /** What the run is: `single`, `all-fixed`, `all-sweep`, `pair`. */
+    kind: "single" | "all-fixed" | "all-sweep" | "pair";
+    np: number;
+    /** Environment set for mpirun and exported to the ranks with `-x NAME`. */
+    env: Record<string, string>;
+    argv: string[];
+    /** One shell line: `timeout ... env K=V ... mpirun ...`. */
+    shell: string;
+}
+
+export interface NcclCommands {
+    /** Open MPI hostfile for the all-node runs: `<host> slots=<gpusPerNode>` per line. */
+    hostfile: string;
+    hostfilePath: string;
+    singleNode: MpiCommand;
+    allNodeFixed: MpiCommand;
+    allNodeSweep: MpiCommand;
+    /** The same launch for a pair of hosts (pairwise slow-node search). */
+    pair(a: string, b: string): MpiCommand;
+}
+
+const GiB16 = 17179869184;
+
+/** Quotes a word for POSIX sh when needed. */
+export function shQuote(s: string): string {
+    return /^[A-Za-z0-9_@%+=:,./^-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Defaults that make the run prove its transport. Plan values win except NCCL_DEBUG, which validation needs.
+ * source: research aws-efa.md §4 (NCCL_NET forces the plugin: "the run fails instead of falling back to Socket";
+ * aliases "AWS Libfabric" (plugin <= 1.12 name, still accepted later), "Libfabric", "OFI" — aws/aws-ofi-nccl
+ * src/nccl_ofi_interface_nvidia.cpp); ansible-stack.md §3 ("set NCCL_NET=Libfabric (EFA) or NCCL_NET=IB");
+ * NVIDIA/nccl docs env.html (NCCL_NET, NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
+ */
+function fabricEnv(fabric: Fabric, plan: Record<string, string>): Record<string, string> {
+    const base: Record<string, string> = {};
+    if (fabric === "aws-efa") {
+        base.FI_PROVIDER = "efa"; // source: awsome-distributed-training nccl-tests-ami.sbatch (harmless on new plugins, aws-efa.md §4)
+        base.NCCL_NET = "AWS Libfabric";
+    } else {
+        base.NCCL_NET = "IB"; // NCCL's verbs transport, for InfiniBand and RoCE alike (roce.md §3)
+    }
+    const env = { ...base, ...plan };
+    env.NCCL_DEBUG = "INFO";
+    // INIT prints the `Channel ... via NET/.../GDRDMA` lines the grader reads, NET the transport selection
+    env.NCCL_DEBUG_SUBSYS = "INIT,NET";
+    return env;
+}
+
+/**
+ * MPI flags per fabric.
+ * aws-efa source: aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/slurm/nccl-tests-ami.sbatch
+ *   (`--mca pml ^ucx --mca btl tcp,self --mca btl_tcp_if_exclude lo,docker0,veth_def_agent --bind-to none`, `-N 8`).
+ * azure-ib source: Azure/azurehpc-health-checks customTests/azure_nccl_allreduce.nhc
+ *   (`--map-by ppr:8:node -bind-to numa -mca coll_hcoll_enable 0`).
+ * roce source: Open MPI as a launcher only (`--mca pml ob1`, TCP btl) per research ansible-stack.md §6.
+ */
+function mpiFlags(fabric: Fabric, gpusPerNode: number): string[] {
+    if (fabric === "aws-efa") {
+        return ["--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent",
+            "--bind-to", "none", "-N", String(gpusPerNode)];
+    }
+    if (fabric === "azure-ib") {
+        return ["-mca", "coll_hcoll_enable", "0", "--bind-to", "numa", "--map-by", `ppr:${gpusPerNode}:node`];
+    }
+    return ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--bind-to", "none", "--map-by", `ppr:${gpusPerNode}:node`];
+}
+
+function validate(input: NcclCommandInput): void {
+    const issues: SpecIssue[] = [];
+    if (!["aws-efa", "azure-ib", "roce"].includes(input.fabric)) {
+        issues.push({ path: "fabric", message: "unknown fabric", value: input.fabric, allowed: "aws-efa | azure-ib | roce" });
+    }
+    if (input.hosts.length === 0) issues.push({ path: "hosts", message: "must list at least one host", value: input.hosts });
+    const dup = input.hosts.find((h, i) => input.hosts.indexOf(h) !== i);
+    if (dup) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
+    if (input.hosts.some((h) => !/^[A-Za-z0-9_.:-]+$/.test(h))) {
+        issues.push({ path: "hosts", message: "host names may only hold letters, digits and . _ : -", value: input.hosts });
+    }
+    if (!Number.isInteger(input.gpusPerNode) || input.gpusPerNode < 1) {
+        issues.push({ path: "gpusPerNode", message: "must be an integer >= 1", value: input.gpusPerNode });
+    }
+    for (const k of Object.keys(input.ncclEnv)) {
+        if (!/^[A-Z_][A-Z0-9_]*$/.test(k)) issues.push({ path: `ncclEnv.${k}`, message: "is not a valid environment variable name", value: k });
+    }
+    // source: research azure-ib.md §4 (NDv4/NDv5 need the image's topology file for correct GPU<->HCA rings)
+    if (input.fabric === "azure-ib" && !input.ncclEnv.NCCL_TOPO_FILE) {
+        issues.push({ path: "ncclEnv.NCCL_TOPO_FILE", message: "is required on azure-ib (the VM's PCI topology is virtual)", allowed: "/opt/microsoft/ndv5-topo.xml or /opt/microsoft/ndv4-topo.xml" });
+    }
+    // source: research roce.md §3/§5 C13 (list only the RoCE rail NICs; mixed link layers fail)
+    if (input.fabric === "roce" && !input.ncclEnv.NCCL_IB_HCA) {
+        issues.push({ path: "ncclEnv.NCCL_IB_HCA", message: "is required on roce (the rail NICs, e.g. =mlx5_0:1,mlx5_1:1)" });
+    }
+    for (const [k, v] of [["fixedBytes", input.fixedBytes], ["sweepMaxBytes", input.sweepMaxBytes], ["iters", input.iters], ["timeoutSeconds", input.timeoutSeconds]] as const) {
+        if (v !== undefined && (!Number.isInteger(v) || v < 1)) issues.push({ path: k, message: "must be an integer >= 1", value: v });
+    }
+    if (issues.length) throw new SpecError(issues, "invalid nccl-tests command input");
+}
+
+/** Builds the hostfile and every command line the validation playbook runs. */
+export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
+    validate(input);
+    const g = input.gpusPerNode;
+    const test = input.test ?? "all_reduce_perf";
+    const fixed = input.fixedBytes ?? GiB16;
+    const sweepMax = input.sweepMaxBytes ?? GiB16;
+    const iters = input.iters ?? 20;
+    const timeoutS = input.timeoutSeconds ?? 1200;
+    const hostfilePath = input.hostfilePath ?? "/tmp/rdmakit-nccl/hostfile";
+    const mpirun = `${input.mpiHome.replace(/\/$/, "")}/bin/mpirun`;
+    const binary = `${input.nccltestsDir.replace(/\/$/, "")}/${test}`;
+    const env = fabricEnv(input.fabric, input.ncclEnv);
+
+    // source: NVIDIA/nccl-tests README (-b/-e/-f/-g/-c/-n); the sweep is the AWS one: `-b 8 -e 16G -f 2 -g 1 -c 1 -n 100`
+    const sweepArgs = ["-b", "8", "-e", String(sweepMax), "-f", "2", "-g", "1", "-c", "1", "-n", String(iters)];
+    const fixedArgs = ["-b", String(fixed), "-e", String(fixed), "-f", "2", "-g", "1", "-c", "1", "-n", String(iters)];
+
+    const make = (kind: MpiCommand["kind"], where: string[], np: number, args: string[], extraEnv: Record<string, string> = {}): MpiCommand => {
+        const runEnv = { ...env, ...extraEnv };
+        const names = Object.keys(runEnv).sort();
+        const argv = [
+            mpirun, "-np", String(np), ...where, ...mpiFlags(input.fabric, g),
+            ...(input.allowRunAsRoot ? ["--allow-run-as-root"] : []),
+            "-x", "PATH", "-x", "LD_LIBRARY_PATH", ...names.flatMap((n) => ["-x", n]),
+            binary, ...args,
+        ];
+        // source: GNU coreutils timeout(1): -k sends KILL if the job ignores TERM (a hung NCCL init)
+        const shell = [
+            "timeout", "-k", "30", String(timeoutS), "env", ...names.map((n) => `${n}=${runEnv[n]}`), ...argv,
+        ].map(shQuote).join(" ");
+        return { kind, np, env: runEnv, argv, shell };
+    };
+
+    // NCCL_TESTS_MIN_BW: nccl-tests exits non-zero when the Avg line is < 0.9 x the value (FORMAT.md §1, source:
+    // NVIDIA/nccl-tests src/common.cu); with -b == -e the Avg is that one size, so /0.9 puts the floor at min.
+    const floor: Record<string, string> = input.minBusbwGBps !== undefined
+        ? { NCCL_TESTS_MIN_BW: String(Number((input.minBusbwGBps / 0.9).toFixed(3))) } : {};
+
+    const all = input.hosts.length * g;
+    const hostfile = input.hosts.map((h) => `${h} slots=${g}`).join("\n") + "\n";
+    return {
+        hostfile,
+        hostfilePath,
+        singleNode: make("single", [], g, fixedArgs),
+        allNodeFixed: make("all-fixed", ["--hostfile", hostfilePath], all, fixedArgs, floor),
+        allNodeSweep: make("all-sweep", ["--hostfile", hostfilePath], all, sweepArgs),
+        pair: (a: string, b: string) => {
+            if (!input.hosts.includes(a) || !input.hosts.includes(b) || a === b) {
+                throw new SpecError([{ path: "pair", message: "both hosts must be distinct members of hosts", value: [a, b] }], "invalid pair");
+            }
+            return make("pair", ["--host", `${a}:${g},${b}:${g}`], 2 * g, fixedArgs, floor);
+        },
+    };
+}

@@ -1,0 +1,240 @@
+/**
+ * Pure grader: a parsed nccl-tests log against the plan's expectation. Every verdict states what was expected,
+ * what was seen, and what to do when it fails.
+ */
+import type { BusbwPoint, Expectation, LogGrade, NcclRow, NcclRun, ParsedLog, RunGrade, Verdict } from "./types";
+import { evidenceOf } from "./transport";
+
+/** `17179869184` → `16 GiB`. */
+export function formatBytes(n: number): string {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let v = n;
+    let u = 0;
+    while (v >= 1024 && u < units.length - 1 && Number.isInteger(v / 1024)) {
+        v /= 1024;
+        u++;
+    }
+    return `${v} ${units[u]}`;
+}
+
+export function formatGBps(v: number | null): string {
+    return v === null ? "n/a" : `${Number(v.toFixed(2))} GB/s`;
+}
+
+/**
+ * busbw of one row: the mean of the placements that printed a number. Same figure nccl-tests' own
+ * NCCL_TESTS_MIN_BW check and Azure NHC grade on a single-size run, where `# Avg bus bandwidth` is that mean
+ * (source: NVIDIA/nccl-tests src/common.cu; Azure/azurehpc-health-checks customTests/azure_nccl_allreduce.nhc).
+ */
+export function rowBusbw(row: NcclRow): number | null {
+    const vals = [row.outOfPlace.busbwGBps, row.inPlace?.busbwGBps ?? null].filter((v): v is number => v !== null);
+    if (vals.length === 0) return null;
+    return vals.reduce((a, b) => a + b, 0) / vals.length;
+}
+
+export function largestPoint(run: NcclRun): BusbwPoint | null {
+    if (run.rows.length === 0) return null;
+    const row = run.rows.reduce((a, b) => (b.sizeBytes >= a.sizeBytes ? b : a));
+    return { sizeBytes: row.sizeBytes, outOfPlace: row.outOfPlace.busbwGBps, inPlace: row.inPlace?.busbwGBps ?? null };
+}
+
+/** Rows with a non-zero `#wrong` in either placement (v2.13+ layouts; older logs only have the footer count). */
+export function wrongRows(run: NcclRun): NcclRow[] {
+    return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0);
+}
+
+/** Number of nodes the run spans; `null` when the log has no rank lines. */
+export function nodesOf(run: NcclRun): number | null {
+    if (run.hosts.length === 0 || run.ranksElided) return null;
+    return run.hosts.length;
+}
+
+function gradeRun(run: NcclRun, index: number, exp: Expectation): RunGrade {
+    const verdicts: Verdict[] = [];
+    // 1. completed
+    if (run.completed) {
+        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}` });
+    } else if (run.failures.length > 0) {
+        verdicts.push({
+            check: "completed", ok: false, expected: "run finished with its footer",
+            seen: `aborted: ${run.failures[0].text}`,
+            hint: "nccl-tests stopped on an error. A 'remote process exited or there was a network error' means a peer died or the fabric " +
+                "dropped the connection: look at the first NCCL WARN line of each rank, check the links (ibv_devinfo / fi_info -p efa) and rerun.",
+            evidence: run.failures.slice(0, 5),
+        });
+    } else {
+        verdicts.push({
+            check: "completed", ok: false, expected: "run finished with its footer",
+            seen: run.rows.length === 0 ? "no result rows and no footer" : `log ends after ${run.rows.length} rows without '# Avg bus bandwidth'`,
+            hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
+        });
+    }
+
+    // 2. correctness
+    const wrong = wrongRows(run);
+    const oob = run.outOfBounds;
+    if (wrong.length > 0 || (oob && oob.count > 0)) {
+        const rows = wrong.map((r) => formatBytes(r.sizeBytes)).join(", ");
+        verdicts.push({
+            check: "correctness", ok: false, expected: "0 wrong values",
+            seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `#wrong > 0 at ${rows}` : null]
+                .filter(Boolean).join("; "),
+            hint: "nccl-tests found corrupted data: that is a hardware or driver fault, not a tuning problem. Run the single-node test on each " +
+                "node to find the GPU/NVLink at fault (dcgmi diag -r 3), check `nvidia-smi -q -d ECC` and Xid errors in dmesg.",
+            evidence: [...wrong.map((r) => ({ line: r.line, text: `size ${r.sizeBytes}` })), ...(oob ? [{ line: oob.line, text: `Out of bounds values : ${oob.count}` }] : [])].slice(0, 5),
+        });
+    } else if (oob) {
+        verdicts.push({ check: "correctness", ok: true, expected: "0 wrong values", seen: `Out of bounds values: ${oob.count} OK` });
+    } else {
+        verdicts.push({
+            check: "correctness", ok: false, expected: "0 wrong values", seen: "no 'Out of bounds values' line: correctness unknown",
+            hint: "Run with -c 1 (the default) and keep the footer; a run without its footer cannot prove its results are correct.",
+        });
+    }
+
+    // 3. bandwidth at the large sizes (the printed average includes small sizes and is no grade)
+    const graded = run.rows.filter((r) => r.sizeBytes >= exp.gradeFromBytes && rowBusbw(r) !== null);
+    const largest = largestPoint(run);
+    let gradedBusbw: number | null = null;
+    const expectedText = `>= ${formatGBps(exp.minBusbwGBps)} at sizes >= ${formatBytes(exp.gradeFromBytes)}` +
+        (exp.expectedBusbwGBps !== undefined ? ` (typical ${formatGBps(exp.expectedBusbwGBps)})` : "") + ` [${exp.source}]`;
+    if (graded.length === 0) {
+        verdicts.push({
+            check: "busbw", ok: false, expected: expectedText,
+            seen: largest ? `largest size is ${formatBytes(largest.sizeBytes)}: nothing to grade` : "no result rows",
+            hint: `Run up to at least ${formatBytes(exp.gradeFromBytes)} (-e ${exp.gradeFromBytes}); small sizes measure latency, not the fabric.`,
+        });
+    } else {
+        const worst = graded.reduce((a, b) => ((rowBusbw(b) as number) < (rowBusbw(a) as number) ? b : a));
+        gradedBusbw = rowBusbw(worst);
+        const ok = (gradedBusbw as number) >= exp.minBusbwGBps;
+        const sizes = graded.length === 1 ? formatBytes(graded[0].sizeBytes) : `${graded.length} sizes ${formatBytes(graded[0].sizeBytes)}..${formatBytes(graded[graded.length - 1].sizeBytes)}`;
+        verdicts.push({
+            check: "busbw", ok, expected: expectedText,
+            seen: `${formatGBps(gradedBusbw)} (lowest of ${sizes}, at ${formatBytes(worst.sizeBytes)}: out-of-place ${formatGBps(worst.outOfPlace.busbwGBps)}, in-place ${formatGBps(worst.inPlace?.busbwGBps ?? null)})`,
+            hint: ok ? undefined : "Bus bandwidth is below the plan's threshold. Check the transport verdicts first (socket fallback, missing " +
+                "GPUDirect), then run the single-node test on every node and the pairwise schedule to name the slow node(s).",
+            evidence: [{ line: worst.line, text: `size ${worst.sizeBytes}` }],
+        });
+    }
+    const pass = verdicts.every((v) => v.ok);
+    return { run: index, collective: run.collective, verdicts, largest, gradedBusbwGBps: gradedBusbw, pass };
+}
+
+/** Hints per transport, with the env var that makes a fallback fail instead of running slow. */
+const TRANSPORT_HINT: Record<"efa" | "ib", string> = {
+    // source: aws/aws-ofi-nccl RPM spec writes /etc/ld.so.conf.d/100_ofinccl.conf; EFA installer >= 1.38 bundles the
+    // plugin under /opt/amazon/ofi-nccl (research aws-efa.md §3.2, ansible-stack.md §3); NCCL_NET aliases per
+    // aws-ofi-nccl src/nccl_ofi_interface_nvidia.cpp.
+    efa: "aws-ofi-nccl was not used by NCCL: check that the plugin is on the loader path (`ldconfig -p | grep libnccl-net`, " +
+        "/etc/ld.so.conf.d/100_ofinccl.conf, /opt/amazon/ofi-nccl/lib), that `fi_info -p efa` lists the EFA devices, and set " +
+        "NCCL_NET=Libfabric ('AWS Libfabric' for plugin < 1.13) so a fallback fails instead of running slow.",
+    // source: NVIDIA/nccl docs env.html (NCCL_NET, NCCL_IB_HCA); research azure-ib.md §6, roce.md §3.
+    ib: "NCCL did not use InfiniBand/RoCE verbs: check `ibv_devinfo` (PORT_ACTIVE on every rail), that NCCL_IB_HCA names existing " +
+        "devices (`ls /sys/class/infiniband`), that /dev/infiniband is usable (memlock unlimited), and set NCCL_NET=IB so a fallback fails.",
+};
+
+function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
+    const t = log.transport;
+    const v: Verdict[] = [];
+    const runsWithRows = log.runs.filter((r) => r.rows.length > 0 || r.failures.length > 0);
+    const nodeCounts = runsWithRows.map(nodesOf);
+    const singleNode = nodeCounts.length > 0 && nodeCounts.every((n) => n === 1);
+    const needsNet = !singleNode;
+
+    if (log.launcherErrors.length > 0) {
+        v.push({
+            check: "launcher", ok: false, expected: "no launcher errors", seen: log.launcherErrors[0].text,
+            hint: "mpirun/srun reported a failed process; read the lines before it for the first error.",
+            evidence: log.launcherErrors.slice(0, 5),
+        });
+    }
+
+    const wantDebug = needsNet && (exp.transport !== "any" || exp.requireGdr);
+    if (wantDebug && t.ncclDebugLines === 0) {
+        v.push({
+            check: "nccl-debug", ok: false, expected: "NCCL INFO lines (NCCL_DEBUG=INFO)", seen: "no NCCL INFO lines",
+            hint: "Without NCCL_DEBUG=INFO the log cannot prove which transport carried the data; rerun with NCCL_DEBUG=INFO " +
+                "NCCL_DEBUG_SUBSYS=INIT,NET.",
+        });
+    }
+
+    // socket fallback: `Using network Socket` on a single node only means no NIC was needed
+    const socketChannels = t.socket.lines.some((l) => /via NET\/Socket/.test(l.text));
+    if (t.socket.count > 0 && (needsNet || socketChannels)) {
+        v.push({
+            check: "socket-fallback", ok: false, expected: "no TCP socket transport", seen: `${t.socket.count} line(s) show NCCL on sockets`,
+            hint: exp.transport === "ib" ? TRANSPORT_HINT.ib : TRANSPORT_HINT.efa,
+            evidence: evidenceOf(t.socket),
+        });
+    } else if (t.ncclDebugLines > 0) {
+        v.push({ check: "socket-fallback", ok: true, expected: "no TCP socket transport", seen: "none" });
+    }
+
+    if (needsNet && exp.transport === "efa" && t.ncclDebugLines > 0) {
+        const providers = t.ofiProviders.join(", ");
+        const efaProvider = t.ofiProviders.some((p) => /(^|;)efa\b/.test(p));
+        const libfabric = t.networks.some((n) => /Libfabric|OFI/i.test(n)) || t.ofi.count > 0;
+        const ok = libfabric && (t.ofiProviders.length === 0 || efaProvider) && t.socket.count === 0;
+        v.push({
+            check: "transport", ok, expected: "NCCL on aws-ofi-nccl with the efa provider",
+            seen: libfabric ? `networks: ${t.networks.join(", ") || "(not printed)"}; OFI provider: ${providers || "(not printed)"}`
+                : `networks: ${t.networks.join(", ") || "(none printed)"}`,
+            hint: ok ? undefined : TRANSPORT_HINT.efa,
+            evidence: evidenceOf(t.ofi, t.socket),
+        });
+        if (t.pluginMissing.count > 0) {
+            v.push({
+                check: "net-plugin", ok: false, expected: "aws-ofi-nccl loaded", seen: t.pluginMissing.lines[0].text,
+                hint: TRANSPORT_HINT.efa, evidence: evidenceOf(t.pluginMissing),
+            });
+        }
+    } else if (needsNet && exp.transport === "ib" && t.ncclDebugLines > 0) {
+        const ok = t.ib.count > 0 && t.socket.count === 0;
+        v.push({
+            check: "transport", ok, expected: "NCCL on the IB verbs transport (NET/IB)",
+            seen: `networks: ${t.networks.join(", ") || "(none printed)"}; NET/IB lines: ${t.ib.count}`,
+            hint: ok ? undefined : TRANSPORT_HINT.ib,
+            evidence: evidenceOf(t.ib, t.socket),
+        });
+    }
+
+    if (needsNet && exp.requireGdr && t.ncclDebugLines > 0) {
+        const gdrChannels = t.gdr.lines.filter((l) => /\/GDRDMA/.test(l.text)).length > 0;
+        const ok = gdrChannels && t.netChannelsWithoutGdr.count === 0 && t.cudaRegisterFailed.count === 0;
+        const seen = t.netChannels.count === 0
+            ? "no `via NET/...` channel lines (need NCCL_DEBUG_SUBSYS to include INIT)"
+            : `${t.gdr.count} NET channel line(s) with /GDRDMA, ${t.netChannelsWithoutGdr.count} without` +
+              (t.cudaRegisterFailed.count ? `; ${t.cudaRegisterFailed.count} 'Failed to register CUDA buffer'` : "");
+        v.push({
+            check: "gpudirect", ok, expected: "every NET channel via .../GDRDMA", seen,
+            // source: research aws-efa.md §3.3 (DMA-BUF vs efa_nv_peermem/nvidia_peermem), ansible-stack.md §2
+            hint: ok ? undefined : "GPUDirect RDMA is off, so data bounces through host memory: load nvidia_peermem (`lsmod | grep " +
+                "nvidia_peermem`; efa_nv_peermem on EFA) or use DMA-BUF (kernel >= 5.12 with the open GPU driver), and check " +
+                "NCCL_NET_GDR_LEVEL is not forcing it off.",
+            evidence: evidenceOf(t.netChannelsWithoutGdr, t.cudaRegisterFailed, t.gdr),
+        });
+    }
+    return v;
+}
+
+/** Grades every run of a log plus the transport evidence of the file. */
+export function gradeLog(log: ParsedLog, exp: Expectation): LogGrade {
+    const runs = log.runs.map((r, i) => gradeRun(r, i, exp));
+    const verdicts = fileVerdicts(log, exp);
+    if (runs.length === 0) {
+        verdicts.push({
+            check: "completed", ok: false, expected: "an nccl-tests run", seen: "no nccl-tests output in this log",
+            hint: "The test did not start: look for mpirun/ssh errors and check that the nccl-tests binary exists on every node.",
+        });
+    }
+    const pass = verdicts.every((v) => v.ok) && runs.every((r) => r.pass);
+    return { name: log.name, expectation: exp, verdicts, runs, pass };
+}
+
+/** All failed verdicts of a grade, labelled with their run. */
+export function failures(g: LogGrade): Array<Verdict & { where: string }> {
+    const out: Array<Verdict & { where: string }> = g.verdicts.filter((v) => !v.ok).map((v) => ({ ...v, where: g.name }));
+    for (const r of g.runs) for (const v of r.verdicts) if (!v.ok) out.push({ ...v, where: `${g.name} run ${r.run + 1} (${r.collective ?? "?"})` });
+    return out;
+}

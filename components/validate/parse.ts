@@ -1,0 +1,455 @@
+/**
+ * Pure parser for nccl-tests output, every era (2017 .. v2.19.x), with launcher prefixes, NCCL debug lines,
+ * several runs per file, split rows, truncated and aborted runs.
+ * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (source: NVIDIA/nccl-tests src/util.cu, src/common.cu).
+ */
+import type {
+    LineText, NcclRow, NcclRun, ParsedLog, Placement, RankInfo, RunParams, TableLayout,
+} from "./types";
+import { scanTransport } from "./transport";
+
+// source: Open MPI `mpirun --tag-output` writes `[jobid,rank]<stdout>:` before each write, so a row written in
+// pieces carries the tag again mid-line (FORMAT.md §5, log 06).
+const OMPI_TAG = /\[\d+,\d+\]<std(?:out|err)>:/g;
+// source: Slurm `srun --label` prefixes `<task>: ` (FORMAT.md §5, log 04).
+const SRUN_LABEL = /^\s*\d+: /;
+// Lines written by NCCL itself (NCCL_DEBUG=INFO/WARN/TRACE) and `NCCL version 2.x+cudaY`.
+const NCCL_LINE = /\bNCCL (?:INFO|WARN|TRACE)\b|^\s*NCCL version \d/;
+
+const COLLECTIVES = [
+    "all_reduce", "all_gather", "reduce_scatter", "alltoallv", "alltoall", "broadcast", "reduce", "sendrecv",
+    "gather", "scatter", "hypercube",
+];
+const COMMAND_PERF = /\b(all_reduce|all_gather|reduce_scatter|alltoallv|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf\b/;
+// Loose names as people write them in file names ("allgather", "all-reduce", "reducescatter").
+const FILE_HINTS: Array<[RegExp, string]> = [
+    [/all[_-]?reduce/i, "all_reduce_perf"], [/all[_-]?gather/i, "all_gather_perf"],
+    [/reduce[_-]?scatter/i, "reduce_scatter_perf"], [/all[_-]?to[_-]?all/i, "alltoall_perf"],
+    [/broadcast/i, "broadcast_perf"], [/send[_-]?recv/i, "sendrecv_perf"],
+];
+
+/** Removes launcher prefixes; keeps the rest of the line as printed. */
+export function stripLauncherPrefix(raw: string): { text: string; source: string } {
+    let source = "";
+    const tag = raw.match(/^\[\d+,\d+\]<std(?:out|err)>:/);
+    if (tag) source = tag[0];
+    let text = raw.replace(OMPI_TAG, "");
+    if (!tag) {
+        const label = text.match(SRUN_LABEL);
+        if (label) {
+            source = label[0].trim();
+            text = text.slice(label[0].length);
+        }
+    }
+    return { text: text.replace(/\r$/, ""), source };
+}
+
+/** Parses a number as nccl-tests prints it (`%g`, `%7.2f`, `1.6e+07`); `N/A` and junk give null. */
+export function num(token: string | undefined): number | null {
+    if (token === undefined) return null;
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(token)) return null;
+    const v = Number(token);
+    return Number.isFinite(v) ? v : null;
+}
+
+interface Columns {
+    /** Names before the first `time` (size, count, type, redop, root). */
+    prefix: string[];
+    /** Names of one placement (time, algbw, busbw, #wrong / error / res, optional extras). */
+    placement: string[];
+    layout: TableLayout;
+    checkColumn: string | null;
+}
+
+const HEADER = /^\s*#?\s*(size|bytes)\s+(count|N)\s+type\b.*\b(time|cputime)\b/;
+
+function columnsFromHeader(text: string): Columns {
+    const tokens = text.replace(/^\s*#/, "").trim().split(/\s+/);
+    const first = tokens.findIndex((t) => t === "time" || t === "cputime");
+    const prefix = tokens.slice(0, first);
+    const rest = tokens.slice(first);
+    const second = rest.findIndex((t, i) => i > 0 && (t === "time" || t === "cputime"));
+    const placement = second > 0 ? rest.slice(0, second) : rest;
+    const check = placement.find((t) => t === "#wrong" || t === "error" || t === "res") ?? null;
+    // source: FORMAT.md §2 — `res` + ms times 2017-2018; `error` 2019-2022; `#wrong` since 51af557 (v2.13.0).
+    const layout: TableLayout = check === "#wrong" ? "2022" : check === "error" ? "2019" : check === "res" ? "2017" : "unknown";
+    return { prefix, placement, layout, checkColumn: check };
+}
+
+const REDOPS = new Set(["sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"]);
+
+/** Guesses the columns of a row when the log has no header (excerpts that start at the first row). */
+function columnsFromRow(tokens: string[]): Columns | null {
+    const hasRedop = tokens.length > 3 && (REDOPS.has(tokens[3]) || /^[a-z]+$/.test(tokens[3]));
+    const redopTok = hasRedop ? 1 : 0;
+    const rootTok = tokens.length > 3 + redopTok && /^-?\d+$/.test(tokens[3 + redopTok]) && hasRedop ? 1 : 0;
+    const prefix = ["size", "count", "type", ...(redopTok ? ["redop"] : []), ...(rootTok ? ["root"] : [])];
+    const perPlacement = (tokens.length - prefix.length) / 2;
+    if (perPlacement !== 4) return null;
+    const looksCount = /^\d+$/.test(tokens[prefix.length + 3]) || tokens[prefix.length + 3] === "N/A";
+    return {
+        prefix,
+        placement: ["time", "algbw", "busbw", looksCount ? "#wrong" : "error"],
+        layout: looksCount && rootTok ? "2022" : "unknown",
+        checkColumn: looksCount ? "#wrong" : "error",
+    };
+}
+
+const ROW_START = /^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*\b/i;
+
+function parsePlacement(tokens: string[], names: string[], timeInMs: boolean): Placement | null {
+    if (tokens.length < 3) return null;
+    const get = (name: string): string | undefined => {
+        const i = names.indexOf(name);
+        return i >= 0 ? tokens[i] : undefined;
+    };
+    const time = num(get("time") ?? get("cputime"));
+    const check = get("#wrong");
+    const err = get("error") ?? get("res");
+    return {
+        timeUs: time === null ? null : timeInMs ? time * 1000 : time,
+        algbwGBps: num(get("algbw")),
+        busbwGBps: num(get("busbw")),
+        wrong: num(check),
+        maxError: num(err),
+    };
+}
+
+function parseRow(text: string, line: number, cols: Columns): NcclRow | null {
+    const tokens = text.trim().split(/\s+/);
+    const np = cols.prefix.length;
+    const per = cols.placement.length;
+    if (tokens.length < np + 3) return null;
+    const size = num(tokens[0]);
+    const count = num(tokens[1]);
+    if (size === null || count === null || !Number.isInteger(size)) return null;
+    const field = (name: string): string | undefined => {
+        const i = cols.prefix.indexOf(name);
+        return i >= 0 ? tokens[i] : undefined;
+    };
+    const typeTok = field("type");
+    if (!typeTok || !/^[a-z][a-z0-9_]*$/i.test(typeTok)) return null;
+    const body = tokens.slice(np);
+    // every remaining token must be numeric or N/A, else this is not a result row
+    if (!body.every((t) => t === "N/A" || num(t) !== null)) return null;
+    const ms = cols.layout === "2017";
+    const oop = parsePlacement(body.slice(0, per), cols.placement, ms);
+    if (!oop) return null;
+    const ip = body.length >= per + 3 ? parsePlacement(body.slice(per, 2 * per), cols.placement, ms) : null;
+    const redop = field("redop") ?? field("op");
+    const root = field("root");
+    return {
+        line,
+        sizeBytes: size,
+        count,
+        type: typeTok,
+        redop: redop ?? null,
+        root: root === undefined ? null : num(root),
+        outOfPlace: oop,
+        inPlace: ip,
+    };
+}
+
+function parseParams(text: string): RunParams {
+    const grab = (re: RegExp): number | undefined => {
+        const m = text.match(re);
+        return m ? Number(m[1]) : undefined;
+    };
+    return {
+        nThread: grab(/nThread\s+(\d+)/),
+        nGpus: grab(/nGpus\s+(\d+)/),
+        minBytes: grab(/minBytes\s+(\d+)/),
+        maxBytes: grab(/maxBytes\s+(\d+)/),
+        warmupIters: grab(/warmup iters:\s*(\d+)/),
+        iters: grab(/(?<!agg |warmup )iters:\s*(\d+)/),
+        validation: grab(/validation:\s*(\d+)/),
+    };
+}
+
+// `#  Rank  0 Group  0 Pid 204199 on  nid005471 device  0 [0009:01:00] NVIDIA GH200 120GB` and the older
+// `#   Rank  0 Pid  87569 on    seville device  0 [0x36] Tesla V100-SXM3-32GB` (FORMAT.md §1).
+const RANK_LINE = /^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+(\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/;
+const PARAM_LINE = /^\s*#?\s*nThread\s+\d+\s+nGpus\s+\d+/;
+const VERSION_LINE = /^\s*#\s*nccl-tests version\s+(\S+)/;
+const STARTING_LINE = /^\s*#\s*Collective test starting:\s*(\S+)/;
+const CONCLUDED_LINE = /^\s*#\s*Collective test concluded:\s*(\S+)/;
+const OOB_LINE = /^\s*#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
+const AVG_LINE = /^\s*#?\s*Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)/i;
+const BANNER_LINE = /^\s*#\s*out-of-place\s+in-place\s*$/;
+const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
+// source: src/common.cu TESTCHECK/NCCLCHECK/CUDACHECK print `host: Test NCCL failure file:line '...'`, then
+// ` .. host pid N: Test failure file:line`; `-T` prints `Test timeout` (FORMAT.md §1).
+const FAILURE_LINE = /Test (?:NCCL|CUDA) failure|: Test failure |Test timeout \(\d+s\)/;
+// Launcher messages that end a job early (Open MPI / PRRTE, Slurm).
+const LAUNCHER_ERROR = /(?:mpirun|prterun) (?:noticed|has exited)|MPI_ABORT was invoked|ORTE has lost communication|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+const TRUNCATED_NOTE = /^\s*#\s*Truncated\b/i;
+
+/** Stage reached by a run; a start marker at or below the current stage opens a new run. */
+enum Stage { None, Version, Starting, Params, Devices, Header, Rows, Footer, Concluded }
+
+interface Draft {
+    run: NcclRun;
+    stage: Stage;
+    cols: Columns | null;
+    /** Rows waiting for the rest of their fields (row written in pieces), by launcher source. */
+    pending: Map<string, { text: string; line: number }>;
+    commandHint: string | null;
+}
+
+function newDraft(line: number, commandHint: string | null): Draft {
+    return {
+        run: {
+            collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
+            layout: "unknown", checkColumn: null, ranks: [], ranksElided: false, nRanks: null, nRanksFrom: null,
+            hosts: [], rows: [], avgBusbwGBps: null, outOfBounds: null, completed: false, failures: [], notes: [],
+        },
+        stage: Stage.None,
+        cols: null,
+        pending: new Map(),
+        commandHint,
+    };
+}
+
+/** busbw/algbw factor per collective (FORMAT.md §4, source: NVIDIA/nccl-tests doc/PERFORMANCE.md). */
+export function busbwFactor(collective: string, nRanks: number): number {
+    const c = collective.replace(/_perf$/, "");
+    if (c === "all_reduce") return (2 * (nRanks - 1)) / nRanks;
+    if (["all_gather", "reduce_scatter", "alltoall", "alltoallv", "gather", "scatter"].includes(c)) return (nRanks - 1) / nRanks;
+    return 1;
+}
+
+/** The row with the largest size whose bandwidths are big enough to give a precise ratio. */
+function ratioRow(rows: NcclRow[]): { ratio: number } | null {
+    for (let i = rows.length - 1; i >= 0; i--) {
+        const p = rows[i].outOfPlace;
+        if (p.algbwGBps && p.busbwGBps && p.algbwGBps >= 1) return { ratio: p.busbwGBps / p.algbwGBps };
+    }
+    return null;
+}
+
+function finish(d: Draft, fileName: string): NcclRun {
+    const run = d.run;
+    // rank count and hosts
+    if (run.ranks.length > 0) {
+        const maxRank = Math.max(...run.ranks.map((r) => r.rank));
+        run.nRanks = run.ranksElided ? maxRank + 1 : Math.max(run.ranks.length, maxRank + 1);
+        run.nRanksFrom = "ranks";
+        run.hosts = [...new Set(run.ranks.map((r) => r.host))];
+    }
+    // collective name: printed > command line > busbw factor > file name
+    if (!run.collective && d.commandHint) {
+        run.collective = d.commandHint;
+        run.collectiveFrom = "command";
+    }
+    const r = ratioRow(run.rows);
+    if (!run.collective && r && r.ratio > 1.05) {
+        // only all_reduce has a busbw factor above 1 (FORMAT.md §4)
+        run.collective = "all_reduce_perf";
+        run.collectiveFrom = "busbw-factor";
+    }
+    if (!run.collective) {
+        const hint = FILE_HINTS.find(([re]) => re.test(fileName));
+        if (hint) {
+            run.collective = hint[1];
+            run.collectiveFrom = "file-name";
+        }
+    }
+    if (run.nRanks === null && r && run.collective) {
+        const c = run.collective.replace(/_perf$/, "");
+        let n: number | null = null;
+        if (c === "all_reduce" && r.ratio > 1 && r.ratio < 2) n = Math.round(2 / (2 - r.ratio));
+        else if (["all_gather", "reduce_scatter", "alltoall", "gather", "scatter"].includes(c) && r.ratio < 1) n = Math.round(1 / (1 - r.ratio));
+        if (n !== null && n >= 2) {
+            run.nRanks = n;
+            run.nRanksFrom = "busbw-factor";
+        }
+    }
+    run.completed = run.avgBusbwGBps !== null && run.failures.length === 0;
+    return run;
+}
+
+export interface ParseOptions {
+    /** Label for reports and a last-resort hint for the collective (`all_gather_output.dat`). */
+    name?: string;
+}
+
+/** Parses a whole log. Never throws; a text without any nccl-tests run gives `runs: []`. */
+export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLog {
+    const name = options.name ?? "log";
+    const rawLines = text.split("\n");
+    if (rawLines.length > 0 && rawLines[rawLines.length - 1] === "") rawLines.pop();
+    const runs: NcclRun[] = [];
+    const launcherErrors: LineText[] = [];
+    let d: Draft | null = null;
+    let commandHint: string | null = null;
+
+    const open = (line: number): Draft => {
+        if (d && d.stage > Stage.None) runs.push(finish(d, name));
+        d = newDraft(line, commandHint);
+        commandHint = null;
+        return d;
+    };
+    /** The current run if it has not reached `stage` yet, else a new run. */
+    const at = (stage: Stage, line: number): Draft => {
+        const cur: Draft | null = d;
+        if (!cur || cur.stage >= stage) return open(line);
+        return cur;
+    };
+
+    for (let i = 0; i < rawLines.length; i++) {
+        const lineNo = i + 1;
+        const { text, source } = stripLauncherPrefix(rawLines[i]);
+        if (NCCL_LINE.test(text)) continue;
+        if (text.trim() === "") continue;
+
+        let m: RegExpMatchArray | null;
+        if ((m = text.match(VERSION_LINE))) {
+            const cur = at(Stage.Version, lineNo);
+            cur.run.version = m[1];
+            cur.stage = Stage.Version;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(STARTING_LINE))) {
+            const cur = at(Stage.Starting, lineNo);
+            cur.run.collective = m[1];
+            cur.run.collectiveFrom = "printed";
+            cur.stage = Stage.Starting;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if (PARAM_LINE.test(text)) {
+            const cur = at(Stage.Params, lineNo);
+            cur.run.params = parseParams(text);
+            cur.stage = Stage.Params;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(RANK_LINE))) {
+            const cur = at(Stage.Header, lineNo);
+            cur.run.ranks.push({
+                rank: Number(m[1]), pid: m[2] ? Number(m[2]) : null, host: m[3], device: Number(m[4]),
+                busId: m[5], gpu: m[6].trim(),
+            });
+            cur.stage = Stage.Devices;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if (d !== null && (d as Draft).stage === Stage.Devices && /^\s*\.\.\.\s*$/.test(text)) {
+            (d as Draft).run.ranksElided = true;
+            continue;
+        }
+        if (BANNER_LINE.test(text) || UNITS_LINE.test(text)) {
+            const cur = at(Stage.Rows, lineNo);
+            if (cur.stage < Stage.Header) cur.stage = Stage.Header;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if (HEADER.test(text)) {
+            const cur = at(Stage.Rows, lineNo);
+            cur.cols = columnsFromHeader(text);
+            cur.run.layout = cur.cols.layout;
+            cur.run.checkColumn = cur.cols.checkColumn;
+            cur.stage = Stage.Header;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(OOB_LINE))) {
+            const cur = at(Stage.Footer, lineNo);
+            cur.run.outOfBounds = { count: Number(m[1]), ok: m[2] === "OK", line: lineNo };
+            cur.stage = Stage.Footer;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(AVG_LINE))) {
+            const cur: Draft = d !== null && (d as Draft).stage <= Stage.Footer ? (d as Draft) : open(lineNo);
+            cur.run.avgBusbwGBps = num(m[1]);
+            cur.stage = Stage.Footer;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(CONCLUDED_LINE))) {
+            if (d) {
+                const cur = d as Draft;
+                if (!cur.run.collective) {
+                    cur.run.collective = m[1];
+                    cur.run.collectiveFrom = "printed";
+                }
+                cur.stage = Stage.Concluded;
+                cur.run.lastLine = lineNo;
+            }
+            continue;
+        }
+        if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
+            const cur = d as Draft | null;
+            if (cur && cur.stage >= Stage.Params && cur.stage < Stage.Footer) {
+                cur.run.failures.push({ line: lineNo, text: text.trim() });
+                cur.run.lastLine = lineNo;
+            } else {
+                launcherErrors.push({ line: lineNo, text: text.trim() });
+            }
+            continue;
+        }
+        if (TRUNCATED_NOTE.test(text)) {
+            if (d) (d as Draft).run.notes.push({ line: lineNo, text: text.trim() });
+            continue;
+        }
+        if (text.trimStart().startsWith("#")) continue;
+
+        // a result row, possibly written in pieces
+        const cur0 = d as Draft | null;
+        const pending = cur0?.pending.get(source);
+        let candidate = text;
+        let rowLine = lineNo;
+        if (pending && /^\s*[-+0-9.N]/.test(text) && !ROW_START.test(text)) {
+            candidate = pending.text + " " + text;
+            rowLine = pending.line;
+        }
+        if (ROW_START.test(candidate)) {
+            let cur: Draft = cur0 && cur0.stage < Stage.Footer ? cur0 : open(lineNo);
+            if (!cur.cols) {
+                const guess = columnsFromRow(candidate.trim().split(/\s+/));
+                if (guess) {
+                    cur.cols = guess;
+                    cur.run.layout = guess.layout;
+                    cur.run.checkColumn = guess.checkColumn;
+                }
+            }
+            const cols = cur.cols;
+            if (cols) {
+                const tokens = candidate.trim().split(/\s+/);
+                const full = cols.prefix.length + 2 * cols.placement.length;
+                const row = parseRow(candidate, rowLine, cols);
+                if (row && (tokens.length >= full || (cols.layout === "2017" && tokens.length >= cols.prefix.length + cols.placement.length))) {
+                    cur.pending.delete(source);
+                    cur.run.rows.push(row);
+                    cur.stage = Stage.Rows;
+                    cur.run.lastLine = lineNo;
+                    continue;
+                }
+                if (tokens.length < full && tokens.slice(cols.prefix.length).every((t) => t === "N/A" || num(t) !== null)) {
+                    // the rest of this row comes in a later write
+                    cur.pending.set(source, { text: candidate, line: rowLine });
+                    continue;
+                }
+            }
+            cur = cur as Draft;
+            continue;
+        }
+        // a command line naming the test binary (`Running: ... all_gather_perf`, `$ srun ... all_reduce_perf`)
+        const cm = text.match(COMMAND_PERF);
+        if (cm && COLLECTIVES.includes(cm[1])) {
+            const name = cm[1] + "_perf";
+            if (d && (d as Draft).stage >= Stage.Header) commandHint = name;
+            else if (d && !(d as Draft).run.collective) (d as Draft).commandHint = name;
+            else commandHint = name;
+        }
+    }
+    if (d && (d as Draft).stage > Stage.None) runs.push(finish(d, name));
+    return { name, lineCount: rawLines.length, runs, transport: scanTransport(rawLines), launcherErrors };
+}
+
+/** True when the text holds at least one nccl-tests run with a table header or rows. */
+export function isNcclTestsLog(parsed: ParsedLog): boolean {
+    return parsed.runs.some((r) => r.rows.length > 0 || r.checkColumn !== null || r.ranks.length > 0);
+}

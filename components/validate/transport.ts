@@ -1,0 +1,82 @@
+/**
+ * Pure scan of NCCL debug lines for the network transport actually used, with line numbers as evidence.
+ * Patterns (research: ../shared/research/aws-efa.md §6, azure-ib.md §6, ansible-stack.md §2-3):
+ *  - `Using network IB` / `NET/IB : Using [0]mlx5_0:1/IB` / `via NET/IB/0/GDRDMA`
+ *    (source: NVIDIA/nccl src/init.cc, src/transport/net_ib, src/transport/net.cc)
+ *  - `NET/OFI Selected Provider is efa`, `Using network AWS Libfabric` (plugin <= 1.12) / `Libfabric` (>= 1.13),
+ *    `via NET/AWS Libfabric/0/GDRDMA` (source: aws/aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_interface_nvidia.cpp)
+ *  - bad: `Using network Socket`, `via NET/Socket`, `NET/Plugin : No plugin found (libnccl-net.so)`,
+ *    libfabric `Failed to register CUDA buffer with the EFA device` (source: aws/aws-k8s-tester#473)
+ */
+import type { EvidenceSet, LineText, TransportEvidence } from "./types";
+
+const KEEP = 5;
+
+function set(): EvidenceSet {
+    return { count: 0, lines: [] };
+}
+
+function add(s: EvidenceSet, line: number, text: string): void {
+    s.count++;
+    if (s.lines.length < KEEP) s.lines.push({ line, text: text.trim() });
+}
+
+const DEBUG = /\bNCCL (?:INFO|WARN|TRACE)\b/;
+const USING_NETWORK = /NCCL INFO Using network (.+?)\s*$/;
+const OFI_PROVIDER = /NET\/OFI Selected [Pp]rovider is ([^\s,(]+)/;
+// `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`, older `Ring 00 : 3 -> 10 [send] via NET/IB/0/GDRDMA`
+const NET_CHANNEL = /\bvia NET\/([^/\s]+(?: Libfabric)?)\/\S*/;
+const GDR_ENABLED = /GPU Direct RDMA Enabled/;
+// source: NVIDIA/nccl src/plugin/net.cc prints these when no external net plugin could be loaded.
+const PLUGIN_MISSING = /NET\/Plugin ?: ?(?:No plugin found|Could not find:? libnccl-net|Plugin load returned|.*cannot open shared object file)|Failed to initialize any NET plugin|NET\/Plugin: Using internal network plugin/;
+const CUDA_REGISTER = /Failed to register CUDA buffer/;
+
+/** Scans raw log lines (launcher prefixes allowed) for transport evidence. */
+export function scanTransport(lines: string[]): TransportEvidence {
+    const ev: TransportEvidence = {
+        ncclDebugLines: 0, networks: [], ofiProviders: [], ib: set(), ofi: set(), netChannels: set(), gdr: set(),
+        netChannelsWithoutGdr: set(), socket: set(), pluginMissing: set(), cudaRegisterFailed: set(), warnings: set(),
+    };
+    for (let i = 0; i < lines.length; i++) {
+        const raw = lines[i];
+        const lineNo = i + 1;
+        // libfabric prints its own warnings (not NCCL lines)
+        if (CUDA_REGISTER.test(raw)) add(ev.cudaRegisterFailed, lineNo, raw);
+        if (!DEBUG.test(raw)) continue;
+        ev.ncclDebugLines++;
+        const text = raw.slice(raw.search(DEBUG));
+        if (/NCCL WARN/.test(text)) add(ev.warnings, lineNo, raw);
+        let m = text.match(USING_NETWORK);
+        if (m) {
+            const net = m[1];
+            if (!ev.networks.includes(net)) ev.networks.push(net);
+            if (/^Socket$/i.test(net)) add(ev.socket, lineNo, raw);
+            else if (/^IB/i.test(net)) add(ev.ib, lineNo, raw);
+            else if (/Libfabric|OFI/i.test(net)) add(ev.ofi, lineNo, raw);
+        }
+        if ((m = text.match(OFI_PROVIDER))) {
+            if (!ev.ofiProviders.includes(m[1])) ev.ofiProviders.push(m[1]);
+            add(ev.ofi, lineNo, raw);
+        }
+        if (/NET\/IB : Using \[\d+\]/.test(text)) add(ev.ib, lineNo, raw);
+        if (GDR_ENABLED.test(text)) add(ev.gdr, lineNo, raw);
+        if ((m = text.match(NET_CHANNEL))) {
+            add(ev.netChannels, lineNo, raw);
+            const transport = m[1];
+            if (/\/GDRDMA\b/.test(m[0])) add(ev.gdr, lineNo, raw);
+            else add(ev.netChannelsWithoutGdr, lineNo, raw);
+            if (/^Socket$/i.test(transport)) add(ev.socket, lineNo, raw);
+            else if (/^IB/i.test(transport)) add(ev.ib, lineNo, raw);
+            else if (/Libfabric|OFI/i.test(transport)) add(ev.ofi, lineNo, raw);
+        }
+        if (PLUGIN_MISSING.test(text)) add(ev.pluginMissing, lineNo, raw);
+    }
+    return ev;
+}
+
+/** Lines for a verdict: the first few of each set, in line order, without repeats. */
+export function evidenceOf(...sets: EvidenceSet[]): LineText[] {
+    const seen = new Map<number, LineText>();
+    for (const s of sets) for (const l of s.lines) seen.set(l.line, l);
+    return [...seen.values()].sort((a, b) => a.line - b.line).slice(0, KEEP);
+}

@@ -1,0 +1,184 @@
+/**
+ * Types shared by the nccl-tests parser, grader, slow-node finder, report and the validation component.
+ * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (checked against NVIDIA/nccl-tests up to v2.19.6).
+ */
+
+/** What the plan expects of one nccl-tests run; produced per instance type by components/plan. */
+export interface Expectation {
+    /** Lowest acceptable busbw (GB/s, 1e9 B/s) at every graded size. */
+    minBusbwGBps: number;
+    /** Typical busbw for this hardware (GB/s); shown next to the result and drawn on the chart. */
+    expectedBusbwGBps?: number;
+    /** Rows with size >= this many bytes are graded; smaller sizes are latency-bound and not graded. */
+    gradeFromBytes: number;
+    /** Network transport the run must prove in its NCCL INFO lines ("any": no transport check). */
+    transport: "efa" | "ib" | "any";
+    /** Multi-node runs must show GPUDirect RDMA (`/GDRDMA` on the NET channels). */
+    requireGdr: boolean;
+    /** Where the numbers come from (catalog entry / published figure). */
+    source: string;
+}
+
+/** One placement (out-of-place or in-place) of one row. `null` where the log printed `N/A` or nothing. */
+export interface Placement {
+    /** Average time per iteration in microseconds (the 2017-2018 layout printed ms; converted here). */
+    timeUs: number | null;
+    algbwGBps: number | null;
+    busbwGBps: number | null;
+    /** `#wrong` column (v2.13+): number of wrong elements. `null` for `N/A` or older layouts. */
+    wrong: number | null;
+    /** `error` / `res` column (before v2.13): max relative delta, a float, not a count. */
+    maxError: number | null;
+}
+
+export interface NcclRow {
+    /** 1-based line number in the log. */
+    line: number;
+    sizeBytes: number;
+    count: number;
+    type: string;
+    /** `null` when the layout has no redop column. */
+    redop: string | null;
+    /** `null` when the layout has no root column. */
+    root: number | null;
+    outOfPlace: Placement;
+    /** `null` when the row only has an out-of-place half (2017-2018 broadcast). */
+    inPlace: Placement | null;
+}
+
+export interface RankInfo {
+    rank: number;
+    host: string;
+    device: number;
+    pid: number | null;
+    busId: string;
+    gpu: string;
+}
+
+/** Column layout of the result table, by nccl-tests era (FORMAT.md §2). */
+export type TableLayout = "2017" | "2019" | "2022" | "unknown";
+
+export interface RunParams {
+    nThread?: number;
+    nGpus?: number;
+    minBytes?: number;
+    maxBytes?: number;
+    warmupIters?: number;
+    iters?: number;
+    validation?: number;
+}
+
+export interface LineText {
+    line: number;
+    text: string;
+}
+
+export interface NcclRun {
+    /** e.g. `all_reduce_perf`; `null` when neither printed, named by the command nor inferable. */
+    collective: string | null;
+    /** How `collective` was found. */
+    collectiveFrom: "printed" | "command" | "busbw-factor" | "file-name" | null;
+    /** `# nccl-tests version X` (v2.17.4+). */
+    version: string | null;
+    params: RunParams;
+    firstLine: number;
+    lastLine: number;
+    layout: TableLayout;
+    /** The check column as printed: `#wrong`, `error` or `res`; `null` when no header was seen. */
+    checkColumn: string | null;
+    ranks: RankInfo[];
+    /** The rank list was elided by the author (`...`). */
+    ranksElided: boolean;
+    /** Total ranks: from the rank lines, else inferred from busbw/algbw (see `nRanksFrom`). */
+    nRanks: number | null;
+    nRanksFrom: "ranks" | "busbw-factor" | null;
+    /** Hosts in rank order, without repeats. Empty when the log has no rank lines. */
+    hosts: string[];
+    rows: NcclRow[];
+    avgBusbwGBps: number | null;
+    outOfBounds: { count: number; ok: boolean; line: number } | null;
+    /** Footer printed and no failure before it. */
+    completed: boolean;
+    /** `Test NCCL failure`, `Test CUDA failure`, `Test timeout`, launcher aborts seen inside the run. */
+    failures: LineText[];
+    /** Author notes such as `# Truncated  smaller message sizes`. */
+    notes: LineText[];
+}
+
+/** Count plus the first few matching lines (1-based line numbers). */
+export interface EvidenceSet {
+    count: number;
+    lines: LineText[];
+}
+
+export interface TransportEvidence {
+    /** Lines from NCCL itself (`NCCL INFO`, `NCCL WARN`, `NCCL TRACE`). 0 means NCCL_DEBUG was not INFO. */
+    ncclDebugLines: number;
+    /** Names from `Using network X`, without repeats (`IB`, `AWS Libfabric`, `Libfabric`, `Socket`, `IBext_v8`). */
+    networks: string[];
+    /** OFI provider from `NET/OFI Selected Provider is X` (`efa`, `efa;ofi_rxr`, `cxi`, `verbs;ofi_rxm`). */
+    ofiProviders: string[];
+    ib: EvidenceSet;
+    ofi: EvidenceSet;
+    /** Channel/ring lines that go `via NET/...`. */
+    netChannels: EvidenceSet;
+    /** NET channel lines with `/GDRDMA`, and `GPU Direct RDMA Enabled` lines. */
+    gdr: EvidenceSet;
+    /** NET channel lines without `/GDRDMA`. */
+    netChannelsWithoutGdr: EvidenceSet;
+    /** `Using network Socket`, `via NET/Socket`. (`NET/Socket : Using ...` alone is bootstrap in NCCL <= 2.4.) */
+    socket: EvidenceSet;
+    /** Net plugin not found / not loadable: NCCL then uses its internal IB or Socket transport. */
+    pluginMissing: EvidenceSet;
+    /** libfabric could not register GPU memory with EFA: no peer-to-peer path. */
+    cudaRegisterFailed: EvidenceSet;
+    warnings: EvidenceSet;
+}
+
+export interface ParsedLog {
+    /** Label given by the caller (file name), used in reports. */
+    name: string;
+    lineCount: number;
+    runs: NcclRun[];
+    transport: TransportEvidence;
+    /** Launcher / job errors outside any run (mpirun, srun). */
+    launcherErrors: LineText[];
+}
+
+export interface Verdict {
+    /** Stable check name, e.g. `busbw`, `correctness`, `completed`, `transport`, `socket-fallback`, `gpudirect`. */
+    check: string;
+    ok: boolean;
+    expected: string;
+    seen: string;
+    /** What to do when the check fails. */
+    hint?: string;
+    /** Log lines that back the verdict. */
+    evidence?: LineText[];
+}
+
+export interface BusbwPoint {
+    sizeBytes: number;
+    outOfPlace: number | null;
+    inPlace: number | null;
+}
+
+export interface RunGrade {
+    run: number;
+    collective: string | null;
+    verdicts: Verdict[];
+    /** busbw at the largest size of the run. */
+    largest: BusbwPoint | null;
+    /** The graded figure: the lowest per-size busbw (mean of the placements) among sizes >= gradeFromBytes. */
+    gradedBusbwGBps: number | null;
+    pass: boolean;
+}
+
+export interface LogGrade {
+    name: string;
+    expectation: Expectation;
+    /** File-level verdicts (transport, GPUDirect, launcher errors). */
+    verdicts: Verdict[];
+    runs: RunGrade[];
+    pass: boolean;
+}

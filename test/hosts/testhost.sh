@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Debian bookworm test hosts for the Ansible real-run test (test/ansible-run.test.ts).
+# Each host is a debootstrap tree booted with systemd-nspawn on the host network; its sshd listens on its own
+# port on 127.0.0.1, so Ansible reaches several containers as separate hosts. Recipe: /work/shared/DESIGN.md
+# ("Ansible test hosts").
+#
+#   testhost.sh base <cache-dir>                                 build <cache-dir>/bookworm-base.tar once; print its path
+#   testhost.sh up <cache-dir> <run-dir> <name> <port> <pubkey>  unpack, configure sshd, boot; wait for ssh; print pid
+#   testhost.sh down <run-dir> <name>                            stop the container (kill its nspawn process), remove the tree
+set -euo pipefail
+
+die() { echo "testhost.sh: $*" >&2; exit 1; }
+need_root() { [ "$(id -u)" = 0 ] || die "must run as root (debootstrap and systemd-nspawn need it)"; }
+# The mirror the build machine uses; override with RDMAKIT_TESTHOST_MIRROR.
+MIRROR=${RDMAKIT_TESTHOST_MIRROR:-http://deb.debian.org/debian}
+
+cmd_base() {
+    local cache=$1 tar="$1/bookworm-base.tar"
+    if [ -s "$tar" ]; then echo "$tar"; return; fi
+    need_root
+    command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install debootstrap)"
+    mkdir -p "$cache"
+    local tree="$cache/base.build"
+    rm -rf "$tree"
+    debootstrap --variant=minbase --include=python3,openssh-server,systemd,systemd-sysv,dbus \
+        bookworm "$tree" "$MIRROR" >"$cache/debootstrap.log" 2>&1 ||
+        die "debootstrap failed; see $cache/debootstrap.log"
+    # The build machine's mirror is a dated snapshot; apt inside the hosts must accept its old Release files
+    # the same way the build machine does (/etc/apt/apt.conf.d/99artifact-registry there).
+    printf 'Acquire::Check-Valid-Until "false";\nAcquire::Check-Date "false";\n' \
+        >"$tree/etc/apt/apt.conf.d/99rdmakit-testhost"
+    # Host keys are made per container in `up`, never shared through the tarball.
+    rm -f "$tree"/etc/ssh/ssh_host_*
+    rm -rf "$tree"/var/lib/apt/lists/*
+    tar -C "$tree" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
+    rm -rf "$tree"
+    echo "$tar"
+}
+
+cmd_up() {
+    local cache=$1 run=$2 name=$3 port=$4 pubkey=$5
+    need_root
+    command -v systemd-nspawn >/dev/null || die "systemd-nspawn not found (apt-get install systemd-container)"
+    [ -s "$pubkey" ] || die "public key file $pubkey is missing"
+    local tar; tar=$(cmd_base "$cache")
+    local root="$run/$name"
+    rm -rf "$root"; mkdir -p "$root"
+    tar -C "$root" -xf "$tar"
+    chroot "$root" ssh-keygen -A >/dev/null
+    install -d -m 0700 "$root/root/.ssh"
+    install -m 0600 "$pubkey" "$root/root/.ssh/authorized_keys"
+    cat >"$root/etc/ssh/sshd_config.d/rdmakit-testhost.conf" <<EOF
+Port $port
+ListenAddress 127.0.0.1
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+EOF
+    echo "$name" >"$root/etc/hostname"
+    # Host network (no --private-network): the port is the only thing that tells the hosts apart.
+    setsid systemd-nspawn --register=no --keep-unit --console=passive -b -M "$name" -D "$root" \
+        >"$run/$name.console.log" 2>&1 </dev/null &
+    local pid=$!
+    echo "$pid" >"$run/$name.pid"
+    local i
+    for i in $(seq 1 120); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            die "container $name exited while booting; see $run/$name.console.log"
+        fi
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$pid"; return; fi
+        sleep 0.5
+    done
+    die "sshd of $name did not listen on 127.0.0.1:$port within 60 s; see $run/$name.console.log"
+}
+
+cmd_down() {
+    local run=$1 name=$2 pidfile="$1/$2.pid"
+    if [ -s "$pidfile" ]; then
+        local pid; pid=$(cat "$pidfile")
+        # SIGTERM asks nspawn to power the container off cleanly; SIGKILL if it does not stop in 15 s.
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            local i
+            for i in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+            kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+        fi
+        rm -f "$pidfile"
+    fi
+    rm -rf "${run:?}/${name:?}"
+}
+
+case "${1:-}" in
+    base) [ $# -eq 2 ] || die "usage: base <cache-dir>"; cmd_base "$2" ;;
+    up) [ $# -eq 6 ] || die "usage: up <cache-dir> <run-dir> <name> <port> <pubkey>"; cmd_up "$2" "$3" "$4" "$5" "$6" ;;
+    down) [ $# -eq 3 ] || die "usage: down <run-dir> <name>"; cmd_down "$2" "$3" ;;
+    *) die "usage: testhost.sh base|up|down ..." ;;
+esac

@@ -1,0 +1,159 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseClusterSpec } from "../components/spec";
+import { SpecError } from "../components/errors";
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0ZXN0a2V5Zm9ycmRtYWtpdHRlc3RzMDEyMzQ1Njc4OQ rdmakit-test";
+
+function awsSpec(): any {
+    return {
+        name: "train",
+        fabric: "aws-efa",
+        nodes: 4,
+        ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" },
+    };
+}
+
+function azureSpec(): any {
+    return {
+        name: "train",
+        fabric: "azure-ib",
+        nodes: 4,
+        ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" },
+    };
+}
+
+function errorOf(raw: unknown): SpecError {
+    try {
+        parseClusterSpec(raw);
+    } catch (e) {
+        assert.ok(e instanceof SpecError, `expected SpecError, got ${String(e)}`);
+        return e;
+    }
+    assert.fail("spec was accepted");
+}
+
+/** Asserts one issue at `path` whose text mentions every string in `mentions`. */
+function expectIssue(raw: unknown, path: string, mentions: string[]) {
+    const err = errorOf(raw);
+    const issue = err.issues.find((i) => i.path === path);
+    assert.ok(issue, `no issue at ${path}; got:\n${err.message}`);
+    const text = `${issue.message} ${issue.allowed ?? ""}`;
+    for (const m of mentions) assert.ok(text.includes(m), `issue at ${path} does not mention "${m}": ${text}`);
+    assert.ok(err.message.includes(path), "the printed message names the field");
+    return err;
+}
+
+function edit(base: any, f: (s: any) => void): any {
+    const s = structuredClone(base);
+    f(s);
+    return s;
+}
+
+test("valid AWS and Azure specs parse with defaults applied", () => {
+    const aws = parseClusterSpec(awsSpec());
+    assert.equal(aws.nodes, 4);
+    assert.equal(aws.aws?.rootVolumeGiB, 200);
+    assert.equal(aws.aws?.network.vpcCidr, "10.0.0.0/16");
+    assert.equal(aws.validation.minFraction, 0.8);
+    assert.equal(aws.software.gpudirect, "auto");
+    assert.equal(aws.ssh.allowInternet, false);
+    const az = parseClusterSpec(azureSpec());
+    assert.equal(az.azure?.vnetCidr, "10.10.0.0/16");
+    assert.equal(az.azure?.quotaRaised, false);
+});
+
+const cases: Array<[string, () => unknown, string, string[]]> = [
+    ["spec is not an object", () => "p5", "cluster", ["mapping"]],
+    ["missing name", () => edit(awsSpec(), (s) => delete s.name), "cluster.name", ["missing", "string"]],
+    ["bad name", () => edit(awsSpec(), (s) => (s.name = "Train_1")), "cluster.name", ["lower case"]],
+    ["unknown fabric", () => edit(awsSpec(), (s) => (s.fabric = "efa")), "cluster.fabric", ["aws-efa", "azure-ib", "roce"]],
+    ["nodes zero", () => edit(awsSpec(), (s) => (s.nodes = 0)), "cluster.nodes", [">= 1"]],
+    ["nodes negative", () => edit(awsSpec(), (s) => (s.nodes = -3)), "cluster.nodes", [">= 1"]],
+    ["nodes fractional", () => edit(awsSpec(), (s) => (s.nodes = 2.5)), "cluster.nodes", ["integer"]],
+    ["nodes as string", () => edit(awsSpec(), (s) => (s.nodes = "4")), "cluster.nodes", ["number"]],
+    ["nodes missing on a cloud", () => edit(awsSpec(), (s) => delete s.nodes), "cluster.nodes", ["missing", "integer"]],
+    ["typo at top level", () => edit(awsSpec(), (s) => (s.node = 4)), "cluster.node", ["not a known field", "did you mean nodes", "fabric"]],
+    ["typo in aws", () => edit(awsSpec(), (s) => (s.aws.instanceTyp = "p5.48xlarge")), "cluster.aws.instanceTyp", ["did you mean instanceType"]],
+    ["unknown instance type suggests the closest", () => edit(awsSpec(), (s) => (s.aws.instanceType = "p5.48xlarg")), "cluster.aws.instanceType", ["did you mean p5.48xlarge", "p4d.24xlarge"]],
+    ["non-EFA instance type", () => edit(awsSpec(), (s) => (s.aws.instanceType = "m5.large")), "cluster.aws.instanceType", ["EFA", "p6-b300.48xlarge"]],
+    ["EFA type without GPUDirect RDMA", () => edit(awsSpec(), (s) => (s.aws.instanceType = "g6e.48xlarge")), "cluster.aws.instanceType", ["GPUDirect", "allowNoGpuDirect"]],
+    ["bad region", () => edit(awsSpec(), (s) => (s.aws.region = "useast1")), "cluster.aws.region", ["us-east-1"]],
+    ["AZ outside region", () => edit(awsSpec(), (s) => (s.aws.availabilityZone = "us-west-2a")), "cluster.aws.availabilityZone", ["us-east-1"]],
+    ["root volume too small", () => edit(awsSpec(), (s) => (s.aws.rootVolumeGiB = 8)), "cluster.aws.rootVolumeGiB", [">= 50"]],
+    ["bad AMI id", () => edit(awsSpec(), (s) => (s.aws.ami = "ubuntu-22.04")), "cluster.aws.ami", ["ami-"]],
+    ["subnets in two AZs", () => edit(awsSpec(), (s) => (s.aws.network = { vpcId: "vpc-0123abcd", subnets: [{ id: "subnet-0123abcd", availabilityZone: "us-east-1a" }, { id: "subnet-0456abcd", availabilityZone: "us-east-1b" }] })), "cluster.aws.network.subnets", ["across availability zones", "one subnet"]],
+    ["two subnets in one AZ", () => edit(awsSpec(), (s) => (s.aws.network = { vpcId: "vpc-0123abcd", subnets: [{ id: "subnet-0123abcd", availabilityZone: "us-east-1a" }, { id: "subnet-0456abcd", availabilityZone: "us-east-1a" }] })), "cluster.aws.network.subnets", ["does not cross subnets", "exactly one"]],
+    ["subnet without VPC", () => edit(awsSpec(), (s) => (s.aws.network = { subnets: [{ id: "subnet-0123abcd", availabilityZone: "us-east-1a" }] })), "cluster.aws.network.vpcId", ["vpc-"]],
+    ["capacity block in another AZ", () => edit(awsSpec(), (s) => (s.aws.capacityBlock = { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-1b", instanceCount: 4 })), "cluster.aws.capacityBlock.availabilityZone", ["us-east-1a"]],
+    ["placement group with a capacity block", () => edit(awsSpec(), (s) => { s.aws.placementGroup = true; s.aws.capacityBlock = { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-1a", instanceCount: 4 }; }), "cluster.aws.placementGroup", ["capacity block", "false"]],
+    ["more nodes than the capacity block", () => edit(awsSpec(), (s) => { s.nodes = 8; s.aws.capacityBlock = { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-1a", instanceCount: 4 }; }), "cluster.nodes", ["capacity block", "at most 4"]],
+    ["more nodes than the reservation", () => edit(awsSpec(), (s) => { s.nodes = 5; s.aws.capacityReservation = { reservationId: "cr-0123456789abcdef0", instanceCount: 2 }; }), "cluster.nodes", ["capacity reservation", "at most 2"]],
+    ["capacity block and reservation together", () => edit(awsSpec(), (s) => { s.aws.capacityBlock = { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-1a", instanceCount: 4 }; s.aws.capacityReservation = { reservationId: "cr-0123456789abcdef1", instanceCount: 4 }; }), "cluster.aws.capacityReservation", ["one of capacityBlock or capacityReservation"]],
+    ["bad reservation id", () => edit(awsSpec(), (s) => (s.aws.capacityReservation = { reservationId: "res-1", instanceCount: 4 })), "cluster.aws.capacityReservation.reservationId", ["cr-"]],
+    ["SSH open to the internet", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["0.0.0.0/0"])), "cluster.ssh.allowedCidrs", ["allowInternet"]],
+    ["bad CIDR", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["10.0.0.0/33"])), "cluster.ssh.allowedCidrs[0]", ["CIDR"]],
+    ["empty CIDR list", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = [])), "cluster.ssh.allowedCidrs", [">= 1"]],
+    ["missing public key on a cloud", () => edit(awsSpec(), (s) => delete s.ssh.publicKey), "cluster.ssh.publicKey", ["OpenSSH public key"]],
+    ["malformed public key", () => edit(awsSpec(), (s) => (s.ssh.publicKey = "AAAA")), "cluster.ssh.publicKey", ["OpenSSH public key"]],
+    ["private key in plain config", () => edit(awsSpec(), (s) => (s.ssh.privateKey = "-----BEGIN OPENSSH PRIVATE KEY-----")), "cluster.ssh.privateKey", ["--secret", "rdmakit:sshPrivateKey"]],
+    ["bad ssh user", () => edit(awsSpec(), (s) => (s.ssh.user = "Root User")), "cluster.ssh.user", ["Linux user name"]],
+    ["section for another fabric", () => edit(awsSpec(), (s) => (s.azure = { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" })), "cluster.azure", ["only cluster.aws"]],
+    ["missing fabric section", () => edit(awsSpec(), (s) => delete s.aws), "cluster.aws", ["required when fabric is aws-efa"]],
+    ["validation fraction above 1", () => edit(awsSpec(), (s) => (s.validation = { minFraction: 1.5 })), "cluster.validation.minFraction", ["<= 1"]],
+    ["gpudirect method unknown", () => edit(awsSpec(), (s) => (s.software = { gpudirect: "gdrcopy" })), "cluster.software.gpudirect", ["auto", "peermem", "dmabuf"]],
+    ["NCCL version malformed", () => edit(awsSpec(), (s) => (s.software = { ncclVersion: "latest" })), "cluster.software.ncclVersion", ["2.27.7-1"]],
+    ["tags not strings", () => edit(awsSpec(), (s) => (s.tags = { team: 7 })), "cluster.tags.team", ["string"]],
+    ["Azure size without InfiniBand", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96is_H100_v5")), "cluster.azure.vmSize", ["no InfiniBand", "Standard_ND96isr_H100_v5"]],
+    ["Azure size unknown", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96isr_H100_v6")), "cluster.azure.vmSize", ["did you mean Standard_ND96isr_H100_v5"]],
+    ["VNet overlaps the RDMA range", () => edit(azureSpec(), (s) => { s.azure.vnetCidr = "172.16.0.0/12"; s.azure.subnetCidr = "172.20.0.0/24"; }), "cluster.azure.vnetCidr", ["172.16.0.0/16", "outside"]],
+    ["subnet outside the VNet", () => edit(azureSpec(), (s) => (s.azure.subnetCidr = "10.20.0.0/24")), "cluster.azure.subnetCidr", ["10.10.0.0/16"]],
+    ["more than one partition by default", () => edit(azureSpec(), (s) => (s.nodes = 101)), "cluster.nodes", ["100", "quotaRaised"]],
+    ["more than a raised partition", () => edit(azureSpec(), (s) => { s.nodes = 301; s.azure.quotaRaised = true; }), "cluster.nodes", ["300", "does not span scale sets"]],
+    ["Gen1 image on an ND size", () => edit(azureSpec(), (s) => (s.azure.image = { publisher: "canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts", generation: "V1" })), "cluster.azure.image.generation", ["Generation 2", "V2"]],
+    ["password login", () => edit(azureSpec(), (s) => (s.azure.passwordAuthentication = true)), "cluster.azure.passwordAuthentication", ["SSH keys only"]],
+    ["admin password in config", () => edit(azureSpec(), (s) => (s.azure.adminPassword = "hunter2hunter2")), "cluster.azure.adminPassword", ["password login is not supported"]],
+    ["OS disk too small", () => edit(azureSpec(), (s) => (s.azure.osDiskGiB = 10)), "cluster.azure.osDiskGiB", [">= 30"]],
+];
+
+for (const [name, make, path, mentions] of cases) {
+    test(`invalid spec: ${name} → ${path}`, () => {
+        expectIssue(make(), path, mentions);
+    });
+}
+
+test("there are at least 30 invalid-spec cases", () => {
+    assert.ok(cases.length >= 30, `only ${cases.length}`);
+});
+
+test("every problem is reported at once", () => {
+    const err = errorOf(edit(awsSpec(), (s) => {
+        s.nodes = 0;
+        s.aws.instanceType = "p5.48xl";
+        s.extra = true;
+    }));
+    const paths = err.issues.map((i) => i.path).sort();
+    assert.deepEqual(paths, ["cluster.extra", "cluster.nodes"]);
+    // the catalog check runs once the shapes are right
+    const err2 = errorOf(edit(awsSpec(), (s) => {
+        s.aws.instanceType = "p5.48xl";
+        s.ssh.allowedCidrs = ["0.0.0.0/0"];
+        s.aws.availabilityZone = "us-west-2a";
+    }));
+    assert.deepEqual(err2.issues.map((i) => i.path).sort(), ["cluster.aws.availabilityZone", "cluster.aws.instanceType", "cluster.ssh.allowedCidrs"]);
+});
+
+test("secret values are never echoed in messages", () => {
+    const secret = "-----BEGIN OPENSSH PRIVATE KEY-----b3BlbnNzaC1rZXktdjEAAAAA";
+    const err = errorOf(edit(awsSpec(), (s) => (s.ssh.privateKey = secret)));
+    assert.ok(!err.message.includes("b3BlbnNzaC1rZXktdjEAAAAA"), err.message);
+    const err2 = errorOf(edit(azureSpec(), (s) => (s.azure.adminPassword = "hunter2hunter2")));
+    assert.ok(!err2.message.includes("hunter2"), err2.message);
+});
+
+test("SSH to 0.0.0.0/0 is accepted when explicitly allowed", () => {
+    const spec = parseClusterSpec(edit(awsSpec(), (s) => { s.ssh.allowedCidrs = ["0.0.0.0/0"]; s.ssh.allowInternet = true; }));
+    assert.deepEqual(spec.ssh.allowedCidrs, ["0.0.0.0/0"]);
+});
