@@ -79,3 +79,9 @@ export function isGravitonType(instanceType: string): boolean {
     const m = /^[a-z]+(\d+)([a-z-]*)\./.exec(instanceType);
     return m !== null && m[2].includes("g");
 }
+
+/** IPv4 addresses in numeric order (the lookup returns them in no particular order). */
+export function sortIpv4(ips: readonly string[]): string[] {
+    const key = (ip: string) => ip.split(".").reduce((acc, o) => acc * 256 + Number(o), 0);
+    return [...ips].sort((a, b) => key(a) - key(b));
+}

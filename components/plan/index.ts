@@ -1,5 +1,5 @@
 import { awsInstanceType } from "../catalog/aws";
-import { azureVmSize } from "../catalog/azure";
+import { AZURE_IB_PARTITION, azureVmSize } from "../catalog/azure";
 import { GPUS } from "../catalog/gpus";
 import { nicInfo } from "../catalog/nics";
 import { planQos, QosPlan } from "../roce/qos";
@@ -130,7 +130,7 @@ function planAzure(spec: ClusterSpec): FabricPlan {
             vmSize: size.name,
             image: azureImage(az, size),
             topoFile: size.ncclTopoFile,
-            partitionLimit: az.quotaRaised ? 300 : 100,
+            partitionLimit: az.quotaRaised ? AZURE_IB_PARTITION.raisedMaxVms : AZURE_IB_PARTITION.defaultMaxVms,
         },
         ncclEnv: azureNcclEnv(size),
         ansibleVars: {},

@@ -36,27 +36,42 @@ export interface SwitchPlan {
     other: ClassLayout;
 }
 
-/** Host NIC settings for the roce_host Ansible role; one set per host (rail names and GID index may differ). */
+/**
+ * Host NIC settings for the roce_host Ansible role; one set per host (rail names and GID index may differ).
+ * Names shared with the role's meta/argument_specs.yml (roce_host_interfaces, _dscp, _priority, _cnp_dscp,
+ * _cnp_priority, _mtu, _pfc, _ecn) keep the role's meaning; the rest are derived values the role can apply or assert.
+ */
 export interface RoceHostVars {
+    /** Rail netdevs (mlnx_qos, ethtool, sysfs ecn); present when the spec gives hosts[i].railNetdevs. */
+    roce_host_interfaces?: string[];
+    /** Rail RDMA devices; the role can find each netdev under /sys/class/infiniband/<dev>/device/net/. */
     roce_host_rdma_devices: string[];
     roce_host_bootstrap_nic: string;
-    roce_host_trust: "dscp";
-    roce_host_dscp2prio: { dscp: number; priority: number }[];
-    roce_host_pfc_priorities: number[];
-    roce_host_pfc_vector: string;
-    roce_host_global_pause: false;
-    roce_host_ecn_np_priorities: number[];
-    roce_host_ecn_rp_priorities: number[];
-    roce_host_cc_prio_mask: number;
+    roce_host_dscp: number;
+    roce_host_priority: number;
     roce_host_cnp_dscp: number;
     roce_host_cnp_priority: number;
     roce_host_mtu: number;
+    /** PFC on roce_host_priority (false: lossy fabric). */
+    roce_host_pfc: boolean;
+    /** DCQCN notification (roce_np) and reaction (roce_rp) on roce_host_priority. */
+    roce_host_ecn: boolean;
+    roce_host_trust: "dscp";
+    /** mlnx_qos --pfc vector, e.g. 0,0,0,1,0,0,0,0 (all zero when lossy). */
+    roce_host_pfc_vector: string;
+    roce_host_global_pause: false;
+    /** mlxconfig ROCE_CC_PRIO_MASK_P1/P2: bit per priority with DCQCN. */
+    roce_host_cc_prio_mask: number;
+    /** ToS for rdma_cm (cma_roce_tos / configfs default_roce_tos) and the verbs tc/1/traffic_class override. */
     roce_host_tos: number;
     roce_host_roce_mode: "RoCE v2";
     roce_host_gid_index: number;
     roce_host_verify_gid: true;
+    /** doRoCE ROCE_ACCL lossy tuning (adaptive retransmission, tx window, slow restart) on: lossy fabrics only. */
     roce_host_lossy_tuning: boolean;
+    /** mlnx_qos --cable_len (metres), the longest host cable. */
     roce_host_cable_length_m: number;
+    /** What /etc/nccl.conf gets on this host. */
     roce_host_nccl_env: Record<string, string>;
 }
 
@@ -66,6 +81,8 @@ export interface HostPlan {
     sshUser?: string;
     /** RDMA devices without port suffix. */
     railNics: string[];
+    /** Rail netdevs, same order as railNics, when the spec gives them. */
+    railNetdevs?: string[];
     bootstrapNic: string;
     gpu: { model: string; count: number };
     gidIndex: number;
@@ -181,21 +198,23 @@ export function planQos(spec: RoceSpec): QosPlan {
             NCCL_IB_GID_INDEX: String(gidIndex),
         };
         const vars: RoceHostVars = {
+            ...(h.railNetdevs ? { roce_host_interfaces: [...h.railNetdevs] } : {}),
             roce_host_rdma_devices: railNics,
             roce_host_bootstrap_nic: h.bootstrapNic,
-            roce_host_trust: "dscp",
-            // Explicit DSCP→priority entries: the NIC default is DSCP/8, which is right only for 24-31 → 3 and 48-55 → 6.
-            roce_host_dscp2prio: [{ dscp: q.roceDscp, priority: q.rocePriority }, { dscp: q.cnpDscp, priority: q.cnpPriority }],
-            roce_host_pfc_priorities: pfcPriorities,
-            roce_host_pfc_vector: pfcVector(pfcPriorities),
-            roce_host_global_pause: false,
-            // DCQCN needs both ends: NP makes CNPs, RP cuts the rate (rule C7); on in both modes (lossy relies on it).
-            roce_host_ecn_np_priorities: [q.rocePriority],
-            roce_host_ecn_rp_priorities: [q.rocePriority],
-            roce_host_cc_prio_mask: 1 << q.rocePriority,
+            // The role sets dscp2prio <dscp>,<priority> explicitly: the NIC default is DSCP/8, which is right only
+            // for 24-31 → 3 and 48-55 → 6 (roce.md §2).
+            roce_host_dscp: q.roceDscp,
+            roce_host_priority: q.rocePriority,
             roce_host_cnp_dscp: q.cnpDscp,
             roce_host_cnp_priority: q.cnpPriority,
             roce_host_mtu: q.mtu,
+            roce_host_pfc: lossless,
+            // DCQCN needs both ends: NP makes CNPs, RP cuts the rate (rule C7); on in both modes (lossy relies on it).
+            roce_host_ecn: true,
+            roce_host_trust: "dscp",
+            roce_host_pfc_vector: pfcVector(pfcPriorities),
+            roce_host_global_pause: false,
+            roce_host_cc_prio_mask: 1 << q.rocePriority,
             roce_host_tos: tos,
             roce_host_roce_mode: "RoCE v2",
             roce_host_gid_index: gidIndex,
@@ -207,7 +226,7 @@ export function planQos(spec: RoceSpec): QosPlan {
         };
         return {
             name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}),
-            railNics, bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
+            railNics, ...(h.railNetdevs ? { railNetdevs: [...h.railNetdevs] } : {}), bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
         };
     });
 

@@ -66,6 +66,9 @@ export const roceHostSchema = z.strictObject({
     }), { error: "must be a list of RDMA device names" })
         .min(1, { error: "must list at least one rail NIC (e.g. [mlx5_0, mlx5_1, ...])" })
         .describe("The RoCE rail NICs by RDMA device name (mlx5_0 …). NCCL_IB_HCA uses exactly these; the roce_host role finds each netdev under /sys/class/infiniband/<dev>/device/net/."),
+    railNetdevs: z.array(z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. ens1f0np0" }))
+        .optional()
+        .describe("The rails' netdev names, in the order of railNics (as `rdma link` pairs them: `link mlx5_0/1 ... netdev ens1f0np0`). @default resolved on the host from /sys/class/infiniband/<dev>/device/net/"),
     bootstrapNic: z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. eno1" })
         .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
     gpu: z.strictObject({
@@ -203,6 +206,11 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
             add(`hosts[${i}].railNics`, `${h.railNics.length} rails for ${h.gpu.count} GPUs: NCCL pairs each GPU with its nearest rail, extra rails stay idle`, h.railNics.length, `at most ${h.gpu.count}`);
         } else if (h.gpu.count % h.railNics.length !== 0) {
             add(`hosts[${i}].railNics`, `${h.railNics.length} rails do not divide ${h.gpu.count} GPUs evenly, so some rails carry more GPUs' traffic than others`, h.railNics.length, `a divisor of ${h.gpu.count} (e.g. ${h.gpu.count})`);
+        }
+        if (h.railNetdevs) {
+            if (h.railNetdevs.length !== h.railNics.length) add(`hosts[${i}].railNetdevs`, `lists ${h.railNetdevs.length} netdevs for ${h.railNics.length} rail NICs; give one per rail, in the same order`, h.railNetdevs.length, String(h.railNics.length));
+            for (const [n, idx] of duplicates(h.railNetdevs)) add(`hosts[${i}].railNetdevs[${idx[1]}]`, `netdev listed twice (also railNetdevs[${idx[0]}])`, n, "each netdev once");
+            if (h.railNetdevs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
         }
         if (devs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
     });

@@ -1,0 +1,74 @@
+import type { FabricPlan } from "../plan";
+import type { ClusterSpec } from "../spec";
+import type { SpecIssue } from "../errors";
+import { carveVpc, ipsPerNode, VPC_PREFIX_RANGE } from "./network";
+
+/**
+ * What AwsEfaCluster refuses before it creates anything. The spec has been parsed (parseClusterSpec already
+ * rejected non-EFA types, a missing GPUDirect opt-in, multi-AZ subnets, capacity block AZ mismatches, too many
+ * nodes for a reservation, a placement group with a capacity block); this adds what only the component knows:
+ * that the spec and plan agree, and the limits of the network it builds. Pure; returns every issue at once.
+ */
+export function checkAwsClusterInput(spec: ClusterSpec, plan: FabricPlan | undefined): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    if (spec.fabric !== "aws-efa") {
+        issues.push({ path: "cluster.fabric", value: spec.fabric, message: "is not the fabric AwsEfaCluster builds", allowed: "aws-efa" });
+    }
+    const aws = spec.aws;
+    if (!aws) {
+        issues.push({ path: "cluster.aws", message: "is missing", allowed: "an aws section (region, availabilityZone, instanceType)" });
+        return issues;
+    }
+    if (!plan) return issues; // only when fabric is wrong, reported above
+    if (plan.fabric !== "aws-efa" || !plan.aws) {
+        issues.push({ path: "plan.fabric", value: plan.fabric, message: "is not an aws-efa plan", allowed: "planCluster(spec) of this spec, or leave plan out" });
+        return issues;
+    }
+    const disagree = (path: string, got: unknown, want: unknown, specPath: string) =>
+        issues.push({ path, value: got, message: `disagrees with ${specPath}`, allowed: `${String(want)} (planCluster(spec) of this spec, or leave plan out)` });
+    if (plan.cluster !== spec.name) disagree("plan.cluster", plan.cluster, spec.name, "cluster.name");
+    if (plan.aws.instanceType !== aws.instanceType) disagree("plan.aws.instanceType", plan.aws.instanceType, aws.instanceType, "cluster.aws.instanceType");
+    if (plan.nodes.count !== spec.nodes) disagree("plan.nodes.count", plan.nodes.count, spec.nodes, "cluster.nodes");
+    if (plan.aws.interfaces.length === 0) {
+        issues.push({ path: "plan.aws.interfaces", value: [], message: "is empty: a node needs at least its primary interface", allowed: "the layout from efaInterfaceLayout" });
+    }
+    if (spec.ssh.publicKey === undefined) {
+        issues.push({ path: "cluster.ssh.publicKey", message: "is missing", allowed: "an OpenSSH public key line (ssh-ed25519 AAAA...)" });
+    }
+
+    const net = aws.network;
+    const given = net.subnets !== undefined && net.subnets.length > 0;
+    if (net.vpcId !== undefined && !given) {
+        issues.push({
+            path: "cluster.aws.network.subnets", message: "is missing: with cluster.aws.network.vpcId the nodes go into a subnet you name",
+            allowed: `one private subnet in ${aws.availabilityZone}, or leave vpcId out and the kit creates the VPC`,
+        });
+    }
+    if (given && aws.access === "bastion") {
+        issues.push({
+            path: "cluster.aws.access", value: "bastion",
+            message: "needs a public subnet, which the kit only creates in its own VPC; in an existing VPC it cannot place a bastion",
+            allowed: "ssm (SSH then comes from cluster.ssh.allowedCidrs, e.g. your VPN), or leave cluster.aws.network out",
+        });
+    }
+    if (!given) {
+        const layout = carveVpc(net.vpcCidr);
+        if (!layout) {
+            issues.push({
+                path: "cluster.aws.network.vpcCidr", value: net.vpcCidr,
+                message: "is too small or too large for the private and public subnet the kit carves from it",
+                allowed: `a /${VPC_PREFIX_RANGE.min} to /${VPC_PREFIX_RANGE.max} block, e.g. 10.0.0.0/16`,
+            });
+        } else {
+            const need = spec.nodes * ipsPerNode(plan.aws.interfaces);
+            if (need > layout.privateUsable) {
+                issues.push({
+                    path: "cluster.aws.network.vpcCidr", value: net.vpcCidr,
+                    message: `leaves ${layout.privateUsable} addresses in the node subnet ${layout.privateCidr}; ${spec.nodes} nodes need ${need}`,
+                    allowed: "a larger block (each prefix bit less doubles the node subnet)",
+                });
+            }
+        }
+    }
+    return issues;
+}

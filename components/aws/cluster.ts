@@ -1,0 +1,398 @@
+import * as aws from "@pulumi/aws";
+import * as pulumi from "@pulumi/pulumi";
+import { SpecError, toInputPropertiesError } from "../errors";
+import { FabricPlan, planCluster } from "../plan";
+import { AwsPlacement, efaDeviceCount } from "../plan/aws";
+import { ClusterSpec } from "../spec";
+import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
+import { checkAwsClusterInput } from "./checks";
+import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
+import { placementSettings, templateInterfaces } from "./template";
+
+/** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
+export interface AwsEfaClusterArgs {
+    /**
+     * The validated cluster spec (`parseClusterSpec`), fabric `aws-efa`. Its `aws` section says where (region, AZ,
+     * network), what (instance type, AMI, root volume), how nodes are placed and how operators get in.
+     */
+    spec: ClusterSpec;
+    /**
+     * The plan of that spec: interfaces per network card, placement, expected bandwidth. Pass it when you already
+     * computed it (RdmaCluster does); it must be the plan of `spec`.
+     * @default planCluster(spec)
+     */
+    plan?: FabricPlan;
+}
+
+/** What the cluster is, for reports and for the validation step. Plain values, known at preview. */
+export interface AwsFabricSummary {
+    instanceType: string;
+    nodes: number;
+    gpusPerNode: number;
+    /** EFA devices per node (`efa` + `efa-only` interfaces) */
+    efaDevicesPerNode: number;
+    /** launch-template interfaces per node, ENA included */
+    interfacesPerNode: number;
+    /** total EFA line rate of one node, Gb/s */
+    rdmaGbpsPerNode: number;
+    placement: AwsPlacement["kind"];
+    /** typical all_reduce busbw for this node count, GB/s, when a published figure or line-rate rule gives one */
+    expectedBusbwGBps?: number;
+    /** the busbw validation requires, GB/s */
+    minBusbwGBps: number;
+    /** where those figures come from */
+    busbwSource: string;
+}
+
+/**
+ * How long `pulumi up` waits for every node of the group to be InService. The provider's default is 10 minutes;
+ * 32-interface P5/P6 instances are often slower than that to launch, and a group that is still short of capacity
+ * after half an hour is better reported as an error than waited on.
+ */
+export const GROUP_CAPACITY_TIMEOUT = "30m";
+
+/**
+ * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
+ * an EFA security group with all-traffic rules to itself both ways, a launch template with one interface per
+ * network card, and all nodes as one Auto Scaling group (placement group, capacity block or ODCR per the plan).
+ *
+ * Region: every regional child and invoke carries `region: spec.aws.region` (AWS provider v7 per-resource region,
+ * https://www.pulumi.com/registry/packages/aws/how-to-guides/aws-enhanced-region-support/), so the spec's region
+ * holds whichever provider is in use, and the default or given provider keeps its credentials, profile and
+ * default tags. No provider child is created.
+ */
+export class AwsEfaCluster extends pulumi.ComponentResource {
+    /** private IPv4 of each node's primary interface, sorted; from one lookup of the group */
+    public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /** public IP of the bastion; undefined with `access: ssm` */
+    public readonly bastionAddress: pulumi.Output<string | undefined>;
+    /** login user on the nodes */
+    public readonly sshUser: string;
+    /** login user on the bastion; undefined with `access: ssm` */
+    public readonly bastionUser: string | undefined;
+    public readonly fabricSummary: AwsFabricSummary;
+    public readonly plan: FabricPlan;
+    public readonly vpcId: pulumi.Output<string>;
+    /** the one subnet every node interface is in */
+    public readonly subnetId: pulumi.Output<string>;
+    /** the EFA security group on every node interface */
+    public readonly securityGroupId: pulumi.Output<string>;
+    public readonly launchTemplateId: pulumi.Output<string>;
+    /** the Auto Scaling group's name */
+    public readonly groupName: pulumi.Output<string>;
+    /** the cluster placement group; undefined when the plan has none */
+    public readonly placementGroupName: pulumi.Output<string | undefined>;
+
+    constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+        const spec = args.spec;
+        const plan = args.plan ?? (spec.fabric === "aws-efa" && spec.aws ? planCluster(spec) : undefined);
+        // Before super(): a refused input leaves nothing registered.
+        const issues = checkAwsClusterInput(spec, plan);
+        if (issues.length > 0 || !plan?.aws || !spec.aws) {
+            throw toInputPropertiesError(new SpecError(issues, `invalid AwsEfaCluster ${name}`));
+        }
+        super("rdmakit:index:AwsEfaCluster", name, {}, opts);
+
+        const ctx: Ctx = {
+            name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region: spec.aws.region, parent: this, tags: baseTags(spec),
+        };
+        const net = createNetwork(ctx);
+        const access = createAccess(ctx, net);
+        const sg = createEfaSecurityGroup(ctx, net, access);
+        const nodes = createNodes(ctx, net, sg, access);
+
+        // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
+        // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
+        const found = aws.ec2.getInstancesOutput({
+            region: ctx.region,
+            filters: [{ name: "tag:aws:autoscaling:groupName", values: [nodes.group.name] }],
+            instanceStateNames: ["running"],
+        }, { parent: this, dependsOn: [nodes.group] });
+
+        const allNodes = plan.validation.allNodes;
+        this.plan = plan;
+        this.nodePrivateIps = found.privateIps.apply(sortIpv4);
+        this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
+        this.sshUser = plan.sshUser;
+        this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
+        this.fabricSummary = {
+            instanceType: plan.aws.instanceType,
+            nodes: plan.nodes.count,
+            gpusPerNode: plan.nodes.gpusPerNode,
+            efaDevicesPerNode: efaDeviceCount(plan.aws.interfaces),
+            interfacesPerNode: plan.aws.interfaces.length,
+            rdmaGbpsPerNode: plan.nics.rdmaGbpsPerNode,
+            placement: plan.aws.placement.kind,
+            ...(allNodes.expectedBusbwGBps !== undefined ? { expectedBusbwGBps: allNodes.expectedBusbwGBps } : {}),
+            minBusbwGBps: allNodes.minBusbwGBps,
+            busbwSource: allNodes.source,
+        };
+        this.vpcId = net.vpcId;
+        this.subnetId = net.subnetId;
+        this.securityGroupId = sg.id;
+        this.launchTemplateId = nodes.template.id;
+        this.groupName = nodes.group.name;
+        this.placementGroupName = nodes.placementGroup ? nodes.placementGroup.name : pulumi.output<string | undefined>(undefined);
+
+        this.registerOutputs({
+            nodePrivateIps: this.nodePrivateIps,
+            bastionAddress: this.bastionAddress,
+            sshUser: this.sshUser,
+            bastionUser: this.bastionUser,
+            fabricSummary: this.fabricSummary,
+            vpcId: this.vpcId,
+            subnetId: this.subnetId,
+            securityGroupId: this.securityGroupId,
+            launchTemplateId: this.launchTemplateId,
+            groupName: this.groupName,
+            placementGroupName: this.placementGroupName,
+        });
+    }
+}
+
+/** What every builder below needs. */
+interface Ctx {
+    name: string;
+    spec: ClusterSpec & { aws: NonNullable<ClusterSpec["aws"]> };
+    plan: FabricPlan & { aws: NonNullable<FabricPlan["aws"]> };
+    region: string;
+    parent: pulumi.Resource;
+    tags: Record<string, string>;
+}
+
+/** The user's tags plus the cluster name; `Name` is added per resource. */
+function baseTags(spec: ClusterSpec): Record<string, string> {
+    return { ...spec.tags, "rdmakit:cluster": spec.name };
+}
+
+function tagsFor(ctx: Ctx, part: string): Record<string, string> {
+    return { ...ctx.tags, Name: `${ctx.spec.name}-${part}` };
+}
+
+interface Network {
+    vpcId: pulumi.Output<string>;
+    /** the node subnet */
+    subnetId: pulumi.Output<string>;
+    /** only in a VPC the kit creates: where the NAT gateway and the bastion live */
+    publicSubnetId?: pulumi.Output<string>;
+}
+
+/**
+ * The given VPC/subnet, or a new VPC with a private node subnet and a public subnet (NAT gateway for egress,
+ * bastion) in the cluster's one AZ. Nodes never get public IPs, so their internet traffic goes through the NAT.
+ */
+function createNetwork(ctx: Ctx): Network {
+    const { name, spec, region, parent } = ctx;
+    const aws_ = spec.aws;
+    const given = aws_.network.subnets?.[0];
+    if (given && aws_.network.vpcId) {
+        return { vpcId: pulumi.output(aws_.network.vpcId), subnetId: pulumi.output(given.id) };
+    }
+    const layout = carveVpc(aws_.network.vpcCidr)!; // checked in checkAwsClusterInput
+    const o = { parent };
+    const vpc = new aws.ec2.Vpc(`${name}-vpc`, {
+        region, cidrBlock: aws_.network.vpcCidr, enableDnsSupport: true, enableDnsHostnames: true, tags: tagsFor(ctx, "vpc"),
+    }, o);
+    const priv = new aws.ec2.Subnet(`${name}-private`, {
+        region, vpcId: vpc.id, cidrBlock: layout.privateCidr, availabilityZone: aws_.availabilityZone,
+        mapPublicIpOnLaunch: false, tags: tagsFor(ctx, "private"),
+    }, o);
+    const pub = new aws.ec2.Subnet(`${name}-public`, {
+        region, vpcId: vpc.id, cidrBlock: layout.publicCidr, availabilityZone: aws_.availabilityZone,
+        // off even here: the bastion asks for its public IP explicitly, and nothing else should get one
+        mapPublicIpOnLaunch: false, tags: tagsFor(ctx, "public"),
+    }, o);
+    const igw = new aws.ec2.InternetGateway(`${name}-igw`, { region, vpcId: vpc.id, tags: tagsFor(ctx, "igw") }, o);
+    const eip = new aws.ec2.Eip(`${name}-nat-eip`, { region, domain: "vpc", tags: tagsFor(ctx, "nat") }, o);
+    const nat = new aws.ec2.NatGateway(`${name}-nat`, {
+        region, allocationId: eip.id, subnetId: pub.id, connectivityType: "public", tags: tagsFor(ctx, "nat"),
+    }, { parent, dependsOn: [igw] });
+    const pubRt = new aws.ec2.RouteTable(`${name}-public-rt`, {
+        region, vpcId: vpc.id, routes: [{ cidrBlock: "0.0.0.0/0", gatewayId: igw.id }], tags: tagsFor(ctx, "public"),
+    }, o);
+    new aws.ec2.RouteTableAssociation(`${name}-public-rta`, { region, subnetId: pub.id, routeTableId: pubRt.id }, o);
+    const privRt = new aws.ec2.RouteTable(`${name}-private-rt`, {
+        region, vpcId: vpc.id, routes: [{ cidrBlock: "0.0.0.0/0", natGatewayId: nat.id }], tags: tagsFor(ctx, "private"),
+    }, o);
+    new aws.ec2.RouteTableAssociation(`${name}-private-rta`, { region, subnetId: priv.id, routeTableId: privRt.id }, o);
+    return { vpcId: vpc.id, subnetId: priv.id, publicSubnetId: pub.id };
+}
+
+interface Access {
+    /** the bastion's security group: the only SSH source of the nodes */
+    bastionSecurityGroupId?: pulumi.Output<string>;
+    bastion?: aws.ec2.Instance;
+    /** SSM: the nodes' instance profile */
+    instanceProfileArn?: pulumi.Output<string>;
+    keyName: pulumi.Output<string>;
+}
+
+/**
+ * The way in. `bastion`: a small instance in the public subnet, SSH from cluster.ssh.allowedCidrs only, IMDSv2,
+ * encrypted root. `ssm`: no bastion; the nodes get an instance profile with AmazonSSMManagedInstanceCore
+ * (source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-instance-permissions.html).
+ */
+function createAccess(ctx: Ctx, net: Network): Access {
+    const { name, spec, region, parent } = ctx;
+    const o = { parent };
+    const key = new aws.ec2.KeyPair(`${name}-key`, {
+        region, keyNamePrefix: `${spec.name}-`, publicKey: spec.ssh.publicKey!, tags: tagsFor(ctx, "key"),
+    }, o);
+    if (spec.aws.access === "ssm") {
+        const role = new aws.iam.Role(`${name}-node-role`, {
+            assumeRolePolicy: JSON.stringify({
+                Version: "2012-10-17",
+                Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
+            }),
+            tags: tagsFor(ctx, "node"),
+        }, o);
+        new aws.iam.RolePolicyAttachment(`${name}-node-ssm`, {
+            role: role.name,
+            policyArn: `arn:${partitionOf(region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
+        }, o);
+        const profile = new aws.iam.InstanceProfile(`${name}-node-profile`, { role: role.name, tags: tagsFor(ctx, "node") }, o);
+        return { instanceProfileArn: profile.arn, keyName: key.keyName };
+    }
+
+    const sg = new aws.ec2.SecurityGroup(`${name}-bastion-sg`, {
+        region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: bastion, SSH from the allowed CIDRs`,
+        tags: tagsFor(ctx, "bastion"),
+    }, o);
+    spec.ssh.allowedCidrs.forEach((cidr, i) => {
+        new aws.vpc.SecurityGroupIngressRule(`${name}-bastion-ssh-${i}`, {
+            region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIpv4: cidr,
+            description: "SSH from cluster.ssh.allowedCidrs", tags: tagsFor(ctx, "bastion"),
+        }, o);
+    });
+    new aws.vpc.SecurityGroupEgressRule(`${name}-bastion-egress`, {
+        region, securityGroupId: sg.id, ipProtocol: "-1", cidrIpv4: "0.0.0.0/0",
+        description: "SSH on to the nodes, package updates", tags: tagsFor(ctx, "bastion"),
+    }, o);
+    const arch = isGravitonType(spec.aws.bastionInstanceType) ? "arm64" : "x86_64";
+    const ami = aws.ec2.getAmiOutput({ region, ...bastionAmiQuery(arch) }, { parent });
+    const bastion = new aws.ec2.Instance(`${name}-bastion`, {
+        region,
+        ami: ami.id,
+        instanceType: spec.aws.bastionInstanceType,
+        subnetId: net.publicSubnetId!,
+        vpcSecurityGroupIds: [sg.id],
+        associatePublicIpAddress: true,
+        keyName: key.keyName,
+        metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1 },
+        rootBlockDevice: { encrypted: true, volumeType: "gp3", deleteOnTermination: true },
+        tags: tagsFor(ctx, "bastion"),
+        volumeTags: tagsFor(ctx, "bastion"),
+    }, o);
+    return { bastionSecurityGroupId: sg.id, bastion, keyName: key.keyName };
+}
+
+/**
+ * The EFA security group, on every node interface. Rules are separate `aws.vpc.SecurityGroup{Ingress,Egress}Rule`
+ * resources, not inline blocks: the group is an output platform teams attach their own rules to, and inline rules
+ * would delete those on the next update (the provider's guidance is not to mix the two styles on one group).
+ * The self rules are all-protocol (-1) both ways: EFA traffic is neither IPv4 nor IPv6, so the 0.0.0.0/0 egress
+ * rule does not cover it and a missing self egress rule hangs NCCL at the first collective
+ * (source: https://docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-sg.html; aws-efa.md §2.4).
+ */
+function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2.SecurityGroup {
+    const { name, spec, region, parent } = ctx;
+    const o = { parent };
+    const sg = new aws.ec2.SecurityGroup(`${name}-efa-sg`, {
+        region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: EFA, all traffic between nodes`,
+        tags: tagsFor(ctx, "efa"),
+    }, o);
+    new aws.vpc.SecurityGroupIngressRule(`${name}-efa-self-in`, {
+        region, securityGroupId: sg.id, ipProtocol: "-1", referencedSecurityGroupId: sg.id,
+        description: "EFA: all traffic from cluster nodes", tags: tagsFor(ctx, "efa"),
+    }, o);
+    new aws.vpc.SecurityGroupEgressRule(`${name}-efa-self-out`, {
+        region, securityGroupId: sg.id, ipProtocol: "-1", referencedSecurityGroupId: sg.id,
+        description: "EFA: all traffic to cluster nodes", tags: tagsFor(ctx, "efa"),
+    }, o);
+    new aws.vpc.SecurityGroupEgressRule(`${name}-egress-all`, {
+        region, securityGroupId: sg.id, ipProtocol: "-1", cidrIpv4: "0.0.0.0/0",
+        description: "IPv4 egress through the NAT gateway", tags: tagsFor(ctx, "efa"),
+    }, o);
+    if (access.bastionSecurityGroupId) {
+        new aws.vpc.SecurityGroupIngressRule(`${name}-ssh-from-bastion`, {
+            region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 22, toPort: 22,
+            referencedSecurityGroupId: access.bastionSecurityGroupId, description: "SSH from the bastion", tags: tagsFor(ctx, "efa"),
+        }, o);
+    } else {
+        spec.ssh.allowedCidrs.forEach((cidr, i) => {
+            new aws.vpc.SecurityGroupIngressRule(`${name}-ssh-in-${i}`, {
+                region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIpv4: cidr,
+                description: "SSH from cluster.ssh.allowedCidrs", tags: tagsFor(ctx, "efa"),
+            }, o);
+        });
+    }
+    return sg;
+}
+
+interface Nodes {
+    template: aws.ec2.LaunchTemplate;
+    group: aws.autoscaling.Group;
+    placementGroup?: aws.ec2.PlacementGroup;
+}
+
+/**
+ * The nodes as ONE Auto Scaling group on ONE launch template, so the resource count does not depend on the node
+ * count. An ASG rather than an EC2 Fleet `instant`: the bridged provider manages an ASG fully (update in place,
+ * wait for capacity, delete), it replaces a failed node on its own, and it launches into Capacity Blocks and
+ * targeted ODCRs named in the launch template
+ * (source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html); an
+ * `instant` fleet is a one-shot request whose instances the provider neither tracks nor replaces.
+ */
+function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access): Nodes {
+    const { name, spec, plan, region, parent } = ctx;
+    const o = { parent };
+    const place = placementSettings(plan.aws.placement);
+    const placementGroup = place.placementGroup
+        ? new aws.ec2.PlacementGroup(`${name}-pg`, { region, strategy: "cluster", tags: tagsFor(ctx, "pg") }, o)
+        : undefined;
+
+    // The one AMI lookup for the nodes (also for a given AMI: it checks region and architecture, and gives the
+    // root device name the volume mapping needs).
+    const ami = aws.ec2.getAmiOutput({ region, ...nodeAmiQuery(plan.aws.arch, spec.aws.ami) }, { parent });
+    const nodeTags = { ...tagsFor(ctx, "node"), "rdmakit:role": "node" };
+    const template = new aws.ec2.LaunchTemplate(`${name}-lt`, {
+        region,
+        description: `rdmakit ${spec.name}: ${plan.aws.instanceType}, ${plan.aws.interfaces.length} interfaces`,
+        imageId: ami.id,
+        instanceType: plan.aws.instanceType,
+        keyName: access.keyName,
+        networkInterfaces: templateInterfaces(plan.aws.interfaces, sg.id, net.subnetId),
+        metadataOptions: {
+            httpEndpoint: "enabled",
+            httpTokens: "required",
+            // 2: containers on the node (one hop more) still reach IMDSv2
+            httpPutResponseHopLimit: 2,
+            instanceMetadataTags: "disabled",
+        },
+        blockDeviceMappings: [{
+            deviceName: ami.rootDeviceName,
+            ebs: { volumeSize: spec.aws.rootVolumeGiB, volumeType: "gp3", encrypted: "true", deleteOnTermination: "true" },
+        }],
+        ...(place.marketType ? { instanceMarketOptions: { marketType: place.marketType } } : {}),
+        ...(place.reservationId
+            ? { capacityReservationSpecification: { capacityReservationTarget: { capacityReservationId: place.reservationId } } }
+            : {}),
+        ...(access.instanceProfileArn ? { iamInstanceProfile: { arn: access.instanceProfileArn } } : {}),
+        tagSpecifications: ["instance", "volume", "network-interface"].map((resourceType) => ({ resourceType, tags: nodeTags })),
+        tags: tagsFor(ctx, "lt"),
+    }, o);
+
+    const group = new aws.autoscaling.Group(`${name}-nodes`, {
+        region,
+        minSize: spec.nodes,
+        maxSize: spec.nodes,
+        desiredCapacity: spec.nodes,
+        vpcZoneIdentifiers: [net.subnetId],
+        launchTemplate: { id: template.id, version: template.latestVersion.apply((v) => `${v}`) },
+        ...(placementGroup ? { placementGroup: placementGroup.name } : {}),
+        healthCheckType: "EC2",
+        waitForCapacityTimeout: GROUP_CAPACITY_TIMEOUT,
+        tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
+    }, o);
+    return { template, group, placementGroup };
+}

@@ -1,0 +1,160 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as compute from "@pulumi/azure-native/compute";
+import * as network from "@pulumi/azure-native/network";
+import * as resources from "@pulumi/azure-native/resources";
+import * as local from "@pulumi/command/local";
+import { SpecError, toInputPropertiesError } from "../errors";
+import { FabricPlan, planCluster } from "../plan";
+import { ClusterSpec, parseClusterSpec } from "../spec";
+import { nodeIpLookupScript, parseNodeIps, subscriptionOf } from "./nodeIps";
+import { AzureLayout, azureLayout, fabricIssues, jumpHostArgs, layoutIssues, nsgRules, scaleSetArgs } from "./settings";
+import { AzureFabricSummary, azureFabricSummary } from "./summary";
+
+export const AZURE_INFINIBAND_CLUSTER_TOKEN = "rdmakit:index:AzureInfinibandCluster";
+
+export interface AzureInfinibandClusterArgs {
+    /**
+     * The cluster, as `parseClusterSpec` returns it; `fabric` must be `azure-ib`. It is checked again here, so a
+     * spec built in code gets the same errors as one read from stack config. The node count is plain (not an
+     * Input): it is the scale set's capacity, and the resource count does not depend on it.
+     */
+    spec: ClusterSpec;
+    /**
+     * The fabric plan of this spec; pass it when the program already made one, so that every part reads the same
+     * decisions.
+     * @default planCluster(spec)
+     */
+    plan?: FabricPlan;
+}
+
+/**
+ * GPU VMs that share one InfiniBand partition: one Uniform VM scale set (single placement group) in a private
+ * subnet with NAT egress, a VNet clear of Azure's RDMA range 172.16.0.0/16, an NSG that admits SSH only from
+ * `cluster.ssh.allowedCidrs`, and a jump host as the only public way in. Every decision is read from the plan;
+ * the resource count does not depend on the node count (10 resources, 11 when the kit creates the resource group).
+ */
+export class AzureInfinibandCluster extends pulumi.ComponentResource {
+    /** Private IPv4 addresses of the GPU nodes, sorted; one `az vmss nic list` call reads them. */
+    public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /** Public IP of the jump host (ProxyJump target); known once the jump host VM exists. */
+    public readonly jumpHostAddress: pulumi.Output<string>;
+    /** Login user on the jump host and on every node. */
+    public readonly adminUser: pulumi.Output<string>;
+    /** Size, HCAs per node, expected busbw and NCCL topology file, from the plan. */
+    public readonly fabricSummary: pulumi.Output<AzureFabricSummary>;
+    public readonly resourceGroupName: pulumi.Output<string>;
+    public readonly vmssName: pulumi.Output<string>;
+    public readonly vnetId: pulumi.Output<string>;
+    public readonly subnetId: pulumi.Output<string>;
+    public readonly nsgId: pulumi.Output<string>;
+
+    constructor(name: string, args: AzureInfinibandClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+        // Checked before super(): a bad input registers nothing, not even the component.
+        const { spec, plan, layout } = checkArgs(args);
+        super(AZURE_INFINIBAND_CLUSTER_TOKEN, name, {}, opts);
+        const child = { parent: this };
+        const az = spec.azure!;
+        const { location, tags } = layout;
+
+        const resourceGroupName: pulumi.Output<string> = layout.existingResourceGroup !== undefined
+            ? pulumi.output(layout.existingResourceGroup)
+            : new resources.ResourceGroup(`${name}-rg`, { location, tags }, child).name;
+        const rg = { resourceGroupName, location };
+
+        const nsg = new network.NetworkSecurityGroup(`${name}-nsg`, { ...rg, securityRules: nsgRules(spec.ssh.allowedCidrs), tags }, child);
+
+        // Explicit egress for nodes without public IPs (apt, DOCA and NVIDIA repositories): Azure is retiring default
+        // outbound access, and subnets made with network API 2025-07-01 or later are private by default.
+        // source: MicrosoftDocs/azure-docs:articles/virtual-network/ip-services/default-outbound-access.md;
+        // https://techcommunity.microsoft.com/t5/azure-networking-blog/private-subnets-by-default-in-azure-virtual-networks-what/ba-p/4513778
+        const natIp = new network.PublicIPAddress(`${name}-nat-ip`, {
+            ...rg, sku: { name: "Standard" }, publicIPAllocationMethod: "Static", publicIPAddressVersion: "IPv4", tags,
+        }, child);
+        const nat = new network.NatGateway(`${name}-nat`, { ...rg, sku: { name: "Standard" }, publicIpAddresses: [{ id: natIp.id }], tags }, child);
+
+        // The subnet is its own resource, so the VNet must not list subnets inline (the two would fight).
+        const vnet = new network.VirtualNetwork(`${name}-vnet`, { ...rg, addressSpace: { addressPrefixes: [az.vnetCidr] }, tags }, child);
+        const subnet = new network.Subnet(`${name}-subnet`, {
+            resourceGroupName,
+            virtualNetworkName: vnet.name,
+            addressPrefix: az.subnetCidr,
+            natGateway: { id: nat.id },
+            defaultOutboundAccess: false,
+        }, child);
+        const refs = { resourceGroupName, subnetId: subnet.id, nsgId: nsg.id };
+
+        const jumpIp = new network.PublicIPAddress(`${name}-jump-ip`, {
+            ...rg, sku: { name: "Standard" }, publicIPAllocationMethod: "Static", publicIPAddressVersion: "IPv4", tags,
+        }, child);
+        const jumpNic = new network.NetworkInterface(`${name}-jump-nic`, {
+            ...rg,
+            networkSecurityGroup: { id: nsg.id },
+            ipConfigurations: [{
+                name: "ipconfig1", primary: true, subnet: { id: subnet.id },
+                privateIPAllocationMethod: "Dynamic", publicIPAddress: { id: jumpIp.id },
+            }],
+            tags,
+        }, child);
+        const jump = new compute.VirtualMachine(`${name}-jump`, jumpHostArgs(layout, spec, { ...refs, nicId: jumpNic.id }), child);
+
+        const vmss = new compute.VirtualMachineScaleSet(`${name}-vmss`, scaleSetArgs(layout, plan, spec, refs), child);
+
+        // One list call for all nodes (see nodeIps.ts for why it is the CLI). Its environment carries the scale
+        // set's identity and capacity, so it runs again exactly when the set is replaced or resized.
+        const lookup = new local.Command(`${name}-node-ips`, {
+            create: nodeIpLookupScript(),
+            environment: {
+                RDMAKIT_SUBSCRIPTION: vmss.id.apply(subscriptionOf),
+                RDMAKIT_RESOURCE_GROUP: resourceGroupName,
+                RDMAKIT_VMSS: vmss.name,
+                RDMAKIT_VMSS_UNIQUE_ID: vmss.uniqueId,
+                RDMAKIT_CAPACITY: vmss.sku.apply((s) => String(s?.capacity ?? layout.nodes)),
+            },
+            addPreviousOutputInEnv: false,
+            logging: "stderr",
+        }, child);
+
+        this.nodePrivateIps = pulumi.all([lookup.stdout, vmss.name]).apply(([stdout, vmssName]) =>
+            parseNodeIps(stdout, { nodes: layout.nodes, subnetCidr: az.subnetCidr, vmss: vmssName }));
+        this.jumpHostAddress = pulumi.all([jumpIp.ipAddress, jump.id]).apply(([address]) => {
+            if (!address) throw new Error(`rdmakit: the jump host's static public IP of ${name} has no address`);
+            return address;
+        });
+        this.adminUser = pulumi.output(layout.adminUser);
+        this.fabricSummary = pulumi.output(azureFabricSummary(plan));
+        this.resourceGroupName = resourceGroupName;
+        this.vmssName = vmss.name;
+        this.vnetId = vnet.id;
+        this.subnetId = subnet.id;
+        this.nsgId = nsg.id;
+
+        this.registerOutputs({
+            nodePrivateIps: this.nodePrivateIps,
+            jumpHostAddress: this.jumpHostAddress,
+            adminUser: this.adminUser,
+            fabricSummary: this.fabricSummary,
+            resourceGroupName: this.resourceGroupName,
+            vmssName: this.vmssName,
+            vnetId: this.vnetId,
+            subnetId: this.subnetId,
+            nsgId: this.nsgId,
+        });
+    }
+}
+
+/** Spec, plan and layout, or a pulumi.InputPropertiesError naming every bad field. */
+function checkArgs(args: AzureInfinibandClusterArgs): { spec: ClusterSpec; plan: FabricPlan; layout: AzureLayout } {
+    let spec: ClusterSpec;
+    try {
+        spec = parseClusterSpec(args.spec);
+    } catch (err) {
+        if (err instanceof SpecError) throw toInputPropertiesError(err);
+        throw err;
+    }
+    const wrongFabric = fabricIssues(spec);
+    if (wrongFabric.length > 0) throw toInputPropertiesError(new SpecError(wrongFabric, "AzureInfinibandCluster"));
+    const plan = args.plan ?? planCluster(spec);
+    const issues = layoutIssues(spec, plan);
+    if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, "AzureInfinibandCluster"));
+    return { spec, plan, layout: azureLayout(spec, plan) };
+}

@@ -1,0 +1,116 @@
+/**
+ * RoceCluster: the bare-metal RoCEv2 fabric component. It creates no cloud resources. It validates the spec, plans
+ * the QoS (or takes the caller's plan), renders every switch's configuration, refuses to go on if the plan breaks
+ * any of rules C1–C13, and pushes each switch's configuration with one `@pulumi/command` resource per switch.
+ * Nothing is created per GPU host: hosts are configured by the roce_host Ansible role from the outputs here.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import * as command from "@pulumi/command";
+import * as path from "node:path";
+import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
+import { checkConsistency, formatViolation, type Violation } from "./consistency";
+import { pushCommandFor } from "./push";
+import { planQos, type QosPlan, type RoceHostVars } from "./qos";
+import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
+import { checkRoceSpec, type RoceSpec } from "./spec";
+
+export interface RoceClusterArgs {
+    /** The validated `cluster.roce` section. */
+    spec: RoceSpec;
+    /** The QoS plan. @default planQos(spec) */
+    qos?: QosPlan;
+    /** SSH private key (PEM/OpenSSH) for the switches; keep it secret. @default the SSH agent */
+    sshPrivateKey?: pulumi.Input<string>;
+    /** Push the rendered configurations to the switches. When false, configs are rendered and exported only. @default true */
+    pushSwitchConfig?: boolean;
+    /** Where copies of EOS configurations (and their backups) are kept. @default out/<stack>/switches */
+    outDir?: string;
+}
+
+/** One GPU host as the Ansible run needs it. */
+export interface RoceAnsibleHost {
+    name: string;
+    address: string;
+    sshUser?: string;
+    vars: RoceHostVars;
+}
+
+export class RoceCluster extends pulumi.ComponentResource {
+    /** The QoS plan everything was rendered from. */
+    public readonly qos: QosPlan;
+    /** The rendered switch configurations (text + digest). */
+    public readonly switchConfigs: RenderedSwitchConfig[];
+    /** Hosts with their roce_host_* variables, for the Ansible inventory. */
+    public readonly hosts: pulumi.Output<RoceAnsibleHost[]>;
+    /** sha256 of each switch's rendered configuration, by switch name. */
+    public readonly switchConfigDigests: pulumi.Output<Record<string, string>>;
+    /** NCCL variables shared by all hosts. */
+    public readonly ncclEnv: pulumi.Output<Record<string, string>>;
+    /** Full NCCL environment per host (HCA list and GID index may differ per host). */
+    public readonly hostNcclEnv: pulumi.Output<Record<string, Record<string, string>>>;
+    /** The push commands, by switch name (empty when pushSwitchConfig is false). */
+    public readonly pushes: Record<string, command.remote.Command | command.local.Command>;
+
+    constructor(name: string, args: RoceClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("rdmakit:index:RoceCluster", name, {}, opts);
+
+        // Validate before creating anything.
+        const issues: SpecIssue[] = checkRoceSpec(args.spec);
+        if (issues.length) throw toInputPropertiesError(new SpecError(issues, `RoceCluster ${name}: invalid spec`));
+        const plan = args.qos ?? planQos(args.spec);
+        const rendered = renderSwitchConfigs(plan);
+        const violations: Violation[] = checkConsistency(plan, rendered);
+        if (violations.length) {
+            throw new pulumi.InputPropertiesError({
+                message: `RoceCluster ${name}: the QoS plan breaks ${violations.length} consistency rule(s):\n` + violations.map((v) => "  - " + formatViolation(v)).join("\n"),
+                errors: violations.map((v) => ({ propertyPath: "qos", reason: formatViolation(v) })),
+            });
+        }
+        this.qos = plan;
+        this.switchConfigs = rendered;
+
+        const push = args.pushSwitchConfig ?? true;
+        const outDir = args.outDir ?? path.join("out", pulumi.getStack(), "switches");
+        const key = args.sshPrivateKey === undefined ? undefined : pulumi.secret(args.sshPrivateKey);
+        this.pushes = {};
+        if (push) {
+            for (const cfg of rendered) {
+                const sw = plan.switches.find((s) => s.name === cfg.switch)!;
+                const cmd = pushCommandFor(cfg, sw, outDir);
+                const resName = `${name}-${sw.name}-qos`;
+                if (cmd.via === "remote") {
+                    this.pushes[sw.name] = new command.remote.Command(resName, {
+                        connection: { host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}) },
+                        create: cmd.create,
+                        update: cmd.update,
+                        delete: cmd.delete,
+                        stdin: cmd.stdin,
+                        // No `environment` here: remote env needs sshd AcceptEnv; the digest is in the script itself.
+                        addPreviousOutputInEnv: false,
+                    }, { parent: this });
+                } else {
+                    this.pushes[sw.name] = new command.local.Command(resName, {
+                        create: cmd.create,
+                        update: cmd.update,
+                        delete: cmd.delete,
+                        stdin: cmd.stdin,
+                        environment: key ? pulumi.all([key]).apply(([k]) => ({ ...cmd.environment, RDMAKIT_SSH_KEY: k })) : cmd.environment,
+                        addPreviousOutputInEnv: false,
+                    }, { parent: this, additionalSecretOutputs: ["environment"] });
+                }
+            }
+        }
+
+        this.hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
+        this.switchConfigDigests = pulumi.output(Object.fromEntries(rendered.map((r) => [r.switch, r.digest])));
+        this.ncclEnv = pulumi.output(plan.ncclEnv);
+        this.hostNcclEnv = pulumi.output(Object.fromEntries(plan.hosts.map((h) => [h.name, h.ncclEnv])));
+
+        this.registerOutputs({
+            hosts: this.hosts,
+            switchConfigDigests: this.switchConfigDigests,
+            ncclEnv: this.ncclEnv,
+            hostNcclEnv: this.hostNcclEnv,
+        });
+    }
+}

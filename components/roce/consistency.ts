@@ -1,0 +1,387 @@
+/**
+ * Consistency rules C1–C13 (../shared/research/roce.md §5) as one pure function over the QoS plan (host side: the
+ * roce_host_* variables and the NCCL environment of every host) and the rendered switch configurations.
+ *
+ * The switch side is read back from the rendered text (config_db.json, NVUE YAML, EOS CLI), not from the plan, so
+ * a renderer bug, a hand edit of a saved config or a plan/host mismatch all show up as violations. Each violation
+ * names the rule, the devices and the values that disagree.
+ */
+import { parse as parseYaml } from "yaml";
+import type { QosPlan, HostPlan } from "./qos";
+import type { RenderedSwitchConfig } from "./render";
+import type { NetworkOs } from "./spec";
+
+export type RuleId = "C1" | "C2" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13";
+
+export interface Violation {
+    rule: RuleId;
+    /** Hosts and/or switches (switch ports as `switch:port`) that disagree. */
+    devices: string[];
+    message: string;
+    values: Record<string, unknown>;
+}
+
+export const RULES: Readonly<Record<RuleId, string>> = {
+    C1: "host RoCE DSCP (NCCL_IB_TC >> 2, rdma_cm ToS >> 2) is mapped by every switch to the RoCE (lossless) queue",
+    C2: "host dscp2prio(RoCE DSCP) = host PFC priority = switch PFC priority, and that priority pauses the RoCE queue",
+    C3: "exactly one lossless priority; the CNP priority has no PFC and is scheduled strict",
+    C4: "the RoCE PG has a lossless buffer profile and the cable length matches the real cable",
+    C5: "trust DSCP on NIC and switch; 802.3x link pause off where PFC runs",
+    C6: "the CNP DSCP is classified into the strict CNP queue",
+    C7: "ECN marking on the RoCE queue ⇔ NIC ECN notification (NP) and reaction (RP) on the RoCE priority",
+    C8: "NCCL_IB_TC carries ECT(0): NCCL_IB_TC & 3 == 2",
+    C9: "switch MTU ≥ host MTU ≥ 4200; SONiC lossless traffic pattern MTU ≥ host MTU",
+    C10: "NCCL_IB_GID_INDEX is the index the host role verifies as RoCE v2 / IPv4",
+    C11: "PFC watchdog on every PFC port and priority, action drop, detection ≥ poll interval",
+    C12: "switch mode and host mode agree (lossless ⇔ host PFC on; lossy ⇔ host PFC off + lossy NIC tuning)",
+    C13: "NCCL_IB_HCA lists exactly the rail NICs; NCCL_SOCKET_IFNAME is the bootstrap NIC",
+};
+
+/** What one switch port does with traffic, as read from a rendered configuration. */
+export interface PortView {
+    port: string;
+    dscpToTc: Record<number, number>;
+    /** NVUE only: DSCP → switch priority. */
+    dscpToPriority?: Record<number, number>;
+    tcToQueue: Record<number, number>;
+    tcToPg: Record<number, number>;
+    /** PFC priority → the queue its pause frames stop. */
+    pfcToQueue: Record<number, number>;
+    pfcPriorities: number[];
+    watchdogPriorities: number[];
+    watchdogAction?: string;
+    /** false when the watchdog's detection time is below its poll interval. */
+    watchdogTimersOk: boolean;
+    ecnQueues: number[];
+    strictQueues: number[];
+    mtu?: number;
+    trustDscp: boolean;
+    linkPause: boolean;
+    /** PGs with a lossless buffer profile (SONiC BUFFER_PG). undefined where the OS sizes headroom itself (EOS). */
+    losslessPgs?: number[];
+    cableLengthM?: number;
+}
+
+export interface SwitchView {
+    name: string;
+    os: NetworkOs;
+    /** NVUE `qos roce mode`; otherwise derived (PFC on any port → lossless). */
+    mode: "lossless" | "lossy";
+    ports: PortView[];
+    losslessPatternMtu?: number;
+}
+
+const nums = (s: string) => (s === "" ? [] : s.split(",").map((x) => Number(x.trim())));
+const toNumMap = (o: Record<string, unknown> | undefined): Record<number, number> =>
+    Object.fromEntries(Object.entries(o ?? {}).map(([k, v]) => [Number(k), Number(v)]));
+const identity8 = (): Record<number, number> => Object.fromEntries(Array.from({ length: 8 }, (_, i) => [i, i]));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Readers
+
+type Db = Record<string, Record<string, Record<string, string>>>;
+
+export function readSonic(name: string, text: string): SwitchView {
+    const db = JSON.parse(text) as Db;
+    const t = (table: string) => db[table] ?? {};
+    const wd = t("PFC_WD");
+    const poll = Number(wd.GLOBAL?.POLL_INTERVAL ?? 0);
+    const ports: PortView[] = [];
+    for (const [port, qm] of Object.entries(t("PORT_QOS_MAP"))) {
+        if (port === "global") continue;
+        const pfc = nums(qm.pfc_enable ?? "");
+        const queues = Object.entries(t("QUEUE")).filter(([k]) => k.split("|")[0] === port);
+        const ecnQueues: number[] = [];
+        const strictQueues: number[] = [];
+        for (const [k, q] of queues) {
+            const idx = nums(k.split("|")[1].replace("-", ","));
+            const wred = q.wred_profile ? t("WRED_PROFILE")[q.wred_profile] : undefined;
+            if (wred && wred.ecn && wred.ecn !== "ecn_none") ecnQueues.push(...idx);
+            const sched = q.scheduler ? t("SCHEDULER")[q.scheduler] : undefined;
+            if (sched?.type === "STRICT") strictQueues.push(...idx);
+        }
+        const pgs = Object.entries(t("BUFFER_PG"))
+            .filter(([k, v]) => k.split("|")[0] === port && (v.profile === "NULL" || /lossless/.test(v.profile ?? "")))
+            .flatMap(([k]) => { const [a, b] = k.split("|")[1].split("-").map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); });
+        const cable = Object.values(t("CABLE_LENGTH")).map((row) => row[port]).find((v) => v !== undefined);
+        const pw = wd[port];
+        ports.push({
+            port,
+            dscpToTc: toNumMap(t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map ?? ""]),
+            tcToQueue: toNumMap(t("TC_TO_QUEUE_MAP")[qm.tc_to_queue_map ?? ""]),
+            tcToPg: toNumMap(t("TC_TO_PRIORITY_GROUP_MAP")[qm.tc_to_pg_map ?? ""]),
+            pfcToQueue: toNumMap(t("MAP_PFC_PRIORITY_TO_QUEUE")[qm.pfc_to_queue_map ?? ""]),
+            pfcPriorities: pfc,
+            watchdogPriorities: pw ? nums(qm.pfcwd_sw_enable ?? "") : [],
+            watchdogAction: pw?.action,
+            watchdogTimersOk: !pw || (Number(pw.detection_time) >= poll && Number(pw.restoration_time) >= poll),
+            ecnQueues, strictQueues,
+            mtu: db.PORT?.[port]?.mtu !== undefined ? Number(db.PORT[port].mtu) : undefined,
+            trustDscp: Boolean(qm.dscp_to_tc_map && t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map]),
+            linkPause: false, // config_db has no 802.3x pause field; SONiC ports do not send link pause by default
+            losslessPgs: pgs,
+            cableLengthM: cable ? Number(cable.replace(/m$/, "")) : undefined,
+        });
+    }
+    const pattern = Object.values(t("LOSSLESS_TRAFFIC_PATTERN"))[0];
+    return {
+        name, os: "sonic",
+        mode: ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy",
+        ports,
+        losslessPatternMtu: pattern?.mtu ? Number(pattern.mtu) : undefined,
+    };
+}
+
+type Obj = Record<string, any>;  
+
+export function readNvue(name: string, text: string): SwitchView {
+    const doc = parseYaml(text) as Obj[];
+    const set: Obj = Object.assign({}, ...doc.filter((op) => op.set).map((op) => op.set));
+    const qos: Obj = set.qos ?? {};
+    const prof = "default-global";
+    const mapping: Obj = qos.mapping?.[prof] ?? {};
+    const dscpToPriority = Object.fromEntries(Object.entries<Obj>(mapping.dscp ?? {}).map(([d, v]) => [Number(d), Number(v["switch-priority"])]));
+    const spToTc = Object.fromEntries(Object.entries<Obj>(qos["egress-queue-mapping"]?.[prof]?.["switch-priority"] ?? {}).map(([sp, v]) => [Number(sp), Number(v["traffic-class"])]));
+    const dscpToTc = Object.fromEntries(Object.entries(dscpToPriority).map(([d, sp]) => [Number(d), spToTc[sp]]));
+    const pfcProf: Obj | undefined = qos.pfc?.[prof];
+    const pfcOn = pfcProf && pfcProf.tx !== "disable" && pfcProf.rx !== "disable";
+    const pfc = pfcOn ? Object.keys(pfcProf["switch-priority"] ?? {}).map(Number) : [];
+    const sched: Obj = qos["egress-scheduler"]?.[prof]?.["traffic-class"] ?? {};
+    const cc: Obj = qos["congestion-control"]?.[prof]?.["traffic-class"] ?? {};
+    const wd: Obj = qos["pfc-watchdog"] ?? {};
+    const ports: PortView[] = Object.entries<Obj>(set.interface ?? {}).map(([port, iface]) => ({
+        port,
+        dscpToTc, dscpToPriority,
+        tcToQueue: identity8(), // NVUE traffic class = egress queue (CL-QoS)
+        tcToPg: {},
+        pfcToQueue: spToTc,
+        pfcPriorities: pfc,
+        watchdogPriorities: iface.qos?.["pfc-watchdog"]?.state === "enable" ? pfc : [],
+        watchdogAction: iface.qos?.["pfc-watchdog"]?.state === "enable" ? "drop" : undefined, // the Cumulus watchdog drops on the stuck queue (CL-QoS)
+        watchdogTimersOk: wd.robustness === undefined || Number(wd.robustness) >= 1,
+        ecnQueues: Object.entries(cc).filter(([, v]) => v.ecn === "enable").map(([tc]) => Number(tc)),
+        strictQueues: Object.entries(sched).filter(([, v]) => v.mode === "strict").map(([tc]) => Number(tc)),
+        mtu: iface.link?.mtu !== undefined ? Number(iface.link.mtu) : undefined,
+        trustDscp: mapping.trust === "l3" || mapping.trust === "both",
+        linkPause: qos["link-pause"] !== undefined,
+        losslessPgs: undefined,
+        cableLengthM: pfcProf?.["cable-length"] !== undefined ? Number(pfcProf["cable-length"]) : undefined,
+    }));
+    const mode = qos.roce?.mode === "lossy" ? "lossy" : qos.roce?.mode === "lossless" ? "lossless" : (pfc.length ? "lossless" : "lossy");
+    return { name, os: "nvue", mode, ports };
+}
+
+export function readEos(name: string, text: string): SwitchView {
+    const dscpToTc: Record<number, number> = {};
+    const tcToQueue = identity8();
+    const profiles: Record<string, { trust: boolean; pfcOn: boolean; pfc: number[]; wd: boolean; wdAction?: string; ecn: number[]; strict: number[] }> = {};
+    const ifaces: { port: string; mtu?: number; pauseOff: { send: boolean; receive: boolean }; profile?: string }[] = [];
+    let globalWdAction: string | undefined;
+    let ctx: { kind: "profile"; name: string } | { kind: "iface"; idx: number } | undefined;
+    let txq: number | undefined;
+    for (const raw of text.split("\n")) {
+        const line = raw.trim();
+        if (!line || line.startsWith("!")) continue; // separators and comments
+        const top = !raw.startsWith(" ");
+        let m: RegExpMatchArray | null;
+        if (top) {
+            ctx = undefined; txq = undefined;
+            if ((m = line.match(/^qos map dscp ([\d ]+) to traffic-class (\d+)$/))) for (const d of m[1].split(" ")) dscpToTc[Number(d)] = Number(m[2]);
+            else if ((m = line.match(/^qos map traffic-class (\d+) to tx-queue (\d+)$/))) tcToQueue[Number(m[1])] = Number(m[2]);
+            else if ((m = line.match(/^priority-flow-control pause watchdog action (\S+)$/))) globalWdAction = m[1];
+            else if ((m = line.match(/^qos profile (\S+)$/))) { profiles[m[1]] = { trust: false, pfcOn: false, pfc: [], wd: false, ecn: [], strict: [] }; ctx = { kind: "profile", name: m[1] }; }
+            else if ((m = line.match(/^interface (\S+)$/))) { ifaces.push({ port: m[1], pauseOff: { send: false, receive: false } }); ctx = { kind: "iface", idx: ifaces.length - 1 }; }
+            continue;
+        }
+        if (ctx?.kind === "profile") {
+            const p = profiles[ctx.name];
+            if (line === "qos trust dscp") p.trust = true;
+            else if ((m = line.match(/^tx-queue (\d+)$/))) txq = Number(m[1]);
+            else if (line === "priority strict" && txq !== undefined) p.strict.push(txq);
+            else if (line.startsWith("random-detect ecn ") && txq !== undefined) p.ecn.push(txq);
+            else if (line === "priority-flow-control on") p.pfcOn = true;
+            else if (line === "no priority-flow-control") p.pfcOn = false;
+            else if ((m = line.match(/^priority-flow-control priority (\d) no-drop$/))) p.pfc.push(Number(m[1]));
+            else if (line === "priority-flow-control pause watchdog") p.wd = true;
+            else if ((m = line.match(/^priority-flow-control pause watchdog port action (\S+)$/))) p.wdAction = m[1];
+        } else if (ctx?.kind === "iface") {
+            const i = ifaces[ctx.idx];
+            if ((m = line.match(/^mtu (\d+)$/))) i.mtu = Number(m[1]);
+            else if (line === "flowcontrol send off") i.pauseOff.send = true;
+            else if (line === "flowcontrol receive off") i.pauseOff.receive = true;
+            else if ((m = line.match(/^service-profile (\S+)$/))) i.profile = m[1];
+        }
+    }
+    const ports: PortView[] = ifaces.map((i) => {
+        const p = i.profile ? profiles[i.profile] : undefined;
+        const pfc = p?.pfcOn ? p.pfc : [];
+        return {
+            port: i.port,
+            dscpToTc, tcToQueue, tcToPg: {},
+            pfcToQueue: tcToQueue, // EOS: PFC priority n ↔ traffic class n → its tx-queue
+            pfcPriorities: pfc,
+            watchdogPriorities: p?.wd ? pfc : [],
+            watchdogAction: p?.wd ? (p.wdAction ?? globalWdAction) : undefined,
+            watchdogTimersOk: true,
+            ecnQueues: p?.ecn ?? [],
+            strictQueues: p?.strict ?? [],
+            mtu: i.mtu,
+            trustDscp: p?.trust ?? false,
+            linkPause: !(i.pauseOff.send && i.pauseOff.receive),
+            losslessPgs: undefined,
+            cableLengthM: undefined,
+        };
+    });
+    return { name, os: "eos", mode: ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy", ports };
+}
+
+export function readSwitchView(r: RenderedSwitchConfig): SwitchView {
+    return r.os === "sonic" ? readSonic(r.switch, r.text) : r.os === "nvue" ? readNvue(r.switch, r.text) : readEos(r.switch, r.text);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rules
+
+/** Priority the host NIC gives `dscp`: the role's explicit dscp2prio entries, else the NIC default DSCP/8 (roce.md §2). */
+function hostPriorityOf(vars: HostPlan["vars"], dscp: number): number {
+    if (dscp === vars.roce_host_dscp) return vars.roce_host_priority;
+    if (dscp === vars.roce_host_cnp_dscp) return vars.roce_host_cnp_priority;
+    return dscp >> 3;
+}
+
+/** PFC priorities the host role turns on: the vector it writes with mlnx_qos --pfc (roce_host_pfc false → none). */
+function hostPfcPriorities(vars: HostPlan["vars"]): number[] {
+    if (!vars.roce_host_pfc) return [];
+    return vars.roce_host_pfc_vector.split(",").map((x, i) => (x.trim() === "1" ? i : -1)).filter((i) => i >= 0);
+}
+
+const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+
+/** Evaluates C1–C13. An empty list means host, switch and NCCL settings agree. Pure. */
+export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
+    const out: Violation[] = [];
+    const v = (rule: RuleId, devices: string[], message: string, values: Record<string, unknown>) => out.push({ rule, devices, message, values });
+    const views = rendered.map(readSwitchView);
+    const lossless = plan.mode === "lossless";
+    const hosts = plan.hosts;
+    const sp = (s: SwitchView, p: PortView) => `${s.name}:${p.port}`;
+    const planSwitch = (name: string) => plan.switches.find((s) => s.name === name);
+
+    // Host facts, per host.
+    const hostDscp = (h: HostPlan) => Number(h.ncclEnv.NCCL_IB_TC) >> 2;
+
+    for (const h of hosts) {
+        const tc = Number(h.ncclEnv.NCCL_IB_TC);
+        // C8
+        if (!Number.isInteger(tc) || (tc & 3) !== 2) v("C8", [h.name], `NCCL_IB_TC=${h.ncclEnv.NCCL_IB_TC} does not carry ECT(0) (low bits must be 10), so switches never ECN-mark RoCE`, { NCCL_IB_TC: h.ncclEnv.NCCL_IB_TC, expected: (tc & ~3) | 2 });
+        if ((h.vars.roce_host_tos & 3) !== 2) v("C8", [h.name], `roce_host_tos=${h.vars.roce_host_tos} does not carry ECT(0)`, { roce_host_tos: h.vars.roce_host_tos });
+        // C1 (host side): NCCL and rdma_cm ToS must name the same DSCP.
+        if (h.vars.roce_host_tos >> 2 !== hostDscp(h)) v("C1", [h.name], `rdma_cm ToS ${h.vars.roce_host_tos} (DSCP ${h.vars.roce_host_tos >> 2}) and NCCL_IB_TC ${tc} (DSCP ${tc >> 2}) disagree`, { roce_host_tos: h.vars.roce_host_tos, NCCL_IB_TC: tc });
+        // C2 (host side)
+        const hostPrio = hostPriorityOf(h.vars, hostDscp(h));
+        const hostPfc = hostPfcPriorities(h.vars);
+        if (lossless && !same(hostPfc, [hostPrio])) v("C2", [h.name], `host maps DSCP ${hostDscp(h)} to priority ${hostPrio} but enables PFC on [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { dscp: hostDscp(h), dscp2prio: hostPrio, pfc: hostPfc });
+        // C3 (host side)
+        if (lossless && hostPfc.length !== 1) v("C3", [h.name], `host must have exactly one PFC priority, has [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { pfc: hostPfc, vector: h.vars.roce_host_pfc_vector });
+        if (hostPfc.includes(h.vars.roce_host_cnp_priority)) v("C3", [h.name], `CNP priority ${h.vars.roce_host_cnp_priority} has PFC on the host`, { cnpPriority: h.vars.roce_host_cnp_priority, pfc: hostPfc });
+        // C5 (host side)
+        if (h.vars.roce_host_trust !== "dscp") v("C5", [h.name], `host trust is ${h.vars.roce_host_trust}, not dscp`, { trust: h.vars.roce_host_trust });
+        if (lossless && h.vars.roce_host_global_pause !== false) v("C5", [h.name], "802.3x global pause must be off on a PFC host", { globalPause: h.vars.roce_host_global_pause });
+        // C7 (host side)
+        const dcqcnOk = h.vars.roce_host_ecn && h.vars.roce_host_priority === hostPrio && (h.vars.roce_host_cc_prio_mask & (1 << hostPrio)) !== 0;
+        if (!dcqcnOk) v("C7", [h.name], `DCQCN (ECN NP/RP) not on the RoCE priority ${hostPrio}: roce_host_ecn ${h.vars.roce_host_ecn} on priority ${h.vars.roce_host_priority}, ROCE_CC_PRIO_MASK ${h.vars.roce_host_cc_prio_mask}`, { priority: hostPrio, ecn: h.vars.roce_host_ecn, ecnPriority: h.vars.roce_host_priority, ccPrioMask: h.vars.roce_host_cc_prio_mask });
+        // C9 (host side)
+        if (h.vars.roce_host_mtu < 4200) v("C9", [h.name], `host MTU ${h.vars.roce_host_mtu} is below 4200, so RoCE cannot use active_mtu 4096`, { hostMtu: h.vars.roce_host_mtu });
+        // C10
+        const gid = h.ncclEnv.NCCL_IB_GID_INDEX;
+        if (gid !== undefined && (Number(gid) !== h.vars.roce_host_gid_index || h.vars.roce_host_verify_gid !== true)) v("C10", [h.name], `NCCL_IB_GID_INDEX=${gid} is not the GID index the host role verifies (${h.vars.roce_host_gid_index}, verify ${h.vars.roce_host_verify_gid})`, { NCCL_IB_GID_INDEX: gid, roce_host_gid_index: h.vars.roce_host_gid_index, verify: h.vars.roce_host_verify_gid });
+        // C12 (host side)
+        const hostLossless = hostPfc.length > 0;
+        if (hostLossless !== lossless || h.vars.roce_host_lossy_tuning !== !lossless) v("C12", [h.name], `host is ${hostLossless ? "lossless" : "lossy"} (PFC [${hostPfc}], lossy tuning ${h.vars.roce_host_lossy_tuning}) but the plan is ${plan.mode}`, { planMode: plan.mode, hostPfc, lossyTuning: h.vars.roce_host_lossy_tuning });
+        // C13
+        const hca = (h.ncclEnv.NCCL_IB_HCA ?? "").replace(/^[=^]/, "").split(",").filter(Boolean).map((x) => x.split(":")[0]);
+        // `=` makes NCCL match names exactly; without it mlx5_1 also selects mlx5_10, mlx5_11 … (NCCL env docs).
+        if (!h.ncclEnv.NCCL_IB_HCA?.startsWith("=") || hca.slice().sort().join() !== h.railNics.slice().sort().join()) {
+            v("C13", [h.name], `NCCL_IB_HCA=${h.ncclEnv.NCCL_IB_HCA} is not the exact list of rail NICs (${h.railNics.join(",")})`, { NCCL_IB_HCA: h.ncclEnv.NCCL_IB_HCA, railNics: h.railNics });
+        }
+        const ifname = (h.ncclEnv.NCCL_SOCKET_IFNAME ?? "").replace(/^=/, "");
+        if (ifname !== h.bootstrapNic || h.railNics.includes(ifname)) v("C13", [h.name], `NCCL_SOCKET_IFNAME=${h.ncclEnv.NCCL_SOCKET_IFNAME} is not the bootstrap NIC ${h.bootstrapNic}`, { NCCL_SOCKET_IFNAME: h.ncclEnv.NCCL_SOCKET_IFNAME, bootstrapNic: h.bootstrapNic });
+    }
+
+    // Host ↔ switch, per switch port. Hosts with the same QoS-relevant values are compared once, as a group, so one
+    // switch mistake gives one violation per port rather than one per host and port.
+    const groups: { names: string[]; dscp: number; hostPrio: number; vars: HostPlan["vars"] }[] = [];
+    for (const h of hosts) {
+        const dscp = hostDscp(h);
+        const hostPrio = hostPriorityOf(h.vars, dscp);
+        const key = JSON.stringify([dscp, hostPrio, h.vars.roce_host_cnp_dscp, h.vars.roce_host_mtu]);
+        const g = groups.find((x) => JSON.stringify([x.dscp, x.hostPrio, x.vars.roce_host_cnp_dscp, x.vars.roce_host_mtu]) === key);
+        if (g) g.names.push(h.name); else groups.push({ names: [h.name], dscp, hostPrio, vars: h.vars });
+    }
+    for (const s of views) {
+        const ps = planSwitch(s.name);
+        // C12 (switch side)
+        if (s.mode !== plan.mode) v("C12", [s.name], `switch runs ${s.mode} but the plan (and hosts) are ${plan.mode}`, { switchMode: s.mode, planMode: plan.mode });
+        if (ps) {
+            const missing = ps.hostPorts.filter((p) => !s.ports.some((x) => x.port === p));
+            if (missing.length) v("C5", [s.name], `host ports without RoCE QoS in the rendered config: ${missing.join(", ")}`, { missing });
+        }
+        for (const p of s.ports) {
+            for (const g of groups) {
+                const { dscp, hostPrio } = g;
+                const h = { vars: g.vars };
+                const tc = p.dscpToTc[dscp];
+                const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
+                const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
+                // C1
+                if (q === undefined || (lossless ? !pausedQueues.includes(q) : !p.ecnQueues.includes(q))) {
+                    v("C1", [...g.names, sp(s, p)], `host sends RoCE with DSCP ${dscp}; ${sp(s, p)} maps it to TC ${tc ?? "(none)"} / queue ${q ?? "(none)"}, not the ${lossless ? `lossless queue [${pausedQueues}]` : `ECN queue [${p.ecnQueues}]`}`, { dscp, trafficClass: tc, queue: q, losslessQueues: pausedQueues, ecnQueues: p.ecnQueues });
+                }
+                if (lossless) {
+                    // C2
+                    if (!p.pfcPriorities.includes(hostPrio)) v("C2", [...g.names, sp(s, p)], `host PFC priority ${hostPrio}; ${sp(s, p)} runs PFC on [${p.pfcPriorities}]`, { hostPriority: hostPrio, switchPfc: p.pfcPriorities });
+                    else if (q !== undefined && (p.pfcToQueue[hostPrio] ?? hostPrio) !== q) v("C2", [...g.names, sp(s, p)], `PFC priority ${hostPrio} pauses queue ${p.pfcToQueue[hostPrio]} on ${sp(s, p)}, but RoCE (DSCP ${dscp}) is in queue ${q}`, { priority: hostPrio, pausedQueue: p.pfcToQueue[hostPrio], roceQueue: q });
+                    if (p.dscpToPriority && p.dscpToPriority[dscp] !== hostPrio) v("C2", [...g.names, sp(s, p)], `host puts DSCP ${dscp} on priority ${hostPrio}; ${sp(s, p)} classifies it to switch priority ${p.dscpToPriority[dscp]}`, { dscp, hostPriority: hostPrio, switchPriority: p.dscpToPriority[dscp] });
+                }
+                // C6
+                const cnpTc = p.dscpToTc[h.vars.roce_host_cnp_dscp];
+                const cnpQ = cnpTc === undefined ? undefined : p.tcToQueue[cnpTc] ?? cnpTc;
+                if (cnpQ === undefined || !p.strictQueues.includes(cnpQ) || pausedQueues.includes(cnpQ)) {
+                    v("C6", [...g.names, sp(s, p)], `host sends CNPs with DSCP ${h.vars.roce_host_cnp_dscp}; ${sp(s, p)} puts them in queue ${cnpQ ?? "(none)"}, not a strict, PFC-free queue (strict: [${p.strictQueues}])`, { cnpDscp: h.vars.roce_host_cnp_dscp, queue: cnpQ, strictQueues: p.strictQueues, losslessQueues: pausedQueues });
+                }
+                // C7 (switch side)
+                if (q !== undefined && !p.ecnQueues.includes(q)) v("C7", [...g.names, sp(s, p)], `no ECN marking on the RoCE queue ${q} of ${sp(s, p)} (ECN queues [${p.ecnQueues}]) while the host runs DCQCN on priority ${hostPrio}`, { queue: q, ecnQueues: p.ecnQueues });
+                // C9
+                if (p.mtu !== undefined && p.mtu < h.vars.roce_host_mtu) v("C9", [...g.names, sp(s, p)], `${sp(s, p)} MTU ${p.mtu} is below host MTU ${h.vars.roce_host_mtu}; full-size frames are dropped`, { switchMtu: p.mtu, hostMtu: h.vars.roce_host_mtu });
+                if (lossless && s.os === "sonic" && (s.losslessPatternMtu ?? 1024) < h.vars.roce_host_mtu) v("C9", [...g.names, s.name], `LOSSLESS_TRAFFIC_PATTERN mtu ${s.losslessPatternMtu ?? "1024 (default)"} under-sizes headroom for host MTU ${h.vars.roce_host_mtu}`, { patternMtu: s.losslessPatternMtu, hostMtu: h.vars.roce_host_mtu });
+            }
+            // C3 (switch side)
+            if (lossless && p.pfcPriorities.length !== 1) v("C3", [sp(s, p)], `${sp(s, p)} must run PFC on exactly one priority, runs it on [${p.pfcPriorities}]`, { pfc: p.pfcPriorities });
+            const cnpPrio = plan.cnp.priority;
+            if (p.pfcPriorities.includes(cnpPrio)) v("C3", [sp(s, p)], `CNP priority ${cnpPrio} has PFC on ${sp(s, p)}`, { cnpPriority: cnpPrio, pfc: p.pfcPriorities });
+            // C4
+            if (lossless && ps) {
+                if (p.losslessPgs !== undefined) {
+                    const roceTc = p.dscpToTc[plan.roce.dscp];
+                    const pg = roceTc === undefined ? undefined : p.tcToPg[roceTc];
+                    if (pg === undefined || !p.losslessPgs.includes(pg)) v("C4", [sp(s, p)], `RoCE TC ${roceTc} → PG ${pg ?? "(none)"} on ${sp(s, p)} has no lossless BUFFER_PG profile (lossless PGs [${p.losslessPgs}])`, { trafficClass: roceTc, pg, losslessPgs: p.losslessPgs });
+                }
+                if (s.os !== "eos" && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(ps.cableLengthM))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${ps.cableLengthM} m)`, { configured: p.cableLengthM, actual: ps.cableLengthM });
+            }
+            // C5 (switch side)
+            if (!p.trustDscp) v("C5", [sp(s, p)], `${sp(s, p)} does not trust DSCP`, { trustDscp: p.trustDscp });
+            if (lossless && p.linkPause) v("C5", [sp(s, p)], `802.3x link pause is not off on ${sp(s, p)} while PFC runs`, { linkPause: p.linkPause });
+            // C11
+            if (lossless) {
+                const unwatched = p.pfcPriorities.filter((pr) => !p.watchdogPriorities.includes(pr));
+                if (unwatched.length || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
+            }
+        }
+    }
+    return out;
+}
+
+/** One line per violation, for `rdmakit plan` and the policy pack. */
+export function formatViolation(x: Violation): string {
+    return `[${x.rule}] ${x.devices.join(", ")}: ${x.message}`;
+}

@@ -1,0 +1,629 @@
+import { before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse as parseYaml } from "yaml";
+import type * as ClusterModule from "../components/aws/cluster";
+import { SpecError } from "../components/errors";
+import { planCluster } from "../components/plan";
+import { ClusterSpec, parseClusterSpec } from "../components/spec";
+
+/*
+ * AwsEfaCluster on Pulumi's mock engine: every registered resource and every invoke is recorded, and the tests
+ * assert exact types, counts and inputs. Expected interface layouts are written out from AWS's facts
+ * (aws-efa.md §1/§2.1), not computed with the code under test.
+ */
+
+interface Registered { type: string; name: string; inputs: Record<string, any>; id: string; state: Record<string, any> }
+interface Invoked { token: string; args: Record<string, any> }
+
+let registered: Registered[] = [];
+let invoked: Invoked[] = [];
+/** how many instances the mocked DescribeInstances returns; each test sets it to its node count */
+let runningNodes = 0;
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u rdmakit-example";
+const DLAMI_ID = "ami-0dl0000000000000a";
+const UBUNTU_ID = "ami-0ub0000000000000b";
+const BASTION_IP = "198.51.100.7";
+
+const T = {
+    component: "rdmakit:index:AwsEfaCluster",
+    vpc: "aws:ec2/vpc:Vpc",
+    subnet: "aws:ec2/subnet:Subnet",
+    igw: "aws:ec2/internetGateway:InternetGateway",
+    eip: "aws:ec2/eip:Eip",
+    nat: "aws:ec2/natGateway:NatGateway",
+    rt: "aws:ec2/routeTable:RouteTable",
+    rta: "aws:ec2/routeTableAssociation:RouteTableAssociation",
+    sg: "aws:ec2/securityGroup:SecurityGroup",
+    ingress: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+    egress: "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+    instance: "aws:ec2/instance:Instance",
+    key: "aws:ec2/keyPair:KeyPair",
+    pg: "aws:ec2/placementGroup:PlacementGroup",
+    lt: "aws:ec2/launchTemplate:LaunchTemplate",
+    asg: "aws:autoscaling/group:Group",
+    role: "aws:iam/role:Role",
+    attach: "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    profile: "aws:iam/instanceProfile:InstanceProfile",
+    getAmi: "aws:ec2/getAmi:getAmi",
+    getInstances: "aws:ec2/getInstances:getInstances",
+};
+
+let mod: typeof ClusterModule;
+
+before(async () => {
+    await pulumi.runtime.setMocks({
+        newResource(args) {
+            const id = `${args.name}-id`;
+            const state: Record<string, any> = { ...args.inputs };
+            if (args.type === T.lt) state.latestVersion = 3;
+            if (args.type === T.instance) state.publicIp = BASTION_IP;
+            if (args.type === T.asg) state.name = `${args.name}-4f2a`;
+            if (args.type === T.pg) state.name = `${args.name}-9c1d`;
+            if (args.type === T.key) state.keyName = `${args.inputs.keyNamePrefix}7e3b`;
+            if (args.type === T.profile) state.arn = `arn:aws:iam::123456789012:instance-profile/${args.name}`;
+            registered.push({ type: args.type, name: args.name, inputs: args.inputs, id, state });
+            return { id, state };
+        },
+        call(args) {
+            invoked.push({ token: args.token, args: args.inputs });
+            if (args.token === T.getAmi) {
+                const filters: Array<{ name: string; values: string[] }> = args.inputs.filters;
+                const pinned = filters.find((f) => f.name === "image-id")?.values[0];
+                const canonical = (args.inputs.owners ?? []).includes("099720109477");
+                return { id: pinned ?? (canonical ? UBUNTU_ID : DLAMI_ID), rootDeviceName: "/dev/sda1", architecture: "x86_64" };
+            }
+            if (args.token === T.getInstances) {
+                // deliberately out of order: the component sorts
+                const ips = Array.from({ length: runningNodes }, (_, i) => `10.0.${Math.floor(i / 200)}.${(i * 37) % 200 + 10}`).reverse();
+                return { ids: ips.map((_, i) => `i-${i}`), privateIps: ips, publicIps: [], ipv6Addresses: [] };
+            }
+            return {};
+        },
+    }, "rdmakit", "test", false);
+    mod = await import("../components/aws/cluster");
+});
+
+beforeEach(() => {
+    registered = [];
+    invoked = [];
+});
+
+function raw(instanceType: string, aws: Record<string, unknown> = {}, top: Record<string, unknown> = {}): any {
+    return {
+        name: "train",
+        fabric: "aws-efa",
+        nodes: 4,
+        ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType, ...aws },
+        tags: { team: "ml" },
+        ...top,
+    };
+}
+
+function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
+    return new Promise((resolve) => o.apply(resolve));
+}
+
+const waitForRPCs = (pulumi.runtime as unknown as { waitForRPCs(): Promise<void> }).waitForRPCs;
+
+let seq = 0;
+/** Builds the component from a raw spec, waits until every child is registered. */
+async function build(rawSpec: unknown) {
+    const spec = parseClusterSpec(rawSpec);
+    runningNodes = spec.nodes;
+    const c = new mod.AwsEfaCluster(`c${++seq}`, { spec });
+    await unwrap(c.nodePrivateIps);
+    await waitForRPCs();
+    return { c, spec };
+}
+
+const ofType = (type: string) => registered.filter((r) => r.type === type);
+function one(type: string, nameSuffix?: string): Registered {
+    const found = ofType(type).filter((r) => nameSuffix === undefined || r.name.endsWith(nameSuffix));
+    assert.equal(found.length, 1, `expected one ${type}${nameSuffix ? ` named *${nameSuffix}` : ""}, got ${found.map((r) => r.name).join(", ")}`);
+    return found[0];
+}
+
+type Iface = { networkCardIndex: number; deviceIndex: number; interfaceType: string };
+/** efa-only at device 0 on cards from..to (AWS's recommendation for every card after 0) */
+function efaOnlyCards(from: number, to: number): Iface[] {
+    const out: Iface[] = [];
+    for (let c = from; c <= to; c++) out.push({ networkCardIndex: c, deviceIndex: 0, interfaceType: "efa-only" });
+    return out;
+}
+const ENA0 = { networkCardIndex: 0, deviceIndex: 0, interfaceType: "interface" };
+const EFA0 = { networkCardIndex: 0, deviceIndex: 1, interfaceType: "efa-only" };
+
+const LAYOUTS: Record<string, { interfaces: Iface[]; efa: number }> = {
+    // 4 cards, 4 EFA: card 0 supports EFA and takes 15 ENIs
+    "p4d.24xlarge": {
+        interfaces: [
+            ENA0, EFA0,
+            { networkCardIndex: 1, deviceIndex: 0, interfaceType: "efa-only" },
+            { networkCardIndex: 2, deviceIndex: 0, interfaceType: "efa-only" },
+            { networkCardIndex: 3, deviceIndex: 0, interfaceType: "efa-only" },
+        ],
+        efa: 4,
+    },
+    "p5.48xlarge": { interfaces: [ENA0, EFA0, ...efaOnlyCards(1, 31)], efa: 32 },
+    "p5en.48xlarge": { interfaces: [ENA0, EFA0, ...efaOnlyCards(1, 15)], efa: 16 },
+    "p6-b200.48xlarge": { interfaces: [ENA0, EFA0, ...efaOnlyCards(1, 7)], efa: 8 },
+    // 17 cards, 16 EFA: card 0 is ENA only, EFA on cards 1-16
+    "p6-b300.48xlarge": { interfaces: [ENA0, ...efaOnlyCards(1, 16)], efa: 16 },
+};
+
+describe("launch template interfaces per instance type", () => {
+    for (const [type, want] of Object.entries(LAYOUTS)) {
+        test(type, async () => {
+            const { c } = await build(raw(type));
+            const lt = one(T.lt);
+            const sg = one(T.sg, "-efa-sg");
+            const subnet = one(T.subnet, "-private");
+            const got = lt.inputs.networkInterfaces as any[];
+            assert.deepEqual(
+                got.map((i) => ({ networkCardIndex: i.networkCardIndex, deviceIndex: i.deviceIndex, interfaceType: i.interfaceType })),
+                want.interfaces,
+            );
+            for (const i of got) {
+                assert.deepEqual(i.securityGroups, [sg.id], "the EFA security group on every interface");
+                assert.equal(i.subnetId, subnet.id, "every interface in the one node subnet");
+                assert.equal(i.deleteOnTermination, "true");
+                const primary = i.networkCardIndex === 0 && i.deviceIndex === 0;
+                assert.equal(i.associatePublicIpAddress, primary ? "false" : undefined);
+            }
+            assert.equal(lt.inputs.vpcSecurityGroupIds, undefined, "launch templates with interfaces cannot use vpcSecurityGroupIds");
+            assert.equal(lt.inputs.instanceType, type);
+            assert.equal(lt.inputs.imageId, DLAMI_ID);
+            const summary = c.fabricSummary;
+            assert.equal(summary.instanceType, type);
+            assert.equal(summary.efaDevicesPerNode, want.efa);
+            assert.equal(summary.interfacesPerNode, want.interfaces.length);
+            assert.equal(summary.nodes, 4);
+        });
+    }
+});
+
+describe("security groups", () => {
+    test("EFA group: all-protocol rules to itself both ways, NAT egress, SSH only from the bastion", async () => {
+        await build(raw("p5.48xlarge"));
+        const efa = one(T.sg, "-efa-sg");
+        const bastionSg = one(T.sg, "-bastion-sg");
+        const vpc = one(T.vpc);
+        assert.equal(efa.inputs.vpcId, vpc.id);
+        assert.equal(efa.inputs.ingress, undefined, "no inline rules: they would fight separate rule resources");
+        assert.equal(efa.inputs.egress, undefined);
+
+        const selfIn = one(T.ingress, "-efa-self-in").inputs;
+        assert.equal(selfIn.securityGroupId, efa.id);
+        assert.equal(selfIn.referencedSecurityGroupId, efa.id);
+        assert.equal(selfIn.ipProtocol, "-1");
+        assert.equal(selfIn.cidrIpv4, undefined);
+        const selfOut = one(T.egress, "-efa-self-out").inputs;
+        assert.equal(selfOut.securityGroupId, efa.id);
+        assert.equal(selfOut.referencedSecurityGroupId, efa.id);
+        assert.equal(selfOut.ipProtocol, "-1");
+        const nat = one(T.egress, "-egress-all").inputs;
+        assert.deepEqual([nat.securityGroupId, nat.ipProtocol, nat.cidrIpv4], [efa.id, "-1", "0.0.0.0/0"]);
+        const ssh = one(T.ingress, "-ssh-from-bastion").inputs;
+        assert.deepEqual(
+            [ssh.securityGroupId, ssh.referencedSecurityGroupId, ssh.ipProtocol, ssh.fromPort, ssh.toPort, ssh.cidrIpv4],
+            [efa.id, bastionSg.id, "tcp", 22, 22, undefined],
+        );
+        // every rule on the EFA group, listed: nothing else opens it
+        const onEfa = registered.filter((r) => (r.type === T.ingress || r.type === T.egress) && r.inputs.securityGroupId === efa.id);
+        assert.deepEqual(onEfa.map((r) => r.name.replace(/^c\d+/, "")).sort(), ["-efa-self-in", "-efa-self-out", "-egress-all", "-ssh-from-bastion"]);
+
+        const bastionRules = registered.filter((r) => r.type === T.ingress && r.inputs.securityGroupId === bastionSg.id);
+        assert.deepEqual(
+            bastionRules.map((r) => [r.inputs.ipProtocol, r.inputs.fromPort, r.inputs.toPort, r.inputs.cidrIpv4]),
+            [["tcp", 22, 22, "203.0.113.0/24"], ["tcp", 22, 22, "198.51.100.0/24"]],
+        );
+    });
+
+    test("with access ssm: no bastion, SSH to the nodes from the allowed CIDRs, SSM instance profile", async () => {
+        const { c } = await build(raw("p5.48xlarge", { access: "ssm" }));
+        assert.equal(ofType(T.instance).length, 0);
+        assert.equal(ofType(T.sg).length, 1);
+        const efa = one(T.sg, "-efa-sg");
+        const ssh = registered.filter((r) => r.type === T.ingress && r.inputs.ipProtocol === "tcp");
+        assert.deepEqual(ssh.map((r) => [r.inputs.securityGroupId, r.inputs.cidrIpv4, r.inputs.fromPort]), [
+            [efa.id, "203.0.113.0/24", 22], [efa.id, "198.51.100.0/24", 22],
+        ]);
+        const role = one(T.role);
+        assert.deepEqual(JSON.parse(role.inputs.assumeRolePolicy).Statement[0].Principal, { Service: "ec2.amazonaws.com" });
+        const attach = one(T.attach);
+        assert.equal(attach.inputs.policyArn, "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore");
+        const profile = one(T.profile);
+        assert.deepEqual(one(T.lt).inputs.iamInstanceProfile, { arn: profile.state.arn });
+        assert.equal(await unwrap(c.bastionAddress), undefined);
+        assert.equal(c.bastionUser, undefined);
+    });
+});
+
+describe("placement", () => {
+    test("default: a cluster placement group on the group; no market type, no reservation", async () => {
+        const { c } = await build(raw("p5.48xlarge"));
+        const pg = one(T.pg);
+        assert.equal(pg.inputs.strategy, "cluster");
+        assert.equal(one(T.asg).inputs.placementGroup, pg.state.name);
+        const lt = one(T.lt).inputs;
+        assert.equal(lt.instanceMarketOptions, undefined);
+        assert.equal(lt.capacityReservationSpecification, undefined);
+        assert.equal(await unwrap(c.placementGroupName), pg.state.name);
+        assert.equal(c.fabricSummary.placement, "placement-group");
+    });
+
+    test("capacity block: market type capacity-block, the reservation id, no placement group", async () => {
+        const { c } = await build(raw("p5.48xlarge", {
+            capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-2b", instanceCount: 4 },
+        }));
+        const lt = one(T.lt).inputs;
+        assert.deepEqual(lt.instanceMarketOptions, { marketType: "capacity-block" });
+        assert.deepEqual(lt.capacityReservationSpecification, { capacityReservationTarget: { capacityReservationId: "cr-0123456789abcdef0" } });
+        assert.equal(ofType(T.pg).length, 0);
+        assert.equal(one(T.asg).inputs.placementGroup, undefined);
+        assert.equal(await unwrap(c.placementGroupName), undefined);
+        assert.equal(c.fabricSummary.placement, "capacity-block");
+    });
+
+    test("targeted ODCR: the reservation id without a market type, with the placement group by default", async () => {
+        await build(raw("p5en.48xlarge", { capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 8 } }));
+        const lt = one(T.lt).inputs;
+        assert.equal(lt.instanceMarketOptions, undefined);
+        assert.deepEqual(lt.capacityReservationSpecification, { capacityReservationTarget: { capacityReservationId: "cr-0abcdef0123456789" } });
+        assert.equal(one(T.asg).inputs.placementGroup, one(T.pg).state.name);
+    });
+
+    test("targeted ODCR with placementGroup false: no placement group", async () => {
+        await build(raw("p5en.48xlarge", {
+            placementGroup: false, capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 8 },
+        }));
+        assert.equal(ofType(T.pg).length, 0);
+        assert.equal(one(T.asg).inputs.placementGroup, undefined);
+        assert.deepEqual(one(T.lt).inputs.capacityReservationSpecification, { capacityReservationTarget: { capacityReservationId: "cr-0abcdef0123456789" } });
+    });
+});
+
+describe("node hardening", () => {
+    test("IMDSv2 required and an encrypted gp3 root volume of the configured size", async () => {
+        await build(raw("p4d.24xlarge", { rootVolumeGiB: 500 }));
+        const lt = one(T.lt).inputs;
+        assert.equal(lt.metadataOptions.httpTokens, "required");
+        assert.equal(lt.metadataOptions.httpEndpoint, "enabled");
+        assert.equal(lt.metadataOptions.httpPutResponseHopLimit, 2);
+        assert.deepEqual(lt.blockDeviceMappings, [{
+            deviceName: "/dev/sda1",
+            ebs: { volumeSize: 500, volumeType: "gp3", encrypted: "true", deleteOnTermination: "true" },
+        }]);
+        assert.deepEqual(lt.tagSpecifications.map((t: any) => t.resourceType), ["instance", "volume", "network-interface"]);
+        for (const t of lt.tagSpecifications) {
+            assert.deepEqual(t.tags, { team: "ml", "rdmakit:cluster": "train", Name: "train-node", "rdmakit:role": "node" });
+        }
+        assert.equal(lt.keyName, one(T.key).state.keyName);
+        assert.equal(one(T.key).inputs.publicKey, KEY);
+    });
+
+    test("bastion: public subnet, explicit public IP, IMDSv2, encrypted root, Ubuntu AMI", async () => {
+        const { c } = await build(raw("p5.48xlarge"));
+        const b = one(T.instance, "-bastion").inputs;
+        assert.equal(b.subnetId, one(T.subnet, "-public").id);
+        assert.equal(b.associatePublicIpAddress, true);
+        assert.equal(b.metadataOptions.httpTokens, "required");
+        assert.equal(b.rootBlockDevice.encrypted, true);
+        assert.equal(b.instanceType, "t3.micro");
+        assert.equal(b.ami, UBUNTU_ID);
+        assert.deepEqual(b.vpcSecurityGroupIds, [one(T.sg, "-bastion-sg").id]);
+        assert.equal(await unwrap(c.bastionAddress), BASTION_IP);
+        assert.equal(c.bastionUser, "ubuntu");
+        assert.equal(c.sshUser, "ubuntu");
+    });
+
+    test("nodes get no public IP anywhere: private subnet without auto-assign, routed through the NAT", async () => {
+        await build(raw("p6-b300.48xlarge"));
+        const priv = one(T.subnet, "-private");
+        const pub = one(T.subnet, "-public");
+        assert.deepEqual([priv.inputs.cidrBlock, priv.inputs.availabilityZone, priv.inputs.mapPublicIpOnLaunch], ["10.0.0.0/17", "us-east-2b", false]);
+        assert.deepEqual([pub.inputs.cidrBlock, pub.inputs.availabilityZone, pub.inputs.mapPublicIpOnLaunch], ["10.0.240.0/20", "us-east-2b", false]);
+        const nat = one(T.nat);
+        assert.equal(nat.inputs.subnetId, pub.id);
+        assert.equal(nat.inputs.allocationId, one(T.eip).id);
+        assert.deepEqual(one(T.rt, "-private-rt").inputs.routes, [{ cidrBlock: "0.0.0.0/0", natGatewayId: nat.id }]);
+        assert.deepEqual(one(T.rt, "-public-rt").inputs.routes, [{ cidrBlock: "0.0.0.0/0", gatewayId: one(T.igw).id }]);
+        assert.deepEqual(
+            ofType(T.rta).map((r) => [r.inputs.subnetId, r.inputs.routeTableId]).sort(),
+            [[priv.id, one(T.rt, "-private-rt").id], [pub.id, one(T.rt, "-public-rt").id]].sort(),
+        );
+        const asg = one(T.asg).inputs;
+        assert.deepEqual(asg.vpcZoneIdentifiers, [priv.id]);
+    });
+});
+
+describe("nodes as one group", () => {
+    async function inventory(nodes: number) {
+        registered = [];
+        invoked = [];
+        const { c } = await build(raw("p5.48xlarge", {}, { nodes }));
+        return {
+            c,
+            types: registered.map((r) => r.type).sort(),
+            names: registered.map((r) => r.name.replace(/^c\d+/, "")).sort(),
+            invokes: invoked.map((i) => i.token).sort(),
+            asg: one(T.asg).inputs,
+        };
+    }
+
+    test("the same resources and invokes at 8 and 512 nodes", async () => {
+        const small = await inventory(8);
+        const large = await inventory(512);
+        assert.equal(small.types.length, large.types.length);
+        assert.deepEqual(small.types, large.types);
+        assert.deepEqual(small.names, large.names);
+        assert.deepEqual(small.invokes, large.invokes);
+        // and the list itself, so a per-node resource cannot sneak in at both sizes
+        assert.deepEqual(small.names, [
+            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-efa-self-in",
+            "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
+            "-private", "-private-rt", "-private-rta", "-public", "-public-rt", "-public-rta", "-ssh-from-bastion", "-vpc",
+        ]);
+        assert.deepEqual(small.invokes, [T.getAmi, T.getAmi, T.getInstances]);
+        assert.deepEqual([small.asg.minSize, small.asg.maxSize, small.asg.desiredCapacity], [8, 8, 8]);
+        assert.deepEqual([large.asg.minSize, large.asg.maxSize, large.asg.desiredCapacity], [512, 512, 512]);
+        assert.equal((await unwrap(large.c.nodePrivateIps)).length, 512);
+    });
+
+    test("the group runs the launch template's latest version and waits for its capacity", async () => {
+        await build(raw("p5.48xlarge"));
+        const asg = one(T.asg).inputs;
+        const lt = one(T.lt);
+        assert.deepEqual(asg.launchTemplate, { id: lt.id, version: "3" });
+        assert.equal(asg.waitForCapacityTimeout, "30m");
+        assert.equal(asg.healthCheckType, "EC2");
+    });
+
+    test("private IPs come from one lookup of the group, sorted", async () => {
+        const { c } = await build(raw("p5.48xlarge", {}, { nodes: 6 }));
+        const lookups = invoked.filter((i) => i.token === T.getInstances);
+        assert.equal(lookups.length, 1);
+        assert.deepEqual(lookups[0].args.filters, [{ name: "tag:aws:autoscaling:groupName", values: [one(T.asg).state.name] }]);
+        assert.deepEqual(lookups[0].args.instanceStateNames, ["running"]);
+        assert.equal(lookups[0].args.region, "us-east-2");
+        assert.deepEqual(await unwrap(c.nodePrivateIps), ["10.0.0.10", "10.0.0.47", "10.0.0.84", "10.0.0.121", "10.0.0.158", "10.0.0.195"]);
+        assert.equal(await unwrap(c.groupName), one(T.asg).state.name);
+        assert.equal(await unwrap(c.launchTemplateId), one(T.lt).id);
+        assert.equal(await unwrap(c.securityGroupId), one(T.sg, "-efa-sg").id);
+        assert.equal(await unwrap(c.vpcId), one(T.vpc).id);
+        assert.equal(await unwrap(c.subnetId), one(T.subnet, "-private").id);
+    });
+});
+
+describe("AMI, region, given network", () => {
+    test("default AMI: one lookup of the newest DLAMI (Ubuntu 22.04) by Amazon for the architecture", async () => {
+        await build(raw("p6-b200.48xlarge"));
+        const nodeAmi = invoked.filter((i) => i.token === T.getAmi && i.args.owners?.includes("amazon"));
+        assert.equal(nodeAmi.length, 1);
+        assert.equal(nodeAmi[0].args.mostRecent, true);
+        assert.deepEqual(nodeAmi[0].args.filters, [
+            { name: "name", values: ["Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) ????????"] },
+            { name: "architecture", values: ["x86_64"] },
+            { name: "state", values: ["available"] },
+        ]);
+    });
+
+    test("given AMI: pinned by id (any owner), still checked for the architecture", async () => {
+        await build(raw("p5.48xlarge", { ami: "ami-0123456789abcdef0" }));
+        const lookups = invoked.filter((i) => i.token === T.getAmi && i.args.filters.some((f: any) => f.name === "image-id"));
+        assert.equal(lookups.length, 1);
+        assert.equal(lookups[0].args.owners, undefined);
+        assert.deepEqual(lookups[0].args.filters[1], { name: "architecture", values: ["x86_64"] });
+        assert.equal(one(T.lt).inputs.imageId, "ami-0123456789abcdef0");
+    });
+
+    test("every regional resource and invoke carries the spec's region; IAM is global", async () => {
+        await build(raw("p5.48xlarge", { access: "ssm" }));
+        for (const r of registered) {
+            if (r.type === T.component) continue;
+            const want = r.type.startsWith("aws:iam/") ? undefined : "us-east-2";
+            assert.equal(r.inputs.region, want, `${r.type} ${r.name}`);
+        }
+        for (const i of invoked) assert.equal(i.args.region, "us-east-2", i.token);
+    });
+
+    test("given VPC and subnet: nothing of the network is created, every interface in that subnet", async () => {
+        await build(raw("p5.48xlarge", {
+            access: "ssm",
+            network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] },
+        }));
+        for (const t of [T.vpc, T.subnet, T.igw, T.eip, T.nat, T.rt, T.rta, T.instance]) assert.equal(ofType(t).length, 0, t);
+        assert.equal(one(T.sg).inputs.vpcId, "vpc-0abc1234");
+        assert.ok((one(T.lt).inputs.networkInterfaces as any[]).every((i) => i.subnetId === "subnet-0def5678"));
+        assert.deepEqual(one(T.asg).inputs.vpcZoneIdentifiers, ["subnet-0def5678"]);
+    });
+
+    test("a plan passed in is used as it is", async () => {
+        const spec = parseClusterSpec(raw("p4d.24xlarge"));
+        const plan = planCluster(spec);
+        runningNodes = spec.nodes;
+        const c = new mod.AwsEfaCluster(`c${++seq}`, { spec, plan });
+        await unwrap(c.nodePrivateIps);
+        await waitForRPCs();
+        assert.equal(c.plan, plan);
+        assert.equal(c.fabricSummary.minBusbwGBps, plan.validation.allNodes.minBusbwGBps);
+        assert.equal(c.fabricSummary.expectedBusbwGBps, plan.validation.allNodes.expectedBusbwGBps);
+        assert.equal((one(T.lt).inputs.networkInterfaces as any[]).length, plan.aws!.interfaces.length);
+    });
+});
+
+describe("examples/aws-p5.yaml", () => {
+    test("is a stack settings file whose cluster builds: 4 x p5.48xlarge, regions agree", async () => {
+        const file = parseYaml(readFileSync(join(__dirname, "..", "examples", "aws-p5.yaml"), "utf8"));
+        const cluster = file.config["rdmakit:cluster"];
+        const { c, spec } = await build(cluster);
+        assert.equal(spec.nodes, 4);
+        assert.equal(spec.aws!.instanceType, "p5.48xlarge");
+        assert.equal(file.config["aws:region"], spec.aws!.region);
+        assert.equal(c.fabricSummary.efaDevicesPerNode, 32);
+        assert.equal((await unwrap(c.nodePrivateIps)).length, 4);
+        assert.equal(one(T.key).inputs.publicKey, cluster.ssh.publicKey);
+    });
+});
+
+/** Raw spec → parseClusterSpec → AwsEfaCluster, the way RdmaCluster runs it. */
+function buildFromRaw(rawSpec: unknown): void {
+    const spec = parseClusterSpec(rawSpec);
+    new mod.AwsEfaCluster(`bad${++seq}`, { spec });
+}
+
+function specErrorOf(rawSpec: unknown): SpecError {
+    try {
+        buildFromRaw(rawSpec);
+    } catch (e) {
+        assert.ok(e instanceof SpecError, `expected SpecError, got ${String(e)}`);
+        return e;
+    }
+    assert.fail("the spec was accepted");
+}
+
+describe("bad input from the issue is refused before anything is created", () => {
+    const cases: Array<{ title: string; raw: any; path: string; allowed: string[] }> = [
+        {
+            title: "a non-EFA instance type",
+            raw: raw("m5.24xlarge"),
+            path: "cluster.aws.instanceType",
+            allowed: ["p5.48xlarge", "p6-b300.48xlarge"],
+        },
+        {
+            title: "a type without GPUDirect RDMA, not accepted explicitly",
+            raw: raw("g6e.48xlarge"),
+            path: "cluster.aws.instanceType",
+            allowed: ["allowNoGpuDirect: true"],
+        },
+        {
+            title: "a capacity block in another AZ",
+            raw: raw("p5.48xlarge", { capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-2a", instanceCount: 4 } }),
+            path: "cluster.aws.capacityBlock.availabilityZone",
+            allowed: ["us-east-2b"],
+        },
+        {
+            title: "subnets in more than one AZ",
+            raw: raw("p5.48xlarge", {
+                network: {
+                    vpcId: "vpc-0abc1234",
+                    subnets: [{ id: "subnet-0aaa1111", availabilityZone: "us-east-2b" }, { id: "subnet-0bbb2222", availabilityZone: "us-east-2c" }],
+                },
+            }),
+            path: "cluster.aws.network.subnets",
+            allowed: ["one subnet in us-east-2b"],
+        },
+        {
+            title: "more nodes than the capacity block holds",
+            raw: raw("p5.48xlarge", { capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-2b", instanceCount: 2 } }),
+            path: "cluster.nodes",
+            allowed: ["at most 2"],
+        },
+        {
+            title: "more nodes than the capacity reservation holds",
+            raw: raw("p5.48xlarge", { capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 3 } }),
+            path: "cluster.nodes",
+            allowed: ["at most 3"],
+        },
+        {
+            title: "a placement group together with a capacity block",
+            raw: raw("p5.48xlarge", {
+                placementGroup: true,
+                capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-2b", instanceCount: 4 },
+            }),
+            path: "cluster.aws.placementGroup",
+            allowed: ["false or leave it out"],
+        },
+    ];
+    for (const c of cases) {
+        test(c.title, () => {
+            const err = specErrorOf(c.raw);
+            const issue = err.issues.find((i) => i.path === c.path);
+            assert.ok(issue, `no issue at ${c.path}: ${err.message}`);
+            for (const a of c.allowed) assert.ok(issue.allowed?.includes(a), `allowed of ${c.path} lacks ${a}: ${issue.allowed}`);
+            assert.ok(err.message.includes(c.path), "the message names the field");
+            assert.equal(registered.length, 0, "nothing registered");
+        });
+    }
+});
+
+function propertiesErrorOf(spec: ClusterSpec, plan?: ReturnType<typeof planCluster>): pulumi.InputPropertiesError {
+    try {
+        new mod.AwsEfaCluster(`bad${++seq}`, { spec, plan });
+    } catch (e) {
+        assert.ok(pulumi.InputPropertiesError.isInstance(e), `expected InputPropertiesError, got ${String(e)}`);
+        return e;
+    }
+    assert.fail("the input was accepted");
+}
+
+describe("what the component itself refuses", () => {
+    const reasonAt = (e: pulumi.InputPropertiesError, path: string) => {
+        const found = e.errors.find((x) => x.propertyPath === path);
+        assert.ok(found, `no error at ${path}: ${e.message}`);
+        return found.reason;
+    };
+
+    test("a spec of another fabric", () => {
+        const spec = parseClusterSpec({
+            name: "ib", fabric: "azure-ib", nodes: 2, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+            azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" },
+        });
+        const e = propertiesErrorOf(spec);
+        assert.match(reasonAt(e, "cluster.fabric"), /allowed: aws-efa/);
+        assert.equal(registered.length, 0);
+    });
+
+    test("a plan of another spec", () => {
+        const spec = parseClusterSpec(raw("p5.48xlarge"));
+        const other = planCluster(parseClusterSpec(raw("p4d.24xlarge", {}, { nodes: 2 })));
+        const e = propertiesErrorOf(spec, other);
+        assert.match(reasonAt(e, "plan.aws.instanceType"), /"p4d.24xlarge".*allowed: p5.48xlarge/);
+        assert.match(reasonAt(e, "plan.nodes.count"), /allowed: 4/);
+        assert.equal(registered.length, 0);
+    });
+
+    test("a VPC id without the subnet to use", () => {
+        const e = propertiesErrorOf(parseClusterSpec(raw("p5.48xlarge", { access: "ssm", network: { vpcId: "vpc-0abc1234" } })));
+        assert.match(reasonAt(e, "cluster.aws.network.subnets"), /allowed: one private subnet in us-east-2b/);
+    });
+
+    test("a bastion in an existing VPC", () => {
+        const e = propertiesErrorOf(parseClusterSpec(raw("p5.48xlarge", {
+            network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] },
+        })));
+        assert.match(reasonAt(e, "cluster.aws.access"), /allowed: ssm/);
+        assert.equal(registered.length, 0);
+    });
+
+    test("a VPC block the kit cannot carve", () => {
+        const e = propertiesErrorOf(parseClusterSpec(raw("p5.48xlarge", { network: { vpcCidr: "10.0.0.0/26" } })));
+        assert.match(reasonAt(e, "cluster.aws.network.vpcCidr"), /"10.0.0.0\/26".*allowed: a \/16 to \/24 block/);
+    });
+
+    test("more nodes than the node subnet has addresses", async () => {
+        // /24 VPC -> /25 node subnet -> 128 - 5 = 123 addresses; p5 takes one per node (the rest are efa-only)
+        const ok = checkNodes(123);
+        assert.equal(ok, undefined);
+        await waitForRPCs();
+        const e = checkNodes(124)!;
+        assert.match(reasonAt(e, "cluster.aws.network.vpcCidr"), /leaves 123 addresses in the node subnet 10\.0\.0\.0\/25; 124 nodes need 124/);
+    });
+
+    function checkNodes(nodes: number): pulumi.InputPropertiesError | undefined {
+        const spec = parseClusterSpec(raw("p5.48xlarge", { network: { vpcCidr: "10.0.0.0/24" } }, { nodes }));
+        try {
+            runningNodes = nodes;
+            new mod.AwsEfaCluster(`n${++seq}`, { spec });
+            return undefined;
+        } catch (e) {
+            assert.ok(pulumi.InputPropertiesError.isInstance(e));
+            return e;
+        }
+    }
+});

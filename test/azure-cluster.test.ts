@@ -1,0 +1,318 @@
+import { before, test } from "node:test";
+import assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { parseClusterSpec } from "../components/spec";
+import { planCluster } from "../components/plan";
+
+/*
+ * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
+ * one lookup command answers like `az vmss nic list --query ...` for the capacity it is given.
+ */
+
+interface Registered {
+    type: string;
+    name: string;
+    inputs: any;
+}
+
+const registered: Registered[] = [];
+const SUB = "00000000-1111-2222-3333-444444444444";
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
+
+/** What `az vmss nic list --query` prints for n NICs: unsorted, with both field spellings. */
+function nicListStdout(n: number): string {
+    const rows = Array.from({ length: n }, (_, i) => (i % 2 ? [null, `${nicBase}${4 + i}`] : [`${nicBase}${4 + i}`, null]));
+    return JSON.stringify(rows.reverse());
+}
+
+/** First three octets of the mocked NIC addresses (Azure hands out .4 upwards in the nodes' subnet). */
+let nicBase = "10.10.0.";
+
+let mod: typeof import("../components/azure/cluster");
+
+before(async () => {
+    await pulumi.runtime.setMocks(
+        {
+            newResource(args: pulumi.runtime.MockResourceArgs) {
+                registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+                const name = args.inputs.resourceGroupName && args.type === "azure-native:resources:ResourceGroup"
+                    ? args.inputs.resourceGroupName
+                    : `${args.name}-a1b2c3`;
+                const state: Record<string, unknown> = { ...args.inputs, name };
+                const id = `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${args.type}/${name}`;
+                if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = args.name.endsWith("-jump-ip") ? "20.30.40.50" : "20.30.40.51";
+                if (args.type === "azure-native:compute:VirtualMachineScaleSet") state.uniqueId = `uid-${args.name}`;
+                if (args.type === "command:local:Command") state.stdout = nicListStdout(Number(args.inputs.environment.RDMAKIT_CAPACITY));
+                return { id, state };
+            },
+            call(args: pulumi.runtime.MockCallArgs) {
+                throw new Error(`unexpected invoke ${args.token}: the component makes no invokes`);
+            },
+        },
+        "rdmakit",
+        "test",
+        false,
+    );
+    mod = await import("../components/azure/cluster");
+});
+
+function azureSpec(name: string, nodes: number, extra: (s: any) => void = () => {}) {
+    const raw: any = {
+        name,
+        fabric: "azure-ib",
+        nodes,
+        ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
+        azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5", osDiskGiB: 512 },
+        tags: { team: "ml", "rdmakit-cluster": "spoofed" },
+    };
+    extra(raw);
+    return parseClusterSpec(raw);
+}
+
+function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
+    return new Promise((resolve) => o.apply(resolve));
+}
+
+/** Builds a cluster and waits until every child is registered (all outputs resolved). */
+async function build(name: string, spec: ReturnType<typeof azureSpec>, plan?: ReturnType<typeof planCluster>) {
+    const cluster = new mod.AzureInfinibandCluster(name, { spec, plan });
+    const out = {
+        nodePrivateIps: await unwrap(cluster.nodePrivateIps),
+        jumpHostAddress: await unwrap(cluster.jumpHostAddress),
+        adminUser: await unwrap(cluster.adminUser),
+        fabricSummary: await unwrap(cluster.fabricSummary),
+        resourceGroupName: await unwrap(cluster.resourceGroupName),
+        vmssName: await unwrap(cluster.vmssName),
+        vnetId: await unwrap(cluster.vnetId),
+        subnetId: await unwrap(cluster.subnetId),
+        nsgId: await unwrap(cluster.nsgId),
+    };
+    const mine = registered.filter((r) => r.name === name || r.name.startsWith(`${name}-`));
+    const one = (type: string) => {
+        const found = mine.filter((r) => r.type === type);
+        assert.equal(found.length, 1, `exactly one ${type}`);
+        return found[0];
+    };
+    return { cluster, out, mine, one };
+}
+
+const idOf = (type: string, name: string) => `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${type}/${name}-a1b2c3`;
+
+test("the scale set is one Uniform, single-placement-group IB partition with exactly the planned settings", async () => {
+    const { one } = await build("ib4", azureSpec("ib4", 4));
+    const vmss = one("azure-native:compute:VirtualMachineScaleSet");
+    assert.equal(vmss.name, "ib4-vmss");
+    const i = vmss.inputs;
+    assert.equal(i.resourceGroupName, "ib4-rg-a1b2c3");
+    assert.equal(i.location, "eastus");
+    assert.equal(i.orchestrationMode, "Uniform");
+    assert.equal(i.singlePlacementGroup, true);
+    assert.equal(i.platformFaultDomainCount, 1);
+    assert.equal(i.overprovision, false);
+    assert.deepEqual(i.upgradePolicy, { mode: "Manual" });
+    assert.deepEqual(i.sku, { name: "Standard_ND96isr_H100_v5", capacity: 4, tier: "Standard" });
+    assert.equal(i.securityProfile, undefined, "no Secure Boot: the DKMS modules are unsigned");
+    assert.equal(i.proximityPlacementGroup, undefined);
+    assert.equal(i.zones, undefined);
+    assert.deepEqual(i.tags, { team: "ml", "rdmakit-cluster": "ib4", "rdmakit-fabric": "azure-ib" });
+
+    const p = i.virtualMachineProfile;
+    assert.deepEqual(Object.keys(p).sort(), ["networkProfile", "osProfile", "storageProfile"]);
+    assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    assert.deepEqual(p.storageProfile.osDisk, {
+        createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" }, diskSizeGB: 512,
+    });
+    assert.deepEqual(p.osProfile, {
+        computerNamePrefix: "ib4",
+        adminUsername: "azureuser",
+        linuxConfiguration: {
+            disablePasswordAuthentication: true,
+            ssh: { publicKeys: [{ path: "/home/azureuser/.ssh/authorized_keys", keyData: KEY }] },
+        },
+    });
+    assert.equal(p.osProfile.adminPassword, undefined);
+    assert.deepEqual(p.networkProfile, {
+        networkInterfaceConfigurations: [{
+            name: "eth0",
+            primary: true,
+            enableAcceleratedNetworking: true,
+            networkSecurityGroup: { id: idOf("azure-native:network:NetworkSecurityGroup", "ib4-nsg") },
+            ipConfigurations: [{ name: "ipconfig1", primary: true, subnet: { id: idOf("azure-native:network:Subnet", "ib4-subnet") } }],
+        }],
+    });
+    const ipConfig = p.networkProfile.networkInterfaceConfigurations[0].ipConfigurations[0];
+    assert.equal(ipConfig.publicIPAddressConfiguration, undefined, "GPU nodes get no public IP");
+});
+
+test("network: VNet and subnet from the spec, NAT egress, NSG with SSH from the allowed CIDRs only", async () => {
+    nicBase = "10.50.8.";
+    const { one, mine } = await build("net", azureSpec("net", 4, (s) => {
+        s.azure.vnetCidr = "10.50.0.0/16";
+        s.azure.subnetCidr = "10.50.8.0/22";
+    }));
+    nicBase = "10.10.0.";
+    const rg = "net-rg-a1b2c3";
+    assert.deepEqual(one("azure-native:resources:ResourceGroup").inputs, {
+        location: "eastus", tags: { team: "ml", "rdmakit-cluster": "net", "rdmakit-fabric": "azure-ib" },
+    });
+    const vnet = one("azure-native:network:VirtualNetwork").inputs;
+    assert.deepEqual(vnet.addressSpace, { addressPrefixes: ["10.50.0.0/16"] });
+    assert.equal(vnet.subnets, undefined, "the subnet is its own resource, never inline");
+    assert.deepEqual(one("azure-native:network:Subnet").inputs, {
+        resourceGroupName: rg,
+        virtualNetworkName: "net-vnet-a1b2c3",
+        addressPrefix: "10.50.8.0/22",
+        natGateway: { id: idOf("azure-native:network:NatGateway", "net-nat") },
+        defaultOutboundAccess: false,
+        // defaults the azure-native SDK fills in for every Subnet (network/subnet.js)
+        privateEndpointNetworkPolicies: "Disabled",
+        privateLinkServiceNetworkPolicies: "Enabled",
+    });
+    const nat = one("azure-native:network:NatGateway").inputs;
+    assert.deepEqual(nat.sku, { name: "Standard" });
+    assert.deepEqual(nat.publicIpAddresses, [{ id: idOf("azure-native:network:PublicIPAddress", "net-nat-ip") }]);
+
+    const nsg = one("azure-native:network:NetworkSecurityGroup").inputs;
+    assert.equal(nsg.resourceGroupName, rg);
+    assert.deepEqual(nsg.securityRules, [
+        {
+            name: "allow-ssh-from-allowed-cidrs", priority: 100, direction: "Inbound", access: "Allow", protocol: "Tcp",
+            sourcePortRange: "*", destinationPortRange: "22", sourceAddressPrefixes: ["203.0.113.0/24", "198.51.100.0/24"],
+            destinationAddressPrefix: "*",
+            description: "SSH from cluster.ssh.allowedCidrs (the jump host is the only VM with a public IP)",
+        },
+        {
+            name: "deny-internet-inbound", priority: 4096, direction: "Inbound", access: "Deny", protocol: "*",
+            sourcePortRange: "*", destinationPortRange: "*", sourceAddressPrefix: "Internet", destinationAddressPrefix: "*",
+            description: "everything else from the Internet (Azure's DenyAllInBound would drop it too)",
+        },
+    ]);
+    // public IPs: the NAT gateway's and the jump host's, nothing on the GPU nodes
+    const pips = mine.filter((r) => r.type === "azure-native:network:PublicIPAddress").map((r) => r.name).sort();
+    assert.deepEqual(pips, ["net-jump-ip", "net-nat-ip"]);
+    for (const r of mine.filter((r) => r.type === "azure-native:network:PublicIPAddress")) {
+        assert.deepEqual([r.inputs.sku, r.inputs.publicIPAllocationMethod], [{ name: "Standard" }, "Static"]);
+    }
+});
+
+test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", async () => {
+    const { one, out } = await build("jh", azureSpec("jh", 2, (s) => {
+        s.ssh.user = "hpcadmin";
+        s.azure.jumpHostSize = "Standard_B2ats_v2";
+    }));
+    const nic = one("azure-native:network:NetworkInterface").inputs;
+    assert.deepEqual(nic.networkSecurityGroup, { id: idOf("azure-native:network:NetworkSecurityGroup", "jh-nsg") });
+    assert.deepEqual(nic.ipConfigurations, [{
+        name: "ipconfig1", primary: true, subnet: { id: idOf("azure-native:network:Subnet", "jh-subnet") },
+        privateIPAllocationMethod: "Dynamic", publicIPAddress: { id: idOf("azure-native:network:PublicIPAddress", "jh-jump-ip") },
+    }]);
+    const vm = one("azure-native:compute:VirtualMachine").inputs;
+    assert.deepEqual(vm.hardwareProfile, { vmSize: "Standard_B2ats_v2" });
+    assert.deepEqual(vm.osProfile, {
+        computerName: "jh-jump",
+        adminUsername: "hpcadmin",
+        linuxConfiguration: {
+            disablePasswordAuthentication: true,
+            ssh: { publicKeys: [{ path: "/home/hpcadmin/.ssh/authorized_keys", keyData: KEY }] },
+        },
+    });
+    assert.deepEqual(vm.storageProfile.imageReference, { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" });
+    assert.deepEqual(vm.networkProfile, { networkInterfaces: [{ id: idOf("azure-native:network:NetworkInterface", "jh-jump-nic"), primary: true }] });
+    assert.equal(out.jumpHostAddress, "20.30.40.50");
+    assert.equal(out.adminUser, "hpcadmin");
+    assert.equal(one("azure-native:compute:VirtualMachineScaleSet").inputs.virtualMachineProfile.osProfile.adminUsername, "hpcadmin");
+});
+
+test("node IPs come from one lookup of the scale set, sorted by address; outputs name the fabric", async () => {
+    const { one, out, mine } = await build("ips", azureSpec("ips", 12));
+    const cmd = one("command:local:Command");
+    assert.equal(cmd.name, "ips-node-ips");
+    assert.match(cmd.inputs.create, /az vmss nic list --subscription "\$RDMAKIT_SUBSCRIPTION" --resource-group "\$RDMAKIT_RESOURCE_GROUP" --vmss-name "\$RDMAKIT_VMSS"/);
+    assert.deepEqual(cmd.inputs.environment, {
+        RDMAKIT_SUBSCRIPTION: SUB,
+        RDMAKIT_RESOURCE_GROUP: "ips-rg-a1b2c3",
+        RDMAKIT_VMSS: "ips-vmss-a1b2c3",
+        RDMAKIT_VMSS_UNIQUE_ID: "uid-ips-vmss",
+        RDMAKIT_CAPACITY: "12",
+    });
+    assert.equal(cmd.inputs.addPreviousOutputInEnv, false);
+    assert.equal(mine.filter((r) => r.type.startsWith("azure-native:compute:VirtualMachineScaleSetVM")).length, 0);
+    assert.deepEqual(out.nodePrivateIps, Array.from({ length: 12 }, (_, i) => `10.10.0.${4 + i}`));
+    assert.equal(out.resourceGroupName, "ips-rg-a1b2c3");
+    assert.equal(out.vmssName, "ips-vmss-a1b2c3");
+    assert.equal(out.vnetId, idOf("azure-native:network:VirtualNetwork", "ips-vnet"));
+    assert.equal(out.subnetId, idOf("azure-native:network:Subnet", "ips-subnet"));
+    assert.equal(out.fabricSummary.vmSize, "Standard_ND96isr_H100_v5");
+    assert.equal(out.fabricSummary.nodes, 12);
+    assert.equal(out.fabricSummary.hcasPerNode, 8);
+    assert.equal(out.fabricSummary.ncclTopoFile, "/opt/microsoft/ndv5-topo.xml");
+    assert.equal(out.fabricSummary.expectedBusbwGBps, 450);
+    assert.equal(out.fabricSummary.minBusbwGBps, 360);
+});
+
+test("the resource count and types are the same at 4 and 90 nodes", async () => {
+    const shape = (rs: Registered[], name: string) => rs.map((r) => `${r.type} ${r.name.slice(name.length)}`).sort();
+    const four = await build("s4", azureSpec("s4", 4));
+    const ninety = await build("s90", azureSpec("s90", 90));
+    assert.deepEqual(shape(ninety.mine, "s90"), shape(four.mine, "s4"));
+    assert.deepEqual(shape(four.mine, "s4"), [
+        "azure-native:compute:VirtualMachine -jump",
+        "azure-native:compute:VirtualMachineScaleSet -vmss",
+        "azure-native:network:NatGateway -nat",
+        "azure-native:network:NetworkInterface -jump-nic",
+        "azure-native:network:NetworkSecurityGroup -nsg",
+        "azure-native:network:PublicIPAddress -jump-ip",
+        "azure-native:network:PublicIPAddress -nat-ip",
+        "azure-native:network:Subnet -subnet",
+        "azure-native:network:VirtualNetwork -vnet",
+        "azure-native:resources:ResourceGroup -rg",
+        "command:local:Command -node-ips",
+        "rdmakit:index:AzureInfinibandCluster ",
+    ]);
+    assert.equal(ninety.one("azure-native:compute:VirtualMachineScaleSet").inputs.sku.capacity, 90);
+    assert.equal(ninety.out.nodePrivateIps.length, 90);
+});
+
+test("an existing resource group is used, not created", async () => {
+    const { mine, out, one } = await build("byo", azureSpec("byo", 4, (s) => (s.azure.resourceGroupName = "gpu-rg")));
+    assert.equal(mine.filter((r) => r.type === "azure-native:resources:ResourceGroup").length, 0);
+    assert.equal(out.resourceGroupName, "gpu-rg");
+    assert.equal(one("azure-native:compute:VirtualMachineScaleSet").inputs.resourceGroupName, "gpu-rg");
+    assert.equal(one("azure-native:network:VirtualNetwork").inputs.resourceGroupName, "gpu-rg");
+    assert.equal(mine.length, 11);
+});
+
+/** Runs the constructor, expecting InputPropertiesError; returns its property paths. Nothing may be registered. */
+function refused(name: string, spec: any, plan?: any): { paths: string[]; message: string } {
+    const before = registered.length;
+    let err: unknown;
+    try {
+        new mod.AzureInfinibandCluster(name, { spec, plan });
+    } catch (e) {
+        err = e;
+    }
+    assert.ok(pulumi.InputPropertiesError.isInstance(err), `expected InputPropertiesError, got ${String(err)}`);
+    assert.equal(registered.length, before, "nothing registered");
+    return { paths: err.errors.map((e) => e.propertyPath), message: err.message };
+}
+
+test("bad input is refused before anything is created, with the field named", () => {
+    const aws = parseClusterSpec({
+        name: "awsc", fabric: "aws-efa", nodes: 2, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" },
+    });
+    const wrong = refused("bad1", aws);
+    assert.deepEqual(wrong.paths, ["cluster.fabric"]);
+    assert.match(wrong.message, /cluster\.fabric: is not an Azure InfiniBand cluster \(got "aws-efa"\); allowed: azure-ib/);
+
+    // a spec assembled in code is checked like one from stack config: every problem at once
+    const handMade: any = { ...azureSpec("bad2", 4) };
+    handMade.nodes = 120;
+    handMade.azure = { ...handMade.azure, passwordAuthentication: true, vnetCidr: "172.16.0.0/16", subnetCidr: "172.16.1.0/24" };
+    const many = refused("bad2", handMade);
+    assert.deepEqual(many.paths.sort(), ["cluster.azure.passwordAuthentication", "cluster.azure.vnetCidr", "cluster.nodes"]);
+
+    assert.deepEqual(refused("bad3", azureSpec("bad3", 4, (s) => (s.ssh.user = "admin"))).paths, ["cluster.ssh.user"]);
+    assert.deepEqual(refused("bad4", azureSpec("bad4", 4), planCluster(azureSpec("bad4", 8))).paths, ["plan"]);
+    assert.equal(registered.filter((r) => r.name.startsWith("bad")).length, 0);
+});

@@ -1,0 +1,187 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { SpecError } from "../components/errors";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { NIC_IP_QUERY, nodeIpLookupScript, parseNodeIps, subscriptionOf } from "../components/azure/nodeIps";
+import { computerNamePrefix, layoutIssues, nsgRules } from "../components/azure/settings";
+import { azureFabricSummary } from "../components/azure/summary";
+
+/*
+ * Azure input checks and pure helpers. The spec checks live in components/spec.ts; these tests prove through
+ * parseClusterSpec that every bad input of issue 4 is refused with the field named and what is allowed.
+ */
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
+
+function azureSpec(): any {
+    return {
+        name: "ibtest",
+        fabric: "azure-ib",
+        nodes: 4,
+        ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" },
+    };
+}
+
+function edit(f: (s: any) => void): any {
+    const s = azureSpec();
+    f(s);
+    return s;
+}
+
+/** The one issue at `path`; its message + allowed text must mention each string. */
+function expectIssue(raw: unknown, path: string, mentions: string[]) {
+    let err: unknown;
+    try {
+        parseClusterSpec(raw);
+    } catch (e) {
+        err = e;
+    }
+    assert.ok(err instanceof SpecError, "the spec was accepted");
+    const issue = err.issues.find((i) => i.path === path);
+    assert.ok(issue, `no issue at ${path}; got:\n${err.message}`);
+    const text = `${issue.message} | ${issue.allowed ?? ""}`;
+    for (const m of mentions) assert.ok(text.includes(m), `issue at ${path} does not mention "${m}": ${text}`);
+    assert.ok(err.message.includes(`${path}: `), "the printed message names the field");
+    return issue;
+}
+
+test("the example stack config parses and plans as 4 x ND96isr_H100_v5 with the Gen2 HPC image", () => {
+    const doc = parseYaml(readFileSync(join(__dirname, "..", "examples", "azure-h100.yaml"), "utf8"));
+    const spec = parseClusterSpec(doc.config["rdmakit:cluster"]);
+    assert.equal(spec.fabric, "azure-ib");
+    assert.equal(spec.nodes, 4);
+    assert.equal(spec.azure?.vmSize, "Standard_ND96isr_H100_v5");
+    assert.match(spec.ssh.publicKey ?? "", /^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43} /);
+    const plan = planCluster(spec);
+    assert.deepEqual(plan.azure?.image, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    assert.equal(plan.azure?.partitionLimit, 100);
+    // parsing is idempotent: the component re-checks a parsed spec and must get the same spec back
+    assert.deepEqual(parseClusterSpec(spec), spec);
+});
+
+test("a size without InfiniBand is refused, naming its IB twin", () => {
+    const issue = expectIssue(edit((s) => (s.azure.vmSize = "Standard_ND96is_H100_v5")), "cluster.azure.vmSize", [
+        "no InfiniBand", "Standard_ND96isr_H100_v5",
+    ]);
+    assert.equal(issue.value, "Standard_ND96is_H100_v5");
+    expectIssue(edit((s) => (s.azure.vmSize = "Standard_D4s_v5")), "cluster.azure.vmSize", ["not an InfiniBand size", "Standard_HX176rs"]);
+});
+
+test("a VNet overlapping Azure's RDMA range 172.16.0.0/16 is refused; one beside it is not", () => {
+    expectIssue(edit((s) => (s.azure.vnetCidr = "172.16.0.0/12")), "cluster.azure.vnetCidr", ["overlaps 172.16.0.0/16", "outside 172.16.0.0/16"]);
+    expectIssue(edit((s) => {
+        s.azure.vnetCidr = "172.16.128.0/20";
+        s.azure.subnetCidr = "172.16.128.0/24";
+    }), "cluster.azure.vnetCidr", ["172.16.0.0/16"]);
+    const ok = parseClusterSpec(edit((s) => {
+        s.azure.vnetCidr = "172.17.0.0/16";
+        s.azure.subnetCidr = "172.17.1.0/24";
+    }));
+    assert.equal(ok.azure?.vnetCidr, "172.17.0.0/16");
+    expectIssue(edit((s) => (s.azure.subnetCidr = "10.20.0.0/24")), "cluster.azure.subnetCidr", ["not inside the VNet 10.10.0.0/16"]);
+});
+
+test("node limits: 100 by default, 300 with quotaRaised, and never more (IB does not span scale sets)", () => {
+    assert.equal(parseClusterSpec(edit((s) => (s.nodes = 100))).nodes, 100);
+    const i101 = expectIssue(edit((s) => (s.nodes = 101)), "cluster.nodes", ["exceeds the 100 VMs", "300", "quotaRaised", "1..100"]);
+    assert.equal(i101.value, 101);
+    const raised = parseClusterSpec(edit((s) => {
+        s.nodes = 300;
+        s.azure.quotaRaised = true;
+    }));
+    assert.equal(planCluster(raised).azure?.partitionLimit, 300);
+    expectIssue(edit((s) => {
+        s.nodes = 301;
+        s.azure.quotaRaised = true;
+    }), "cluster.nodes", ["exceeds the 300 VMs", "InfiniBand does not span scale sets", "1..300"]);
+});
+
+test("a Generation 1 image is refused for ND H100/H200/A100", () => {
+    for (const vmSize of ["Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5", "Standard_ND96asr_v4"]) {
+        expectIssue(edit((s) => {
+            s.azure.vmSize = vmSize;
+            s.azure.image = { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", generation: "V1" };
+        }), "cluster.azure.image.generation", [`${vmSize} runs only Generation 2 images`, "V2"]);
+    }
+});
+
+test("password login is refused, as a flag and as a secret in plain text", () => {
+    expectIssue(edit((s) => (s.azure.passwordAuthentication = true)), "cluster.azure.passwordAuthentication", [
+        "password login is not allowed", "SSH keys only",
+    ]);
+    const leaked = expectIssue(edit((s) => (s.azure.adminPassword = "Sup3r$ecret!")), "cluster.azure.adminPassword", ["password login is not supported"]);
+    assert.equal(leaked.value, "(hidden)");
+    expectIssue(edit((s) => delete s.ssh.publicKey), "cluster.ssh.publicKey", ["is missing", "ssh-ed25519"]);
+});
+
+test("component-level checks: a plan of another spec or fabric, Azure's reserved admin names", () => {
+    const spec = parseClusterSpec(azureSpec());
+    assert.deepEqual(layoutIssues(spec, planCluster(spec)), []);
+    const other = planCluster(parseClusterSpec(edit((s) => (s.nodes = 8))));
+    assert.deepEqual(layoutIssues(spec, other).map((i) => i.path), ["plan"]);
+    const aws = planCluster(parseClusterSpec({
+        ...azureSpec(), fabric: "aws-efa", azure: undefined,
+        aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" },
+    }));
+    assert.deepEqual(layoutIssues(spec, aws).map((i) => [i.path, i.value]), [["plan.fabric", "aws-efa"]]);
+    const root = parseClusterSpec(edit((s) => (s.ssh.user = "root")));
+    const issues = layoutIssues(root, planCluster(root));
+    assert.equal(issues.length, 1);
+    assert.equal(issues[0].path, "cluster.ssh.user");
+    assert.match(issues[0].message, /Azure refuses/);
+});
+
+test("NSG rules: SSH from the allowed CIDRs at 100, Internet denied at 4096, nothing else", () => {
+    const rules = nsgRules(["203.0.113.0/24", "198.51.100.7/32"]);
+    assert.deepEqual(rules.map((r) => [r.name, r.priority, r.direction, r.access, r.protocol]), [
+        ["allow-ssh-from-allowed-cidrs", 100, "Inbound", "Allow", "Tcp"],
+        ["deny-internet-inbound", 4096, "Inbound", "Deny", "*"],
+    ]);
+    assert.deepEqual(rules[0].sourceAddressPrefixes, ["203.0.113.0/24", "198.51.100.7/32"]);
+    assert.equal(rules[0].destinationPortRange, "22");
+    assert.equal(rules[0].sourceAddressPrefix, undefined);
+    assert.equal(rules[1].sourceAddressPrefix, "Internet");
+});
+
+test("computer name prefix fits Azure's 15 characters without a trailing hyphen", () => {
+    assert.equal(computerNamePrefix("h100-demo"), "h100-demo");
+    assert.equal(computerNamePrefix("training-cluster-eastus"), "training-cluste");
+    assert.equal(computerNamePrefix("abcdefghijklmn-x"), "abcdefghijklmn");
+});
+
+test("node IP lookup: one az call with inputs from the environment; output parsed, checked and sorted", () => {
+    const script = nodeIpLookupScript();
+    assert.equal(script.match(/az vmss nic list/g)?.length, 1);
+    assert.ok(script.includes(`--query '${NIC_IP_QUERY}'`));
+    assert.ok(script.includes('--vmss-name "$RDMAKIT_VMSS"') && script.includes('--subscription "$RDMAKIT_SUBSCRIPTION"'));
+    const expect = { nodes: 3, subnetCidr: "10.10.0.0/24", vmss: "vmss1" };
+    // both spellings of the field, unsorted: 10.10.0.10 sorts after 10.10.0.9 by address, not by text
+    assert.deepEqual(parseNodeIps('[["10.10.0.10", null], [null, "10.10.0.9"], ["10.10.0.4", null]]', expect), ["10.10.0.4", "10.10.0.9", "10.10.0.10"]);
+    assert.throws(() => parseNodeIps('[["10.10.0.4", null]]', expect), /has 1 node NIC, expected 3/);
+    assert.throws(() => parseNodeIps('[["10.10.1.4", null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /10\.10\.1\.4, outside the nodes' subnet 10\.10\.0\.0\/24/);
+    assert.throws(() => parseNodeIps('[[null, null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /NIC 0 of vmss1 has no private IPv4 address/);
+    assert.throws(() => parseNodeIps("ERROR: (AuthorizationFailed)", expect), /did not print JSON/);
+    assert.throws(() => parseNodeIps('[["10.10.0.5", null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /same private IP twice/);
+    assert.equal(subscriptionOf("/subscriptions/1234-ab/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/v"), "1234-ab");
+    assert.throws(() => subscriptionOf("vmss1"), /not an Azure resource id/);
+});
+
+test("fabric summary reads size, HCAs, busbw expectation and topology file from the plan", () => {
+    const summary = azureFabricSummary(planCluster(parseClusterSpec(azureSpec())));
+    assert.equal(summary.vmSize, "Standard_ND96isr_H100_v5");
+    assert.equal(summary.hcasPerNode, 8);
+    assert.deepEqual(summary.hcaNames, ["mlx5_ib0", "mlx5_ib1", "mlx5_ib2", "mlx5_ib3", "mlx5_ib4", "mlx5_ib5", "mlx5_ib6", "mlx5_ib7"]);
+    assert.equal(summary.hcaRateGbps, 400);
+    assert.equal(summary.rdmaGbpsPerNode, 3200);
+    assert.equal(summary.ncclTopoFile, "/opt/microsoft/ndv5-topo.xml");
+    // the only multi-node H100 figure is ~450 GB/s (8 nodes, measured): pass at 80% of it
+    assert.equal(summary.expectedBusbwGBps, 450);
+    assert.equal(summary.minBusbwGBps, 360);
+    assert.match(summary.busbwSource, /sku_performance_baseline/);
+    assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:latest");
+});

@@ -1,0 +1,142 @@
+import { before, beforeEach, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { planQos } from "../components/roce/qos";
+import { renderSwitchConfigs } from "../components/roce/render";
+import { spec } from "./fixtures/roce/helpers";
+
+interface Rec { type: string; name: string; inputs: Record<string, any> }  
+const created: Rec[] = [];
+let mod: typeof import("../components/roce/cluster");
+
+// Secret inputs reach mocks wrapped with Pulumi's secret signature (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts specialSigKey).
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const reveal = (x: any) => (x && typeof x === "object" && SECRET_SIG in x ? x.value : x);  
+const unwrap = <T>(o: pulumi.Output<T>) => new Promise<T>((r) => o.apply(r));
+const commands = (prefix: string) => created.filter((r) => r.type.startsWith("command:") && r.name.startsWith(prefix + "-"));
+const byName = (prefix: string) => Object.fromEntries(commands(prefix).map((r) => [r.name.slice(prefix.length + 1), r]));
+
+before(async () => {
+    await pulumi.runtime.setMocks({
+        newResource: (args) => {
+            created.push({ type: args.type, name: args.name, inputs: args.inputs });
+            return { id: `${args.name}-id`, state: { ...args.inputs, stdout: "ok", stderr: "" } };
+        },
+        call: (args) => args.inputs,
+    }, "rdmakit", "test", false);
+    mod = await import("../components/roce/cluster");
+});
+beforeEach(() => { created.length = 0; });
+
+/** Builds a cluster and waits until its resources are registered. */
+async function build(name: string, s = spec(), extra: Partial<import("../components/roce/cluster").RoceClusterArgs> = {}) {
+    const c = new mod.RoceCluster(name, { spec: s, sshPrivateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n"), ...extra });
+    await unwrap(c.switchConfigDigests);
+    await new Promise((r) => setTimeout(r, 50));
+    return c;
+}
+
+describe("RoceCluster under mocks", () => {
+    it("registers the component and one push per switch: remote SSH for SONiC/NVUE, Ansible (local) for EOS", async () => {
+        const c = await build("fab");
+        assert.equal(created.filter((r) => r.type === "rdmakit:index:RoceCluster").length, 1);
+        const cmds = byName("fab");
+        assert.deepEqual(Object.keys(cmds).sort(), ["leaf-eos-qos", "leaf-nvue-qos", "leaf-sonic-qos"]);
+        assert.equal(cmds["leaf-sonic-qos"].type, "command:remote:Command");
+        assert.equal(cmds["leaf-nvue-qos"].type, "command:remote:Command");
+        assert.equal(cmds["leaf-eos-qos"].type, "command:local:Command");
+
+        const rendered = Object.fromEntries(renderSwitchConfigs(planQos(spec())).map((r) => [r.switch, r]));
+        // What is pushed to which switch
+        const nvue = cmds["leaf-nvue-qos"].inputs;
+        assert.equal(nvue.stdin, rendered["leaf-nvue"].text);
+        assert.ok(SECRET_SIG in nvue.connection, "the connection (with the private key) is a secret");
+        const conn = reveal(nvue.connection);
+        assert.deepEqual([conn.host, conn.user, conn.port], ["10.0.1.2", "cumulus", 22]);
+        assert.match(conn.privateKey, /BEGIN OPENSSH PRIVATE KEY/);
+        assert.match(nvue.create, new RegExp(rendered["leaf-nvue"].digest));
+        assert.match(nvue.create, /nv config patch "\$f\.new" && nv config apply -y && nv config save/);
+        assert.equal(nvue.update, nvue.create);
+        assert.doesNotMatch(nvue.delete, /unset|config load/);
+        const sonic = cmds["leaf-sonic-qos"].inputs;
+        assert.equal(sonic.stdin, rendered["leaf-sonic"].text);
+        assert.deepEqual([reveal(sonic.connection).host, reveal(sonic.connection).user], ["10.0.1.1", "admin"]);
+        assert.match(sonic.create, /sudo config load -y "\$f\.new" && sudo config save -y/);
+        assert.match(sonic.create, /roce-qos\.config_db\.json/);
+        const eos = cmds["leaf-eos-qos"].inputs;
+        assert.equal(eos.stdin, rendered["leaf-eos"].text);
+        assert.match(eos.create, /ansible-playbook -i '10\.0\.1\.3,' -u 'admin'/);
+        assert.match(eos.create, /eos-push\.yml/);
+        assert.match(eos.create, /out\/test\/switches\/leaf-eos\.eos\.cfg/);
+        const env = reveal(eos.environment);
+        assert.equal(env.RDMAKIT_CONFIG_DIGEST, rendered["leaf-eos"].digest);
+        assert.match(env.RDMAKIT_SSH_KEY, /BEGIN OPENSSH PRIVATE KEY/);
+
+        // Outputs
+        assert.deepEqual(await unwrap(c.switchConfigDigests), Object.fromEntries(Object.values(rendered).map((r) => [r.switch, r.digest])));
+        assert.deepEqual(await unwrap(c.ncclEnv), { NCCL_IB_TC: "106", NCCL_IB_HCA: "=mlx5_0:1,mlx5_1:1", NCCL_SOCKET_IFNAME: "=eno1", NCCL_IB_GID_INDEX: "3" });
+        const hosts = await unwrap(c.hosts);
+        assert.deepEqual(hosts.map((h) => [h.name, h.address, h.vars.roce_host_pfc_vector]), [["gpu01", "10.0.0.11", "0,0,0,1,0,0,0,0"], ["gpu02", "10.0.0.12", "0,0,0,1,0,0,0,0"]]);
+    });
+
+    it("creates nothing per GPU host: 2 or 6 hosts give the same three switch commands", async () => {
+        const s = spec();
+        for (let i = 3; i <= 6; i++) s.hosts.push({ ...structuredClone(s.hosts[0]), name: `gpu0${i}`, address: `10.0.0.1${i}` });
+        // 12 rails need 12 host ports: two more per switch.
+        const more = { sonic: ["Ethernet16", "Ethernet24"], nvue: ["swp3", "swp4"], eos: ["Ethernet3/1", "Ethernet4/1"] };
+        for (const sw of s.switches) sw.hostPorts.push(...more[sw.os]);
+        await build("big", s);
+        assert.equal(commands("big").length, 3);
+        assert.equal(created.length, 4);
+    });
+
+    it("inputs change only when the rendered config changes", async () => {
+        await build("a");
+        const a = byName("a");
+        // A host-only change (address, GID index) leaves every switch's push inputs untouched.
+        const hostOnly = spec();
+        hostOnly.hosts[1].address = "10.0.0.99";
+        hostOnly.hosts[1].gidIndex = 5;
+        await build("b", hostOnly);
+        const b = byName("b");
+        for (const k of Object.keys(a)) {
+            assert.equal(b[k].inputs.create, a[k].inputs.create, k);
+            assert.equal(b[k].inputs.stdin, a[k].inputs.stdin, k);
+        }
+        // A cable-length change on the SONiC leaf re-pushes that switch only.
+        const cable = spec();
+        cable.switches[0].cableLengthM = 30;
+        await build("c", cable);
+        const c = byName("c");
+        assert.notEqual(c["leaf-sonic-qos"].inputs.create, a["leaf-sonic-qos"].inputs.create);
+        assert.notEqual(c["leaf-sonic-qos"].inputs.stdin, a["leaf-sonic-qos"].inputs.stdin);
+        assert.equal(c["leaf-nvue-qos"].inputs.create, a["leaf-nvue-qos"].inputs.create);
+        assert.equal(c["leaf-eos-qos"].inputs.create, a["leaf-eos-qos"].inputs.create);
+        // A QoS change reaches every switch.
+        await build("d", spec({ ecn: { minBytes: 100000, maxBytes: 1000000, maxProbabilityPct: 50 } }));
+        const d = byName("d");
+        for (const k of Object.keys(a)) assert.notEqual(d[k].inputs.stdin, a[k].inputs.stdin, k);
+    });
+
+    it("pushSwitchConfig: false renders and exports but pushes nothing", async () => {
+        const c = await build("dry", spec(), { pushSwitchConfig: false });
+        assert.equal(commands("dry").length, 0);
+        assert.equal(Object.keys(await unwrap(c.switchConfigDigests)).length, 3);
+    });
+
+    it("an invalid spec fails before any child is created, naming the field", async () => {
+        const s = spec();
+        s.qos.cnpDscp = s.qos.roceDscp;
+        assert.throws(() => new mod.RoceCluster("bad", { spec: s }), (e: unknown) => e instanceof Error && /cluster\.roce\.qos\.cnpDscp/.test(e.message));
+        await new Promise((r) => setTimeout(r, 20));
+        assert.equal(commands("bad").length, 0);
+    });
+
+    it("a caller's plan that breaks a consistency rule is refused", async () => {
+        const plan = planQos(spec());
+        plan.hosts[0].ncclEnv.NCCL_IB_TC = "104";
+        assert.throws(() => new mod.RoceCluster("incons", { spec: spec(), qos: plan }), (e: unknown) => e instanceof Error && /\[C8\] gpu01/.test(e.message));
+        await new Promise((r) => setTimeout(r, 20));
+        assert.equal(commands("incons").length, 0);
+    });
+});

@@ -1,0 +1,167 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { checkConsistency, formatViolation, RULES, type RuleId, type Violation } from "../components/roce/consistency";
+import { planQos, type QosPlan } from "../components/roce/qos";
+import { renderSwitchConfigs, type RenderedSwitchConfig } from "../components/roce/render";
+import { NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
+
+type Db = Record<string, Record<string, Record<string, string>>>;
+type Obj = Record<string, any>;  
+
+function setup(qos: Record<string, unknown> = {}) {
+    const plan = planQos(spec(qos));
+    return { plan, rendered: renderSwitchConfigs(plan) };
+}
+function editSonic(r: RenderedSwitchConfig[], f: (db: Db) => void): RenderedSwitchConfig[] {
+    return r.map((c) => { if (c.os !== "sonic") return c; const db = JSON.parse(c.text) as Db; f(db); return { ...c, text: JSON.stringify(db) }; });
+}
+function editNvue(r: RenderedSwitchConfig[], f: (set: Obj) => void): RenderedSwitchConfig[] {
+    return r.map((c) => { if (c.os !== "nvue") return c; const doc = parseYaml(c.text) as Obj[]; f(doc[0].set); return { ...c, text: stringifyYaml(doc) }; });
+}
+function editEos(r: RenderedSwitchConfig[], f: (lines: string[]) => string[]): RenderedSwitchConfig[] {
+    return r.map((c) => (c.os !== "eos" ? c : { ...c, text: f(c.text.split("\n")).join("\n") }));
+}
+function editHost(plan: QosPlan, f: (h: QosPlan["hosts"][number]) => void): QosPlan {
+    const p = structuredClone(plan);
+    f(p.hosts[0]);
+    return p;
+}
+function only(vs: Violation[], rule: RuleId): Violation[] {
+    const hit = vs.filter((v) => v.rule === rule);
+    assert.ok(hit.length > 0, `expected a ${rule} violation, got: ${vs.map(formatViolation).join(" | ") || "none"}`);
+    return hit;
+}
+
+describe("checkConsistency: passing plans", () => {
+    for (const [label, qos] of [["default lossless", {}], ["DSCP 24 / priority 4 lossy", NON_DEFAULT_LOSSY], ["DSCP 24 / priority 4 lossless", { roceDscp: 24, rocePriority: 4 }], ["CNP on DSCP 46 / priority 5", { cnpDscp: 46, cnpPriority: 5 }]] as const) {
+        it(`${label}: host, NCCL and all three switch configs agree (no violation of C1-C13)`, () => {
+            const { plan, rendered } = setup(qos);
+            assert.deepEqual(checkConsistency(plan, rendered).map(formatViolation), []);
+        });
+    }
+    it("documents all thirteen rules", () => {
+        assert.deepEqual(Object.keys(RULES), ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13"]);
+    });
+});
+
+describe("checkConsistency: each rule catches its violation", () => {
+    it("C1: SONiC's default trap, DSCP 26 → TC 1, names the hosts, the port and the TC", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(plan, editSonic(rendered, (db) => { db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"] = "1"; })), "C1");
+        assert.deepEqual(vs[0].devices, ["gpu01", "gpu02", "leaf-sonic:Ethernet0"]);
+        assert.equal(vs[0].values.dscp, 26);
+        assert.equal(vs[0].values.trafficClass, 1);
+        assert.deepEqual(vs[0].values.losslessQueues, [3]);
+    });
+    it("C1: host rdma_cm ToS and NCCL_IB_TC name different DSCPs", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_tos = 98; }), rendered), "C1");
+        assert.deepEqual(vs[0].devices, ["gpu01"]);
+        assert.deepEqual(vs[0].values, { roce_host_tos: 98, NCCL_IB_TC: 106 });
+    });
+    it("C2: SONiC pfc_enable 4 while RoCE rides priority 3 (YANG accepts this; the rule does not)", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(plan, editSonic(rendered, (db) => { db.PORT_QOS_MAP.Ethernet8.pfc_enable = "4"; db.PORT_QOS_MAP.Ethernet8.pfcwd_sw_enable = "4"; })), "C2");
+        assert.ok(vs.some((v) => v.devices.includes("leaf-sonic:Ethernet8") && v.values.hostPriority === 3 && (v.values.switchPfc as number[])[0] === 4));
+    });
+    it("C2: NVUE classifies the RoCE DSCP to another switch priority than the host", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos.mapping["default-global"].dscp["26"]["switch-priority"] = 2; })), "C2");
+        assert.ok(vs.some((v) => v.values.switchPriority === 2 && v.values.hostPriority === 3));
+    });
+    it("C2: priority 3 pauses a queue that is not the RoCE queue (MAP_PFC_PRIORITY_TO_QUEUE)", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(plan, editSonic(rendered, (db) => { db.MAP_PFC_PRIORITY_TO_QUEUE.RDMAKIT_ROCE["3"] = "4"; })), "C2");
+        assert.deepEqual(vs[0].values, { priority: 3, pausedQueue: 4, roceQueue: 3 });
+    });
+    it("C3: two lossless priorities on a switch port, and on a host", () => {
+        const { plan, rendered } = setup();
+        only(checkConsistency(plan, editSonic(rendered, (db) => { db.PORT_QOS_MAP.Ethernet0.pfc_enable = "3,4"; db.PORT_QOS_MAP.Ethernet0.pfcwd_sw_enable = "3,4"; })), "C3");
+        const vs = only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_pfc_vector = "0,0,0,1,1,0,0,0"; }), rendered), "C3");
+        assert.deepEqual(vs[0].values.pfc, [3, 4]);
+    });
+    it("C3: PFC on the CNP priority", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(plan, editEos(rendered, (L) => L.flatMap((l) => (l === "   priority-flow-control priority 3 no-drop" ? [l, "   priority-flow-control priority 6 no-drop"] : [l])))), "C3");
+        assert.ok(vs.some((v) => v.values.cnpPriority === 6));
+    });
+    it("C4: the RoCE PG has no lossless BUFFER_PG, and a cable length that is not the real cable", () => {
+        const { plan, rendered } = setup();
+        const a = only(checkConsistency(plan, editSonic(rendered, (db) => { delete db.BUFFER_PG["Ethernet0|3"]; })), "C4");
+        assert.deepEqual(a[0].devices, ["leaf-sonic:Ethernet0"]);
+        const b = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos.pfc["default-global"]["cable-length"] = 100; })), "C4");
+        assert.deepEqual(b[0].values, { configured: 100, actual: 7.5 });
+    });
+    it("C5: EOS port without DSCP trust or with link pause left on; host trusting PCP", () => {
+        const { plan, rendered } = setup();
+        only(checkConsistency(plan, editEos(rendered, (L) => L.filter((l) => l !== "   qos trust dscp"))), "C5");
+        const pause = only(checkConsistency(plan, editEos(rendered, (L) => L.filter((l) => !l.includes("flowcontrol send off")))), "C5");
+        assert.ok(pause.every((v) => v.values.linkPause === true));
+        const host = only(checkConsistency(editHost(plan, (h) => { (h.vars as { roce_host_trust: string }).roce_host_trust = "pcp"; }), rendered), "C5");
+        assert.deepEqual(host[0].devices, ["gpu01"]);
+    });
+    it("C6: CNPs on DSCP 4 (nic-configuration-operator's mlxconfig value) miss the strict CNP queue", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_cnp_dscp = 4; }), rendered), "C6");
+        assert.ok(vs.every((v) => v.devices[0] === "gpu01" && v.values.cnpDscp === 4));
+        assert.equal(new Set(vs.map((v) => v.devices[1].split(":")[0])).size, 3, "reported on every switch");
+    });
+    it("C7: ECN off on the RoCE TC of NVUE; DCQCN off on a host", () => {
+        const { plan, rendered } = setup();
+        const a = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos["congestion-control"]["default-global"]["traffic-class"]["3"].ecn = "disable"; })), "C7");
+        assert.deepEqual(a[0].values, { queue: 3, ecnQueues: [] });
+        only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_ecn = false; }), rendered), "C7");
+    });
+    it("C8: NCCL_IB_TC 104 (DSCP 26 without ECT) is flagged with the right value", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(editHost(plan, (h) => { h.ncclEnv.NCCL_IB_TC = "104"; h.vars.roce_host_tos = 104; }), rendered), "C8");
+        assert.equal(vs[0].values.expected, 106);
+    });
+    it("C9: a switch port MTU below the host MTU, and a host MTU below 4200", () => {
+        const { plan, rendered } = setup();
+        const a = only(checkConsistency(plan, editEos(rendered, (L) => L.map((l) => (l === "   mtu 9214" ? "   mtu 1500" : l)))), "C9");
+        assert.deepEqual(a[0].values, { switchMtu: 1500, hostMtu: 9000 });
+        only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_mtu = 1500; }), rendered), "C9");
+    });
+    it("C10: NCCL_IB_GID_INDEX differs from the index the role verifies", () => {
+        const { plan, rendered } = setup();
+        const vs = only(checkConsistency(editHost(plan, (h) => { h.ncclEnv.NCCL_IB_GID_INDEX = "1"; }), rendered), "C10");
+        assert.deepEqual(vs[0].values, { NCCL_IB_GID_INDEX: "1", roce_host_gid_index: 3, verify: true });
+    });
+    it("C11: watchdog missing on a PFC priority, or acting as forward", () => {
+        const { plan, rendered } = setup();
+        only(checkConsistency(plan, editSonic(rendered, (db) => { db.PORT_QOS_MAP.Ethernet0.pfcwd_sw_enable = ""; })), "C11");
+        const b = only(checkConsistency(plan, editSonic(rendered, (db) => { db.PFC_WD.Ethernet8.action = "forward"; })), "C11");
+        assert.equal(b[0].values.action, "forward");
+        only(checkConsistency(plan, editNvue(rendered, (set) => { delete set.interface.swp1.qos; })), "C11");
+        only(checkConsistency(plan, editSonic(rendered, (db) => { db.PFC_WD.GLOBAL.POLL_INTERVAL = "500"; })), "C11");
+    });
+    it("C12: NVUE in lossy mode under a lossless plan; a host with lossy tuning", () => {
+        const { plan, rendered } = setup();
+        const a = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos.roce.mode = "lossy"; })), "C12");
+        assert.deepEqual(a[0].values, { switchMode: "lossy", planMode: "lossless" });
+        only(checkConsistency(editHost(plan, (h) => { h.vars.roce_host_lossy_tuning = true; }), rendered), "C12");
+    });
+    it("C12: a lossy plan against a switch still running PFC", () => {
+        const { plan, rendered } = setup(NON_DEFAULT_LOSSY);
+        const vs = only(checkConsistency(plan, editSonic(rendered, (db) => { db.PORT_QOS_MAP.Ethernet0.pfc_enable = "4"; })), "C12");
+        assert.deepEqual(vs[0].devices, ["leaf-sonic"]);
+    });
+    it("C13: NCCL_IB_HCA with a non-rail NIC or without exact match; NCCL_SOCKET_IFNAME on a rail", () => {
+        const { plan, rendered } = setup();
+        const a = only(checkConsistency(editHost(plan, (h) => { h.ncclEnv.NCCL_IB_HCA = "=mlx5_0:1,mlx5_1:1,mlx5_bond_0:1"; }), rendered), "C13");
+        assert.deepEqual(a[0].values.railNics, ["mlx5_0", "mlx5_1"]);
+        only(checkConsistency(editHost(plan, (h) => { h.ncclEnv.NCCL_IB_HCA = "mlx5_0:1,mlx5_1:1"; }), rendered), "C13");
+        const c = only(checkConsistency(editHost(plan, (h) => { h.ncclEnv.NCCL_SOCKET_IFNAME = "=ens1f0np0"; }), rendered), "C13");
+        assert.equal(c[0].values.bootstrapNic, "eno1");
+    });
+    it("a host port missing from the rendered config is reported", () => {
+        const { plan, rendered } = setup();
+        const vs = checkConsistency(plan, editSonic(rendered, (db) => { delete db.PORT_QOS_MAP.Ethernet8; }));
+        assert.ok(vs.some((v) => v.rule === "C5" && (v.values.missing as string[]).includes("Ethernet8")), vs.map(formatViolation).join("\n"));
+    });
+    it("formatViolation names the rule and devices", () => {
+        assert.equal(formatViolation({ rule: "C8", devices: ["gpu01"], message: "m", values: {} }), "[C8] gpu01: m");
+    });
+});

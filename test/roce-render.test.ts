@@ -1,0 +1,197 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parse as parseYaml } from "yaml";
+import { planQos } from "../components/roce/qos";
+import { renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
+import { renderSonic, SONIC_NAMES } from "../components/roce/switches/sonic";
+import { renderNvue } from "../components/roce/switches/nvue";
+import { renderEos } from "../components/roce/switches/eos";
+import { NON_DEFAULT_LOSSY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
+
+type Db = Record<string, Record<string, Record<string, string>>>;
+const sonicOf = (qos: Record<string, unknown> = {}) => {
+    const plan = planQos(spec(qos));
+    return { plan, sw: plan.switches.find((s) => s.os === "sonic")!, db: renderSonic(plan, plan.switches.find((s) => s.os === "sonic")!) as Db };
+};
+
+describe("SONiC config_db.json renderer", () => {
+    it("default plan: DSCP 26 → TC 3 (lossless), 48 → TC 6, everything else → TC 0 (not SONiC's DSCP 26 → TC 1)", () => {
+        const { db } = sonicOf();
+        const map = db.DSCP_TO_TC_MAP[SONIC_NAMES.map];
+        assert.equal(Object.keys(map).length, 64);
+        assert.equal(map["26"], "3");
+        assert.equal(map["48"], "6");
+        for (const d of ["0", "3", "4", "24", "46", "63"]) assert.equal(map[d], "0", `DSCP ${d}`);
+        assert.deepEqual(db.PORT_QOS_MAP.Ethernet0, {
+            dscp_to_tc_map: "RDMAKIT_ROCE", tc_to_pg_map: "RDMAKIT_ROCE", tc_to_queue_map: "RDMAKIT_ROCE", pfc_to_queue_map: "RDMAKIT_ROCE",
+            pfc_enable: "3", pfcwd_sw_enable: "3",
+        });
+        assert.equal(db.TC_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE["3"], "3");
+        assert.equal(db.MAP_PFC_PRIORITY_TO_QUEUE.RDMAKIT_ROCE["3"], "3");
+        assert.deepEqual(db.QUEUE["Ethernet8|3"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+        assert.deepEqual(db.QUEUE["Ethernet8|6"], { scheduler: "RDMAKIT_CNP_STRICT" });
+        assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.ecn, "ecn_all");
+        assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_min_threshold, "150000");
+        assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_max_threshold, "1500000");
+        assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_drop_probability, "100");
+        assert.deepEqual(db.BUFFER_PG, { "Ethernet0|3": { profile: "NULL" }, "Ethernet8|3": { profile: "NULL" } });
+        assert.deepEqual(db.PFC_WD.GLOBAL, { POLL_INTERVAL: "100" });
+        assert.deepEqual(db.PFC_WD.Ethernet0, { action: "drop", detection_time: "300", restoration_time: "300" });
+        assert.deepEqual(db.PORT.Ethernet0, { mtu: "9216", speed: "400000" });
+        assert.deepEqual(db.CABLE_LENGTH.AZURE, { Ethernet0: "3m", Ethernet8: "3m" });
+        assert.equal(db.LOSSLESS_TRAFFIC_PATTERN.AZURE.mtu, "9000");
+    });
+
+    it("DSCP 24 / priority 4, lossy: TC 4, no PFC, no lossless buffers, ECN kept", () => {
+        const { db } = sonicOf(NON_DEFAULT_LOSSY);
+        assert.equal(db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["24"], "4");
+        assert.equal(db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"], "0");
+        assert.equal(db.PORT_QOS_MAP.Ethernet0.pfc_enable, "");
+        assert.equal(db.PORT_QOS_MAP.Ethernet0.pfcwd_sw_enable, "");
+        assert.equal(db.BUFFER_PG, undefined);
+        assert.equal(db.PFC_WD, undefined);
+        assert.deepEqual(db.QUEUE["Ethernet0|4"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+        assert.equal(db.QUEUE["Ethernet0|3"], undefined);
+    });
+
+    for (const [label, qos] of [["default", {}], ["DSCP 24 / priority 4 lossy", NON_DEFAULT_LOSSY], ["DSCP 24 / priority 4 lossless", { roceDscp: 24, rocePriority: 4 }]] as const) {
+        it(`yanglint accepts the ${label} config_db.json`, (t) => {
+            const avail = yangAvailable();
+            if (!avail.ok) return t.skip(avail.why);
+            const { db } = sonicOf(qos);
+            const r = yanglint(db);
+            assert.equal(r.status, 0, r.output);
+        });
+    }
+
+    it("yanglint rejects a dangling map name", (t) => {
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const { db } = sonicOf();
+        db.PORT_QOS_MAP.Ethernet0.dscp_to_tc_map = "MISSING_MAP";
+        const r = yanglint(db);
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /leafref|MISSING_MAP/i);
+    });
+
+    it("yanglint rejects pfc_enable out of range", (t) => {
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const { db } = sonicOf();
+        db.PORT_QOS_MAP.Ethernet8.pfc_enable = "3,8";
+        const r = yanglint(db);
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /pattern|3,8/i);
+    });
+
+    it("yanglint rejects a WRED max threshold below its min (a must-expression)", (t) => {
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const { db } = sonicOf();
+        db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_max_threshold = "1000";
+        const r = yanglint(db);
+        assert.notEqual(r.status, 0);
+        assert.match(r.output, /max threshold|must/i);
+    });
+});
+
+describe("NVUE renderer", () => {
+    const nvueOf = (qos: Record<string, unknown> = {}) => {
+        const plan = planQos(spec(qos));
+        const sw = plan.switches.find((s) => s.os === "nvue")!;
+        return renderNvue(plan, sw)[0].set as Record<string, any>;  
+    };
+
+    it("default plan: roce lossless, DSCP 26 → sp 3 → TC 3, PFC on 3 only, ECN on TC 3, CNP strict, watchdog per port", () => {
+        const set = nvueOf();
+        assert.deepEqual(set.qos.roce, { enable: "on", mode: "lossless" });
+        const m = set.qos.mapping["default-global"];
+        assert.equal(m.trust, "both");
+        assert.deepEqual(m.dscp["26"], { "switch-priority": 3 });
+        assert.deepEqual(m.dscp["48"], { "switch-priority": 6 });
+        assert.deepEqual(m.dscp["27"], { "switch-priority": 0 });
+        assert.deepEqual(set.qos["egress-queue-mapping"]["default-global"]["switch-priority"]["3"], { "traffic-class": 3 });
+        assert.deepEqual(set.qos.pfc["default-global"], { "switch-priority": { "3": {} }, tx: "enable", rx: "enable", "cable-length": 8 });
+        assert.deepEqual(set.qos["congestion-control"]["default-global"]["traffic-class"], { "3": { ecn: "enable", "min-threshold": 150000, "max-threshold": 1500000, probability: 100 } });
+        assert.deepEqual(set.qos["egress-scheduler"]["default-global"]["traffic-class"]["6"], { mode: "strict" });
+        assert.deepEqual(set.qos["pfc-watchdog"], { "polling-interval": 100, robustness: 3 });
+        assert.deepEqual(set.interface.swp2, { link: { mtu: 9216 }, qos: { "pfc-watchdog": { state: "enable" } } });
+    });
+
+    it("DSCP 24 / priority 4 lossy: sp 4 → TC 3 (NVUE keeps RoCE on TC 3), sp 3 → TC 0, no PFC or watchdog", () => {
+        const set = nvueOf(NON_DEFAULT_LOSSY);
+        assert.equal(set.qos.roce.mode, "lossy");
+        assert.deepEqual(set.qos.mapping["default-global"].dscp["24"], { "switch-priority": 4 });
+        const spm = set.qos["egress-queue-mapping"]["default-global"]["switch-priority"];
+        assert.deepEqual(spm["4"], { "traffic-class": 3 });
+        assert.deepEqual(spm["3"], { "traffic-class": 0 });
+        assert.equal(set.qos.pfc, undefined);
+        assert.equal(set.qos["pfc-watchdog"], undefined);
+        assert.deepEqual(set.interface.swp1, { link: { mtu: 9216 } });
+    });
+
+    it("text is the `- set:` operation list nv config patch takes", () => {
+        const plan = planQos(spec());
+        const r = renderSwitchConfig(plan, plan.switches.find((s) => s.os === "nvue")!);
+        assert.match(r.text, /^- set:\n {4}qos:\n/);
+        const doc = parseYaml(r.text);
+        assert.ok(Array.isArray(doc) && doc.length === 1 && doc[0].set.qos);
+        assert.equal(r.fileName, "leaf-nvue.nvue.yaml");
+    });
+});
+
+describe("EOS renderer", () => {
+    const eosOf = (qos: Record<string, unknown> = {}) => {
+        const plan = planQos(spec(qos));
+        return renderEos(plan, plan.switches.find((s) => s.os === "eos")!);
+    };
+
+    it("default plan: maps, trust, no-drop on 3, ECN + DWRR on tx-queue 3, strict tx-queue 6, watchdog, ports", () => {
+        const L = eosOf();
+        for (const line of [
+            "qos map dscp 26 to traffic-class 3",
+            "qos map dscp 48 to traffic-class 6",
+            "qos map traffic-class 3 to tx-queue 3",
+            "priority-flow-control pause watchdog default timeout 0.3",
+            "priority-flow-control pause watchdog default polling-interval 0.1",
+            "priority-flow-control pause watchdog action drop",
+            "qos profile RDMAKIT_ROCE",
+            "   qos trust dscp",
+            "   tx-queue 3",
+            "      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100",
+            "   priority-flow-control on",
+            "   priority-flow-control priority 3 no-drop",
+            "   priority-flow-control pause watchdog",
+            "interface Ethernet2/1",
+            "   mtu 9214",
+            "   flowcontrol receive off",
+            "   service-profile RDMAKIT_ROCE",
+        ]) assert.ok(L.includes(line), `missing: ${line}`);
+        const q6 = L.indexOf("   tx-queue 6");
+        assert.equal(L[q6 + 1], "      priority strict");
+        // every DSCP mapped exactly once
+        const mapped = L.filter((l) => l.startsWith("qos map dscp ")).flatMap((l) => l.replace(/^qos map dscp /, "").replace(/ to traffic-class \d+$/, "").split(" "));
+        assert.deepEqual(mapped.map(Number).sort((a, b) => a - b), Array.from({ length: 64 }, (_, i) => i));
+    });
+
+    it("DSCP 24 / priority 4 lossy: DSCP 24 → TC 4, ECN on tx-queue 4, PFC off, no watchdog", () => {
+        const L = eosOf(NON_DEFAULT_LOSSY);
+        assert.ok(L.includes("qos map dscp 24 to traffic-class 4"));
+        assert.ok(L.includes("   no priority-flow-control"));
+        assert.ok(!L.some((l) => /no-drop|pause watchdog/.test(l)));
+        const q4 = L.indexOf("   tx-queue 4");
+        assert.ok(q4 > 0 && L[q4 + 3].includes("random-detect ecn"));
+    });
+});
+
+describe("renderSwitchConfigs", () => {
+    it("one config per switch, digest = sha256(text), changes only when the plan changes what the switch gets", () => {
+        const a = renderSwitchConfigs(planQos(spec()));
+        assert.deepEqual(a.map((c) => [c.switch, c.format]), [["leaf-sonic", "config_db-json"], ["leaf-nvue", "nvue-yaml"], ["leaf-eos", "eos-cli"]]);
+        for (const c of a) assert.equal(c.digest, sha256(c.text));
+        const again = renderSwitchConfigs(planQos(spec()));
+        assert.deepEqual(again.map((c) => c.digest), a.map((c) => c.digest));
+        const other = renderSwitchConfigs(planQos(spec({ ecn: { minBytes: 200000, maxBytes: 1500000, maxProbabilityPct: 100 } })));
+        for (let i = 0; i < a.length; i++) assert.notEqual(other[i].digest, a[i].digest, a[i].switch);
+    });
+});

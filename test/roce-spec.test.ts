@@ -1,0 +1,98 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { formatIssue } from "../components/errors";
+import { checkRoceSpec, parseRoceSpec, roceSpecSchema } from "../components/roce/spec";
+import { spec, specInput } from "./fixtures/roce/helpers";
+
+const paths = (input: unknown) => parseRoceSpec(input).issues.map((i) => i.path);
+function mutate(f: (s: any) => void): unknown {  
+    const s = structuredClone(specInput());
+    f(s);
+    return s;
+}
+
+describe("roceSpecSchema defaults", () => {
+    it("fills NVIDIA's lossless plan when qos is left out", () => {
+        const s = roceSpecSchema.parse({ ...specInput(), qos: undefined });
+        assert.deepEqual(s.qos, {
+            mode: "lossless", roceDscp: 26, rocePriority: 3, cnpDscp: 48, cnpPriority: 6,
+            ecn: { minBytes: 150000, maxBytes: 1500000, maxProbabilityPct: 100 }, mtu: 9000, gidIndex: 3,
+        });
+        assert.deepEqual(parseRoceSpec(specInput()).issues, []);
+    });
+});
+
+describe("schema issues name the field", () => {
+    it("DSCP out of 0..63, priority out of 0..7, unknown mode", () => {
+        const r = parseRoceSpec(mutate((s) => { s.qos = { roceDscp: 64, rocePriority: 8, mode: "pfc-only" }; }));
+        const byPath = Object.fromEntries(r.issues.map((i) => [i.path, i]));
+        assert.match(byPath["cluster.roce.qos.roceDscp"].message, /RoCE DSCP must be at most 63/);
+        assert.equal(byPath["cluster.roce.qos.roceDscp"].value, 64);
+        assert.match(byPath["cluster.roce.qos.rocePriority"].message, /at most 7/);
+        assert.match(byPath["cluster.roce.qos.mode"].message, /lossless .* or lossy/);
+    });
+    it("unknown OS, bad rail NIC name, unknown key", () => {
+        const r = parseRoceSpec(mutate((s) => { s.switches[1].os = "junos"; s.hosts[0].railNics[1] = "mlx5 1"; s.hosts[1].nics = 8; }));
+        const msgs = r.issues.map(formatIssue);
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.switches[1].os: network OS must be one of nvue, sonic, eos")), msgs.join("\n"));
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[0].railNics[1]: must be an RDMA device name")), msgs.join("\n"));
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[1]: unknown field nics")), msgs.join("\n"));
+    });
+    it("an address that is neither a DNS name nor IPv4", () => {
+        assert.deepEqual(paths(mutate((s) => { s.switches[0].managementAddress = "10.0.0.1/24"; })), ["cluster.roce.switches[0].managementAddress"]);
+    });
+});
+
+describe("checkRoceSpec cross-field checks", () => {
+    const issuesOf = (f: (s: any) => void) => checkRoceSpec(roceSpecSchema.parse(mutate(f)));  
+    it("passes the fixture spec", () => assert.deepEqual(checkRoceSpec(spec()), []));
+    it("duplicate host and switch names and addresses", () => {
+        const is = issuesOf((s) => { s.hosts[1].name = "gpu01"; s.hosts[1].address = "10.0.0.11"; s.switches[2].name = "leaf-sonic"; });
+        assert.deepEqual(is.map((i) => i.path), ["cluster.roce.hosts[1].name", "cluster.roce.hosts[1].address", "cluster.roce.switches[2].name"]);
+        assert.match(is[0].message, /duplicate host name \(also hosts\[0\]\)/);
+    });
+    it("a priority used twice and a DSCP used twice", () => {
+        const is = issuesOf((s) => { s.qos = { rocePriority: 6, cnpDscp: 26 }; });
+        const byPath = Object.fromEntries(is.map((i) => [i.path, i]));
+        assert.match(byPath["cluster.roce.qos.cnpPriority"].message, /priority used twice/);
+        assert.match(byPath["cluster.roce.qos.cnpDscp"].message, /same DSCP as qos.roceDscp/);
+    });
+    it("priority 0 for RoCE is refused", () => {
+        assert.deepEqual(issuesOf((s) => { s.qos = { rocePriority: 0 }; }).map((i) => i.path), ["cluster.roce.qos.rocePriority"]);
+    });
+    it("DSCP out of range is caught even when a spec was built without the schema", () => {
+        const s = spec();
+        s.qos.roceDscp = 70;
+        const is = checkRoceSpec(s);
+        assert.equal(is[0].path, "cluster.roce.qos.roceDscp");
+        assert.equal(is[0].allowed, "an integer 0..63");
+    });
+    it("rail count vs GPU count", () => {
+        const more = issuesOf((s) => { s.hosts[0].gpu.count = 1; });
+        assert.equal(more[0].path, "cluster.roce.hosts[0].railNics");
+        assert.match(more[0].message, /2 rails for 1 GPUs/);
+        const uneven = issuesOf((s) => { s.hosts[1].railNics = ["mlx5_0", "mlx5_1", "mlx5_2"]; s.hosts[1].railNetdevs = ["a0", "a1", "a2"]; });
+        assert.match(uneven[0].message, /do not divide 8 GPUs evenly/);
+    });
+    it("duplicate ports, wrong port names for the OS, unsupported speed", () => {
+        const is = issuesOf((s) => { s.switches[0].hostPorts = ["Ethernet0", "Ethernet0", "swp3"]; s.switches[1].speedGbps = 800; });
+        assert.deepEqual(is.map((i) => i.path), ["cluster.roce.switches[0].hostPorts[2]", "cluster.roce.switches[0].hostPorts[1]", "cluster.roce.switches[1].speedGbps"]);
+        assert.equal(is[0].allowed, "Ethernet0, Ethernet8");
+        assert.match(is[2].message, /ConnectX-7 does not run at this speed/);
+    });
+    it("bootstrap NIC on a rail, netdev count mismatch, too few switch ports", () => {
+        const is = issuesOf((s) => { s.hosts[0].bootstrapNic = "ens1f0np0"; s.hosts[1].railNetdevs = ["ens1f0np0"]; s.switches = [s.switches[0]]; });
+        assert.deepEqual(is.map((i) => i.path), ["cluster.roce.hosts[0].bootstrapNic", "cluster.roce.hosts[1].railNetdevs", "cluster.roce.switches"]);
+        assert.match(is[2].message, /4 rail NICs but only 2 host-facing switch ports/);
+    });
+    it("switch MTU below host MTU or above the OS maximum", () => {
+        assert.deepEqual(issuesOf((s) => { s.qos = { mtu: 9000, switchMtu: 4500 }; }).map((i) => i.path), ["cluster.roce.qos.switchMtu"]);
+        const eos = issuesOf((s) => { s.qos = { switchMtu: 9216 }; });
+        assert.equal(eos.length, 1);
+        assert.match(eos[0].message, /leaf-eos runs eos, whose ports take at most 9214/);
+    });
+    it("ECN max below min", () => {
+        const is = issuesOf((s) => { s.qos = { ecn: { minBytes: 200000, maxBytes: 100000 } }; });
+        assert.equal(is[0].path, "cluster.roce.qos.ecn.maxBytes");
+    });
+});
