@@ -1,6 +1,8 @@
 #!/usr/bin/env -S node --import tsx
 import { Command } from "commander";
 import { registerPlan } from "../components/cli/plan";
+import { registerNcclReport } from "../components/validate/cli";
+import { registerSwitchConfig } from "../components/roce/cli";
 
 /** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
 const program = new Command("rdmakit")
@@ -8,6 +10,8 @@ const program = new Command("rdmakit")
     .showHelpAfterError();
 
 registerPlan(program);
+registerNcclReport(program);
+registerSwitchConfig(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {
     console.error(`rdmakit: ${(e as Error).message ?? String(e)}`);

@@ -181,7 +181,9 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
         const argv = [
             mpirun, "-np", String(np), ...where, ...mpiFlags(input.fabric, g),
             ...(input.allowRunAsRoot ? ["--allow-run-as-root"] : []),
-            "-x", "PATH", "-x", "LD_LIBRARY_PATH", ...names.flatMap((n) => ["-x", n]),
+            // PATH is always set; LD_LIBRARY_PATH travels only when the plan sets it (the EFA installer and the
+            // Azure HPC image register their libraries through /etc/ld.so.conf.d, research aws-efa.md §4)
+            "-x", "PATH", ...names.flatMap((n) => ["-x", n]),
             binary, ...args,
         ];
         // source: GNU coreutils timeout(1): -k sends KILL if the job ignores TERM (a hung NCCL init)

@@ -70,6 +70,11 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation): RunGrade {
         });
     }
 
+    // a run that printed no row has nothing more to check; `completed` already says why
+    if (run.rows.length === 0) {
+        return { run: index, collective: run.collective, verdicts, largest: null, gradedBusbwGBps: null, pass: false };
+    }
+
     // 2. correctness
     const wrong = wrongRows(run);
     const oob = run.outOfBounds;

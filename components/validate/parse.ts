@@ -4,7 +4,7 @@
  * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (source: NVIDIA/nccl-tests src/util.cu, src/common.cu).
  */
 import type {
-    LineText, NcclRow, NcclRun, ParsedLog, Placement, RankInfo, RunParams, TableLayout,
+    LineText, NcclRow, NcclRun, ParsedLog, Placement, RunParams, TableLayout,
 } from "./types";
 import { scanTransport } from "./transport";
 

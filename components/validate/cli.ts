@@ -1,0 +1,182 @@
+/**
+ * `rdmakit nccl-report <log>... [--json] [--expect <instance type | size | GB/s | JSON>] [--chart FILE] [--out DIR]`
+ * Exit status: 0 pass, 1 fail, 2 not an nccl-tests log (or an unreadable file / unknown --expect name).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import type { Command } from "commander";
+import { expectationFor } from "../plan/expectation";
+import { parseNcclLog, isNcclTestsLog } from "./parse";
+import { gradeLog, nodesOf } from "./grade";
+import { buildReport, classifyLogName, formatText, renderChartSvg, type ReportEntry } from "./report";
+import { findSlowNodes, type PairLog } from "./slow";
+import { svgToPng } from "./png";
+import type { Expectation, ParsedLog } from "./types";
+
+export interface NcclReportOptions {
+    json?: boolean;
+    expect?: string;
+    chart?: string;
+    out?: string;
+    /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes}` as the last line (read by ClusterValidation). */
+    resultLine?: boolean;
+}
+
+export interface NcclReportResult {
+    code: 0 | 1 | 2;
+    stdout: string;
+    stderr: string;
+}
+
+/** Expectations per kind of log, as `--expect` JSON may give them. */
+export interface ExpectationSet {
+    all?: Expectation;
+    single?: Expectation;
+    pair?: Expectation;
+}
+
+/** Grades nothing, checks correctness and completion only. */
+const NO_EXPECTATION: Expectation = {
+    minBusbwGBps: 0, gradeFromBytes: 0, transport: "any", requireGdr: false, source: "no --expect: bandwidth not graded",
+};
+
+function isExpectation(x: unknown): x is Expectation {
+    const e = x as Expectation;
+    return typeof e === "object" && e !== null && typeof e.minBusbwGBps === "number" && typeof e.gradeFromBytes === "number" &&
+        ["efa", "ib", "any"].includes(e.transport) && typeof e.requireGdr === "boolean" && typeof e.source === "string";
+}
+
+type Resolver = (kind: "all" | "single" | "pair", nodes: number | null) => Expectation | undefined;
+
+/** `--expect` → a function giving the expectation for a log of a given kind and node count. */
+export function expectationResolver(expect: string | undefined): Resolver | string {
+    if (expect === undefined) return () => NO_EXPECTATION;
+    const text = expect.trim();
+    if (text.startsWith("{")) {
+        let obj: unknown;
+        try {
+            obj = JSON.parse(text);
+        } catch (e) {
+            return `--expect: not valid JSON (${(e as Error).message})`;
+        }
+        if (isExpectation(obj)) return () => obj as Expectation;
+        const set = obj as ExpectationSet;
+        for (const k of ["all", "single", "pair"] as const) {
+            if (set[k] !== undefined && !isExpectation(set[k])) {
+                return `--expect: "${k}" must be {minBusbwGBps, gradeFromBytes, transport: efa|ib|any, requireGdr, source}`;
+            }
+        }
+        if (!set.all && !set.single && !set.pair) return "--expect: JSON needs an Expectation or {all, single, pair}";
+        return (kind) => set[kind] ?? set.all;
+    }
+    if (expectationFor(text) === undefined) {
+        return `--expect: unknown instance type or VM size "${text}"; give a catalog name (p5.48xlarge, Standard_ND96isr_H100_v5) or a number of GB/s`;
+    }
+    return (kind, nodes) => expectationFor(text, kind === "single" ? 1 : kind === "pair" ? 2 : nodes ?? 2);
+}
+
+function nodesOfLog(p: ParsedLog): number | null {
+    const run = [...p.runs].reverse().find((r) => r.rows.length > 0) ?? p.runs[0];
+    return run ? nodesOf(run) : null;
+}
+
+/** Runs the report over files. Reads the logs; writes files only for --chart / --out. */
+export function runNcclReport(files: string[], opts: NcclReportOptions): NcclReportResult {
+    const err: string[] = [];
+    const resolver = expectationResolver(opts.expect);
+    if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
+
+    const entries: ReportEntry[] = [];
+    let notLogs = 0;
+    for (const file of files) {
+        let text: string;
+        try {
+            text = fs.readFileSync(file, "utf8");
+        } catch (e) {
+            err.push(`${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+            notLogs++;
+            continue;
+        }
+        const name = path.basename(file);
+        const parsed = parseNcclLog(text, { name });
+        if (!isNcclTestsLog(parsed)) {
+            err.push(`${file}: not an nccl-tests log (no result table, rank list or test header found)`);
+            notLogs++;
+            continue;
+        }
+        const { kind, hosts } = classifyLogName(name);
+        const exp = resolver(kind === "single" ? "single" : kind === "pair" ? "pair" : "all", nodesOfLog(parsed)) ?? NO_EXPECTATION;
+        entries.push({ name, kind, hosts, parsed, grade: gradeLog(parsed, exp) });
+    }
+    if (notLogs > 0) return { code: 2, stdout: "", stderr: err.join("\n") + "\n" };
+
+    const singles = entries.filter((e) => e.kind === "single");
+    const pairs = entries.filter((e) => e.kind === "pair");
+    const slow = singles.length > 0 || pairs.length > 0
+        ? findSlowNodes({
+            singleNode: Object.fromEntries(singles.map((e) => [e.hosts[0], e.parsed])),
+            pairs: pairs.map((e): PairLog => ({ hosts: [e.hosts[0], e.hosts[1]], log: e.parsed })),
+            singleNodeExpectation: singles[0]?.grade.expectation.minBusbwGBps ? singles[0].grade.expectation : undefined,
+            pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
+        })
+        : null;
+    const report = buildReport(entries, slow);
+    const text = formatText(report, entries);
+    const mainExp = (entries.find((e) => e.kind === "all-fixed" || e.kind === "all-sweep" || e.kind === "other") ?? entries[0])?.grade.expectation;
+    const chartEntries = entries.filter((e) => e.kind !== "single" && e.kind !== "pair");
+    const svg = renderChartSvg(chartEntries.length ? chartEntries : entries, mainExp && mainExp.minBusbwGBps > 0 ? mainExp : undefined);
+    const json = JSON.stringify({ ...report, expectations: Object.fromEntries(entries.map((e) => [e.name, e.grade.expectation])) }, null, 2) + "\n";
+
+    const writeChart = (file: string): void => {
+        fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+        if (file.endsWith(".png")) {
+            const png = svgToPng(svg);
+            if (!png) {
+                fs.writeFileSync(file.replace(/\.png$/, ".svg"), svg);
+                err.push(`no PNG renderer (@resvg/resvg-js) installed: wrote ${file.replace(/\.png$/, ".svg")} instead`);
+            } else fs.writeFileSync(file, png);
+        } else {
+            fs.writeFileSync(file, svg);
+            const png = svgToPng(svg);
+            if (png) fs.writeFileSync(file.replace(/\.svg$/, "") + ".png", png);
+        }
+    };
+    if (opts.chart) writeChart(opts.chart);
+    if (opts.out) {
+        fs.mkdirSync(opts.out, { recursive: true });
+        fs.writeFileSync(path.join(opts.out, "nccl-report.json"), json);
+        fs.writeFileSync(path.join(opts.out, "nccl-summary.txt"), text);
+        writeChart(path.join(opts.out, "nccl-busbw.svg"));
+    }
+    let stdout = opts.json ? json : text;
+    if (opts.resultLine) {
+        stdout += "rdmakit-result: " + JSON.stringify({
+            pass: report.pass, busbwGBps: report.headline?.busbwGBps ?? null, sizeBytes: report.headline?.sizeBytes ?? null,
+            slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [],
+        }) + "\n";
+    }
+    return { code: report.pass ? 0 : 1, stdout, stderr: err.length ? err.join("\n") + "\n" : "" };
+}
+
+/** Adds the `nccl-report` verb to the rdmakit program. */
+export function registerNcclReport(program: Command): void {
+    program
+        .command("nccl-report")
+        .description("grade nccl-tests logs offline: exit 0 pass, 1 fail, 2 not an nccl-tests log")
+        .argument("<log...>", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
+        .option("--json", "print the report as JSON on stdout")
+        .option("--expect <what>", "instance type or VM size from the catalog, a busbw floor in GB/s, or Expectation JSON ({all,single,pair})")
+        .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
+        .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
+        .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")
+        .exitOverride((e) => {
+            if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") process.exit(0);
+            process.exit(2);
+        })
+        .action((logs: string[], opts: NcclReportOptions) => {
+            const r = runNcclReport(logs, opts);
+            if (r.stdout) process.stdout.write(r.stdout);
+            if (r.stderr) process.stderr.write(r.stderr);
+            process.exitCode = r.code;
+        });
+}

@@ -1,0 +1,139 @@
+/**
+ * ClusterValidation on Pulumi's mock engine: the one Command it registers, with its exact inputs; outputs read
+ * from the `rdmakit-result:` line that `nccl-report --result-line` prints (the mock answers with a line the real
+ * CLI printed for a fixture, see the CLI test).
+ */
+import { before, beforeEach, test } from "node:test";
+import assert from "node:assert/strict";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import type * as ComponentModule from "../components/validate/component";
+import type { Expectation } from "../components/validate/types";
+
+interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
+let registered: Registered[] = [];
+let commandStdout = "";
+
+let mod: typeof ComponentModule;
+
+before(async () => {
+    await pulumi.runtime.setMocks(
+        {
+            newResource(args: pulumi.runtime.MockResourceArgs) {
+                registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+                const state: Record<string, unknown> = { ...args.inputs };
+                if (args.type === "command:local:Command") state.stdout = commandStdout;
+                return { id: `${args.name}-id`, state };
+            },
+            call(args: pulumi.runtime.MockCallArgs) {
+                throw new Error(`unexpected invoke ${args.token}`);
+            },
+        },
+        "rdmakit",
+        "test",
+        false,
+    );
+    mod = await import("../components/validate/component");
+});
+
+beforeEach(() => {
+    registered = [];
+});
+
+function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
+    return new Promise((resolve) => o.apply(resolve));
+}
+
+const GiB = 1024 ** 3;
+const ALL: Expectation = { minBusbwGBps: 389.6, expectedBusbwGBps: 487, gradeFromBytes: 16 * GiB, transport: "efa", requireGdr: true, source: "catalog" };
+const SINGLE: Expectation = { minBusbwGBps: 0, gradeFromBytes: 16 * GiB, transport: "any", requireGdr: false, source: "catalog" };
+
+function args(over: Partial<ComponentModule.ClusterValidationArgs> = {}): ComponentModule.ClusterValidationArgs {
+    return {
+        stack: "dev", inventory: "/repo/out/dev/inventory.ini", fabric: "aws-efa",
+        hosts: ["node-0", "node-1", "node-2", "node-3"], mpiHosts: ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"],
+        gpusPerNode: 8, ncclEnv: { NCCL_SOCKET_IFNAME: "^docker,lo,veth" }, nccltestsDir: "/opt/nccl-tests/build", mpiHome: "/opt/amazon/openmpi",
+        expectations: { all: ALL, single: SINGLE }, preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true },
+        repoRoot: "/repo",
+        ...over,
+    };
+}
+
+async function settle(c: ComponentModule.ClusterValidation) {
+    return {
+        verdict: await unwrap(c.verdict), busbw: await unwrap(c.busbwGBps), size: await unwrap(c.largestSizeBytes), slow: await unwrap(c.slowNodes),
+    };
+}
+
+test("registers the component and one local Command with exact inputs", async () => {
+    commandStdout = "playbook output\nrdmakit-result: {\"pass\":true,\"busbwGBps\":487.9,\"sizeBytes\":17179869184,\"slowNodes\":[]}\n";
+    const c = new mod.ClusterValidation("val", args());
+    const out = await settle(c);
+    assert.deepEqual(out, { verdict: "PASS", busbw: 487.9, size: 17179869184, slow: [] });
+    assert.deepEqual(registered.map((r) => [r.type, r.name]), [["rdmakit:index:ClusterValidation", "val"], ["command:local:Command", "val-nccl"]]);
+    const cmd = registered[1].inputs;
+    assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
+    assert.equal(cmd.dir, "/repo");
+    assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
+    const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
+    const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
+    assert.deepEqual(cmd.environment, {
+        RDMAKIT_INVENTORY: "/repo/out/dev/inventory.ini",
+        RDMAKIT_VALIDATE_VARS: JSON.stringify(expectedVars),
+        RDMAKIT_EXPECT: expectJson,
+        RDMAKIT_OUT: "/repo/out/dev",
+        RDMAKIT_FAIL_ON_FAILURE: "true",
+        ANSIBLE_CONFIG: "/repo/playbooks/ansible.cfg",
+    });
+    assert.deepEqual(cmd.triggers, [JSON.stringify(expectedVars), expectJson]);
+    assert.equal(c.reportDir, path.join("/repo", "out", "dev"));
+    // the script runs the playbook, then grades with the CLI and exits with its status
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS"/);
+    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
+});
+
+test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {
+    const v = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
+    assert.equal(v.nccl_validate_hostfile, "10.0.1.10 slots=8\n10.0.1.11 slots=8\n10.0.1.12 slots=8\n10.0.1.13 slots=8\n");
+    assert.match(v.nccl_validate_all_fixed_cmd as string, /-np 32 --hostfile \/tmp\/rdmakit-nccl\/hostfile .* -b 17179869184 -e 17179869184 /);
+    assert.match(v.nccl_validate_all_fixed_cmd as string, / NCCL_TESTS_MIN_BW=432\.889 /);
+    assert.match(v.nccl_validate_all_sweep_cmd as string, / -b 8 -e 17179869184 /);
+    const rounds = v.nccl_validate_pair_rounds as Array<Array<{ a: string; b: string; log: string; cmd: string }>>;
+    assert.deepEqual(rounds.map((r) => r.map((p) => p.log)), [
+        ["pair-r1-node-0+node-2.log", "pair-r1-node-1+node-3.log"],
+        ["pair-r2-node-2+node-1.log", "pair-r2-node-3+node-0.log"],
+    ]);
+    assert.match(rounds[0][0].cmd, / --host 10\.0\.1\.10:8,10\.0\.1\.12:8 /);
+    assert.equal(v.nccl_validate_expected_rdma_devices, 32);
+    assert.equal(v.nccl_validate_nvswitch, true);
+    assert.equal(v.nccl_validate_check_pkey, false);
+    assert.equal(v.nccl_validate_group, "gpu_nodes");
+    assert.throws(() => mod.validationVars(args(), ["10.0.1.10"], "/x"), /has 1 addresses for 4 hosts/);
+});
+
+test("a failed grade with a slow node comes out in the outputs", async () => {
+    commandStdout = "rdmakit-result: {\"pass\":false,\"busbwGBps\":2,\"sizeBytes\":1073741824,\"slowNodes\":[\"node-2\"]}\n";
+    const c = new mod.ClusterValidation("val2", args({ failOnFailure: false, pairwise: "always" }));
+    assert.deepEqual(await settle(c), { verdict: "FAIL", busbw: 2, size: 1073741824, slow: ["node-2"] });
+    const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
+    assert.equal(cmd.environment.RDMAKIT_FAIL_ON_FAILURE, "false");
+    assert.equal(JSON.parse(cmd.environment.RDMAKIT_VALIDATE_VARS).nccl_validate_pairwise, "always");
+});
+
+test("bad arguments fail before anything is registered, every problem with its path", () => {
+    assert.throws(
+        () => new mod.ClusterValidation("bad", args({ stack: "a/b", hosts: ["x", "x"], gpusPerNode: 0, pairwise: "sometimes" as any })),
+        (e: any) => {
+            const paths = (e.errors ?? []).map((x: any) => x.propertyPath).sort();
+            assert.deepEqual(paths, ["gpusPerNode", "hosts", "pairwise", "stack"]);
+            return true;
+        },
+    );
+    assert.deepEqual(registered, []);
+});
+
+test("result line parsing", () => {
+    assert.equal(mod.parseResultLine("no line"), null);
+    assert.deepEqual(mod.parseResultLine("rdmakit-result: {\"pass\":true,\"busbwGBps\":null,\"sizeBytes\":null,\"slowNodes\":[]}\nrdmakit-result: {\"pass\":false,\"busbwGBps\":1,\"sizeBytes\":2,\"slowNodes\":[\"a\"]}"),
+        { pass: false, busbwGBps: 1, sizeBytes: 2, slowNodes: ["a"] });
+});
