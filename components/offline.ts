@@ -78,6 +78,8 @@ export interface OfflineResult {
     plan: FabricPlan;
     resources: RecordedResource[];
     invokes: RecordedInvoke[];
+    /** whether the stack file holds rdmakit:sshPrivateKey (as a secret) */
+    hasSecretKey: boolean;
 }
 
 /**
@@ -107,9 +109,12 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
         stack,
         true,
     );
-    const config: Record<string, string> = { "rdmakit:cluster": JSON.stringify(cluster) };
-    if (hasSecretKey) config["rdmakit:sshPrivateKey"] = "offline-placeholder-not-a-key";
-    pulumi.runtime.setAllConfig(config, hasSecretKey ? ["rdmakit:sshPrivateKey"] : []);
+    // The key's value never matters offline (it only reaches the Ansible command's secret environment), so a
+    // placeholder secret stands in, and the plan shows the provisioning steps even before the key is set.
+    pulumi.runtime.setAllConfig(
+        { "rdmakit:cluster": JSON.stringify(cluster), "rdmakit:sshPrivateKey": "offline-placeholder-not-a-key" },
+        ["rdmakit:sshPrivateKey"],
+    );
 
     const failures: unknown[] = [];
     const onRejection = (e: unknown) => failures.push(e);
@@ -122,7 +127,7 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
         process.off("unhandledRejection", onRejection);
     }
     if (failures.length > 0) throw failures[0];
-    return { stack, spec, plan, resources, invokes };
+    return { stack, spec, plan, resources, invokes, hasSecretKey };
 }
 
 /**

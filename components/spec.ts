@@ -45,21 +45,27 @@ const sshSchema = z
 
 const softwareSchema = z
     .strictObject({
-        // NCCL 2.27.7 + EFA installer 1.43.2 (aws-ofi-nccl 1.16.3) is the set awsome-distributed-training pins
-        // (aws-efa.md §3.1); DOCA 3.2.1 and driver 580 are what Azure's ubuntu-hpc 22.04 image ships (azure-ib.md §3);
-        // nccl-tests v2.19.6 is the release read for ansible-stack.md.
-        ncclVersion: z.string().regex(/^\d+\.\d+\.\d+(-\d+)?$/, "must look like 2.27.7-1").default("2.27.7-1")
+        // libnccl2 2.23.4-1+cuda12.6 is the version pair NVIDIA's NCCL install guide shows (ansible-stack.md §4);
+        // EFA installer 1.51.0 (aws-ofi-nccl 1.22.0) is the newest in aws-efa.md §3.1 and covers p6-b300, which
+        // needs aws-ofi-nccl >= 1.18; DOCA 3.2.1 and driver 580 are what Azure's ubuntu-hpc 22.04 image ships
+        // (azure-ib.md §3); nccl-tests v2.19.6 is the release read for ansible-stack.md.
+        ncclVersion: z.string().regex(/^\d+\.\d+\.\d+-\d+$/, "must look like 2.23.4-1").default("2.23.4-1")
             .describe("libnccl2 version (pinned and held)"),
-        cudaMajor: z.int().min(11).max(13).default(12).describe("CUDA major version NCCL is built for"),
+        cudaVersion: z.string().regex(/^\d{2}\.\d$/, "must be a CUDA major.minor such as 12.6").default("12.6")
+            .describe("CUDA toolkit the NCCL packages are built for (the +cudaX.Y package suffix)"),
         driverBranch: z.string().regex(/^\d{3}$/, "must be a driver branch such as 580").default("580")
             .describe("NVIDIA datacenter driver branch"),
         openKernelModules: z.boolean().default(true).describe("use NVIDIA's open kernel modules (the default since 560)"),
         gpudirect: z.enum(["auto", "peermem", "dmabuf"]).default("auto")
-            .describe("how the NIC reaches GPU memory: auto picks DMA-BUF where kernel and driver allow"),
-        efaInstallerVersion: z.string().regex(/^\d+\.\d+\.\d+$/).default("1.43.2").describe("aws-efa-installer version"),
-        docaVersion: z.string().regex(/^\d+\.\d+\.\d+$/).default("3.2.1").describe("DOCA-OFED version (azure-ib, roce)"),
+            .describe("how the NIC reaches GPU memory: auto is DMA-BUF with the open kernel modules, else nvidia_peermem"),
+        efaInstallerVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 1.51.0").default("1.51.0").describe("aws-efa-installer version"),
+        efaInstallerSha256: z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex").optional()
+            .describe("checksum of the installer tarball; without it the role verifies AWS's GPG signature"),
+        docaVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 3.2.1").default("3.2.1").describe("DOCA-OFED version (azure-ib, roce)"),
         ofedSource: z.enum(["doca", "inbox"]).default("doca").describe("DOCA-OFED from NVIDIA, or the distro's inbox rdma-core"),
-        ncclTestsVersion: z.string().regex(/^v?\d+\.\d+\.\d+$/).default("2.19.6").describe("nccl-tests release to build"),
+        ncclTestsVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 2.19.6").default("2.19.6").describe("nccl-tests release to build"),
+        ncclTestsSha256: z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex").optional()
+            .describe("checksum of the nccl-tests source tarball; without it the role checks out the release tag"),
     })
     .describe("pinned versions of the node software");
 
@@ -222,6 +228,21 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     }
     if (spec.fabric !== "roce" && spec.ssh.publicKey === undefined) {
         issues.push({ path: "cluster.ssh.publicKey", message: "is missing", allowed: "an OpenSSH public key line (ssh-ed25519 AAAA...)" });
+    }
+    const sw = spec.software;
+    if (sw.gpudirect === "dmabuf" && !sw.openKernelModules) {
+        issues.push({
+            path: "cluster.software.gpudirect", value: "dmabuf",
+            message: "DMA-BUF needs NVIDIA's open kernel modules (software.openKernelModules is false)",
+            allowed: "peermem, auto, or openKernelModules: true",
+        });
+    }
+    if (sw.ofedSource === "inbox" && spec.fabric !== "aws-efa" && (sw.gpudirect === "peermem" || (sw.gpudirect === "auto" && !sw.openKernelModules))) {
+        issues.push({
+            path: "cluster.software.ofedSource", value: "inbox",
+            message: "nvidia_peermem builds against DOCA/MLNX OFED's ib_core, not the inbox rdma-core",
+            allowed: "doca, or gpudirect: dmabuf with openKernelModules: true",
+        });
     }
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));

@@ -50,7 +50,7 @@ const SINGLE: Expectation = { minBusbwGBps: 0, gradeFromBytes: 16 * GiB, transpo
 
 function args(over: Partial<ComponentModule.ClusterValidationArgs> = {}): ComponentModule.ClusterValidationArgs {
     return {
-        stack: "dev", inventory: "/repo/out/dev/inventory.ini", fabric: "aws-efa",
+        stack: "dev", inventory: "/repo/out/dev/inventory.ini", sshPrivateKey: pulumi.secret("test-key-not-real"), fabric: "aws-efa",
         hosts: ["node-0", "node-1", "node-2", "node-3"], mpiHosts: ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"],
         gpusPerNode: 8, ncclEnv: { NCCL_SOCKET_IFNAME: "^docker,lo,veth" }, nccltestsDir: "/opt/nccl-tests/build", mpiHome: "/opt/amazon/openmpi",
         expectations: { all: ALL, single: SINGLE }, preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true },
@@ -77,18 +77,22 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
-    assert.deepEqual(cmd.environment, {
+    // the key makes the whole environment a secret in the state
+    assert.equal(cmd.environment["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270");
+    assert.deepEqual(cmd.environment.value, {
         RDMAKIT_INVENTORY: "/repo/out/dev/inventory.ini",
         RDMAKIT_VALIDATE_VARS: JSON.stringify(expectedVars),
         RDMAKIT_EXPECT: expectJson,
         RDMAKIT_OUT: "/repo/out/dev",
         RDMAKIT_FAIL_ON_FAILURE: "true",
+        RDMAKIT_SSH_PRIVATE_KEY: "test-key-not-real",
+        RDMAKIT_RERUN_ON: "",
         ANSIBLE_CONFIG: "/repo/playbooks/ansible.cfg",
     });
     assert.deepEqual(cmd.triggers, [JSON.stringify(expectedVars), expectJson]);
     assert.equal(c.reportDir, path.join("/repo", "out", "dev"));
     // the script runs the playbook, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS"/);
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS"/);
     assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
 });
 
@@ -116,8 +120,8 @@ test("a failed grade with a slow node comes out in the outputs", async () => {
     const c = new mod.ClusterValidation("val2", args({ failOnFailure: false, pairwise: "always" }));
     assert.deepEqual(await settle(c), { verdict: "FAIL", busbw: 2, size: 1073741824, slow: ["node-2"] });
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
-    assert.equal(cmd.environment.RDMAKIT_FAIL_ON_FAILURE, "false");
-    assert.equal(JSON.parse(cmd.environment.RDMAKIT_VALIDATE_VARS).nccl_validate_pairwise, "always");
+    assert.equal(cmd.environment.value.RDMAKIT_FAIL_ON_FAILURE, "false");
+    assert.equal(JSON.parse(cmd.environment.value.RDMAKIT_VALIDATE_VARS).nccl_validate_pairwise, "always");
 });
 
 test("bad arguments fail before anything is registered, every problem with its path", () => {

@@ -65,7 +65,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     } else {
         const extra = ["", "checks:"];
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
-        for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+        for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
         out(formatPlanSummary(result, extra));
     }

@@ -76,7 +76,8 @@ export function awsNcclEnv(): Record<string, string> {
 }
 
 /**
- * What validation sets to make a fallback fail rather than run slow: the plugin names itself "Libfabric" from
- * aws-ofi-nccl v1.13.0 (aws-efa.md §3.2; the pinned installers ship >= 1.13).
+ * What validation sets to make a fallback fail rather than run slow. The plugin names itself "AWS Libfabric" up to
+ * v1.12 and "Libfabric" from v1.13, and accepts "AWS Libfabric" as an alias (aws/aws-ofi-nccl:
+ * src/nccl_ofi_interface_nvidia.cpp, aws-efa.md §3.2), so this value forces the plugin with old and new releases.
  */
-export const AWS_FORCED_NET = { NCCL_NET: "Libfabric" };
+export const AWS_FORCED_NET: Record<string, string> = { NCCL_NET: "AWS Libfabric" };

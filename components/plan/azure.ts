@@ -40,5 +40,8 @@ export function azureNcclEnv(size: AzureVmSize): Record<string, string> {
     return env;
 }
 
-/** NCCL's own InfiniBand transport: with this set a fallback to sockets fails instead of running slow. */
-export const AZURE_FORCED_NET = { NCCL_NET: "IB" };
+/**
+ * NCCL's own verbs transport (InfiniBand, and RoCE too): with this set a fallback to sockets fails instead of
+ * running slow (NCCL_NET, NVIDIA NCCL environment variable docs).
+ */
+export const IB_FORCED_NET: Record<string, string> = { NCCL_NET: "IB" };

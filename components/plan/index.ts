@@ -4,9 +4,10 @@ import { GPUS } from "../catalog/gpus";
 import { nicInfo } from "../catalog/nics";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
+import type { PreflightExpectation } from "../validate/component";
 import { Expectation } from "../validate/types";
 import { AWS_FORCED_NET, AwsPlacement, awsNcclEnv, awsPlacement, efaDeviceCount, EfaInterface, efaInterfaceLayout } from "./aws";
-import { AZURE_FORCED_NET, AzureImage, azureImage, azureNcclEnv } from "./azure";
+import { IB_FORCED_NET, AzureImage, azureImage, azureNcclEnv } from "./azure";
 import { expectationFromFacts, HardwareFacts } from "./expectation";
 
 /** One RDMA device of a node, as the plan expects to find it. */
@@ -51,7 +52,32 @@ export interface FabricPlan {
         maxBytes: number;
         iterations: number;
         timeoutMinutes: number;
+        /** inventory host names, in placement order (bare metal: the spec's names) */
+        hostNames: string[];
+        /** what every node must show before nccl-tests runs */
+        preflight: PreflightExpectation;
+        /** where the nccl_tests role builds the binaries, and the MPI it builds them with */
+        ncclTestsDir: string;
+        mpiHome: string;
     };
+}
+
+/** Where the nccl_tests role installs (playbooks/roles/nccl_tests/defaults/main.yml, nccl_tests_install_dir). */
+export const NCCL_TESTS_DIR = "/opt/nccl-tests/build";
+
+/**
+ * The MPI each fabric launches with: the EFA installer's Open MPI (aws-efa.md §5, `MPI_HOME=/opt/amazon/openmpi`),
+ * elsewhere the distribution's Open MPI that the nccl_tests role installs (prefix /usr).
+ */
+export function mpiFor(fabric: ClusterSpec["fabric"]): { role: "efa" | "distro"; home: string } {
+    return fabric === "aws-efa" ? { role: "efa", home: "/opt/amazon/openmpi" } : { role: "distro", home: "/usr" };
+}
+
+/** Inventory names of the GPU nodes: the hosts' own names on bare metal, node-000... on clouds. */
+export function nodeNames(spec: ClusterSpec): string[] {
+    if (spec.roce) return spec.roce.hosts.map((h) => h.name);
+    const width = Math.max(3, String(spec.nodes - 1).length);
+    return Array.from({ length: spec.nodes }, (_, i) => `${spec.name}-${String(i).padStart(width, "0")}`);
 }
 
 /** Pure: spec + catalog -> plan. The spec has been validated, so catalog lookups succeed. */
@@ -105,7 +131,13 @@ function planAws(spec: ClusterSpec): FabricPlan {
         aws: { instanceType: type.name, interfaces, placement: awsPlacement(aws), arch: type.arch },
         ncclEnv,
         ansibleVars: {},
-        validation: { ...validationBase(spec), forcedNet: AWS_FORCED_NET, ...expectations(spec, hw) },
+        validation: {
+            ...validationBase(spec, {
+                gpus: type.gpu.count, rdmaDevices: efaCount, gpudirect: gdrCheck(spec, type.gpuDirectRdma), nvswitch: type.nvswitch,
+            }),
+            forcedNet: AWS_FORCED_NET,
+            ...expectations(spec, hw),
+        },
     };
     plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: efaCount, nvlsm: type.nvlsm });
     return plan;
@@ -134,7 +166,15 @@ function planAzure(spec: ClusterSpec): FabricPlan {
         },
         ncclEnv: azureNcclEnv(size),
         ansibleVars: {},
-        validation: { ...validationBase(spec), forcedNet: AZURE_FORCED_NET, ...expectations(spec, hw) },
+        validation: {
+            ...validationBase(spec, {
+                gpus: gpus.count, rdmaDevices: size.ib.hcas, portRateGbps: size.ib.rateGbps,
+                // the AccelNet VF (mlx5_an*) is also an mlx5 device; only the IB HCAs count (azure-ib.md §2)
+                rdmaDevicePattern: "^mlx5_ib", gpudirect: gdrCheck(spec, size.gpuDirectRdma), nvswitch: size.nvswitch,
+            }),
+            forcedNet: IB_FORCED_NET,
+            ...expectations(spec, hw),
+        },
     };
     plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: size.ib.hcas, nvlsm: false });
     return plan;
@@ -152,8 +192,11 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     const hw: HardwareFacts = {
         name: `${first.gpu.model} with ${rails.length}x ${roce.nicModel}`, busbw: [], rdmaGbpsPerNode, transport: "ib", gpuDirectRdma: true,
     };
+    // 8-GPU A100/H100/H200/B200/B300 servers are HGX boards: NVSwitch, so Fabric Manager (NVIDIA HGX platform docs);
+    // PCIe cards (L40S, L4, A10G) are not.
+    const hgx = first.gpu.count === 8 && /^(A100|H100|H200|B200|B300)/.test(first.gpu.model);
     const plan: FabricPlan = {
-        ...common(spec, { model: gpu?.name ?? first.gpu.model, count: first.gpu.count }, first.gpu.count >= 8, "bare metal"),
+        ...common(spec, { model: gpu?.name ?? first.gpu.model, count: first.gpu.count }, hgx, "bare metal"),
         nics: {
             perNode: rails.map((name) => ({ name, kind: "roce", rateGbps: portGbps })),
             rdmaGbpsPerNode,
@@ -163,7 +206,14 @@ function planRoce(spec: ClusterSpec): FabricPlan {
         roce: { qos },
         ncclEnv: qos.ncclEnv,
         ansibleVars: {},
-        validation: { ...validationBase(spec), forcedNet: { NCCL_NET: "IB" }, ...expectations(spec, hw) },
+        validation: {
+            ...validationBase(spec, {
+                gpus: first.gpu.count, rdmaDevices: rails.length, portRateGbps: portGbps,
+                gpudirect: gdrCheck(spec, true), nvswitch: hgx,
+            }),
+            forcedNet: IB_FORCED_NET,
+            ...expectations(spec, hw),
+        },
     };
     plan.nodes.names = roce.hosts.map((h) => h.name);
     // per-host QoS variables (roce_host_*) travel as host vars in the inventory, from qos.hosts
@@ -171,30 +221,59 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     return plan;
 }
 
-function validationBase(spec: ClusterSpec) {
+function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
-    return { enabled: v.enabled, maxBytes: v.maxBytes, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes };
+    return {
+        enabled: v.enabled, maxBytes: v.maxBytes, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
+        hostNames: nodeNames(spec), preflight, ncclTestsDir: NCCL_TESTS_DIR, mpiHome: mpiFor(spec.fabric).home,
+    };
 }
 
-/** The group variables of site.yml and validate.yml, named after the roles that read them. */
+/** GPUDirect path the preflight accepts: what the spec asks for, or either where the kit picks at run time. */
+function gdrCheck(spec: ClusterSpec, gdr: boolean): PreflightExpectation["gpudirect"] {
+    if (!gdr) return "none";
+    return spec.software.gpudirect === "auto" ? "either" : spec.software.gpudirect;
+}
+
+/**
+ * GPUDirect method for the gpudirect role: DMA-BUF when the open kernel modules run (kernel >= 5.12 on every
+ * supported distro), else the nvidia_peermem module (aws-efa.md §3.3, ansible-stack.md §3).
+ */
+export function gpudirectMethod(spec: ClusterSpec): "peermem" | "dmabuf" {
+    const g = spec.software.gpudirect;
+    if (g !== "auto") return g;
+    return spec.software.openKernelModules ? "dmabuf" : "peermem";
+}
+
+/**
+ * The group variables of site.yml, named as the roles' argument specs name them (playbooks/roles/<role>/meta/
+ * argument_specs.yml). Per-host RoCE settings travel as host variables (provision/nodes.ts).
+ */
 function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: number; nvlsm: boolean }): Record<string, unknown> {
     const sw = spec.software;
-    return {
+    const vars: Record<string, unknown> = {
         rdmakit_fabric: spec.fabric,
-        rdmakit_cluster: spec.name,
-        rdmakit_expected_gpus: plan.nodes.gpusPerNode,
-        rdmakit_expected_rdma_devices: hw.rdmaDevices,
-        efa_installer_version: sw.efaInstallerVersion,
-        ofed_source: sw.ofedSource,
-        ofed_doca_version: sw.docaVersion,
+        rdmakit_gpu_count: plan.nodes.gpusPerNode,
+        rdmakit_rdma_device_count: hw.rdmaDevices,
         nvidia_driver_branch: sw.driverBranch,
-        nvidia_driver_open_modules: sw.openKernelModules,
+        nvidia_driver_open: sw.openKernelModules,
         nvidia_driver_fabric_manager: plan.nodes.nvswitch,
         nvidia_driver_nvlsm: hw.nvlsm,
-        gpudirect_method: sw.gpudirect,
+        gpudirect_method: gpudirectMethod(spec),
         nccl_version: sw.ncclVersion,
-        nccl_cuda_major: sw.cudaMajor,
+        nccl_cuda_version: sw.cudaVersion,
         nccl_tests_version: sw.ncclTestsVersion,
-        nccl_env: plan.ncclEnv,
+        // written to /etc/nccl.conf by the nccl role, so every job on the cluster runs with the plan's environment
+        nccl_conf: plan.ncclEnv,
     };
+    if (sw.ncclTestsSha256) vars.nccl_tests_sha256 = sw.ncclTestsSha256;
+    if (spec.fabric === "aws-efa") {
+        vars.efa_installer_version = sw.efaInstallerVersion;
+        if (sw.efaInstallerSha256) vars.efa_installer_sha256 = sw.efaInstallerSha256;
+        vars.aws_ofi_nccl_source = "installer";
+    } else {
+        vars.ofed_source = sw.ofedSource;
+        vars.ofed_doca_version = sw.docaVersion;
+    }
+    return vars;
 }

@@ -2,6 +2,8 @@
  * Pure builders for the nccl-tests launch: hostfile and mpirun command lines per fabric, one rank per GPU,
  * NCCL forced onto the fabric's transport so that a fallback to sockets fails instead of running slow.
  */
+import { AWS_FORCED_NET } from "../plan/aws";
+import { IB_FORCED_NET } from "../plan/azure";
 import { SpecError, type SpecIssue } from "../errors";
 
 export type Fabric = "aws-efa" | "azure-ib" | "roce";
@@ -96,9 +98,9 @@ function fabricEnv(fabric: Fabric, plan: Record<string, string>): Record<string,
     const base: Record<string, string> = {};
     if (fabric === "aws-efa") {
         base.FI_PROVIDER = "efa"; // source: awsome-distributed-training nccl-tests-ami.sbatch (harmless on new plugins, aws-efa.md §4)
-        base.NCCL_NET = "AWS Libfabric";
+        Object.assign(base, AWS_FORCED_NET);
     } else {
-        base.NCCL_NET = "IB"; // NCCL's verbs transport, for InfiniBand and RoCE alike (roce.md §3)
+        Object.assign(base, IB_FORCED_NET); // NCCL's verbs transport, for InfiniBand and RoCE alike (roce.md §3)
     }
     const env = { ...base, ...plan };
     env.NCCL_DEBUG = "INFO";

@@ -7,6 +7,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
+import { SSH_KEY_PRELUDE } from "../provision/ansible";
 import { buildNcclCommands, type Fabric } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
@@ -32,8 +33,15 @@ export interface PreflightExpectation {
 export interface ClusterValidationArgs {
     /** Stack name; reports go to `out/<stack>/`, logs to `out/<stack>/nccl/`. */
     stack: string;
-    /** Ansible inventory file written by the provision step. */
+    /** Ansible inventory file written by the provision step (AnsiblePlaybook.inventoryFile). */
     inventory: pulumi.Input<string>;
+    /** SSH private key for the nodes (and the bastion); kept secret, loaded into an agent for the run only. */
+    sshPrivateKey: pulumi.Input<string>;
+    /**
+     * Anything whose change should re-run the validation, e.g. the provisioning run's digest.
+     * @default none
+     */
+    rerunOn?: pulumi.Input<string>;
     /**
      * Inventory group holding the GPU nodes.
      * @default "gpu_nodes"
@@ -165,9 +173,9 @@ export function validationVars(args: ClusterValidationArgs, mpiHosts: string[], 
  * report passed.
  */
 export const VALIDATE_SCRIPT = [
-    "set -u",
+    ...SSH_KEY_PRELUDE,
     'rm -rf "$RDMAKIT_OUT/nccl" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
-    'ansible-playbook -i "$RDMAKIT_INVENTORY" playbooks/validate.yml -e "$RDMAKIT_VALIDATE_VARS"',
+    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "$RDMAKIT_VALIDATE_VARS"',
     "play=$?",
     'if [ "$play" -ne 0 ]; then echo "validate.yml failed (exit $play): see the preflight checks above and $RDMAKIT_OUT/preflight/" >&2; fi',
     'set -- "$RDMAKIT_OUT"/nccl/*.log',
@@ -211,6 +219,8 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
+                RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
+                RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),
             },
             // rerun when what is run or how it is graded changes

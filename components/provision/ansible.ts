@@ -1,0 +1,174 @@
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import * as command from "@pulumi/command";
+import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
+import { summariserScript } from "./summarise";
+
+export interface AnsiblePlaybookArgs {
+    /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
+    inventory: pulumi.Input<string>;
+    /** Playbook file inside `playbooksDir`. @default "site.yml" */
+    playbook?: string;
+    /** Folder with the playbooks, ansible.cfg and roles, relative to the project directory. @default "playbooks" */
+    playbooksDir?: string;
+    /** Extra variables (`-e @file`, JSON). A change re-runs the playbook. @default {} */
+    extraVars?: pulumi.Input<Record<string, pulumi.Input<unknown>>>;
+    /** SSH private key (PEM/OpenSSH text) for the nodes and the bastion. Kept secret; written to a 0600 temp file. */
+    sshPrivateKey: pulumi.Input<string>;
+    /** Stack name for the output folder. @default pulumi.getStack() */
+    stack?: string;
+    /** Where the full log, the inventory used and the failure summariser go. @default `out/<stack>` */
+    outDir?: string;
+}
+
+/**
+ * Shell lines every Ansible run of the kit starts with: the key from `$RDMAKIT_SSH_PRIVATE_KEY` goes into a 0600
+ * file in a private temp dir (`$tmp/id`) and into an ssh-agent of this run, so the bastion hop (ProxyCommand ssh)
+ * authenticates with it too; both are removed when the run ends, whatever its outcome.
+ */
+export const SSH_KEY_PRELUDE = [
+    "set -u",
+    "umask 077",
+    'tmp=$(mktemp -d) || exit 1',
+    'eval "$(ssh-agent -s)" >/dev/null || { echo "ssh-agent is required to run Ansible" >&2; rm -rf "$tmp"; exit 1; }',
+    "trap 'ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
+    'printf \'%s\\n\' "$RDMAKIT_SSH_PRIVATE_KEY" >"$tmp/id"',
+    'ssh-add -q "$tmp/id" 2>/dev/null || { echo "the SSH private key could not be loaded (ssh-add)" >&2; exit 1; }',
+];
+
+/** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
+export const ANSIBLE_RUN_SCRIPT = [
+    ...SSH_KEY_PRELUDE,
+    'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")"',
+    // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
+    'printf \'%s\' "$RDMAKIT_INVENTORY" >"$RDMAKIT_INVENTORY_FILE"',
+    'printf \'%s\' "$RDMAKIT_EXTRA_VARS" >"$tmp/vars.json"',
+    'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
+    "rc=$?",
+    'if [ "$rc" -ne 0 ]; then',
+    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" >&2 || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
+    "fi",
+    'exit "$rc"',
+].join("\n");
+
+/** SHA-256 over every file under `dir` (relative path and content, in sorted order). Cheap: a few hundred small files. */
+export function hashFolder(dir: string): string {
+    const h = createHash("sha256");
+    const walk = (rel: string): void => {
+        const entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true })
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        for (const e of entries) {
+            const r = rel === "" ? e.name : `${rel}/${e.name}`;
+            if (e.isDirectory()) {
+                walk(r);
+            } else if (e.isFile()) {
+                h.update(`${r}\0`);
+                h.update(fs.readFileSync(path.join(dir, r)));
+                h.update("\0");
+            }
+        }
+    };
+    walk("");
+    return h.digest("hex");
+}
+
+/** JSON with object keys sorted, so equal variables always hash the same. */
+export function stableJson(value: unknown): string {
+    if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+    if (value !== null && typeof value === "object") {
+        const o = value as Record<string, unknown>;
+        return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(",")}}`;
+    }
+    return JSON.stringify(value);
+}
+
+export function sha256(text: string): string {
+    return createHash("sha256").update(text).digest("hex");
+}
+
+/** Every problem with the plain arguments, each with its field path (checked before anything is created). */
+export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const dir = args.playbooksDir ?? "playbooks";
+    const playbook = args.playbook ?? "site.yml";
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+        issues.push({ path: "playbooksDir", message: "is not a folder (relative to the project directory)", value: dir });
+        return issues;
+    }
+    if (!/^[A-Za-z0-9._-]+\.ya?ml$/.test(playbook)) {
+        issues.push({ path: "playbook", message: "must be a .yml file name inside playbooksDir", value: playbook });
+    } else if (!fs.existsSync(path.join(dir, playbook))) {
+        issues.push({ path: "playbook", message: `does not exist in ${dir}`, value: playbook,
+            allowed: fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).join(", ") || "(no playbooks found)" });
+    }
+    if (!fs.existsSync(path.join(dir, "ansible.cfg"))) {
+        issues.push({ path: "playbooksDir", message: "has no ansible.cfg", value: dir });
+    }
+    return issues;
+}
+
+/**
+ * Runs an Ansible playbook against the cluster as part of `pulumi up`, through a `local.Command` child (`${name}-run`).
+ * It runs again only when the playbooks folder, the variables or the inventory change (their hashes are in the
+ * command's environment, so a change is an in-place update; `triggers` would force a replacement). The full output
+ * goes to `out/<stack>/ansible-<playbook>.log`; on failure the error names the failing hosts and tasks.
+ */
+export class AnsiblePlaybook extends pulumi.ComponentResource {
+    /** The full ansible-playbook output of the last run (relative to the project directory). */
+    public readonly logPath: string;
+    /** The inventory file the run used (`out/<stack>/inventory-<name>.yml`), known once the run has finished. */
+    public readonly inventoryFile: pulumi.Output<string>;
+    /** SHA-256 of the playbooks folder this program saw. */
+    public readonly playbooksHash: string;
+    /** The command resource that runs ansible-playbook. */
+    public readonly run: command.local.Command;
+
+    constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
+        const issues = checkAnsiblePlaybookArgs(args);
+        if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, `invalid AnsiblePlaybook ${name}`));
+        super("rdmakit:index:AnsiblePlaybook", name, {}, opts);
+
+        const dir = args.playbooksDir ?? "playbooks";
+        const playbook = args.playbook ?? "site.yml";
+        const outDir = args.outDir ?? path.join("out", args.stack ?? pulumi.getStack());
+        const inventoryFile = path.join(outDir, `inventory-${name}.yml`);
+        this.logPath = path.join(outDir, `ansible-${playbook.replace(/\.ya?ml$/, "")}.log`);
+        this.playbooksHash = hashFolder(dir);
+
+        // Written at every program run so the script always matches this version of the kit.
+        const summariser = path.join(outDir, "ansible-summarise.cjs");
+        fs.mkdirSync(outDir, { recursive: true });
+        fs.writeFileSync(summariser, summariserScript());
+
+        const inventory = pulumi.output(args.inventory);
+        const varsJson = pulumi.output(args.extraVars ?? {}).apply((v) => stableJson(v));
+
+        this.run = new command.local.Command(`${name}-run`, {
+            create: ANSIBLE_RUN_SCRIPT,
+            update: ANSIBLE_RUN_SCRIPT,
+            interpreter: ["/bin/sh", "-c"],
+            environment: {
+                ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
+                ANSIBLE_NOCOLOR: "1",
+                RDMAKIT_PLAYBOOK: path.join(dir, playbook),
+                RDMAKIT_ANSIBLE_LOG: this.logPath,
+                RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+                RDMAKIT_INVENTORY: inventory,
+                RDMAKIT_INVENTORY_FILE: inventoryFile,
+                RDMAKIT_EXTRA_VARS: varsJson,
+                RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
+                RDMAKIT_PLAYBOOKS_HASH: this.playbooksHash,
+                RDMAKIT_INVENTORY_HASH: inventory.apply(sha256),
+                RDMAKIT_VARS_HASH: varsJson.apply(sha256),
+            },
+            // Output goes to the log file; nothing secret can reach the state or the console through stdout/stderr.
+            logging: "none",
+            addPreviousOutputInEnv: false,
+        }, { parent: this, additionalSecretOutputs: ["stdout", "stderr"] });
+
+        this.inventoryFile = this.run.id.apply(() => inventoryFile);
+        this.registerOutputs({ logPath: this.logPath, inventoryFile: this.inventoryFile, playbooksHash: this.playbooksHash });
+    }
+}

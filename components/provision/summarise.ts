@@ -1,0 +1,168 @@
+/**
+ * Turns ansible-playbook output (default stdout callback) into the few lines a `pulumi up` error should show: which
+ * host failed, at which task, and why. Pure.
+ *
+ * parseAnsibleLog and formatAnsibleFailures are written to be self-contained (no imports, no module-level helpers):
+ * summariserScript() embeds their source in a small Node script that the Ansible command runs on its own log when
+ * ansible-playbook fails, because the command's output is the only thing Pulumi shows for a failed command.
+ */
+
+/** One host that failed or was unreachable, at the task where it happened. */
+export interface AnsibleFailure {
+    host: string;
+    /** As Ansible prints it, e.g. "node_prep : Wait for cloud-init" or "Gathering Facts". */
+    task: string;
+    kind: "failed" | "unreachable" | "error";
+    /** Loop item label when the failure was one item of a loop. */
+    item?: string;
+    message: string;
+}
+
+/** One PLAY RECAP line. */
+export interface AnsibleRecap {
+    host: string;
+    ok: number;
+    changed: number;
+    unreachable: number;
+    failed: number;
+    skipped: number;
+    rescued: number;
+    ignored: number;
+}
+
+export interface AnsibleLogSummary {
+    failures: AnsibleFailure[];
+    recap: AnsibleRecap[];
+}
+
+/** Reads failures (fatal/failed/UNREACHABLE lines, ERROR! blocks) and the PLAY RECAP from ansible-playbook output. */
+export function parseAnsibleLog(text: string): AnsibleLogSummary {
+    const failures: AnsibleFailure[] = [];
+    const recap: AnsibleRecap[] = [];
+    const lines = text.split(/\r?\n/);
+    let task = "(before the first task)";
+    let inRecap = false;
+    const taskRe = /^(?:TASK|RUNNING HANDLER) \[(.*)\] \**\s*$/;
+    // fatal: [h1]: FAILED! => {...}   failed: [h1] (item=x) => {...}   fatal: [h3]: UNREACHABLE! => {...}
+    const failRe = /^(fatal|failed): \[([^\]]+)\](?:: (FAILED|UNREACHABLE)!)?(?: \(item=(.*?)\))? => (.*)$/;
+    const recapRe = /^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)/;
+    const describe = (raw: string): string => {
+        let data: unknown;
+        try {
+            data = JSON.parse(raw);
+        } catch {
+            return raw.trim();
+        }
+        if (data === null || typeof data !== "object") return String(data);
+        const r = data as Record<string, unknown>;
+        const parts: string[] = [];
+        if (Array.isArray(r.argument_errors) && r.argument_errors.length > 0) {
+            parts.push("invalid variables: " + r.argument_errors.map(String).join("; "));
+        } else if (typeof r.msg === "string" && r.msg !== "") {
+            parts.push(r.msg.trim());
+        }
+        if (typeof r.rc === "number" && r.rc !== 0) parts.push(`rc=${r.rc}`);
+        if (typeof r.stderr === "string" && r.stderr.trim() !== "") {
+            parts.push("stderr: " + r.stderr.trim().split("\n").slice(-3).join(" | "));
+        } else if (typeof r.stdout === "string" && r.stdout.trim() !== "" && parts.length < 2) {
+            parts.push("stdout: " + r.stdout.trim().split("\n").slice(-3).join(" | "));
+        }
+        return parts.length > 0 ? parts.join("; ") : raw.trim();
+    };
+    for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        const t = taskRe.exec(line);
+        if (t) {
+            task = t[1];
+            continue;
+        }
+        if (/^PLAY RECAP \*/.test(line)) {
+            inRecap = true;
+            continue;
+        }
+        if (inRecap) {
+            const m = recapRe.exec(line.trim());
+            if (m) {
+                recap.push({
+                    host: m[1], ok: Number(m[2]), changed: Number(m[3]), unreachable: Number(m[4]),
+                    failed: Number(m[5]), skipped: Number(m[6]), rescued: Number(m[7]), ignored: Number(m[8]),
+                });
+                continue;
+            }
+            if (line.trim() !== "") inRecap = false;
+        }
+        const f = failRe.exec(line);
+        if (f) {
+            const unreachable = f[3] === "UNREACHABLE";
+            const failure: AnsibleFailure = {
+                host: f[2], task, kind: unreachable ? "unreachable" : "failed", message: describe(f[5]),
+            };
+            if (f[4] !== undefined) failure.item = f[4];
+            failures.push(failure);
+            continue;
+        }
+        if (/^ERROR! /.test(line)) {
+            // Playbook-level errors (syntax, missing file) span the following lines up to a blank line.
+            const block = [line.slice("ERROR! ".length)];
+            for (let j = i + 1; j < lines.length && lines[j].trim() !== "" && block.length < 6; j++) block.push(lines[j].trim());
+            failures.push({ host: "(ansible-playbook)", task: "(loading the playbook)", kind: "error", message: block.join(" ") });
+        }
+    }
+    return { failures, recap };
+}
+
+/**
+ * The error text for a failed run: one line per distinct failure (hosts that failed the same task with the same
+ * reason, their own name aside, share a line), at most `maxLines`, and where the full log is.
+ */
+export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: string, maxLines = 20): string {
+    const clip = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 3) + "..." : s);
+    const failedHosts = new Set(summary.failures.map((f) => f.host));
+    const total = summary.recap.length;
+    const head = summary.failures.length === 0
+        ? "ansible-playbook failed without a task failure in its output"
+        : `ansible-playbook failed on ${failedHosts.size}${total > 0 ? ` of ${total}` : ""} host` +
+          `${(total > 0 ? total : failedHosts.size) === 1 ? "" : "s"}`;
+    const groups: { hosts: string[]; f: AnsibleFailure; text: string }[] = [];
+    const byKey = new Map<string, { hosts: string[]; f: AnsibleFailure; text: string }>();
+    for (const f of summary.failures) {
+        // The host's own name, as a whole word, does not make its failure different from the others'.
+        const own = new RegExp("(^|[^A-Za-z0-9_.-])" + f.host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "(?![A-Za-z0-9_-])", "g");
+        const text = f.message.replace(/\s+/g, " ").replace(own, "$1<host>");
+        const key = [f.kind, f.task, f.item ?? "", text].join("\u0000");
+        const g = byKey.get(key);
+        if (g) {
+            g.hosts.push(f.host);
+        } else {
+            const ng = { hosts: [f.host], f, text };
+            byKey.set(key, ng);
+            groups.push(ng);
+        }
+    }
+    const out = [`${head} (full log: ${logPath}):`];
+    for (const g of groups.slice(0, maxLines)) {
+        const what = g.f.kind === "unreachable" ? "unreachable at" : g.f.kind === "error" ? "error" : "failed at";
+        const item = g.f.item !== undefined ? ` (item ${clip(g.f.item, 60)})` : "";
+        const hosts = g.hosts.length <= 5 ? g.hosts.join(", ") : `${g.hosts.slice(0, 5).join(", ")} and ${g.hosts.length - 5} more`;
+        const msg = g.hosts.length === 1 ? g.text.split("<host>").join(g.hosts[0]) : g.text;
+        out.push(`  ${hosts}: ${what} task "${g.f.task}"${item}: ${clip(msg, 400)}`);
+    }
+    if (groups.length > maxLines) out.push(`  ... and ${groups.length - maxLines} more in the log`);
+    return out.join("\n");
+}
+
+/** The Node script (CommonJS) the Ansible command runs on its log after a failure: prints the summary to stderr. */
+export function summariserScript(): string {
+    return [
+        "// Generated by rdmakit (components/provision/summarise.ts); rewritten at every `pulumi up`.",
+        '"use strict";',
+        // Bundlers that keep function names (tsx/esbuild) wrap nested functions in __name(...).
+        "var __name = function (f) { return f; };",
+        `var parseAnsibleLog = (${parseAnsibleLog.toString()});`,
+        `var formatAnsibleFailures = (${formatAnsibleFailures.toString()});`,
+        "var log = process.argv[2];",
+        'var text = require("fs").readFileSync(log, "utf8");',
+        'process.stderr.write(formatAnsibleFailures(parseAnsibleLog(text), log) + "\\n");',
+        "",
+    ].join("\n");
+}

@@ -1,0 +1,194 @@
+// Pulumi side of the Ansible run: inventory rendering, the failure summariser (on real ansible-playbook logs kept in
+// test/fixtures/ansible/, see its README.md) and the AnsiblePlaybook component under Pulumi mocks.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
+
+interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
+const recorded: Recorded[] = [];
+
+const fixture = (name: string): string => fs.readFileSync(path.join(__dirname, "fixtures", "ansible", name), "utf8");
+const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
+
+test("AnsiblePlaybook, inventory and summariser", async (t) => {
+    await pulumi.runtime.setMocks({
+        newResource: (args) => {
+            recorded.push({ type: args.type, name: args.name, inputs: args.inputs });
+            return { id: `${args.name}-id`, state: args.inputs };
+        },
+        call: () => ({}),
+    }, "rdmakit", "teststack", false);
+    const { renderInventory, sshCommonArgs } = await import("../components/provision/inventory");
+    const summarise = await import("../components/provision/summarise");
+    const ansible = await import("../components/provision/ansible");
+
+    await t.test("renderInventory: hosts, typed vars, ProxyCommand through the bastion, host-key policy", () => {
+        const text = renderInventory({
+            hosts: [{ name: "node-1", address: "10.0.0.11", user: "ubuntu" }, { name: "node-0", address: "10.0.0.10", user: "ubuntu", port: 2200 }],
+            bastion: { address: "203.0.113.7", user: "admin" },
+            vars: { rdmakit_gpu_count: 8, rdmakit_require_hardware: true, roce_host_interfaces: ["eth1", "eth2"] },
+            knownHostsFile: "out/dev/known_hosts",
+            privateKeyFile: "/run/key",
+        });
+        const doc = parse(text) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
+        assert.deepEqual(doc.all.hosts["node-0"], { ansible_host: "10.0.0.10", ansible_port: 2200, ansible_user: "ubuntu" });
+        assert.deepEqual(doc.all.hosts["node-1"], { ansible_host: "10.0.0.11", ansible_port: 22, ansible_user: "ubuntu" });
+        // YAML keeps the types (INI [all:vars] would turn them into strings).
+        assert.equal(doc.all.vars.rdmakit_gpu_count, 8);
+        assert.equal(doc.all.vars.rdmakit_require_hardware, true);
+        assert.deepEqual(doc.all.vars.roce_host_interfaces, ["eth1", "eth2"]);
+        assert.equal(doc.all.vars.ansible_ssh_private_key_file, "/run/key");
+        assert.equal(doc.all.vars.ansible_ssh_common_args,
+            "-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts " +
+            '-o ProxyCommand="ssh -W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
+        assert.ok(!text.includes("StrictHostKeyChecking=no"));
+        assert.equal(sshCommonArgs({}), "-o StrictHostKeyChecking=accept-new");
+    });
+
+    await t.test("renderInventory: every bad field reported with its path", () => {
+        assert.throws(() => renderInventory({
+            hosts: [{ name: "a", address: "10.0.0.1", user: "u" }, { name: "a", address: "10.0.0.2; rm", user: "u", port: 70000 }],
+            bastion: { address: "b", user: "x y" },
+            vars: { "bad-name": 1, ansible_host: "x" },
+        }), (e: Error) => {
+            for (const needle of ["hosts[1].name: is used twice", "hosts[1].address", "hosts[1].port: must be a TCP port (got 70000)",
+                "bastion.user", "vars.bad-name: is not a valid Ansible variable name", "vars.ansible_host: is set by the inventory itself"]) {
+                assert.ok(e.message.includes(needle), `missing "${needle}" in:\n${e.message}`);
+            }
+            return true;
+        });
+        assert.throws(() => renderInventory({ hosts: [], vars: {} }), /hosts: needs at least one host/);
+    });
+
+    await t.test("summariser: a real run where the hardware check failed on both hosts", () => {
+        const s = summarise.parseAnsibleLog(fixture("site-require-hardware-failed.log"));
+        assert.deepEqual(s.failures.map((f) => [f.host, f.task, f.kind]), [
+            ["h1", "node_prep : Require a VM or bare-metal node for the kernel steps", "failed"],
+            ["h2", "node_prep : Require a VM or bare-metal node for the kernel steps", "failed"],
+        ]);
+        assert.match(s.failures[0].message, /^node_prep: h1 runs in a container/);
+        assert.deepEqual(s.recap.map((r) => [r.host, r.failed, r.changed]), [["h1", 1, 0], ["h2", 1, 0]]);
+        const text = summarise.formatAnsibleFailures(s, "out/dev/ansible-site.log");
+        assert.equal(text.split("\n")[0], "ansible-playbook failed on 2 of 2 hosts (full log: out/dev/ansible-site.log):");
+        // Same task, same reason: one line naming both hosts.
+        assert.equal(text.split("\n").length, 2);
+        assert.match(text.split("\n")[1], /^ {2}h1, h2: failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container/);
+    });
+
+    await t.test("summariser: an unreachable host among healthy ones", () => {
+        const s = summarise.parseAnsibleLog(fixture("site-roce-unreachable.log"));
+        assert.deepEqual(s.failures.map((f) => [f.host, f.task, f.kind]), [["h3", "Gathering Facts", "unreachable"]]);
+        assert.deepEqual(s.recap.map((r) => [r.host, r.unreachable]), [["h1", 0], ["h2", 0], ["h3", 1]]);
+        assert.match(summarise.formatAnsibleFailures(s, "x.log"), /failed on 1 of 3 hosts[^]*h3: unreachable at task "Gathering Facts": Data could not be sent/);
+    });
+
+    await t.test("summariser: a wrong-typed plan variable names the variable", () => {
+        const s = summarise.parseAnsibleLog(fixture("site-bad-variable.log"));
+        assert.equal(s.failures.length, 2);
+        assert.equal(s.failures[0].task, "Validate the plan's cluster-wide variables");
+        assert.match(s.failures[0].message, /^invalid variables: argument 'rdmakit_gpu_count' is of type <class 'str'>/);
+    });
+
+    await t.test("summariser: playbook-level ERROR! and loop items", () => {
+        const s = summarise.parseAnsibleLog([
+            "ERROR! the role 'nope' was not found in /x/roles",
+            "",
+            "The error appears to be in '/x/site.yml': line 3, column 7",
+            "TASK [nccl : Hold libnccl2 and libnccl-dev] *****",
+            'failed: [n1] (item=libnccl2) => {"ansible_loop_var": "item", "changed": false, "item": "libnccl2", "msg": "dpkg failed", "rc": 1, "stderr": "a\\nb\\nc\\nd"}',
+        ].join("\n"));
+        assert.deepEqual(s.failures[0], { host: "(ansible-playbook)", task: "(loading the playbook)", kind: "error",
+            message: "the role 'nope' was not found in /x/roles" });
+        assert.deepEqual(s.failures[1], { host: "n1", task: "nccl : Hold libnccl2 and libnccl-dev", kind: "failed",
+            item: "libnccl2", message: "dpkg failed; rc=1; stderr: b | c | d" });
+    });
+
+    await t.test("summariser script: the generated Node script prints the same summary", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-summ-"));
+        const script = path.join(dir, "s.cjs");
+        fs.writeFileSync(script, summarise.summariserScript());
+        const log = path.join(__dirname, "fixtures", "ansible", "site-roce-unreachable.log");
+        const r = spawnSync(process.execPath, [script, log], { encoding: "utf8" });
+        assert.equal(r.status, 0);
+        assert.equal(r.stdout, "");
+        assert.equal(r.stderr.trimEnd(), summarise.formatAnsibleFailures(summarise.parseAnsibleLog(fs.readFileSync(log, "utf8")), log));
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("AnsiblePlaybook: one Command with the exact inputs; key secret; hashes in the environment", async () => {
+        recorded.length = 0;
+        const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-out-"));
+        const inventory = "all:\n  hosts:\n    n0: {ansible_host: 10.0.0.1}\n";
+        const pb = new ansible.AnsiblePlaybook("prov", {
+            inventory: pulumi.output(inventory),
+            extraVars: { b: 2, a: pulumi.output("x") },
+            sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+            outDir,
+        });
+        const env = await unwrap(pb.run.environment as pulumi.Output<Record<string, string>>);
+        assert.deepEqual(recorded.map((r) => [r.type, r.name]), [
+            ["rdmakit:index:AnsiblePlaybook", "prov"],
+            ["command:local:Command", "prov-run"],
+        ]);
+        const cmd = recorded[1].inputs;
+        assert.equal(cmd.create, ansible.ANSIBLE_RUN_SCRIPT);
+        assert.equal(cmd.update, ansible.ANSIBLE_RUN_SCRIPT);
+        assert.deepEqual(cmd.interpreter, ["/bin/sh", "-c"]);
+        assert.equal(cmd.logging, "none");
+        assert.equal(cmd.addPreviousOutputInEnv, false);
+        assert.equal(cmd.triggers, undefined, "triggers would force a replacement");
+        const playbooksHash = ansible.hashFolder("playbooks");
+        assert.deepEqual(env, {
+            ANSIBLE_CONFIG: "playbooks/ansible.cfg",
+            ANSIBLE_NOCOLOR: "1",
+            RDMAKIT_PLAYBOOK: "playbooks/site.yml",
+            RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
+            RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
+            RDMAKIT_INVENTORY: inventory,
+            RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory-prov.yml"),
+            RDMAKIT_EXTRA_VARS: '{"a":"x","b":2}',
+            RDMAKIT_SSH_PRIVATE_KEY: "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
+            RDMAKIT_PLAYBOOKS_HASH: playbooksHash,
+            RDMAKIT_INVENTORY_HASH: ansible.sha256(inventory),
+            RDMAKIT_VARS_HASH: ansible.sha256('{"a":"x","b":2}'),
+        });
+        assert.equal(pb.playbooksHash, playbooksHash);
+        assert.equal(pb.logPath, path.join(outDir, "ansible-site.log"));
+        assert.equal(await unwrap(pb.inventoryFile), path.join(outDir, "inventory-prov.yml"));
+        assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summarise.summariserScript());
+        // The key is secret in the environment map.
+        assert.equal(await pulumi.isSecret(pb.run.environment), true);
+        // The run script never echoes the key: it is only written to a file and loaded into the run's agent.
+        assert.equal(ansible.ANSIBLE_RUN_SCRIPT.match(/RDMAKIT_SSH_PRIVATE_KEY/g)?.length, 1);
+        assert.match(ansible.ANSIBLE_RUN_SCRIPT, /printf '%s\\n' "\$RDMAKIT_SSH_PRIVATE_KEY" >"\$tmp\/id"/);
+        assert.match(ansible.ANSIBLE_RUN_SCRIPT, /umask 077/);
+        fs.rmSync(outDir, { recursive: true });
+    });
+
+    await t.test("AnsiblePlaybook: bad arguments rejected before anything is created", () => {
+        recorded.length = 0;
+        assert.throws(() => new ansible.AnsiblePlaybook("bad", { inventory: "x", sshPrivateKey: "k", playbook: "nope.yml" }),
+            (e: Error) => /playbook: does not exist in playbooks \(got "nope.yml"\); allowed: .*site\.yml/.test(e.message));
+        assert.throws(() => new ansible.AnsiblePlaybook("bad2", { inventory: "x", sshPrivateKey: "k", playbooksDir: "no/such/dir" }),
+            /playbooksDir: is not a folder/);
+        assert.deepEqual(recorded.filter((r) => r.type === "command:local:Command"), []);
+    });
+
+    await t.test("hashFolder and stableJson: content-sensitive, order-insensitive", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-hash-"));
+        fs.mkdirSync(path.join(dir, "roles", "r"), { recursive: true });
+        fs.writeFileSync(path.join(dir, "site.yml"), "a");
+        fs.writeFileSync(path.join(dir, "roles", "r", "main.yml"), "b");
+        const h1 = ansible.hashFolder(dir);
+        assert.equal(ansible.hashFolder(dir), h1);
+        fs.writeFileSync(path.join(dir, "roles", "r", "main.yml"), "c");
+        assert.notEqual(ansible.hashFolder(dir), h1);
+        assert.equal(ansible.stableJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
+        fs.rmSync(dir, { recursive: true });
+    });
+});

@@ -1,0 +1,224 @@
+// Real run of playbooks/site.yml (fabric roce, inbox rdma-core) on two Debian bookworm containers booted with
+// systemd-nspawn (test/hosts/testhost.sh), reached over SSH with the inventory the Pulumi side renders
+// (components/provision/inventory.ts; the second host through the first as bastion). NCCL comes from a local
+// stand-in of NVIDIA's CUDA repository (test/hosts/local-cuda-repo.sh) so the keyring, pin and hold logic runs.
+// Run 1 must succeed; run 2, through the exact shell script the AnsiblePlaybook component runs, must change nothing;
+// run 3 (hardware required) must fail with a summary naming the hosts and the task.
+// Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { renderInventory, InventoryArgs } from "../components/provision/inventory";
+import { ANSIBLE_RUN_SCRIPT } from "../components/provision/ansible";
+import { parseAnsibleLog, summariserScript } from "../components/provision/summarise";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, "..");
+const CACHE = path.join(ROOT, ".testhosts");
+const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
+const SKIP = process.env.RDMAKIT_SKIP_HOST_TESTS === "1";
+
+function missingTools(): string[] {
+    const missing: string[] = [];
+    if (process.getuid?.() !== 0) missing.push("root");
+    for (const tool of ["debootstrap", "systemd-nspawn", "ansible-playbook", "ssh-keygen", "ssh-agent", "dpkg-deb", "dpkg-scanpackages", "gpg", "python3"]) {
+        if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) missing.push(tool);
+    }
+    return missing;
+}
+
+function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const srv = net.createServer();
+        srv.once("error", reject);
+        srv.listen(0, "127.0.0.1", () => {
+            const port = (srv.address() as net.AddressInfo).port;
+            srv.close(() => resolve(port));
+        });
+    });
+}
+
+interface PlaybookRun { rc: number; output: string; }
+
+function ansiblePlaybook(args: string[], env: NodeJS.ProcessEnv): Promise<PlaybookRun> {
+    return new Promise((resolve) => {
+        const child = spawn("ansible-playbook", args, { cwd: ROOT, env });
+        let output = "";
+        child.stdout.on("data", (d) => { output += d; });
+        child.stderr.on("data", (d) => { output += d; });
+        child.on("close", (rc) => resolve({ rc: rc ?? -1, output }));
+    });
+}
+
+/** dpkg's view of a package inside a container tree: "<status> <version>" or undefined. */
+function dpkgStatus(rootDir: string, pkg: string): string | undefined {
+    const status = fs.readFileSync(path.join(rootDir, "var/lib/dpkg/status"), "utf8");
+    const block = status.split("\n\n").find((b) => b.startsWith(`Package: ${pkg}\n`));
+    if (!block) return undefined;
+    const field = (name: string): string => (new RegExp(`^${name}: (.*)$`, "m").exec(block)?.[1] ?? "");
+    return `${field("Status")} ${field("Version")}`;
+}
+
+test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKIP ? "RDMAKIT_SKIP_HOST_TESTS=1" : false, timeout: 15 * 60_000 }, async (t) => {
+    const missing = missingTools();
+    assert.deepEqual(missing, [], `the real-run test needs: ${missing.join(", ")} (set RDMAKIT_SKIP_HOST_TESTS=1 to skip it)`);
+
+    fs.mkdirSync(CACHE, { recursive: true });
+    const runDir = fs.mkdtempSync(path.join(CACHE, "run-"));
+    const hosts = ["h1", "h2"];
+    let http: ChildProcess | undefined;
+    t.after(async () => {
+        http?.kill("SIGTERM");
+        await Promise.all(hosts.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
+        fs.rmSync(runDir, { recursive: true, force: true });
+    });
+
+    // Hosts, key, ports.
+    const key = path.join(runDir, "id_ed25519");
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-test", "-f", key]);
+    await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 });
+    const ports = [await freePort(), await freePort()];
+    await Promise.all(hosts.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h, String(ports[i]), `${key}.pub`])));
+
+    // Local CUDA repository, served over HTTP on 127.0.0.1.
+    const repoPort = await freePort();
+    const repoBase = `http://127.0.0.1:${repoPort}/compute/cuda/repos`;
+    await run(path.join(ROOT, "test", "hosts", "local-cuda-repo.sh"), [path.join(runDir, "cudarepo"), repoBase]);
+    http = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(repoPort), "--directory", path.join(runDir, "cudarepo", "www")],
+        { stdio: "ignore" });
+    for (let i = 0; i < 50; i++) {
+        if (await new Promise<boolean>((r) => { const s = net.connect(repoPort, "127.0.0.1", () => { s.end(); r(true); }); s.on("error", () => r(false)); })) break;
+        await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const vars = {
+        rdmakit_fabric: "roce",
+        rdmakit_require_hardware: false,
+        rdmakit_gpu_count: 8,
+        rdmakit_rdma_device_count: 2,
+        ofed_source: "inbox",
+        gpudirect_method: "dmabuf",
+        nccl_version: "2.23.4-1",
+        nccl_cuda_version: "12.6",
+        nccl_cuda_repo_base: repoBase,
+        roce_host_interfaces: ["rail0", "rail1"],
+        roce_host_dscp: 26,
+        roce_host_priority: 3,
+        roce_host_cnp_dscp: 48,
+        roce_host_cnp_priority: 6,
+        roce_host_mtu: 9000,
+        roce_host_pfc: true,
+        roce_host_ecn: true,
+    };
+    const invArgs: InventoryArgs = {
+        hosts: hosts.map((h, i) => ({ name: h, address: "127.0.0.1", user: "root", port: ports[i] })),
+        bastion: { address: "127.0.0.1", user: "root", port: ports[0] },
+        vars,
+        knownHostsFile: path.join(runDir, "known_hosts"),
+        privateKeyFile: key,
+    };
+    const inventoryFile = path.join(runDir, "inventory.yml");
+    fs.writeFileSync(inventoryFile, renderInventory(invArgs));
+    const env = {
+        ...process.env,
+        ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
+        ANSIBLE_NOCOLOR: "1",
+        ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(runDir, "cp"),
+    };
+
+    await t.test("run 1 succeeds on every host and reports the missing hardware", async () => {
+        const r = await ansiblePlaybook(["-i", inventoryFile, "playbooks/site.yml"], env);
+        fs.writeFileSync(path.join(CACHE, "last-run1.log"), r.output);
+        const recap = parseAnsibleLog(r.output).recap;
+        assert.equal(r.rc, 0, `ansible-playbook failed (log: .testhosts/last-run1.log):\n${r.output.slice(-3000)}`);
+        assert.deepEqual(recap.map((x) => [x.host, x.failed, x.unreachable]), [["h1", 0, 0], ["h2", 0, 0]]);
+        assert.ok(recap.every((x) => x.changed > 0), "a first run on fresh hosts must change something");
+        for (const needle of [
+            "node_prep: h1 runs in a container",
+            "ofed: h2 has 0 RDMA device(s) in /sys/class/infiniband, expected 2",
+            "nvidia_driver: h1 has no NVIDIA GPU on the PCI bus",
+            "gpudirect: h2: DMA-BUF GPUDirect is not usable yet; missing: NVIDIA open kernel modules",
+            "nccl_tests: h1: no CUDA toolkit (/usr/local/cuda/bin/nvcc absent)",
+            "roce_host: h2: no netdev rail0, rail1 (/sys/class/net)",
+        ]) assert.ok(r.output.includes(needle), `run 1 output lacks "${needle}"`);
+    });
+
+    await t.test("packages, pins, holds and persisted configs are in place", () => {
+        for (const h of hosts) {
+            const root = path.join(runDir, h);
+            for (const pkg of ["rdma-core", "ibverbs-utils", "perftest", "infiniband-diags", "openmpi-bin", "libopenmpi-dev"]) {
+                assert.match(dpkgStatus(root, pkg) ?? "absent", /^install ok installed /, `${h}: ${pkg}`);
+            }
+            // The pin keeps 2.23.4 although the repository also offers 2.24.3; both packages are held.
+            assert.equal(dpkgStatus(root, "libnccl2"), "hold ok installed 2.23.4-1+cuda12.6");
+            assert.equal(dpkgStatus(root, "libnccl-dev"), "hold ok installed 2.23.4-1+cuda12.6");
+            assert.match(dpkgStatus(root, "cuda-toolkit-12-6") ?? "absent", /^install ok installed 1\.0-1$/);
+            assert.match(fs.readFileSync(path.join(root, "etc/apt/preferences.d/rdmakit-nccl"), "utf8"),
+                /Package: libnccl2 libnccl-dev\nPin: version 2\.23\.4-1\+cuda12\.6\nPin-Priority: 1001/);
+            const qos = fs.readFileSync(path.join(root, "etc/rdmakit/roce-qos.env"), "utf8");
+            for (const line of ['RDMAKIT_ROCE_INTERFACES="rail0 rail1"', "RDMAKIT_ROCE_DSCP=26", "RDMAKIT_ROCE_TOS=106",
+                "RDMAKIT_ROCE_PFC_VECTOR=0,0,0,1,0,0,0,0", "RDMAKIT_ROCE_ECN=1", "RDMAKIT_ROCE_CNP_DSCP=48",
+                "RDMAKIT_ROCE_CNP_PRIORITY=6", "RDMAKIT_ROCE_MTU=9000"]) {
+                assert.ok(qos.split("\n").includes(line), `${h}: roce-qos.env lacks ${line}`);
+            }
+            assert.ok(fs.lstatSync(path.join(root, "etc/systemd/system/multi-user.target.wants/rdmakit-roce-qos.service")).isSymbolicLink(),
+                `${h}: rdmakit-roce-qos.service not enabled`);
+            assert.equal(fs.statSync(path.join(root, "usr/local/sbin/rdmakit-roce-qos")).mode & 0o777, 0o755);
+            assert.match(fs.readFileSync(path.join(root, "etc/security/limits.d/90-rdmakit.conf"), "utf8"), /\*\s+hard\s+memlock\s+unlimited/);
+            assert.match(fs.readFileSync(path.join(root, "etc/systemd/system.conf.d/90-rdmakit-limits.conf"), "utf8"), /DefaultLimitMEMLOCK=infinity/);
+            assert.match(fs.readFileSync(path.join(root, "etc/sysctl.d/90-rdmakit.conf"), "utf8"), /net\.ipv4\.neigh\.default\.gc_thresh3\s*=\s*16384/);
+            assert.ok(!fs.existsSync(path.join(root, "etc/modules-load.d/nvidia-peermem.conf")), "dmabuf must not autoload peermem");
+        }
+    });
+
+    // The component's script: key through a 0600 temp file and an agent (no key file in the inventory, so the
+    // bastion hop authenticates through the agent), log to a file, summary on failure.
+    const { privateKeyFile: _unused, ...agentArgs } = invArgs;
+    const outDir = path.join(runDir, "out");
+    fs.mkdirSync(outDir);
+    const summariser = path.join(outDir, "ansible-summarise.cjs");
+    fs.writeFileSync(summariser, summariserScript());
+    const componentRun = (extraVars: Record<string, unknown>, log: string) => spawnSync("/bin/sh", ["-c", ANSIBLE_RUN_SCRIPT], {
+        cwd: ROOT,
+        encoding: "utf8",
+        env: {
+            ...env,
+            ANSIBLE_CONFIG: "playbooks/ansible.cfg",
+            RDMAKIT_PLAYBOOK: "playbooks/site.yml",
+            RDMAKIT_ANSIBLE_LOG: log,
+            RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+            RDMAKIT_INVENTORY: renderInventory(agentArgs),
+            RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory.yml"),
+            RDMAKIT_EXTRA_VARS: JSON.stringify(extraVars),
+            RDMAKIT_SSH_PRIVATE_KEY: fs.readFileSync(key, "utf8").trimEnd(),
+        },
+    });
+
+    await t.test("run 2 (the component's script) reports changed=0 on every host", () => {
+        const log = path.join(outDir, "ansible-site.log");
+        const r = componentRun({}, log);
+        const output = fs.readFileSync(log, "utf8");
+        fs.writeFileSync(path.join(CACHE, "last-run2.log"), output);
+        assert.equal(r.status, 0, `run 2 failed: ${r.stderr}\n${output.slice(-3000)}`);
+        const recap = parseAnsibleLog(output).recap;
+        assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed, x.unreachable]), [["h1", 0, 0, 0], ["h2", 0, 0, 0]],
+            `second run changed something:\n${output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
+        assert.equal(r.stdout, "");
+        assert.equal(r.stderr, "");
+    });
+
+    await t.test("run 3 with hardware required fails and names the hosts and the task", () => {
+        const log = path.join(outDir, "ansible-site-hw.log");
+        const r = componentRun({ rdmakit_require_hardware: true }, log);
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, new RegExp(`^ansible-playbook failed on 2 of 2 hosts \\(full log: ${log.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\):\n` +
+            '  h1, h2: failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
+        assert.ok(!r.stderr.includes("PRIVATE KEY") && !r.stdout.includes("PRIVATE KEY"));
+        // No key file is left behind.
+        assert.equal(spawnSync("sh", ["-c", "ls /tmp/tmp.*/id 2>/dev/null"]).stdout.length, 0);
+    });
+});
