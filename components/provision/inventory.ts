@@ -138,5 +138,5 @@ export function renderInventory(args: InventoryArgs): string {
     for (const key of Object.keys(args.vars).sort()) sortedVars[key] = args.vars[key];
     const doc = { all: { hosts, vars: { ...connection, ...sortedVars } } };
     return "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
-        stringify(doc, { lineWidth: 0 });
+        stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
 }

@@ -87,10 +87,21 @@ export function readSonic(name: string, text: string): SwitchView {
     const wd = t("PFC_WD");
     const poll = Number(wd.GLOBAL?.POLL_INTERVAL ?? 0);
     const ports: PortView[] = [];
+    // rows of a `PORT|index` table grouped by port once, so a 1,000-port switch is read in linear time
+    const byPort = (table: string) => {
+        const m = new Map<string, Array<[string, any]>>();
+        for (const e of Object.entries(t(table))) {
+            const port = e[0].split("|")[0];
+            (m.get(port) ?? m.set(port, []).get(port)!).push(e);
+        }
+        return m;
+    };
+    const queueRows = byPort("QUEUE");
+    const pgRows = byPort("BUFFER_PG");
     for (const [port, qm] of Object.entries(t("PORT_QOS_MAP"))) {
         if (port === "global") continue;
         const pfc = nums(qm.pfc_enable ?? "");
-        const queues = Object.entries(t("QUEUE")).filter(([k]) => k.split("|")[0] === port);
+        const queues = queueRows.get(port) ?? [];
         const ecnQueues: number[] = [];
         const strictQueues: number[] = [];
         for (const [k, q] of queues) {
@@ -100,8 +111,8 @@ export function readSonic(name: string, text: string): SwitchView {
             const sched = q.scheduler ? t("SCHEDULER")[q.scheduler] : undefined;
             if (sched?.type === "STRICT") strictQueues.push(...idx);
         }
-        const pgs = Object.entries(t("BUFFER_PG"))
-            .filter(([k, v]) => k.split("|")[0] === port && (v.profile === "NULL" || /lossless/.test(v.profile ?? "")))
+        const pgs = (pgRows.get(port) ?? [])
+            .filter(([, v]) => v.profile === "NULL" || /lossless/.test(v.profile ?? ""))
             .flatMap(([k]) => { const [a, b] = k.split("|")[1].split("-").map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); });
         const cable = Object.values(t("CABLE_LENGTH")).map((row) => row[port]).find((v) => v !== undefined);
         const pw = wd[port];
@@ -323,7 +334,8 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
         // C12 (switch side)
         if (s.mode !== plan.mode) v("C12", [s.name], `switch runs ${s.mode} but the plan (and hosts) are ${plan.mode}`, { switchMode: s.mode, planMode: plan.mode });
         if (ps) {
-            const missing = ps.hostPorts.filter((p) => !s.ports.some((x) => x.port === p));
+            const configured = new Set(s.ports.map((x) => x.port));
+            const missing = ps.hostPorts.filter((p) => !configured.has(p));
             if (missing.length) v("C5", [s.name], `host ports without RoCE QoS in the rendered config: ${missing.join(", ")}`, { missing });
         }
         for (const p of s.ports) {

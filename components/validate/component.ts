@@ -94,8 +94,8 @@ export interface ValidationResult {
 export const RESULT_PREFIX = "rdmakit-result: ";
 
 /** Reads the last result line from the command output. Pure. */
-export function parseResultLine(stdout: string): ValidationResult | null {
-    const lines = stdout.split("\n").filter((l) => l.startsWith(RESULT_PREFIX));
+export function parseResultLine(stdout: string | undefined): ValidationResult | null {
+    const lines = (stdout ?? "").split("\n").filter((l) => l.startsWith(RESULT_PREFIX));
     if (lines.length === 0) return null;
     try {
         return JSON.parse(lines[lines.length - 1].slice(RESULT_PREFIX.length)) as ValidationResult;

@@ -1,0 +1,158 @@
+import { before, beforeEach, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse as parseYaml } from "yaml";
+import type * as ClusterModule from "../components/cluster";
+
+/*
+ * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
+ * site.yml over an inventory built from the nodes the fabric reported, then validation after it.
+ */
+
+interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
+let registered: Registered[] = [];
+const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
+
+let mod: typeof ClusterModule;
+
+before(async () => {
+    await pulumi.runtime.setMocks({
+        newResource(args) {
+            registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+            const state: Record<string, any> = { ...args.inputs };
+            if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
+            if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
+            // the Azure component lists the scale set's NICs with one command; answer as the CLI would
+            if (args.type === "command:local:Command" && args.name.endsWith("-node-ips")) {
+                // rows as the JMESPath query prints them: [privateIPAddress, privateIpAddress], in the 10.10.0.0/24 subnet
+                state.stdout = JSON.stringify(["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"].map((ip) => [ip, null]));
+            }
+            const id = args.type.startsWith("azure-native:")
+                ? `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/demo/providers/${args.type}/${args.name}`
+                : `${args.name}-id`;
+            return { id, state };
+        },
+        call(args) {
+            if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
+            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS };
+            return {};
+        },
+    }, "rdmakit", "test", false);
+    mod = await import("../components/cluster");
+});
+
+beforeEach(() => {
+    registered = [];
+});
+
+function example(name: string): any {
+    return parseYaml(readFileSync(join(__dirname, "..", "examples", name), "utf8")).config["rdmakit:cluster"];
+}
+
+function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
+    return new Promise((resolve) => o.apply(resolve));
+}
+
+async function settle() {
+    await (pulumi.runtime as any).waitForRPCs?.();
+    await new Promise((r) => setTimeout(r, 50));
+}
+
+const KEY = pulumi.secret("not-a-real-key");
+
+function envOf(r: Registered): Record<string, any> {
+    const env = r.inputs.environment;
+    // the SSH key makes the whole environment a secret
+    return env && env["4dabf18193072939515e22adb298388d"] ? env.value : env;
+}
+
+for (const [file, fabricType, count] of [
+    ["aws-p5.yaml", "rdmakit:index:AwsEfaCluster", 4],
+    ["azure-h100.yaml", "rdmakit:index:AzureInfinibandCluster", 4],
+    ["roce-h100.yaml", "rdmakit:index:RoceCluster", 4],
+] as const) {
+    test(`${file}: fabric, then site.yml over the reported nodes, then validation`, async () => {
+        const c = new mod.RdmaCluster("demo", { spec: example(file), sshPrivateKey: KEY });
+        const ips = await unwrap(c.nodePrivateIps);
+        await settle();
+        assert.equal(ips.length, count);
+        const types = registered.map((r) => r.type);
+        assert.equal(types[0], "rdmakit:index:RdmaCluster");
+        assert.ok(types.includes(fabricType), fabricType);
+        const runs = registered.filter((r) => r.type === "command:local:Command" && r.name === "demo-software-run");
+        assert.equal(runs.length, 1, "one Ansible run for all nodes");
+        const env = envOf(runs[0]);
+        assert.equal(env.RDMAKIT_PLAYBOOK, join("playbooks", "site.yml"));
+        const inventory = parseYaml(env.RDMAKIT_INVENTORY);
+        const hosts = inventory.all.hosts;
+        assert.deepEqual(Object.keys(hosts), c.plan.validation.hostNames);
+        assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), ips);
+        assert.equal(inventory.all.vars.rdmakit_fabric, c.plan.fabric);
+        assert.equal(inventory.all.vars.rdmakit_gpu_count, 8);
+        assert.deepEqual(inventory.all.vars.nccl_conf, c.plan.ncclEnv);
+        const nccl = registered.find((r) => r.name === "demo-validation-nccl");
+        assert.ok(nccl, "validation command registered");
+        const venv = envOf(nccl);
+        const vars = JSON.parse(venv.RDMAKIT_VALIDATE_VARS);
+        assert.equal(vars.nccl_validate_group, "all");
+        assert.equal(vars.nccl_validate_hostfile, ips.map((ip) => `${ip} slots=8\n`).join(""));
+        // a fallback to sockets must fail the run: the forced transport is in every nccl-tests command
+        assert.match(vars.nccl_validate_all_fixed_cmd, new RegExp(`NCCL_NET=${c.plan.validation.forcedNet.NCCL_NET.split(" ")[0]}`));
+    });
+}
+
+test("bare metal: each host carries its own QoS variables and NCCL environment", async () => {
+    const c = new mod.RdmaCluster("demo", { spec: example("roce-h100.yaml"), sshPrivateKey: KEY });
+    await unwrap(c.nodePrivateIps);
+    await settle();
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const hosts = parseYaml(envOf(run).RDMAKIT_INVENTORY).all.hosts;
+    assert.equal(hosts.gpu01.ansible_host, "10.20.0.11");
+    assert.equal(hosts.gpu01.roce_host_pfc_vector, "0,0,0,1,0,0,0,0");
+    assert.equal(hosts.gpu01.roce_host_tos, 106);
+    assert.equal(hosts.gpu01.nccl_conf.NCCL_IB_TC, "106");
+    // switches are pushed by the RoCE component, one command per switch
+    assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 2);
+});
+
+test("provision: false creates only the fabric", async () => {
+    const spec = { ...example("aws-p5.yaml"), provision: false };
+    const c = new mod.RdmaCluster("demo", { spec });
+    await unwrap(c.nodePrivateIps);
+    await settle();
+    assert.equal(c.software, undefined);
+    assert.ok(!registered.some((r) => r.type === "rdmakit:index:AnsiblePlaybook" || r.type === "rdmakit:index:ClusterValidation"));
+});
+
+function propertyErrors(f: () => unknown): Array<{ propertyPath: string; reason: string }> {
+    try {
+        f();
+    } catch (e: any) {
+        assert.ok(pulumi.InputPropertiesError.isInstance(e), `expected InputPropertiesError, got ${e}`);
+        return e.errors;
+    }
+    assert.fail("accepted");
+}
+
+test("an invalid spec fails before any resource, with every field named", () => {
+    const errors = propertyErrors(() => new mod.RdmaCluster("bad", {
+        spec: { ...example("aws-p5.yaml"), nodes: 0, fabric: "efa" }, sshPrivateKey: KEY,
+    }));
+    assert.deepEqual(errors.map((e) => e.propertyPath).sort(), ["cluster.fabric", "cluster.nodes"]);
+    assert.match(errors.find((e) => e.propertyPath === "cluster.fabric")!.reason, /aws-efa, azure-ib, roce/);
+    assert.deepEqual(registered, []);
+});
+
+test("provisioning without the SSH key, or with a plain-text key, is refused before anything is created", () => {
+    const missing = propertyErrors(() => new mod.RdmaCluster("nokey", { spec: example("aws-p5.yaml") }));
+    assert.equal(missing[0].propertyPath, "rdmakit:sshPrivateKey");
+    assert.match(missing[0].reason, /--secret/);
+    const plain = propertyErrors(() => new mod.RdmaCluster("plain", {
+        spec: example("aws-p5.yaml"), sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----abc", sshPrivateKeyIsSecret: false,
+    }));
+    assert.equal(plain[0].propertyPath, "rdmakit:sshPrivateKey");
+    assert.ok(!plain[0].reason.includes("BEGIN OPENSSH"), "the key is never echoed");
+    assert.deepEqual(registered, []);
+});

@@ -1,0 +1,97 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseYaml, stringify } from "yaml";
+
+/*
+ * `rdmakit plan` end to end, as a user runs it: the real CLI in a child process, the bundled examples, the
+ * files it writes. It runs index.ts, the same program as `pulumi up`, on Pulumi's mock engine.
+ */
+
+const ROOT = join(__dirname, "..");
+
+function plan(args: string[], cwd = ROOT) {
+    // tsx by absolute URL, so the CLI also runs from another working directory (e.g. one holding Pulumi.<stack>.yaml)
+    const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+    const r = spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", ...args], {
+        cwd, encoding: "utf8", timeout: 120_000,
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+function tmp(): string {
+    return mkdtempSync(join(tmpdir(), "rdmakit-plan-"));
+}
+
+test("with no arguments it plans the bundled AWS example and writes plan.json and the artifacts", () => {
+    const out = tmp();
+    const r = plan(["--out", out]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /nodes\s+4 × p5\.48xlarge\s+\(8 × H100-80GB each, 32 GPUs\)/);
+    assert.match(r.out, /card 31 {2}device 0 {2}efa-only/);
+    assert.match(r.out, /1 {2}aws:autoscaling\/group:Group/);
+    assert.match(r.out, /NCCL_SOCKET_IFNAME=\^docker,lo,veth/);
+    assert.match(r.out, /all 4 nodes\s+busbw >= 285\.6 GB\/s/);
+    const doc = JSON.parse(readFileSync(join(out, "plan.json"), "utf8"));
+    assert.equal(doc.spec.fabric, "aws-efa");
+    assert.equal(doc.plan.aws.interfaces.length, 33);
+    const lt = doc.resources.find((x: any) => x.type === "aws:ec2/launchTemplate:LaunchTemplate");
+    assert.equal(lt.inputs.networkInterfaces.length, 33);
+    assert.equal(lt.inputs.metadataOptions.httpTokens, "required");
+    // values only the cloud knows are shown as such, never made up
+    // two AMI lookups (nodes, bastion); the node-IP lookup waits for the group, so offline it is not made
+    assert.deepEqual(doc.invokes.map((i: any) => i.token), ["aws:ec2/getAmi:getAmi", "aws:ec2/getAmi:getAmi"]);
+    assert.ok(!JSON.stringify(doc).includes("04da6b54-80e4-46f7-96ec-b56ff0331ba9"), "no raw unknown sentinel");
+    assert.ok(JSON.stringify(doc.resources).includes("(known after apply)"));
+    const inventory = parseYaml(readFileSync(join(out, "inventory.yml"), "utf8"));
+    assert.equal(Object.keys(inventory.all.hosts).length, 4);
+    assert.equal(inventory.all.vars.rdmakit_fabric, "aws-efa");
+    assert.equal(readFileSync(join(out, "nccl.env"), "utf8"), "FI_PROVIDER=efa\nNCCL_SOCKET_IFNAME=^docker,lo,veth\n");
+    assert.equal(readFileSync(join(out, "hostfile"), "utf8").trim().split("\n").length, 4);
+});
+
+test("the RoCE example renders every switch config and passes C1-C13", () => {
+    const out = tmp();
+    const r = plan(["--config", "examples/roce-h100.yaml", "--out", out]);
+    assert.equal(r.code, 0, r.err);
+    for (const rule of ["C1", "C7", "C13"]) assert.match(r.out, new RegExp(`ok {3}${rule} `));
+    assert.ok(existsSync(join(out, "switches", "leaf-sonic.config_db.json")));
+    assert.ok(existsSync(join(out, "switches", "leaf-nvue.nvue.yaml")));
+    assert.match(readFileSync(join(out, "nccl.env"), "utf8"), /^NCCL_IB_TC=106$/m);
+});
+
+test("an invalid spec exits 2 with every problem named and no stack trace", () => {
+    const dir = tmp();
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "aws-p5.yaml"), "utf8"));
+    doc.config["rdmakit:cluster"].nodes = -1;
+    doc.config["rdmakit:cluster"].aws.instanceType = "p5.48xlarg";
+    const file = join(dir, "Pulumi.broken.yaml");
+    writeFileSync(file, stringify(doc));
+    const r = plan(["--stack", "broken", "--out", join(dir, "out")], dir);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /cluster\.nodes: is too small \(got -1\); allowed: >= 1/);
+    assert.doesNotMatch(r.err, /\n\s+at /, "no stack trace");
+    assert.ok(!existsSync(join(dir, "out", "plan.json")), "nothing written");
+});
+
+test("a private key in plain text is refused without being printed", () => {
+    const dir = tmp();
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "azure-h100.yaml"), "utf8"));
+    doc.config["rdmakit:sshPrivateKey"] = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n";
+    const file = join(dir, "stack.yaml");
+    writeFileSync(file, stringify(doc));
+    const r = plan(["--config", file, "--out", join(dir, "out")]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /rdmakit:sshPrivateKey: is stored in plain text/);
+    assert.ok(!(r.out + r.err).includes("b3BlbnNzaC1rZXktdjEAAAAA"));
+});
+
+test("a missing stack file exits 2 and says what to give", () => {
+    const r = plan(["--config", "examples/nope.yaml"]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /does not exist/);
+});

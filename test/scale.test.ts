@@ -1,0 +1,36 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { benchOne } from "../bench/scale";
+
+/*
+ * Program evaluation stays flat as clusters grow: the same resources at 8 and 1,024 nodes (the node group and the
+ * scale set carry the count), and a 1,024-node plan in about the time of an 8-node one. Each plan is a real
+ * `rdmakit plan` process (index.ts on the mock engine). The time bound is loose for 2-core CI machines.
+ */
+
+test("AWS: 8, 1,024 and 4,096 nodes register the same resources, and the large plan is not slower to speak of", () => {
+    const small = benchOne("aws-p5.yaml", 8);
+    const large = benchOne("aws-p5.yaml", 1024);
+    const huge = benchOne("aws-p5.yaml", 4096);
+    for (const r of [small, large, huge]) assert.equal(r.code, 0, `${r.nodes} nodes: exit ${r.code}`);
+    assert.equal(large.resources, small.resources);
+    assert.equal(huge.resources, small.resources);
+    assert.ok(huge.seconds < small.seconds * 2 + 5, `4,096 nodes took ${huge.seconds}s vs ${small.seconds}s for 8`);
+});
+
+test("Azure: 4 and 300 nodes (one raised partition) register the same resources", () => {
+    const small = benchOne("azure-h100.yaml", 4);
+    const large = benchOne("azure-h100.yaml", 300);
+    assert.equal(small.code, 0);
+    assert.equal(large.code, 0);
+    assert.equal(large.resources, small.resources);
+});
+
+test("bare metal: 1,024 hosts need no resource per host and plan in seconds", () => {
+    const small = benchOne("roce-h100.yaml", 8);
+    const large = benchOne("roce-h100.yaml", 1024);
+    assert.equal(small.code, 0);
+    assert.equal(large.code, 0);
+    assert.equal(large.resources, small.resources);
+    assert.ok(large.seconds < 30, `1,024 hosts took ${large.seconds}s`);
+});
