@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { AwsEfaCluster } from "./aws/cluster";
 import { AzureInfinibandCluster } from "./azure/cluster";
+import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, sha256 } from "./provision/ansible";
@@ -50,10 +51,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
     constructor(name: string, args: RdmaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Everything is checked before the first resource (this component included) is registered.
-        const spec = decide(args);
+        const { spec, plan: decided } = decide(args);
         super(RDMA_CLUSTER_TOKEN, name, {}, opts);
         this.spec = spec;
-        this.plan = planCluster(spec);
+        this.plan = decided;
         const plan = this.plan;
         const parent = { parent: this };
 
@@ -125,8 +126,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
     }
 }
 
-/** Parses the spec and checks the arguments; throws InputPropertiesError with every problem. */
-function decide(args: RdmaClusterArgs): ClusterSpec {
+/** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */
+function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } {
     let spec: ClusterSpec;
     try {
         spec = parseClusterSpec(args.spec);
@@ -134,7 +135,8 @@ function decide(args: RdmaClusterArgs): ClusterSpec {
         if (e instanceof SpecError) throw toInputPropertiesError(e);
         throw e;
     }
-    const issues: SpecIssue[] = [];
+    const plan = planCluster(spec);
+    const issues: SpecIssue[] = fabricIssues(spec, plan);
     if (spec.provision && args.sshPrivateKey === undefined) {
         issues.push({
             path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",
@@ -148,5 +150,5 @@ function decide(args: RdmaClusterArgs): ClusterSpec {
         });
     }
     if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues));
-    return spec;
+    return { spec, plan };
 }

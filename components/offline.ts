@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
+import { fabricIssues } from "./checks";
 import { SpecError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -92,6 +93,8 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
     const { cluster, hasSecretKey } = readStackFile(stackFile);
     const spec = parseClusterSpec(cluster);
     const plan = planCluster(spec);
+    const issues = fabricIssues(spec, plan);
+    if (issues.length > 0) throw new SpecError(issues);
 
     const resources: RecordedResource[] = [];
     const invokes: RecordedInvoke[] = [];

@@ -244,7 +244,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
             allowed: "doca, or gpudirect: dmabuf with openKernelModules: true",
         });
     }
-    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0));
+    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
         issues.push(...checkRoceSpec(spec.roce));
@@ -259,7 +259,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     return issues;
 }
 
-function awsChecks(aws: AwsSpec, nodes: number): SpecIssue[] {
+function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const p = "cluster.aws";
     const type = awsInstanceType(aws.instanceType);
@@ -274,6 +274,14 @@ function awsChecks(aws: AwsSpec, nodes: number): SpecIssue[] {
             path: `${p}.instanceType`, value: aws.instanceType,
             message: "has EFA but no GPUDirect RDMA: GPU traffic is staged through host memory",
             allowed: "a P-series type (p4d.24xlarge and later), or set cluster.aws.allowNoGpuDirect: true",
+        });
+    }
+    // source: the Deep Learning AMIs for Ubuntu log in as `ubuntu` (AWS DLAMI docs); no user data adds another
+    if (userGiven !== undefined && userGiven !== "ubuntu" && aws.ami === undefined) {
+        issues.push({
+            path: "cluster.ssh.user", value: userGiven,
+            message: "is not a user of the default Deep Learning AMI, which logs in as ubuntu",
+            allowed: "ubuntu (or leave it out), or your own image in cluster.aws.ami that has this user",
         });
     }
     if (!aws.availabilityZone.startsWith(aws.region)) {

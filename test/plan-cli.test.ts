@@ -95,3 +95,15 @@ test("a missing stack file exits 2 and says what to give", () => {
     assert.equal(r.code, 2);
     assert.match(r.err, /does not exist/);
 });
+
+test("what the fabric component would refuse is reported by the plan too, before anything runs", () => {
+    const dir = tmp();
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "aws-p5.yaml"), "utf8"));
+    // an existing VPC has no public subnet of the kit's, so the default bastion cannot be placed
+    doc.config["rdmakit:cluster"].aws.network = { vpcId: "vpc-0123abcd", subnets: [{ id: "subnet-0123abcd", availabilityZone: "us-east-2b" }] };
+    const file = join(dir, "stack.yaml");
+    writeFileSync(file, stringify(doc));
+    const r = plan(["--config", file, "--out", join(dir, "out")]);
+    assert.equal(r.code, 2, r.out);
+    assert.match(r.err, /cluster\.aws\.access: needs a public subnet.*allowed: ssm/);
+});
