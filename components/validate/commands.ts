@@ -117,6 +117,13 @@ function fabricEnv(fabric: Fabric, plan: Record<string, string>): Record<string,
  *   (`--map-by ppr:8:node -bind-to numa -mca coll_hcoll_enable 0`).
  * roce source: Open MPI as a launcher only (`--mca pml ob1`, TCP btl) per research ansible-stack.md §6.
  */
+/**
+ * How mpirun on the first node reaches the others: ssh through the SSH agent that validate.yml forwards from the
+ * controller (the key that Ansible uses is authorized on every node), accepting each node's host key on first
+ * contact. source: Open MPI FAQ, "plm_rsh_args" (arguments mpirun gives to ssh); OpenSSH ssh_config(5).
+ */
+export const LAUNCH_SSH = ["--mca", "plm_rsh_args", "-o StrictHostKeyChecking=accept-new -o BatchMode=yes"];
+
 function mpiFlags(fabric: Fabric, gpusPerNode: number): string[] {
     if (fabric === "aws-efa") {
         return ["--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent",
@@ -181,7 +188,7 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
         const runEnv = { ...env, ...extraEnv };
         const names = Object.keys(runEnv).sort();
         const argv = [
-            mpirun, "-np", String(np), ...where, ...mpiFlags(input.fabric, g),
+            mpirun, "-np", String(np), ...where, ...mpiFlags(input.fabric, g), ...LAUNCH_SSH,
             ...(input.allowRunAsRoot ? ["--allow-run-as-root"] : []),
             // PATH is always set; LD_LIBRARY_PATH travels only when the plan sets it (the EFA installer and the
             // Azure HPC image register their libraries through /etc/ld.so.conf.d, research aws-efa.md §4)
