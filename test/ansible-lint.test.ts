@@ -1,12 +1,16 @@
-// Static checks of the node-software playbooks: ansible-lint (production profile), ansible-playbook --syntax-check,
-// and the argument specs rejecting bad variables with a message that names the variable. The argument-spec cases
-// run site.yml against localhost in --check mode with tags that stop at the validation tasks, so nothing on this
-// machine is changed.
+// Static checks of the node-software playbooks: ansible-lint (production profile) over the whole playbooks/ folder,
+// ansible-playbook --syntax-check, the plan's variables for every example passing every role's argument spec, and
+// the argument specs rejecting bad variables with a message that names the variable. The argument-spec cases run
+// site.yml against localhost in --check mode with tags that stop at the validation tasks (or at a role's first check),
+// so nothing on this machine is changed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
 
 const ROOT = path.resolve(__dirname, "..");
 const PLAYBOOKS = path.join(ROOT, "playbooks");
@@ -14,8 +18,20 @@ const PLAYBOOKS = path.join(ROOT, "playbooks");
 const ROLES = ["node_prep", "efa", "ofed", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests", "roce_host"];
 const env = { ...process.env, ANSIBLE_CONFIG: path.join(PLAYBOOKS, "ansible.cfg"), ANSIBLE_NOCOLOR: "1", NO_COLOR: "1" };
 
-const GOOD_VARS = { rdmakit_fabric: "roce", rdmakit_require_hardware: false, rdmakit_gpu_count: 8, rdmakit_rdma_device_count: 2,
-    ofed_source: "inbox", gpudirect_method: "dmabuf", roce_host_interfaces: ["eth1"] };
+/** Every playbook and every role in playbooks/, as ansible-lint is given them (a folder argument is linted as one role). */
+const LINT_TARGETS = [
+    ...fs.readdirSync(PLAYBOOKS).filter((f) => /\.ya?ml$/.test(f)).sort(),
+    ...fs.readdirSync(path.join(PLAYBOOKS, "roles")).sort().map((r) => `roles/${r}`),
+];
+
+/** What `pulumi up` sends for an example stack: the plan's group vars and, on bare metal, the first host's vars. */
+function exampleVars(example: string): Record<string, unknown> {
+    const raw = parseYaml(fs.readFileSync(path.join(ROOT, "examples", example), "utf8")).config["rdmakit:cluster"];
+    const plan = planCluster(parseClusterSpec(raw));
+    return { ...plan.ansibleVars, ...(plan.roce?.qos.hosts[0].vars ?? {}), rdmakit_require_hardware: false };
+}
+
+const GOOD_VARS = { ...exampleVars("roce-h100.yaml"), ofed_source: "inbox", gpudirect_method: "dmabuf" };
 
 function playbook(extraVars: Record<string, unknown>, tags: string) {
     return spawnSync("ansible-playbook", ["-i", "localhost,", "-c", "local", "--check", "--tags", tags,
@@ -42,26 +58,47 @@ test("every role has argument specs, defaults, and distro maps where it installs
     }
 });
 
-test("ansible-lint --profile production is clean on site.yml and its roles", () => {
-    const r = spawnSync("ansible-lint", ["--offline", "--nocolor", "--profile", "production", "site.yml",
-        ...ROLES.map((x) => `roles/${x}`)], { cwd: PLAYBOOKS, env, encoding: "utf8" });
+test("ansible-lint --profile production is clean on every playbook and role in playbooks/", () => {
+    assert.ok(LINT_TARGETS.includes("validate.yml") && LINT_TARGETS.includes("roles/nccl_validate"), LINT_TARGETS.join(" "));
+    for (const role of ROLES) assert.ok(LINT_TARGETS.includes(`roles/${role}`), role);
+    const r = spawnSync("ansible-lint", ["--offline", "--nocolor", "--profile", "production", ...LINT_TARGETS],
+        { cwd: PLAYBOOKS, env, encoding: "utf8" });
     assert.equal(r.error, undefined, `ansible-lint could not run: ${r.error}`);
     const out = r.stdout + r.stderr;
     assert.equal(r.status, 0, out);
     assert.match(out, /Passed with production profile: 0 failure\(s\), 0 warning\(s\)/);
     // It really looked at the roles (a run that finds no files also "passes").
     const files = Number(/on (\d+) files/.exec(out)?.[1] ?? 0);
-    assert.ok(files >= 60, `ansible-lint checked only ${files} files:\n${out}`);
+    assert.ok(files >= 100, `ansible-lint checked only ${files} files:\n${out}`);
 });
 
-test("ansible-playbook --syntax-check is clean", () => {
-    const r = spawnSync("ansible-playbook", ["--syntax-check", "-i", "localhost,", "playbooks/site.yml"], { cwd: ROOT, env, encoding: "utf8" });
-    assert.equal(r.status, 0, r.stdout + r.stderr);
+test("ansible-playbook --syntax-check is clean on every playbook", () => {
+    for (const pb of LINT_TARGETS.filter((t) => !t.startsWith("roles/"))) {
+        const r = spawnSync("ansible-playbook", ["--syntax-check", "-i", "localhost,", `playbooks/${pb}`], { cwd: ROOT, env, encoding: "utf8" });
+        assert.equal(r.status, 0, `${pb}: ${r.stdout}${r.stderr}`);
+    }
 });
 
-test("yamllint finds no syntax errors in the roles", () => {
-    const r = spawnSync("yamllint", ["-d", "{extends: relaxed, rules: {line-length: disable}}", "-f", "parsable", "site.yml",
-        ...ROLES.map((x) => `roles/${x}`)], { cwd: PLAYBOOKS, env, encoding: "utf8" });
+test("the variables the plan sends for every example pass every role's argument spec", () => {
+    const expected: Record<string, string[]> = {
+        "aws-p5.yaml": ["node_prep", "efa", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests"],
+        "azure-h100.yaml": ["node_prep", "ofed", "nvidia_driver", "gpudirect", "nccl", "nccl_tests"],
+        "roce-h100.yaml": ["node_prep", "ofed", "nvidia_driver", "gpudirect", "nccl", "nccl_tests", "roce_host"],
+    };
+    for (const [example, roles] of Object.entries(expected)) {
+        const r = playbook(exampleVars(example), "never");
+        assert.equal(r.status, 0, `${example}:\n${r.stdout.slice(-3000)}`);
+        // Role name -> result of its "Validating arguments against arg spec" task.
+        const validated = new Map([...r.stdout.matchAll(/TASK \[(\w+) : Validating arguments[^\n]*\n(ok|skipping|fatal)/g)].map((m) => [m[1], m[2]]));
+        for (const role of ROLES) {
+            assert.equal(validated.get(role), roles.includes(role) ? "ok" : "skipping", `${example}: ${role} argument spec`);
+        }
+    }
+});
+
+test("yamllint finds no syntax errors in playbooks/", () => {
+    const r = spawnSync("yamllint", ["-d", "{extends: relaxed, rules: {line-length: disable}}", "-f", "parsable", ...LINT_TARGETS],
+        { cwd: PLAYBOOKS, env, encoding: "utf8" });
     assert.equal(r.error, undefined, `yamllint could not run: ${r.error}`);
     assert.equal(r.stdout.split("\n").filter((l) => /\[error\]/.test(l)).join("\n"), "");
 });
@@ -88,7 +125,11 @@ test("role argument specs reject bad role variables, naming them", () => {
     const cases: [Record<string, unknown>, string, RegExp][] = [
         [{ gpudirect_method: "rdma", ofed_source: "doca" }, "gpudirect", /value of gpudirect_method must be one of: peermem, dmabuf, got: rdma/],
         [{ roce_host_mtu: "jumbo" }, "roce", /argument 'roce_host_mtu' is of type <class 'str'> and we were unable to convert to int/],
-        [{ roce_host_interfaces: undefined }, "roce", /missing required arguments: roce_host_interfaces/],
+        [{ roce_host_rdma_devices: undefined }, "roce", /missing required arguments: roce_host_rdma_devices/],
+        [{ roce_host_roce_mode: "RoCE v3" }, "roce", /value of roce_host_roce_mode must be one of: RoCE v2, IB\/RoCE v1, got: RoCE v3/],
+        [{ roce_host_pfc_vector: "0,0,0,0,1,0,0,0" }, "roce", /pfc_vector=0,0,0,0,1,0,0,0 \(expected 0,0,0,1,0,0,0,0/],
+        [{ roce_host_tos: 104, roce_host_dscp: 24 }, "roce", /tos=104 \(tos >> 2 must be the DSCP\)/],
+        [{ nccl_conf: ["NCCL_IB_TC=106"] }, "nccl", /argument 'nccl_conf' is of type <class 'list'> and we were unable to convert to dict/],
         [{ ofed_source: "mofed" }, "ofed", /value of ofed_source must be one of: doca, inbox, got: mofed/],
         [{ nccl_cuda_toolkit: "perhaps" }, "nccl", /argument 'nccl_cuda_toolkit' is of type <class 'str'> and we were unable to convert to bool/],
     ];

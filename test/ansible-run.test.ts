@@ -1,6 +1,9 @@
 // Real run of playbooks/site.yml (fabric roce, inbox rdma-core) on two Debian bookworm containers booted with
-// systemd-nspawn (test/hosts/testhost.sh), reached over SSH with the inventory the Pulumi side renders
-// (components/provision/inventory.ts; the second host through the first as bastion). NCCL comes from a local
+// systemd-nspawn (test/hosts/testhost.sh), reached over SSH with the inventory the Pulumi side renders: a roce spec
+// whose hosts are the containers goes through parseClusterSpec -> planCluster -> inventoryHosts -> renderInventory
+// with the plan's ansibleVars, exactly as RdmaCluster does (components/cluster.ts, provision/nodes.ts); the test only
+// adds the container ports, rdmakit_require_hardware: false, the local CUDA repository, and the first host as
+// bastion for both (the ProxyCommand path the cloud fabrics use). NCCL comes from a local
 // stand-in of NVIDIA's CUDA repository (test/hosts/local-cuda-repo.sh) so the keyring, pin and hold logic runs.
 // Run 1 must succeed; run 2, through the exact shell script the AnsiblePlaybook component runs, must change nothing;
 // run 3 (hardware required) must fail with a summary naming the hosts and the task.
@@ -12,7 +15,11 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import { parse as parseYaml } from "yaml";
 import { renderInventory, InventoryArgs } from "../components/provision/inventory";
+import { inventoryHosts } from "../components/provision/nodes";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
 import { ANSIBLE_RUN_SCRIPT } from "../components/provision/ansible";
 import { parseAnsibleLog, summariserScript } from "../components/provision/summarise";
 
@@ -82,7 +89,9 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-test", "-f", key]);
     await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 });
     const ports = [await freePort(), await freePort()];
-    await Promise.all(hosts.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h, String(ports[i]), `${key}.pub`])));
+    // Each container's sshd on its own loopback address: the spec rejects two hosts with one address.
+    const addresses = hosts.map((_, i) => `127.0.0.${i + 1}`);
+    await Promise.all(hosts.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h, String(ports[i]), `${key}.pub`, addresses[i]])));
 
     // Local CUDA repository, served over HTTP on 127.0.0.1.
     const repoPort = await freePort();
@@ -95,34 +104,40 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         await new Promise((r) => setTimeout(r, 100));
     }
 
-    const vars = {
-        rdmakit_fabric: "roce",
-        rdmakit_require_hardware: false,
-        rdmakit_gpu_count: 8,
-        rdmakit_rdma_device_count: 2,
-        ofed_source: "inbox",
-        gpudirect_method: "dmabuf",
-        nccl_version: "2.23.4-1",
-        nccl_cuda_version: "12.6",
-        nccl_cuda_repo_base: repoBase,
-        roce_host_interfaces: ["rail0", "rail1"],
-        roce_host_dscp: 26,
-        roce_host_priority: 3,
-        roce_host_cnp_dscp: 48,
-        roce_host_cnp_priority: 6,
-        roce_host_mtu: 9000,
-        roce_host_pfc: true,
-        roce_host_ecn: true,
-    };
+    // The cluster as a user would write it: two 8-GPU hosts with two rails each, netdevs left to the role (resolved
+    // from /sys/class/infiniband/<dev>/device/net/), inbox rdma-core (no DOCA repository here) hence DMA-BUF.
+    const spec = parseClusterSpec({
+        name: "rdmakit-test", fabric: "roce", ssh: { allowedCidrs: ["127.0.0.0/8"] },
+        software: { ofedSource: "inbox", gpudirect: "dmabuf" },
+        roce: {
+            nicModel: "ConnectX-7",
+            hosts: hosts.map((name, i) => ({ name, address: addresses[i], sshUser: "root", railNics: ["mlx5_0", "mlx5_1"],
+                bootstrapNic: "eth0", gpu: { model: "H100", count: 8 } })),
+            switches: [{ name: "leaf", os: "sonic", managementAddress: "127.0.0.10", hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"],
+                speedGbps: 400, cableLengthM: 5 }],
+        },
+    });
+    const plan = planCluster(spec);
+    const hostPlans = plan.roce!.qos.hosts;
+    const invHosts = inventoryHosts(plan, spec.roce!.hosts.map((h) => h.address)).map((h, i) => ({ ...h, port: ports[i] }));
+    const vars = { ...plan.ansibleVars, rdmakit_require_hardware: false, nccl_cuda_repo_base: repoBase };
     const invArgs: InventoryArgs = {
-        hosts: hosts.map((h, i) => ({ name: h, address: "127.0.0.1", user: "root", port: ports[i] })),
-        bastion: { address: "127.0.0.1", user: "root", port: ports[0] },
+        hosts: invHosts,
+        bastion: { address: addresses[0], user: "root", port: ports[0] },
         vars,
         knownHostsFile: path.join(runDir, "known_hosts"),
         privateKeyFile: key,
     };
     const inventoryFile = path.join(runDir, "inventory.yml");
     fs.writeFileSync(inventoryFile, renderInventory(invArgs));
+    // What Ansible reads is what the plan decided: group vars = ansibleVars (+ the test's three), host vars = each
+    // host's roce_host_* set and its NCCL environment.
+    const inv = parseYaml(fs.readFileSync(inventoryFile, "utf8"));
+    for (const [k, v] of Object.entries(plan.ansibleVars)) assert.deepEqual(inv.all.vars[k], v, `group var ${k}`);
+    hostPlans.forEach((hp, i) => {
+        for (const [k, v] of Object.entries(hp.vars)) assert.deepEqual(inv.all.hosts[hosts[i]][k], v, `${hosts[i]}: host var ${k}`);
+        assert.equal(inv.all.hosts[hosts[i]].ansible_host, addresses[i]);
+    });
     const env = {
         ...process.env,
         ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
@@ -143,7 +158,7 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             "nvidia_driver: h1 has no NVIDIA GPU on the PCI bus",
             "gpudirect: h2: DMA-BUF GPUDirect is not usable yet; missing: NVIDIA open kernel modules",
             "nccl_tests: h1: no CUDA toolkit (/usr/local/cuda/bin/nvcc absent)",
-            "roce_host: h2: no netdev rail0, rail1 (/sys/class/net)",
+            "roce_host: h2: missing mlx5_0, mlx5_1 (/sys/class/infiniband",
         ]) assert.ok(r.output.includes(needle), `run 1 output lacks "${needle}"`);
     });
 
@@ -159,12 +174,26 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             assert.match(dpkgStatus(root, "cuda-toolkit-12-6") ?? "absent", /^install ok installed 1\.0-1$/);
             assert.match(fs.readFileSync(path.join(root, "etc/apt/preferences.d/rdmakit-nccl"), "utf8"),
                 /Package: libnccl2 libnccl-dev\nPin: version 2\.23\.4-1\+cuda12\.6\nPin-Priority: 1001/);
-            const qos = fs.readFileSync(path.join(root, "etc/rdmakit/roce-qos.env"), "utf8");
-            for (const line of ['RDMAKIT_ROCE_INTERFACES="rail0 rail1"', "RDMAKIT_ROCE_DSCP=26", "RDMAKIT_ROCE_TOS=106",
-                "RDMAKIT_ROCE_PFC_VECTOR=0,0,0,1,0,0,0,0", "RDMAKIT_ROCE_ECN=1", "RDMAKIT_ROCE_CNP_DSCP=48",
-                "RDMAKIT_ROCE_CNP_PRIORITY=6", "RDMAKIT_ROCE_MTU=9000"]) {
-                assert.ok(qos.split("\n").includes(line), `${h}: roce-qos.env lacks ${line}`);
+            // The persisted QoS values are the plan's for this host (qos.ts RoceHostVars), nothing re-derived.
+            const hv = hostPlans[hosts.indexOf(h)].vars;
+            const qos = fs.readFileSync(path.join(root, "etc/rdmakit/roce-qos.env"), "utf8").split("\n");
+            for (const line of [`RDMAKIT_ROCE_DEVICES="${hv.roce_host_rdma_devices.join(" ")}"`, 'RDMAKIT_ROCE_INTERFACES=""',
+                `RDMAKIT_ROCE_TRUST=${hv.roce_host_trust}`, `RDMAKIT_ROCE_DSCP2PRIO="${hv.roce_host_dscp},${hv.roce_host_priority} ${hv.roce_host_cnp_dscp},${hv.roce_host_cnp_priority}"`,
+                `RDMAKIT_ROCE_PFC_VECTOR=${hv.roce_host_pfc_vector}`, "RDMAKIT_ROCE_GLOBAL_PAUSE=off", `RDMAKIT_ROCE_CC_PRIO_MASK=${hv.roce_host_cc_prio_mask}`,
+                `RDMAKIT_ROCE_CNP_DSCP=${hv.roce_host_cnp_dscp}`, `RDMAKIT_ROCE_CNP_PRIORITY=${hv.roce_host_cnp_priority}`, `RDMAKIT_ROCE_TOS=${hv.roce_host_tos}`,
+                `RDMAKIT_ROCE_MODE="${hv.roce_host_roce_mode}"`, `RDMAKIT_ROCE_MTU=${hv.roce_host_mtu}`, `RDMAKIT_ROCE_CABLE_LEN=${hv.roce_host_cable_length_m}`,
+                `RDMAKIT_ROCE_LOSSY_TUNING=${hv.roce_host_lossy_tuning ? 1 : 0}`, `RDMAKIT_ROCE_GID_INDEX=${hv.roce_host_gid_index}`]) {
+                assert.ok(qos.includes(line), `${h}: roce-qos.env lacks ${line}`);
             }
+            // The default lossless plan, spelled out once: DSCP 26 -> priority 3 with PFC, ToS 106, CNP 48 -> 6.
+            for (const line of ['RDMAKIT_ROCE_DSCP2PRIO="26,3 48,6"', "RDMAKIT_ROCE_PFC_VECTOR=0,0,0,1,0,0,0,0", "RDMAKIT_ROCE_TOS=106", "RDMAKIT_ROCE_CC_PRIO_MASK=8"]) {
+                assert.ok(qos.includes(line), `${h}: roce-qos.env lacks ${line}`);
+            }
+            // /etc/nccl.conf: this host's NCCL environment from the plan, one KEY=value per line.
+            const ncclEnv = hostPlans[hosts.indexOf(h)].ncclEnv;
+            const ncclConf = fs.readFileSync(path.join(root, "etc/nccl.conf"), "utf8").split("\n").filter((l) => l && !l.startsWith("#"));
+            assert.deepEqual(ncclConf, Object.keys(ncclEnv).sort().map((k) => `${k}=${ncclEnv[k]}`));
+            assert.ok(ncclConf.includes("NCCL_IB_TC=106") && ncclConf.includes("NCCL_IB_HCA==mlx5_0:1,mlx5_1:1"), ncclConf.join("\n"));
             assert.ok(fs.lstatSync(path.join(root, "etc/systemd/system/multi-user.target.wants/rdmakit-roce-qos.service")).isSymbolicLink(),
                 `${h}: rdmakit-roce-qos.service not enabled`);
             assert.equal(fs.statSync(path.join(root, "usr/local/sbin/rdmakit-roce-qos")).mode & 0o777, 0o755);

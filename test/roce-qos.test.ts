@@ -29,7 +29,6 @@ describe("planQos", () => {
         assert.equal(v.roce_host_tos, 106);
         assert.equal(v.roce_host_lossy_tuning, false);
         assert.equal(v.roce_host_cable_length_m, 7.5);
-        assert.deepEqual(v.roce_host_nccl_env, p.hosts[1].ncclEnv);
         const sonic = p.switches.find((s) => s.os === "sonic")!;
         assert.deepEqual([sonic.mtu, sonic.sshUser, sonic.sshPort], [9216, "admin", 22]);
         assert.equal(p.switches.find((s) => s.os === "eos")!.mtu, 9214);

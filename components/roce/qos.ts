@@ -39,7 +39,8 @@ export interface SwitchPlan {
 /**
  * Host NIC settings for the roce_host Ansible role; one set per host (rail names and GID index may differ).
  * Names shared with the role's meta/argument_specs.yml (roce_host_interfaces, _dscp, _priority, _cnp_dscp,
- * _cnp_priority, _mtu, _pfc, _ecn) keep the role's meaning; the rest are derived values the role can apply or assert.
+ * _cnp_priority, _mtu, _pfc, _ecn) keep the role's meaning; the role applies and checks the rest too (playbooks/roles/roce_host). The host's NCCL
+ * environment travels as its own nccl_conf host variable (provision/nodes.ts), written to /etc/nccl.conf by the nccl role.
  */
 export interface RoceHostVars {
     /** Rail netdevs (mlnx_qos, ethtool, sysfs ecn); present when the spec gives hosts[i].railNetdevs. */
@@ -72,7 +73,6 @@ export interface RoceHostVars {
     /** mlnx_qos --cable_len (metres), the longest host cable. */
     roce_host_cable_length_m: number;
     /** What /etc/nccl.conf gets on this host. */
-    roce_host_nccl_env: Record<string, string>;
 }
 
 export interface HostPlan {
@@ -222,7 +222,6 @@ export function planQos(spec: RoceSpec): QosPlan {
             // doRoCE sets ROCE_ACCL adaptive retransmission/tx window/slow restart to 1 for lossy fabrics, 0 for lossless.
             roce_host_lossy_tuning: !lossless,
             roce_host_cable_length_m: maxCable,
-            roce_host_nccl_env: ncclEnv,
         };
         return {
             name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}),

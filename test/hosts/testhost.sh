@@ -5,7 +5,9 @@
 # ("Ansible test hosts").
 #
 #   testhost.sh base <cache-dir>                                 build <cache-dir>/bookworm-base.tar once; print its path
-#   testhost.sh up <cache-dir> <run-dir> <name> <port> <pubkey>  unpack, configure sshd, boot; wait for ssh; print pid
+#   testhost.sh up <cache-dir> <run-dir> <name> <port> <pubkey> [<address>]
+#                                                                unpack, configure sshd on <address>:<port> (default
+#                                                                127.0.0.1), boot; wait for ssh; print pid
 #   testhost.sh down <run-dir> <name>                            stop the container (kill its nspawn process), remove the tree
 set -euo pipefail
 
@@ -38,7 +40,8 @@ cmd_base() {
 }
 
 cmd_up() {
-    local cache=$1 run=$2 name=$3 port=$4 pubkey=$5
+    local cache=$1 run=$2 name=$3 port=$4 pubkey=$5 address=${6:-127.0.0.1}
+    case "$address" in 127.*) ;; *) die "address $address is not a loopback address (127.0.0.0/8)";; esac
     need_root
     command -v systemd-nspawn >/dev/null || die "systemd-nspawn not found (apt-get install systemd-container)"
     [ -s "$pubkey" ] || die "public key file $pubkey is missing"
@@ -51,12 +54,12 @@ cmd_up() {
     install -m 0600 "$pubkey" "$root/root/.ssh/authorized_keys"
     cat >"$root/etc/ssh/sshd_config.d/rdmakit-testhost.conf" <<EOF
 Port $port
-ListenAddress 127.0.0.1
+ListenAddress $address
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 EOF
     echo "$name" >"$root/etc/hostname"
-    # Host network (no --private-network): the port is the only thing that tells the hosts apart.
+    # Host network (no --private-network): the address/port pair tells the hosts apart (all of 127.0.0.0/8 is local).
     setsid systemd-nspawn --register=no --keep-unit --console=passive -b -M "$name" -D "$root" \
         >"$run/$name.console.log" 2>&1 </dev/null &
     local pid=$!
@@ -66,10 +69,10 @@ EOF
         if ! kill -0 "$pid" 2>/dev/null; then
             die "container $name exited while booting; see $run/$name.console.log"
         fi
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$pid"; return; fi
+        if (exec 3<>"/dev/tcp/$address/$port") 2>/dev/null; then echo "$pid"; return; fi
         sleep 0.5
     done
-    die "sshd of $name did not listen on 127.0.0.1:$port within 60 s; see $run/$name.console.log"
+    die "sshd of $name did not listen on $address:$port within 60 s; see $run/$name.console.log"
 }
 
 cmd_down() {
@@ -90,7 +93,7 @@ cmd_down() {
 
 case "${1:-}" in
     base) [ $# -eq 2 ] || die "usage: base <cache-dir>"; cmd_base "$2" ;;
-    up) [ $# -eq 6 ] || die "usage: up <cache-dir> <run-dir> <name> <port> <pubkey>"; cmd_up "$2" "$3" "$4" "$5" "$6" ;;
+    up) [ $# -eq 6 ] || [ $# -eq 7 ] || die "usage: up <cache-dir> <run-dir> <name> <port> <pubkey> [<address>]"; shift; cmd_up "$@" ;;
     down) [ $# -eq 3 ] || die "usage: down <run-dir> <name>"; cmd_down "$2" "$3" ;;
     *) die "usage: testhost.sh base|up|down ..." ;;
 esac
