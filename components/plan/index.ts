@@ -62,8 +62,11 @@ export interface FabricPlan {
     };
 }
 
-/** Where the nccl_tests role installs (playbooks/roles/nccl_tests/defaults/main.yml, nccl_tests_install_dir). */
-export const NCCL_TESTS_DIR = "/opt/nccl-tests/build";
+/**
+ * Where the nccl_tests role installs nccl-tests (sent as nccl_tests_install_dir; binaries in build/). Not
+ * /opt/nccl-tests, where Azure's ubuntu-hpc image keeps its own build (azure-ib.md §3).
+ */
+export const NCCL_TESTS_HOME = "/opt/rdmakit/nccl-tests";
 
 /**
  * The MPI each fabric launches with: the EFA installer's Open MPI (aws-efa.md §5, `MPI_HOME=/opt/amazon/openmpi`),
@@ -225,7 +228,7 @@ function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
     return {
         enabled: v.enabled, maxBytes: v.maxBytes, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
-        hostNames: nodeNames(spec), preflight, ncclTestsDir: NCCL_TESTS_DIR, mpiHome: mpiFor(spec.fabric).home,
+        hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: mpiFor(spec.fabric).home,
     };
 }
 
@@ -263,6 +266,9 @@ function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: num
         nccl_version: sw.ncclVersion,
         nccl_cuda_version: sw.cudaVersion,
         nccl_tests_version: sw.ncclTestsVersion,
+        nccl_tests_install_dir: NCCL_TESTS_HOME,
+        // the MPI nccl-tests is built with is the one validation launches with (mpiFor)
+        nccl_tests_mpi: mpiFor(spec.fabric).role,
         // written to /etc/nccl.conf by the nccl role, so every job on the cluster runs with the plan's environment
         nccl_conf: plan.ncclEnv,
     };
