@@ -1,5 +1,4 @@
-// Lint rules for the TypeScript sources: typescript-eslint's recommended set, plus a ban on floating promises'
-// cousin — unused variables — already enforced by tsc (noUnusedLocals).
+// Lint rules for the TypeScript sources: typescript-eslint's recommended set with a few project choices.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -12,6 +11,8 @@ export default tseslint.config(
             "@typescript-eslint/no-explicit-any": "off",
             "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
             "no-constant-condition": ["error", { checkLoops: false }],
+            // a `let` set once after a cleanup hook that reads it cannot become a const
+            "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
         },
     },
 );

@@ -1,3 +1,4 @@
+import { evaluatePolicies, verdictDetail } from "../policies/evaluate";
 import { OfflineResult } from "./offline";
 import { renderInventory } from "./provision/inventory";
 import { inventoryHosts } from "./provision/nodes";
@@ -74,6 +75,19 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
                 detail: broken.length ? broken.map(formatViolation).join("; ") : undefined,
             });
         }
+    }
+
+    // The policy pack's verdicts on the resources the program registered (policies/evaluate.ts runs the same rules
+    // as `pulumi preview --policy-pack policies`). A mandatory violation fails the plan; a policy that cannot run
+    // before the cloud answers is advisory, as the policy engine reports it; policies for other fabrics are left out.
+    for (const v of evaluatePolicies(r.resources, { stack: r.stack })) {
+        if (v.notApplicable) continue;
+        const violated = v.violations.length > 0;
+        checks.push({
+            name: v.policy, ok: v.ok,
+            mandatory: violated ? v.enforcementLevel === "mandatory" : false,
+            detail: verdictDetail(v),
+        });
     }
     return { files, checks };
 }

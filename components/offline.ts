@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
 import { fabricIssues } from "./checks";
 import { SpecError } from "./errors";
+import { withDependencies } from "./record";
 import { FabricPlan, planCluster } from "./plan";
 import { ClusterSpec, parseClusterSpec } from "./spec";
 
@@ -20,6 +21,13 @@ export interface RecordedResource {
     name: string;
     custom: boolean;
     inputs: unknown;
+    urn?: string;
+    /** the parent's URN */
+    parent?: string;
+    /** URNs the resource depends on */
+    dependencies?: string[];
+    /** input property → URNs of the resources its value came from (what policies follow at preview) */
+    propertyDependencies?: Record<string, string[]>;
 }
 
 export interface RecordedInvoke {
@@ -90,6 +98,10 @@ export interface OfflineResult {
  * so an invalid spec ends here with every problem listed and no resource registered.
  */
 export async function runProgramOffline(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
+    return withDependencies(() => runUnderMocks(stackFile, stack, programPath));
+}
+
+async function runUnderMocks(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
     const { cluster, hasSecretKey } = readStackFile(stackFile);
     const spec = parseClusterSpec(cluster);
     const plan = planCluster(spec);

@@ -1,0 +1,205 @@
+/**
+ * The policies without the engine: runs every policy's validateResource / validateStack over resources recorded by
+ * the offline program run (components/offline.ts), building the same arguments the policy server builds
+ * (pulumi/pulumi-policy:sdk/nodejs/policy/server.ts makeAnalyzeRpcFun / makeAnalyzeStackRpcFun): properties behind the
+ * unknown-checking proxy with secrets unwrapped, parent, dependencies and propertyDependencies resolved to resources,
+ * `notApplicable` that throws. Outcomes follow the server too: a policy that touches an unknown value "can't run
+ * during preview" (the server reports that as advisory), not-applicable is not a failure.
+ *
+ * Never imports policies/index.ts (its PolicyPack constructor starts a gRPC server).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import {
+    unknownCheckingProxy, UnknownValueError,
+    type EnforcementLevel, type Policies, type PolicyResource, type ResourceValidationArgs, type ResourceValidationPolicy,
+    type StackValidationPolicy,
+} from "@pulumi/policy";
+import type { RecordedResource } from "../components/offline";
+import { ALL_POLICIES } from "./all";
+
+/** A recorded resource, plus what the engine knows about its place in the stack when the recording has it. */
+/** A resource the program registered, with the URN and dependencies the offline run recorded. */
+export type PolicySubject = RecordedResource;
+
+export interface PolicyViolation {
+    urn: string;
+    name?: string;
+    message: string;
+}
+
+export interface PolicyVerdict {
+    policy: string;
+    description: string;
+    enforcementLevel: EnforcementLevel;
+    /** no violation and nothing left undecided */
+    ok: boolean;
+    violations: PolicyViolation[];
+    /** set when the policy applies to nothing in the stack */
+    notApplicable?: string;
+    /** "can't run during preview" reasons: a value the policy needed is only known after apply */
+    undecided: string[];
+}
+
+export interface EvaluateOptions {
+    /** @default ALL_POLICIES */
+    policies?: Policies;
+    /** @default "offline" */
+    stack?: string;
+    /** @default "rdmakit" */
+    project?: string;
+    /** per-policy config, as `--policy-pack-config` would give it */
+    config?: Record<string, object>;
+}
+
+/** What the offline `notApplicable` throws. */
+class NotApplicable extends Error {
+    constructor(readonly reason: string) {
+        super(reason);
+    }
+}
+
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+const RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e";
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+
+/**
+ * Recorded inputs → what the policy server hands a policy: unknowns as Pulumi's unknown sentinel (the proxy throws on
+ * them), secrets unwrapped (the server deserializes with proxySecrets=false), resource references as their URN.
+ * source: @pulumi/pulumi runtime/rpc.ts (specialSigKey, specialSecretSig, specialResourceSig, unknownValue);
+ * components/offline.ts showUnknowns (the mock engine's `{ __pulumiUnknown: true }`).
+ */
+export function policyProps(value: unknown): unknown {
+    if (value === pulumi.runtime.unknownValue) return pulumi.runtime.unknownValue;
+    if (Array.isArray(value)) return value.map(policyProps);
+    if (value && typeof value === "object") {
+        const o = value as Record<string, unknown>;
+        if (o.__pulumiUnknown === true && Object.keys(o).length === 1) return pulumi.runtime.unknownValue;
+        if (o[SIG_KEY] === SECRET_SIG) return policyProps(o.value);
+        if (o[SIG_KEY] === RESOURCE_SIG) return String(o.urn ?? "");
+        return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, policyProps(v)]));
+    }
+    return value;
+}
+
+function urnOf(r: PolicySubject, stack: string, project: string): string {
+    return r.urn ?? `urn:pulumi:${stack}::${project}::${r.type}::${r.name}`;
+}
+
+function typeMatches(type: string, resourceClass: unknown): boolean {
+    return (resourceClass as { __pulumiType?: string } | undefined)?.__pulumiType === type;
+}
+
+/** The policy resources of the stack, cross-linked like the server links them (parent, dependencies by URN). */
+function policyResources(resources: PolicySubject[], stack: string, project: string): PolicyResource[] {
+    const out = resources.map((r): PolicyResource => {
+        const props = unknownCheckingProxy(policyProps(r.inputs ?? {}));
+        return {
+            type: r.type,
+            props,
+            urn: urnOf(r, stack, project),
+            name: r.name,
+            opts: {
+                protect: false, ignoreChanges: [], aliases: [], additionalSecretOutputs: [],
+                customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 },
+                ...(r.parent ? { parent: r.parent } : {}),
+            },
+            dependencies: [],
+            propertyDependencies: {},
+            isType: (cls) => typeMatches(r.type, cls),
+            asType: (cls) => (typeMatches(r.type, cls) ? props : undefined),
+        };
+    });
+    const byUrn = new Map(out.map((p) => [p.urn, p]));
+    const resolve = (urns: string[] | undefined) => (urns ?? []).map((u) => byUrn.get(u)).filter((p): p is PolicyResource => p !== undefined);
+    resources.forEach((r, i) => {
+        const p = out[i];
+        if (r.parent && byUrn.has(r.parent)) p.parent = byUrn.get(r.parent);
+        p.dependencies = resolve(r.dependencies);
+        for (const [k, urns] of Object.entries(r.propertyDependencies ?? {})) p.propertyDependencies[k] = resolve(urns);
+    });
+    return out;
+}
+
+const isStackPolicy = (p: ResourceValidationPolicy | StackValidationPolicy): p is StackValidationPolicy => "validateStack" in p && p.validateStack !== undefined;
+
+/** Runs a validator; a returned promise is refused (planArtifacts is synchronous and every rdmakit rule is). */
+function runSync(policy: string, f: () => unknown): void {
+    const result = f();
+    if (result && typeof (result as Promise<unknown>).then === "function") {
+        throw new Error(`policy ${policy}: asynchronous validators are not supported by the offline evaluator`);
+    }
+}
+
+/** Outcome of one validator call, classified the way the policy server classifies it. */
+function attempt(policy: string, f: () => unknown, verdict: PolicyVerdict): "ran" | "not-applicable" {
+    try {
+        runSync(policy, f);
+        return "ran";
+    } catch (e) {
+        if (e instanceof NotApplicable) return "not-applicable";
+        if (e instanceof UnknownValueError) {
+            verdict.undecided.push((e as Error).message);
+            return "ran";
+        }
+        throw new Error(`policy ${policy} failed: ${(e as Error).message}`, { cause: e });
+    }
+}
+
+/**
+ * Evaluates every policy over the recorded resources. Pure apart from the policies themselves (which are pure);
+ * one verdict per policy, in the policy list's order. Disabled policies are left out.
+ */
+export function evaluatePolicies(resources: PolicySubject[], options: EvaluateOptions = {}): PolicyVerdict[] {
+    const stack = options.stack ?? "offline";
+    const project = options.project ?? "rdmakit";
+    const subjects = policyResources(resources, stack, project);
+    const notApplicable = (reason?: string): never => {
+        throw new NotApplicable(reason ?? "not applicable");
+    };
+    const verdicts: PolicyVerdict[] = [];
+    for (const policy of options.policies ?? ALL_POLICIES) {
+        const level: EnforcementLevel = policy.enforcementLevel ?? "advisory"; // the pack's default level
+        if (level === "disabled") continue;
+        const verdict: PolicyVerdict = { policy: policy.name, description: policy.description, enforcementLevel: level, ok: true, violations: [], undecided: [] };
+        const getConfig = <T extends object>() => (options.config?.[policy.name] ?? {}) as T;
+        const stackTags = new Map<string, string>();
+
+        if (isStackPolicy(policy)) {
+            const report = (message: string, urn?: string) => {
+                verdict.violations.push({ urn: urn ?? "", name: subjects.find((s) => s.urn === urn)?.name, message });
+            };
+            const outcome = attempt(policy.name, () => policy.validateStack({ resources: subjects, getConfig, stackTags, notApplicable }, report), verdict);
+            if (outcome === "not-applicable") verdict.notApplicable = "applies to nothing in this stack";
+        } else {
+            const validators = policy.validateResource === undefined ? [] : Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
+            let applied = 0;
+            for (const s of subjects) {
+                const report = (message: string) => verdict.violations.push({ urn: s.urn, name: s.name, message });
+                const args: ResourceValidationArgs = {
+                    type: s.type, props: s.props, urn: s.urn, name: s.name, opts: s.opts, stackTags,
+                    isType: s.isType, asType: s.asType as ResourceValidationArgs["asType"], getConfig, notApplicable,
+                };
+                for (const validate of validators) {
+                    if (attempt(policy.name, () => validate(args, report), verdict) === "ran") applied++;
+                }
+            }
+            if (applied === 0) verdict.notApplicable = "applies to nothing in this stack";
+        }
+        verdict.ok = verdict.violations.length === 0 && verdict.undecided.length === 0;
+        verdicts.push(verdict);
+    }
+    return verdicts;
+}
+
+/** Violations shown in one line; the rest are counted. */
+export const DETAIL_MAX = 5;
+
+/** One line for a verdict's problems: violations first, then what could not be decided. */
+export function verdictDetail(v: PolicyVerdict): string | undefined {
+    if (v.violations.length > 0) {
+        const shown = v.violations.slice(0, DETAIL_MAX).map((x) => x.message).join("; ");
+        return v.violations.length > DETAIL_MAX ? `${shown}; … and ${v.violations.length - DETAIL_MAX} more` : shown;
+    }
+    if (v.undecided.length > 0) return `can't run during preview: ${[...new Set(v.undecided)].join("; ")}`;
+    return undefined;
+}
