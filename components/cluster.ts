@@ -58,20 +58,20 @@ export class RdmaCluster extends pulumi.ComponentResource {
         const plan = this.plan;
         const parent = { parent: this };
 
-        let entry: { address: pulumi.Output<string | undefined>; user: string } | undefined;
+        let entryAddress: pulumi.Output<string | undefined> | undefined;
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec, plan }, parent);
                 this.fabric = aws;
                 this.nodePrivateIps = aws.nodePrivateIps;
-                if (aws.bastionUser) entry = { address: aws.bastionAddress, user: aws.bastionUser };
+                entryAddress = aws.bastionAddress;
                 break;
             }
             case "azure-ib": {
                 const az = new AzureInfinibandCluster(`${name}-azure`, { spec, plan }, parent);
                 this.fabric = az;
                 this.nodePrivateIps = az.nodePrivateIps;
-                entry = { address: az.jumpHostAddress, user: plan.sshUser };
+                entryAddress = az.jumpHostAddress;
                 break;
             }
             case "roce": {
@@ -83,7 +83,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 break;
             }
         }
-        this.entryAddress = entry ? entry.address : pulumi.output(undefined);
+        this.entryAddress = entryAddress ?? pulumi.output(undefined);
+        const entry = plan.entry ? { address: this.entryAddress, user: plan.entry.user } : undefined;
 
         if (spec.provision) {
             const inventory = nodeInventory(plan, this.nodePrivateIps, entry);

@@ -22,7 +22,7 @@ export function showValue(value: unknown): string {
 
 /** One line per issue: `cluster.nodes: must be at least 1 (got 0); allowed: an integer >= 1`. */
 export function formatIssue(issue: SpecIssue): string {
-    const got = issue.value === undefined && issue.message.includes("missing") ? "" : ` (got ${showValue(issue.value)})`;
+    const got = issue.value === undefined ? "" : ` (got ${showValue(issue.value)})`;
     const allowed = issue.allowed ? `; allowed: ${issue.allowed}` : "";
     return `${issue.path}: ${issue.message}${got}${allowed}`;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
+import { AWS_INSTANCE_TYPES, AwsInstanceType, awsInstanceType, EFA_INSTALLER_OFI_NCCL } from "./catalog/aws";
 import {
     AZURE_IB_PARTITION,
     AZURE_NON_IB_SIZES,
@@ -7,6 +7,7 @@ import {
     AZURE_VM_SIZES,
     azureVmSize,
 } from "./catalog/azure";
+import { gpuModel, maxMessageBytes } from "./catalog/gpus";
 import { SpecError, SpecIssue } from "./errors";
 import { cidrsOverlap, parseCidr } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
@@ -75,7 +76,8 @@ const validationSchema = z
         minFraction: z.number().gt(0).max(1).default(0.8)
             .describe("pass when busbw at the largest sizes is at least this fraction of the expected figure"),
         minBusbwGBps: z.number().positive().optional().describe("explicit busbw floor in GB/s (overrides the catalog)"),
-        maxBytes: z.int().min(1 << 20).default(16 * 1024 ** 3).describe("largest all_reduce message size in bytes"),
+        maxBytes: z.int().min(1 << 20).optional()
+            .describe("largest all_reduce message size in bytes; default 16 GiB, less where the GPU memory holds less"),
         iterations: z.int().min(1).max(1000).default(20).describe("nccl-tests -n"),
         timeoutMinutes: z.int().min(1).max(600).default(30).describe("wall-clock limit of the validation run"),
     })
@@ -244,10 +246,33 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
             allowed: "doca, or gpudirect: dmabuf with openKernelModules: true",
         });
     }
-    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
+    const gpuName = spec.fabric === "aws-efa" ? awsInstanceType(spec.aws?.instanceType ?? "")?.gpu.model
+        : spec.fabric === "azure-ib" ? azureVmSize(spec.azure?.vmSize ?? "")?.gpu?.model
+            : spec.roce?.hosts[0]?.gpu.model;
+    const cap = gpuName ? maxMessageBytes(gpuName) : undefined;
+    if (spec.validation.maxBytes !== undefined && cap !== undefined && spec.validation.maxBytes > cap) {
+        issues.push({
+            path: "cluster.validation.maxBytes", value: spec.validation.maxBytes,
+            message: `does not fit ${gpuName} memory: nccl-tests -c 1 holds three buffers of the largest size on every GPU`,
+            allowed: `at most ${cap} (${cap / 1024 ** 3} GiB), or leave it out`,
+        });
+    }
+    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user, spec.software, spec.provision));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
         issues.push(...checkRoceSpec(spec.roce));
+        // one plan for every host: same rails and GPUs, or the hostfile slots, preflight counts and NCCL
+        // environment would be wrong for the others
+        const [first, ...rest] = spec.roce.hosts;
+        rest.forEach((h, j) => {
+            const i = j + 1;
+            if (h.railNics.length !== first.railNics.length) {
+                issues.push({ path: `cluster.roce.hosts[${i}].railNics`, value: h.railNics, message: `has ${h.railNics.length} rails; ${first.name} has ${first.railNics.length}`, allowed: `${first.railNics.length} rails, as on every host` });
+            }
+            if (h.gpu.count !== first.gpu.count || h.gpu.model !== first.gpu.model) {
+                issues.push({ path: `cluster.roce.hosts[${i}].gpu`, value: h.gpu, message: `differs from ${first.name} (${first.gpu.count} × ${first.gpu.model})`, allowed: "the same GPU model and count on every host" });
+            }
+        });
         if (spec.nodes !== undefined && spec.nodes !== spec.roce.hosts.length) {
             issues.push({
                 path: "cluster.nodes", value: spec.nodes,
@@ -259,7 +284,41 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     return issues;
 }
 
-function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): SpecIssue[] {
+/** a < b for dotted versions such as 2.18.0 or 2.23.4-1 (the package revision is ignored). */
+export function versionLess(a: string, b: string): boolean {
+    const pa = a.split("-")[0].split(".").map(Number);
+    const pb = b.split("-")[0].split(".").map(Number);
+    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+        const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+        if (d !== 0) return d < 0;
+    }
+    return false;
+}
+
+/** The pinned software against the instance type's minimums (catalog/aws.ts minVersions). */
+function versionChecks(typeName: string, min: NonNullable<AwsInstanceType["minVersions"]>, sw: ClusterSpec["software"]): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const check = (field: string, given: string | undefined, want: string | undefined, what: string) => {
+        if (given !== undefined && want !== undefined && versionLess(given, want)) {
+            issues.push({ path: `cluster.software.${field}`, value: given, message: `is older than ${typeName} needs (${what} ${want} or later)`, allowed: `>= ${want}` });
+        }
+    };
+    check("ncclVersion", sw.ncclVersion, min.nccl, "NCCL");
+    check("cudaVersion", sw.cudaVersion, min.cuda, "CUDA");
+    check("efaInstallerVersion", sw.efaInstallerVersion, min.efaInstaller, "EFA installer");
+    const ofi = EFA_INSTALLER_OFI_NCCL[sw.efaInstallerVersion];
+    if (ofi && min.awsOfiNccl && versionLess(ofi, min.awsOfiNccl)) {
+        const enough = Object.entries(EFA_INSTALLER_OFI_NCCL).find(([, o]) => !versionLess(o, min.awsOfiNccl!))?.[0];
+        issues.push({
+            path: "cluster.software.efaInstallerVersion", value: sw.efaInstallerVersion,
+            message: `bundles aws-ofi-nccl ${ofi}; ${typeName} needs ${min.awsOfiNccl} or later`,
+            allowed: enough ? `>= ${enough}` : `an installer with aws-ofi-nccl >= ${min.awsOfiNccl}`,
+        });
+    }
+    return issues;
+}
+
+function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined, sw: ClusterSpec["software"], provision: boolean): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const p = "cluster.aws";
     const type = awsInstanceType(aws.instanceType);
@@ -284,6 +343,7 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): 
             allowed: "ubuntu (or leave it out), or your own image in cluster.aws.ami that has this user",
         });
     }
+    if (type?.minVersions) issues.push(...versionChecks(type.name, type.minVersions, sw));
     if (!aws.availabilityZone.startsWith(aws.region)) {
         issues.push({ path: `${p}.availabilityZone`, value: aws.availabilityZone, message: `is not in region ${aws.region}`, allowed: `${aws.region}a, ${aws.region}b, ...` });
     }
@@ -304,6 +364,13 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): 
     }
     if (zones.length === 1 && zones[0] !== aws.availabilityZone) {
         issues.push({ path: `${p}.network.subnets[0].availabilityZone`, value: zones[0], message: `differs from cluster.aws.availabilityZone (${aws.availabilityZone})`, allowed: aws.availabilityZone });
+    }
+    if (aws.access === "ssm" && provision && subnets.length === 0) {
+        issues.push({
+            path: `${p}.access`, value: "ssm",
+            message: "leaves Ansible no way to reach nodes in the private subnet the kit creates (no bastion, no route from you)",
+            allowed: "bastion (the default), or ssm with your own VPC in cluster.aws.network that you reach over VPN",
+        });
     }
     if (subnets.length > 0 && !aws.network.vpcId) {
         issues.push({ path: `${p}.network.vpcId`, message: "is missing: an existing subnet needs its VPC id", allowed: "vpc-..." });
@@ -347,6 +414,17 @@ function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
                 ? `has no InfiniBand (no 'r' in the size name); its InfiniBand twin is ${ibTwin}`
                 : "is not an InfiniBand size the kit knows" + suggest(az.vmSize, AZURE_VM_SIZES.map((s) => s.name)),
             allowed: AZURE_VM_SIZES.map((s) => s.name).join(", "),
+        });
+    }
+    const collectives = size?.gpu ? gpuModel(size.gpu.model)?.collectives : undefined;
+    if (size && collectives !== "nccl") {
+        const ndSizes = AZURE_VM_SIZES.filter((z) => z.gpu && gpuModel(z.gpu.model)?.collectives === "nccl").map((z) => z.name);
+        issues.push({
+            path: `${p}.vmSize`, value: az.vmSize,
+            message: size.gpu
+                ? `has ${size.gpu.model} GPUs, which use RCCL/ROCm; the kit installs and validates the NVIDIA stack (NCCL) only`
+                : "has no GPUs; the kit builds GPU clusters (driver, NCCL, nccl-tests)",
+            allowed: ndSizes.join(", "),
         });
     }
     const vnet = parseCidr(az.vnetCidr);

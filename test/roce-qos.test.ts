@@ -28,7 +28,7 @@ describe("planQos", () => {
         assert.equal(v.roce_host_cc_prio_mask, 8);
         assert.equal(v.roce_host_tos, 106);
         assert.equal(v.roce_host_lossy_tuning, false);
-        assert.equal(v.roce_host_cable_length_m, 7.5);
+        assert.equal(v.roce_host_cable_length_m, 8); // 7.5 m in the spec, whole metres for mlnx_qos
         const sonic = p.switches.find((s) => s.os === "sonic")!;
         assert.deepEqual([sonic.mtu, sonic.sshUser, sonic.sshPort], [9216, "admin", 22]);
         assert.equal(p.switches.find((s) => s.os === "eos")!.mtu, 9214);

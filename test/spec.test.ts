@@ -2,6 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseClusterSpec } from "../components/spec";
 import { SpecError } from "../components/errors";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0ZXN0a2V5Zm9ycmRtYWtpdHRlc3RzMDEyMzQ1Njc4OQ rdmakit-test";
 
@@ -116,6 +119,13 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["Gen1 image on an ND size", () => edit(azureSpec(), (s) => (s.azure.image = { publisher: "canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts", generation: "V1" })), "cluster.azure.image.generation", ["Generation 2", "V2"]],
     ["password login", () => edit(azureSpec(), (s) => (s.azure.passwordAuthentication = true)), "cluster.azure.passwordAuthentication", ["SSH keys only"]],
     ["admin password in config", () => edit(azureSpec(), (s) => (s.azure.adminPassword = "hunter2hunter2")), "cluster.azure.adminPassword", ["password login is not supported"]],
+    ["CPU-only HPC size", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_HB176rs_v4")), "cluster.azure.vmSize", ["no GPUs", "Standard_ND96isr_H100_v5"]],
+    ["AMD GPU size", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96isr_MI300X_v5")), "cluster.azure.vmSize", ["RCCL", "Standard_ND96isr_H200_v5"]],
+    ["CUDA too old for Blackwell", () => edit(awsSpec(), (s) => (s.aws.instanceType = "p6-b200.48xlarge")), "cluster.software.cudaVersion", ["12.8"]],
+    ["EFA installer whose plugin predates p6-b300", () => edit(awsSpec(), (s) => { s.aws.instanceType = "p6-b300.48xlarge"; s.software = { efaInstallerVersion: "1.43.2", cudaVersion: "13.0" }; }), "cluster.software.efaInstallerVersion", ["aws-ofi-nccl 1.16.3", ">= 1.47.0"]],
+    ["NCCL older than p5 needs", () => edit(awsSpec(), (s) => (s.software = { ncclVersion: "2.17.1-1" })), "cluster.software.ncclVersion", [">= 2.18.0"]],
+    ["SSM with the kit's own VPC", () => edit(awsSpec(), (s) => (s.aws.access = "ssm")), "cluster.aws.access", ["bastion", "VPN"]],
+    ["sweep larger than the GPU holds", () => edit(awsSpec(), (s) => { s.aws.instanceType = "p4d.24xlarge"; s.validation = { maxBytes: 17179869184 }; }), "cluster.validation.maxBytes", ["A100-40GB", "8 GiB"]],
     ["OS disk too small", () => edit(azureSpec(), (s) => (s.azure.osDiskGiB = 10)), "cluster.azure.osDiskGiB", [">= 30"]],
 ];
 
@@ -157,4 +167,16 @@ test("secret values are never echoed in messages", () => {
 test("SSH to 0.0.0.0/0 is accepted when explicitly allowed", () => {
     const spec = parseClusterSpec(edit(awsSpec(), (s) => { s.ssh.allowedCidrs = ["0.0.0.0/0"]; s.ssh.allowInternet = true; }));
     assert.deepEqual(spec.ssh.allowedCidrs, ["0.0.0.0/0"]);
+});
+
+test("bare metal: every host must have the same rails and GPUs (one plan serves them all)", () => {
+    const roce = parse(readFileSync(join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    roce.roce.hosts[2].railNics = roce.roce.hosts[2].railNics.slice(0, 4);
+    roce.roce.hosts[2].railNetdevs = roce.roce.hosts[2].railNetdevs.slice(0, 4);
+    roce.roce.hosts[3].gpu = { model: "H200", count: 8 };
+    const err = errorOf(roce);
+    const rails = err.issues.find((i) => i.path === "cluster.roce.hosts[2].railNics");
+    assert.ok(rails, err.message);
+    assert.match(rails.message, /has 4 rails; gpu01 has 8/);
+    assert.ok(err.issues.some((i) => i.path === "cluster.roce.hosts[3].gpu" && /8 × H100/.test(i.message)), err.message);
 });

@@ -24,8 +24,7 @@ export const DLAMI_NAME_PATTERN = {
     arm64: "Deep Learning ARM64 Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) ????????",
 } as const;
 
-/** The DLAMIs log in as `ubuntu` (source: https://docs.aws.amazon.com/dlami/latest/devguide/launch-config.html). */
-export const DLAMI_SSH_USER = "ubuntu";
+export { DLAMI_SSH_USER } from "../catalog/aws";
 
 /**
  * The one AMI lookup for the GPU nodes. With `ami` given, the lookup pins that id and still checks that it exists

@@ -161,8 +161,9 @@ export const AWS_INSTANCE_TYPES: AwsInstanceType[] = [
         nvswitch: true,
         // source: https://github.com/awslabs/amazon-eks-ami/pull/2239 (HGX B200 needs NVLSM + ib_umad for Fabric Manager)
         nvlsm: true,
-        // source: aws/aws-ofi-nccl:RELEASENOTES.md (P6-B200 support from v1.15.0)
-        minVersions: { awsOfiNccl: "1.15.0" },
+        // source: aws/aws-ofi-nccl:RELEASENOTES.md (P6-B200 support from v1.15.0); CUDA 12.8 is the first toolkit
+        // that builds for Blackwell (https://docs.nvidia.com/cuda/blackwell-compatibility-guide/ §1.4.2)
+        minVersions: { awsOfiNccl: "1.15.0", cuda: "12.8" },
         busbw: [],
         source: MOTO,
     },
@@ -178,8 +179,9 @@ export const AWS_INSTANCE_TYPES: AwsInstanceType[] = [
         gpuDirectRdma: true,
         nvswitch: true,
         nvlsm: true,
-        // source: aws/aws-ofi-nccl:RELEASENOTES.md (P6-B300 support from v1.18.0)
-        minVersions: { awsOfiNccl: "1.18.0" },
+        // source: aws/aws-ofi-nccl:RELEASENOTES.md (P6-B300 support from v1.18.0); B300 is SM103, first built by
+        // CUDA 13.0 (NVIDIA/cutlass docs, architectures/blackwell "Supported GPUs" table)
+        minVersions: { awsOfiNccl: "1.18.0", cuda: "13.0" },
         busbw: [],
         source: MOTO,
     },
@@ -187,6 +189,24 @@ export const AWS_INSTANCE_TYPES: AwsInstanceType[] = [
     ...gSeries("g6", "L4", [["8xlarge", 1, 1, 25], ["12xlarge", 4, 1, 40], ["16xlarge", 1, 1, 25], ["24xlarge", 4, 1, 50], ["48xlarge", 8, 1, 100]]),
     ...gSeries("g6e", "L40S", [["8xlarge", 1, 1, 25], ["12xlarge", 4, 1, 100], ["16xlarge", 1, 1, 35], ["24xlarge", 4, 2, 200], ["48xlarge", 8, 4, 400]]),
 ];
+
+/**
+ * The aws-ofi-nccl release each EFA installer bundles. source: AWS EFA installer changelog
+ * (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-changelog.html, aws-efa.md §3.1).
+ */
+export const EFA_INSTALLER_OFI_NCCL: Record<string, string> = {
+    "1.38.0": "1.13.2",
+    "1.43.2": "1.16.3",
+    "1.47.0": "1.18.0",
+    "1.50.0": "1.21.1",
+    "1.51.0": "1.22.0",
+};
+
+/**
+ * The Deep Learning AMIs and Canonical's Ubuntu AMIs (the bastion) log in as `ubuntu`.
+ * source: https://docs.aws.amazon.com/dlami/latest/devguide/launch-config.html
+ */
+export const DLAMI_SSH_USER = "ubuntu";
 
 const BY_NAME = new Map(AWS_INSTANCE_TYPES.map((t) => [t.name, t]));
 

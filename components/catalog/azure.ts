@@ -162,6 +162,9 @@ export const AZURE_NON_IB_SIZES: Record<string, string> = {
  */
 export const AZURE_IB_PARTITION = { defaultMaxVms: 100, raisedMaxVms: 300 };
 
+/** Admin user of the Azure HPC docs' examples; any name Azure allows works (components/azure checks them). */
+export const AZURE_DEFAULT_ADMIN = "azureuser";
+
 /** Azure reserves this range for its RDMA network; the VNet must not overlap it. source: setup-infiniband.md */
 export const AZURE_RDMA_RESERVED_CIDR = "172.16.0.0/16";
 

@@ -19,3 +19,22 @@ export const GPUS: Record<string, GpuModel> = {
     "L40S": { name: "L40S", memoryGiB: 48, collectives: "nccl", family: "ada" },
     "MI300X": { name: "MI300X", memoryGiB: 192, collectives: "rccl", family: "cdna3" },
 };
+
+/** The catalog entry for a model name as users write it: exact ("H100-80GB") or a unique prefix ("H100"). */
+export function gpuModel(name: string): GpuModel | undefined {
+    if (GPUS[name]) return GPUS[name];
+    const matches = Object.values(GPUS).filter((g) => g.name.toLowerCase().startsWith(name.toLowerCase()));
+    return matches.length === 1 ? matches[0] : undefined;
+}
+
+/**
+ * Largest nccl-tests message that fits the GPU: with -c 1 each rank holds the send, receive and expected-result
+ * buffers at the largest size (NVIDIA/nccl-tests src/common.cu, AllocateBuffs), so a third of the memory, rounded
+ * down to a power of two. undefined when the memory is not known.
+ */
+export function maxMessageBytes(model: string): number | undefined {
+    const mem = gpuModel(model)?.memoryGiB;
+    if (mem === undefined) return undefined;
+    const third = (mem * 1024 ** 3) / 3;
+    return 2 ** Math.floor(Math.log2(third));
+}

@@ -53,14 +53,16 @@ export function awsPlacement(aws: AwsSpec): AwsPlacement {
     if (aws.capacityBlock) {
         return { kind: "capacity-block", reservationId: aws.capacityBlock.reservationId, instanceCount: aws.capacityBlock.instanceCount };
     }
-    const pg = aws.placementGroup ?? true;
     if (aws.capacityReservation) {
+        // a new placement group is unrelated to the reservation: ParallelCluster warns against that, and an ODCR
+        // only gives proximity when it was made in a placement group (aws-efa.md §2.5); opt in explicitly
+        const pg = aws.placementGroup ?? false;
         return {
             kind: "capacity-reservation", reservationId: aws.capacityReservation.reservationId,
             instanceCount: aws.capacityReservation.instanceCount, placementGroup: pg,
         };
     }
-    return pg ? { kind: "placement-group", strategy: "cluster" } : { kind: "none" };
+    return aws.placementGroup ?? true ? { kind: "placement-group", strategy: "cluster" } : { kind: "none" };
 }
 
 /**

@@ -1,7 +1,7 @@
-import { awsInstanceType } from "../catalog/aws";
-import { AZURE_IB_PARTITION, azureVmSize } from "../catalog/azure";
-import { GPUS } from "../catalog/gpus";
-import { nicInfo } from "../catalog/nics";
+import { awsInstanceType, DLAMI_SSH_USER } from "../catalog/aws";
+import { AZURE_DEFAULT_ADMIN, AZURE_IB_PARTITION, azureVmSize } from "../catalog/azure";
+import { gpuModel, maxMessageBytes } from "../catalog/gpus";
+import { GiB } from "../catalog/types";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
 import type { PreflightExpectation } from "../validate/component";
@@ -36,6 +36,8 @@ export interface FabricPlan {
     /** RDMA devices per node and their total rate */
     nics: { perNode: PlannedNic[]; rdmaGbpsPerNode: number; gpuDirectRdma: boolean };
     sshUser: string;
+    /** the host Ansible and operators hop through to reach the private nodes, when the fabric has one */
+    entry?: { kind: "bastion" | "jump-host"; user: string };
     aws?: { instanceType: string; interfaces: EfaInterface[]; placement: AwsPlacement; arch: "x86_64" | "arm64" };
     azure?: { vmSize: string; image: AzureImage; topoFile?: string; partitionLimit: number };
     roce?: { qos: QosPlan };
@@ -49,7 +51,10 @@ export interface FabricPlan {
         forcedNet: Record<string, string>;
         singleNode: Expectation;
         allNodes: Expectation;
+        /** largest size of the sweep: cluster.validation.maxBytes, or 16 GiB capped by GPU memory */
         maxBytes: number;
+        /** the one size of the fixed-size runs (single node, all nodes, pairs): every expectation grades at it */
+        fixedBytes: number;
         iterations: number;
         timeoutMinutes: number;
         /** inventory host names, in placement order (bare metal: the spec's names) */
@@ -95,13 +100,25 @@ export function planCluster(spec: ClusterSpec): FabricPlan {
     }
 }
 
-function expectations(spec: ClusterSpec, hw: HardwareFacts) {
+/** Default largest message of the sweep, the size AWS and Azure publish their figures at (aws-efa.md §5, azure-ib.md §5). */
+export const DEFAULT_MAX_BYTES = 16 * GiB;
+
+/** The sweep's largest size: the spec's, else 16 GiB or what the GPU memory holds (catalog/gpus.ts). */
+export function sweepMaxBytes(spec: ClusterSpec, gpuModelName: string): number {
+    return spec.validation.maxBytes ?? Math.min(DEFAULT_MAX_BYTES, maxMessageBytes(gpuModelName) ?? DEFAULT_MAX_BYTES);
+}
+
+/**
+ * Thresholds for single-node and all-node runs, and the one fixed size they are both graded at (no expectation
+ * grades from a size larger than the sweep, so the fixed size fits it).
+ */
+function expectations(spec: ClusterSpec, hw: HardwareFacts, gpuModelName: string) {
     const v = spec.validation;
-    const opts = { minFraction: v.minFraction, maxBytes: v.maxBytes };
-    return {
-        singleNode: expectationFromFacts(hw, 1, opts),
-        allNodes: expectationFromFacts(hw, spec.nodes, { ...opts, minBusbwGBps: v.minBusbwGBps }),
-    };
+    const maxBytes = sweepMaxBytes(spec, gpuModelName);
+    const opts = { minFraction: v.minFraction, maxBytes };
+    const singleNode = expectationFromFacts(hw, 1, opts);
+    const allNodes = expectationFromFacts(hw, spec.nodes, { ...opts, minBusbwGBps: v.minBusbwGBps });
+    return { singleNode, allNodes, maxBytes, fixedBytes: Math.max(singleNode.gradeFromBytes, allNodes.gradeFromBytes) };
 }
 
 function common(spec: ClusterSpec, gpus: { model: string; count: number }, nvswitch: boolean, hostType: string) {
@@ -129,8 +146,8 @@ function planAws(spec: ClusterSpec): FabricPlan {
     const plan: FabricPlan = {
         ...base,
         nics: { perNode, rdmaGbpsPerNode: type.efaGbps, gpuDirectRdma: type.gpuDirectRdma },
-        // source: the Deep Learning Base AMIs (Ubuntu) log in as `ubuntu` (AWS DLAMI docs)
-        sshUser: spec.ssh.user ?? "ubuntu",
+        sshUser: spec.ssh.user ?? DLAMI_SSH_USER,
+        entry: aws.access === "bastion" ? { kind: "bastion", user: DLAMI_SSH_USER } : undefined,
         aws: { instanceType: type.name, interfaces, placement: awsPlacement(aws), arch: type.arch },
         ncclEnv,
         ansibleVars: {},
@@ -139,7 +156,7 @@ function planAws(spec: ClusterSpec): FabricPlan {
                 gpus: type.gpu.count, rdmaDevices: efaCount, gpudirect: gdrCheck(spec, type.gpuDirectRdma), nvswitch: type.nvswitch,
             }),
             forcedNet: AWS_FORCED_NET,
-            ...expectations(spec, hw),
+            ...expectations(spec, hw, type.gpu.model),
         },
     };
     plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: efaCount, nvlsm: type.nvlsm });
@@ -160,7 +177,9 @@ function planAzure(spec: ClusterSpec): FabricPlan {
             rdmaGbpsPerNode: hw.rdmaGbpsPerNode,
             gpuDirectRdma: size.gpuDirectRdma,
         },
-        sshUser: spec.ssh.user ?? "azureuser",
+        sshUser: spec.ssh.user ?? AZURE_DEFAULT_ADMIN,
+        // the jump host is made with the same admin user and key as the nodes (components/azure)
+        entry: { kind: "jump-host", user: spec.ssh.user ?? AZURE_DEFAULT_ADMIN },
         azure: {
             vmSize: size.name,
             image: azureImage(az, size),
@@ -176,7 +195,7 @@ function planAzure(spec: ClusterSpec): FabricPlan {
                 rdmaDevicePattern: "^mlx5_ib", gpudirect: gdrCheck(spec, size.gpuDirectRdma), nvswitch: size.nvswitch,
             }),
             forcedNet: IB_FORCED_NET,
-            ...expectations(spec, hw),
+            ...expectations(spec, hw, gpus.model),
         },
     };
     plan.ansibleVars = ansibleVars(spec, plan, { rdmaDevices: size.ib.hcas, nvlsm: false });
@@ -187,10 +206,11 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     const roce = spec.roce!;
     const qos = planQos(roce);
     const first = roce.hosts[0];
-    // rails run at the NIC's fastest Ethernet speed (components/catalog/nics.ts)
-    const portGbps = Math.max(...nicInfo(roce.nicModel).ethernetSpeedsGbps);
+    // rails run at the speed of the switch ports they land on; the slowest switch bounds the rail
+    // (the spec checks each speed against the NIC model, components/roce/spec.ts)
+    const portGbps = Math.min(...roce.switches.map((sw) => sw.speedGbps));
     const rails = first.railNics;
-    const gpu = GPUS[first.gpu.model];
+    const gpu = gpuModel(first.gpu.model);
     const rdmaGbpsPerNode = rails.length * portGbps;
     const hw: HardwareFacts = {
         name: `${first.gpu.model} with ${rails.length}x ${roce.nicModel}`, busbw: [], rdmaGbpsPerNode, transport: "ib", gpuDirectRdma: true,
@@ -212,10 +232,12 @@ function planRoce(spec: ClusterSpec): FabricPlan {
         validation: {
             ...validationBase(spec, {
                 gpus: first.gpu.count, rdmaDevices: rails.length, portRateGbps: portGbps,
+                // only the rails count: hosts often carry more ConnectX/BlueField ports (storage, in-band)
+                rdmaDevicePattern: `^(${rails.map((r) => r.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`,
                 gpudirect: gdrCheck(spec, true), nvswitch: hgx,
             }),
             forcedNet: IB_FORCED_NET,
-            ...expectations(spec, hw),
+            ...expectations(spec, hw, first.gpu.model),
         },
     };
     plan.nodes.names = roce.hosts.map((h) => h.name);
@@ -227,7 +249,7 @@ function planRoce(spec: ClusterSpec): FabricPlan {
 function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
     return {
-        enabled: v.enabled, maxBytes: v.maxBytes, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
+        enabled: v.enabled, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
         hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: mpiFor(spec.fabric).home,
     };
 }

@@ -11,7 +11,7 @@ export interface AnsiblePlaybookArgs {
     inventory: pulumi.Input<string>;
     /** Playbook file inside `playbooksDir`. @default "site.yml" */
     playbook?: string;
-    /** Folder with the playbooks, ansible.cfg and roles, relative to the project directory. @default "playbooks" */
+    /** Folder with the playbooks, ansible.cfg and roles. @default the kit's own playbooks/ (see DEFAULT_PLAYBOOKS_DIR) */
     playbooksDir?: string;
     /** Extra variables (`-e @file`, JSON). A change re-runs the playbook. @default {} */
     extraVars?: pulumi.Input<Record<string, pulumi.Input<unknown>>>;
@@ -22,6 +22,13 @@ export interface AnsiblePlaybookArgs {
     /** Where the full log, the inventory used and the failure summariser go. @default `out/<stack>` */
     outDir?: string;
 }
+
+/**
+ * The kit's playbooks, as a path relative to the working directory `pulumi up` runs in: `playbooks` in this
+ * repository, `node_modules/rdmakit/playbooks` in a program that imports the package. Relative, so the command's
+ * inputs (and so its state) do not change when the project folder moves.
+ */
+export const DEFAULT_PLAYBOOKS_DIR = path.relative(process.cwd(), path.resolve(__dirname, "..", "..", "playbooks")) || ".";
 
 /**
  * Shell lines every Ansible run of the kit starts with: the key from `$RDMAKIT_SSH_PRIVATE_KEY` goes into a 0600
@@ -36,6 +43,9 @@ export const SSH_KEY_PRELUDE = [
     "trap 'ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
     'printf \'%s\\n\' "$RDMAKIT_SSH_PRIVATE_KEY" >"$tmp/id"',
     'ssh-add -q "$tmp/id" 2>/dev/null || { echo "the SSH private key could not be loaded (ssh-add)" >&2; exit 1; }',
+    // Connections of this run only: ansible.cfg keeps SSH masters open (ControlPersist), and a later run reusing
+    // one would forward this run's agent, gone by then (validation's mpirun needs its own forwarded agent).
+    'export ANSIBLE_SSH_CONTROL_PATH_DIR="$tmp/cp"',
 ];
 
 /** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
@@ -91,7 +101,7 @@ export function sha256(text: string): string {
 /** Every problem with the plain arguments, each with its field path (checked before anything is created). */
 export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs): SpecIssue[] {
     const issues: SpecIssue[] = [];
-    const dir = args.playbooksDir ?? "playbooks";
+    const dir = args.playbooksDir ?? DEFAULT_PLAYBOOKS_DIR;
     const playbook = args.playbook ?? "site.yml";
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
         issues.push({ path: "playbooksDir", message: "is not a folder (relative to the project directory)", value: dir });
@@ -130,7 +140,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, `invalid AnsiblePlaybook ${name}`));
         super("rdmakit:index:AnsiblePlaybook", name, {}, opts);
 
-        const dir = args.playbooksDir ?? "playbooks";
+        const dir = args.playbooksDir ?? DEFAULT_PLAYBOOKS_DIR;
         const playbook = args.playbook ?? "site.yml";
         const outDir = args.outDir ?? path.join("out", args.stack ?? pulumi.getStack());
         const inventoryFile = path.join(outDir, `inventory-${name}.yml`);

@@ -52,9 +52,7 @@ export class RoceCluster extends pulumi.ComponentResource {
     public readonly pushes: Record<string, command.remote.Command | command.local.Command>;
 
     constructor(name: string, args: RoceClusterArgs, opts?: pulumi.ComponentResourceOptions) {
-        super("rdmakit:index:RoceCluster", name, {}, opts);
-
-        // Validate before creating anything.
+        // Validate before creating anything, this component included.
         const issues: SpecIssue[] = checkRoceSpec(args.spec);
         if (issues.length) throw toInputPropertiesError(new SpecError(issues, `RoceCluster ${name}: invalid spec`));
         const plan = args.qos ?? planQos(args.spec);
@@ -63,9 +61,10 @@ export class RoceCluster extends pulumi.ComponentResource {
         if (violations.length) {
             throw new pulumi.InputPropertiesError({
                 message: `RoceCluster ${name}: the QoS plan breaks ${violations.length} consistency rule(s):\n` + violations.map((v) => "  - " + formatViolation(v)).join("\n"),
-                errors: violations.map((v) => ({ propertyPath: "qos", reason: formatViolation(v) })),
+                errors: violations.map((v) => ({ propertyPath: `qos (${v.rule}: ${v.devices.join(", ")})`, reason: formatViolation(v) })),
             });
         }
+        super("rdmakit:index:RoceCluster", name, {}, opts);
         this.qos = plan;
         this.switchConfigs = rendered;
 

@@ -182,7 +182,8 @@ export function planQos(spec: RoceSpec): QosPlan {
     const lossless = q.mode === "lossless";
     const pfcPriorities = lossless ? [q.rocePriority] : [];
     const tos = tosFor(q.roceDscp);
-    const maxCable = Math.max(...spec.switches.map((s) => s.cableLengthM));
+    // whole metres, rounded up as the switch renderers do: mlnx_qos --cable_len takes an integer
+    const maxCable = Math.ceil(Math.max(...spec.switches.map((s) => s.cableLengthM)));
 
     const sharedNccl: Record<string, string> = {
         NCCL_IB_TC: String(tos),

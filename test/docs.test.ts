@@ -1,0 +1,30 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { clusterSchema } from "../components/spec";
+
+/*
+ * The config reference users read (README.md, Pulumi.yaml) states the defaults the schema applies. A default
+ * changed in components/spec.ts without the docs fails here.
+ */
+
+const ROOT = join(__dirname, "..");
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const project = readFileSync(join(ROOT, "Pulumi.yaml"), "utf8");
+
+for (const section of ["software", "validation"] as const) {
+    const defaults = clusterSchema.shape[section].parse(undefined) as Record<string, unknown>;
+    test(`README and Pulumi.yaml state every ${section} default`, () => {
+        for (const [key, value] of Object.entries(defaults)) {
+            assert.ok(readme.includes(`\`${key}\` ${value}`), `README.md does not say ${key} ${value}`);
+            assert.ok(new RegExp(`\\b${key} ${String(value).replace(/\./g, "\\.")}\\b`).test(project), `Pulumi.yaml does not say ${key} ${value}`);
+        }
+    });
+}
+
+test("every spec field is documented in Pulumi.yaml", () => {
+    for (const key of Object.keys(clusterSchema.shape)) {
+        assert.match(project, new RegExp(`#\\s+${key}\\b`), `Pulumi.yaml does not document ${key}`);
+    }
+});
