@@ -68,7 +68,9 @@ function eosScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, outDir: string): s
         `cat > ${shq(file + ".new")}`,
         `echo ${shq(`${cfg.digest}  ${file}.new`)} | sha256sum -c --quiet -`,
         `key=""; if [ -n "\${RDMAKIT_SSH_KEY:-}" ]; then key=$(mktemp); trap 'rm -f "$key"' EXIT; printf '%s\\n' "$RDMAKIT_SSH_KEY" > "$key"; chmod 600 "$key"; fi`,
-        `ANSIBLE_HOST_KEY_CHECKING=False ansible-playbook -i ${shq(`${sw.managementAddress},`)} -u ${shq(sw.sshUser)} ` +
+        // host keys stay checked; a switch seen for the first time is added (network_cli host_key_auto_add, env
+        // ANSIBLE_HOST_KEY_AUTO_ADD: docs.ansible.com ansible.netcommon.network_cli), a changed key fails the push
+        `ANSIBLE_HOST_KEY_AUTO_ADD=True ansible-playbook -i ${shq(`${sw.managementAddress},`)} -u ${shq(sw.sshUser)} ` +
             `\${key:+--private-key "$key"} -e ansible_port=${sw.sshPort} ` +
             `-e rdmakit_config_file=${shq(file + ".new")} -e rdmakit_backup_dir=${shq(path.join(outDir, "backup"))} ${shq(EOS_PLAYBOOK)}`,
         `if [ -f ${shq(file)} ]; then cp ${shq(file)} ${shq(file + ".prev")}; fi`,
