@@ -1,10 +1,13 @@
+import * as path from "path";
 import { evaluatePolicies, verdictDetail } from "../policies/evaluate";
 import { OfflineResult } from "./offline";
 import { renderInventory } from "./provision/inventory";
 import { inventoryHosts } from "./provision/nodes";
 import { checkConsistency, formatViolation, RULES } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
-import { buildNcclCommands } from "./validate/commands";
+import { SpecError } from "./errors";
+import { validationVars } from "./validate/component";
+import { validationArgsFromPlan } from "./validate/fromPlan";
 
 /** A named check the plan verb prints; mandatory failures make `rdmakit plan` exit 1. */
 export interface PlanCheck {
@@ -23,6 +26,37 @@ export interface PlanArtifacts {
 /** `KEY=value` lines, shell- and systemd-EnvironmentFile-compatible. */
 export function renderEnvFile(env: Record<string, string>): string {
     return Object.entries(env).map(([k, v]) => `${k}=${/^[A-Za-z0-9_./:,^=-]*$/.test(v) ? v : JSON.stringify(v)}`).join("\n") + "\n";
+}
+
+interface PairRun { a: string; b: string; log: string; cmd: string }
+
+/** nccl-commands.sh: every nccl-tests run validate.yml makes, in its order, from the playbook variables. */
+export function ncclCommandsScript(vars: Record<string, unknown>): string {
+    const rounds = vars.nccl_validate_pair_rounds as PairRun[][];
+    const out = [
+        "# nccl-tests runs that validate.yml makes during `pulumi up` (rendered by `rdmakit plan` from the same variables).",
+        "# A list, not a script: each line runs on the node named above it. The all-node runs read the hostfile",
+        `# (${vars.nccl_validate_hostfile_path as string} on the first node; its content is in the file hostfile beside this one).`,
+        "",
+        "# on every node, alone (NVLink/NVSwitch), at the fixed size:",
+        vars.nccl_validate_single_cmd as string,
+        "",
+        "# on the first node, all nodes at the fixed size (nccl-tests exits non-zero below NCCL_TESTS_MIN_BW):",
+        vars.nccl_validate_all_fixed_cmd as string,
+        "",
+        "# on the first node, all nodes, sweep:",
+        vars.nccl_validate_all_sweep_cmd as string,
+    ];
+    if (rounds.length > 0) {
+        const when = vars.nccl_validate_pairwise === "always" ? "always"
+            : vars.nccl_validate_pairwise === "never" ? "never (pairwise: never)" : "only when the all-node fixed-size run fails";
+        out.push("", `# pairs, to name a slow node: ${when}; the pairs of a round run at once, on their first node`);
+        rounds.forEach((round, i) => {
+            out.push(`# round ${i + 1}`);
+            for (const p of round) out.push(`# ${p.a} + ${p.b} -> ${p.log}`, p.cmd);
+        });
+    }
+    return out.join("\n") + "\n";
 }
 
 /**
@@ -48,21 +82,16 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     const entry = known ? undefined : { address: "unknown-until-apply-bastion", user: plan.sshUser };
     files["inventory.yml"] = renderInventory({ hosts: inventoryHosts(plan, shown), bastion: entry, vars: plan.ansibleVars });
 
-    const cmds = buildNcclCommands({
-        fabric: plan.fabric, hosts: shown, gpusPerNode: plan.nodes.gpusPerNode,
-        ncclEnv: { ...plan.ncclEnv, ...plan.validation.forcedNet },
-        nccltestsDir: plan.validation.ncclTestsDir, mpiHome: plan.validation.mpiHome,
-        fixedBytes: plan.validation.allNodes.gradeFromBytes, sweepMaxBytes: plan.validation.maxBytes,
-        iters: plan.validation.iterations, timeoutSeconds: plan.validation.timeoutMinutes * 60,
-    });
-    files["hostfile"] = cmds.hostfile;
-    files["nccl-commands.sh"] = [
-        "# nccl-tests runs that validate.yml makes (from the first node)",
-        `# single node:\n${cmds.singleNode.shell}`,
-        `# all nodes, fixed size:\n${cmds.allNodeFixed.shell}`,
-        `# all nodes, sweep:\n${cmds.allNodeSweep.shell}`,
-        "",
-    ].join("\n\n");
+    // The variables validate.yml gets during `pulumi up`, from the same arguments (validationArgsFromPlan) and the same
+    // function (validationVars); only the node addresses differ on clouds, where they are unknown until apply.
+    try {
+        const vars = validationVars(validationArgsFromPlan(plan, r.stack), shown, path.join("out", r.stack, "nccl"));
+        files["hostfile"] = vars.nccl_validate_hostfile as string;
+        files["nccl-commands.sh"] = ncclCommandsScript(vars);
+    } catch (e) {
+        if (!(e instanceof SpecError)) throw e;
+        checks.push({ name: "the validation runs can be built from the plan", ok: false, mandatory: true, detail: e.message });
+    }
 
     if (plan.roce) {
         const rendered = renderSwitchConfigs(plan.roce.qos);

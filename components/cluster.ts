@@ -9,6 +9,7 @@ import { nodeInventory } from "./provision/nodes";
 import { RoceCluster } from "./roce/cluster";
 import { ClusterSpec, parseClusterSpec } from "./spec";
 import { ClusterValidation } from "./validate/component";
+import { validationArgsFromPlan } from "./validate/fromPlan";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 
@@ -95,25 +96,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 sshPrivateKey: args.sshPrivateKey!,
             }, { parent: this, dependsOn: [this.fabric] });
             if (spec.validation.enabled) {
-                const v = new ClusterValidation(`${name}-validation`, {
-                    stack: pulumi.getStack(),
+                const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     inventory: this.software.inventoryFile,
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts
                     rerunOn: inventory.apply((inv) => sha256(`${this.software!.playbooksHash}\n${inv}`)),
-                    group: "all",
-                    fabric: spec.fabric,
-                    hosts: plan.validation.hostNames,
                     mpiHosts: this.nodePrivateIps,
-                    gpusPerNode: plan.nodes.gpusPerNode,
-                    ncclEnv: { ...plan.ncclEnv, ...plan.validation.forcedNet },
-                    nccltestsDir: plan.validation.ncclTestsDir,
-                    mpiHome: plan.validation.mpiHome,
-                    expectations: { all: plan.validation.allNodes, single: plan.validation.singleNode },
-                    preflight: plan.validation.preflight,
-                    iters: plan.validation.iterations,
-                    timeoutSeconds: plan.validation.timeoutMinutes * 60,
-                }, { parent: this, dependsOn: [this.software] });
+                }), { parent: this, dependsOn: [this.software] });
                 this.validation = { verdict: v.verdict, busbwGBps: v.busbwGBps, slowNodes: v.slowNodes, reportDir: v.reportDir };
             }
         }

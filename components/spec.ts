@@ -76,7 +76,8 @@ const validationSchema = z
         minFraction: z.number().gt(0).max(1).default(0.8)
             .describe("pass when busbw at the largest sizes is at least this fraction of the expected figure"),
         minBusbwGBps: z.number().positive().optional().describe("explicit busbw floor in GB/s (overrides the catalog)"),
-        maxBytes: z.int().min(1 << 20).optional()
+        // nccl-tests doubles from 8 while <= -e (NVIDIA/nccl-tests src/common.cu), so only a power of two is reached
+        maxBytes: z.int().min(1 << 20).refine((n) => Number.isInteger(Math.log2(n)), { message: "must be a power of two (e.g. 8589934592 = 8 GiB), the sizes a doubling sweep reaches" }).optional()
             .describe("largest all_reduce message size in bytes; default 16 GiB, less where the GPU memory holds less"),
         iterations: z.int().min(1).max(1000).default(20).describe("nccl-tests -n"),
         timeoutMinutes: z.int().min(1).max(600).default(30).describe("wall-clock limit of the validation run"),

@@ -94,6 +94,28 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.match(s.failures[0].message, /^invalid variables: argument 'rdmakit_gpu_count' is of type <class 'str'>/);
     });
 
+    await t.test("summariser: a failure Ansible prints as multi-line JSON (an assert without quiet)", () => {
+        // produced here, by a real ansible-playbook run on localhost
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-summarise-"));
+        fs.writeFileSync(path.join(dir, "p.yml"), [
+            "- name: Fail an assert the verbose way",
+            "  hosts: localhost",
+            "  gather_facts: false",
+            "  tasks:",
+            "    - name: Check the rails",
+            "      ansible.builtin.assert:",
+            "        that: [false]",
+            "        fail_msg: rails mlx5_0 and mlx5_1 are not ACTIVE",
+        ].join("\n") + "\n");
+        const run = spawnSync("ansible-playbook", ["-i", "localhost,", "-c", "local", path.join(dir, "p.yml")], {
+            encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1" },
+        });
+        assert.notEqual(run.status, 0);
+        assert.match(run.stdout, /FAILED! => \{\s*$/m, "Ansible printed the result over several lines");
+        const s = summarise.parseAnsibleLog(run.stdout);
+        assert.deepEqual(s.failures.map((f) => [f.host, f.task, f.message]), [["localhost", "Check the rails", "rails mlx5_0 and mlx5_1 are not ACTIVE"]]);
+    });
+
     await t.test("summariser: playbook-level ERROR! and loop items", () => {
         const s = summarise.parseAnsibleLog([
             "ERROR! the role 'nope' was not found in /x/roles",

@@ -126,6 +126,7 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["NCCL older than p5 needs", () => edit(awsSpec(), (s) => (s.software = { ncclVersion: "2.17.1-1" })), "cluster.software.ncclVersion", [">= 2.18.0"]],
     ["SSM with the kit's own VPC", () => edit(awsSpec(), (s) => (s.aws.access = "ssm")), "cluster.aws.access", ["bastion", "VPN"]],
     ["sweep larger than the GPU holds", () => edit(awsSpec(), (s) => { s.aws.instanceType = "p4d.24xlarge"; s.validation = { maxBytes: 17179869184 }; }), "cluster.validation.maxBytes", ["A100-40GB", "8 GiB"]],
+    ["sweep end not a power of two", () => edit(awsSpec(), (s) => (s.validation = { maxBytes: 12 * 1024 ** 3 })), "cluster.validation.maxBytes", ["power of two"]],
     ["OS disk too small", () => edit(azureSpec(), (s) => (s.azure.osDiskGiB = 10)), "cluster.azure.osDiskGiB", [">= 30"]],
 ];
 

@@ -3,12 +3,15 @@
  * from the `rdmakit-result:` line that `nccl-report --result-line` prints (the mock answers with a line the real
  * CLI printed for a fixture, see the CLI test).
  */
-import { before, beforeEach, test } from "node:test";
+import { after, before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import type * as ComponentModule from "../components/validate/component";
 import type { Expectation } from "../components/validate/types";
+import { summariserScript } from "../components/provision/summarise";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -45,16 +48,20 @@ function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
 }
 
 const GiB = 1024 ** 3;
-const ALL: Expectation = { minBusbwGBps: 389.6, expectedBusbwGBps: 487, gradeFromBytes: 16 * GiB, transport: "efa", requireGdr: true, source: "catalog" };
-const SINGLE: Expectation = { minBusbwGBps: 0, gradeFromBytes: 16 * GiB, transport: "any", requireGdr: false, source: "catalog" };
+const ALL: Expectation = { minBusbwGBps: 389.6, expectedBusbwGBps: 487, gradeFromBytes: 8 * GiB, transport: "efa", requireGdr: true, source: "catalog" };
+const SINGLE: Expectation = { minBusbwGBps: 386.7, gradeFromBytes: 16 * GiB, transport: "any", requireGdr: false, source: "catalog" };
+// the component writes the Ansible failure summariser under <repoRoot>/out/<stack>/, so the root is a scratch folder
+const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-validation-"));
+after(() => fs.rmSync(ROOT, { recursive: true, force: true }));
 
 function args(over: Partial<ComponentModule.ClusterValidationArgs> = {}): ComponentModule.ClusterValidationArgs {
     return {
         stack: "dev", inventory: "/repo/out/dev/inventory.ini", sshPrivateKey: pulumi.secret("test-key-not-real"), fabric: "aws-efa",
         hosts: ["node-0", "node-1", "node-2", "node-3"], mpiHosts: ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"],
         gpusPerNode: 8, ncclEnv: { NCCL_SOCKET_IFNAME: "^docker,lo,veth" }, nccltestsDir: "/opt/nccl-tests/build", mpiHome: "/opt/amazon/openmpi",
-        expectations: { all: ALL, single: SINGLE }, preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true },
-        repoRoot: "/repo",
+        expectations: { all: ALL, single: SINGLE }, fixedBytes: 16 * GiB, sweepMaxBytes: 16 * GiB,
+        preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true },
+        repoRoot: ROOT,
         ...over,
     };
 }
@@ -73,9 +80,10 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.deepEqual(registered.map((r) => [r.type, r.name]), [["rdmakit:index:ClusterValidation", "val"], ["command:local:Command", "val-nccl"]]);
     const cmd = registered[1].inputs;
     assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
-    assert.equal(cmd.dir, "/repo");
+    assert.equal(cmd.dir, ROOT);
     assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
-    const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
+    const outDir = path.join(ROOT, "out", "dev");
+    const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
     // the key makes the whole environment a secret in the state
     assert.equal(cmd.environment["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270");
@@ -83,22 +91,41 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_INVENTORY: "/repo/out/dev/inventory.ini",
         RDMAKIT_VALIDATE_VARS: JSON.stringify(expectedVars),
         RDMAKIT_EXPECT: expectJson,
-        RDMAKIT_OUT: "/repo/out/dev",
+        RDMAKIT_OUT: outDir,
         RDMAKIT_FAIL_ON_FAILURE: "true",
         RDMAKIT_SSH_PRIVATE_KEY: "test-key-not-real",
         RDMAKIT_RERUN_ON: "",
-        ANSIBLE_CONFIG: "/repo/playbooks/ansible.cfg",
+        RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
+        ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
+        ANSIBLE_NOCOLOR: "1",
     });
     assert.deepEqual(cmd.triggers, [JSON.stringify(expectedVars), expectJson]);
-    assert.equal(c.reportDir, path.join("/repo", "out", "dev"));
-    // the script runs the playbook, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS"/);
+    assert.equal(c.reportDir, outDir);
+    // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
+    assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
+    // the script runs the playbook into its log, then grades with the CLI and exits with its status
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS" >"\$log" 2>&1/);
     assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
+});
+
+test("relative inventory and repo root become absolute (the command runs in the repo root, not the program's folder)", async () => {
+    const rel = path.relative(process.cwd(), ROOT);
+    assert.ok(!path.isAbsolute(rel));
+    commandStdout = "";
+    await settle(new mod.ClusterValidation("rel", args({ inventory: "out/dev/inventory-cluster-software.yml", repoRoot: rel })));
+    const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
+    assert.equal(cmd.dir, ROOT);
+    assert.equal(cmd.environment.value.RDMAKIT_INVENTORY, path.join(process.cwd(), "out/dev/inventory-cluster-software.yml"));
+    assert.equal(cmd.environment.value.RDMAKIT_OUT, path.join(ROOT, "out", "dev"));
+    assert.equal(cmd.environment.value.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
 });
 
 test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {
     const v = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
     assert.equal(v.nccl_validate_hostfile, "10.0.1.10 slots=8\n10.0.1.11 slots=8\n10.0.1.12 slots=8\n10.0.1.13 slots=8\n");
+    // every fixed run at fixedBytes: the single-node one too, although the all-node expectation grades from 8 GiB
+    // (the single-node one from 16 GiB: at 8 GiB it would hold no graded row and always fail)
+    assert.match(v.nccl_validate_single_cmd as string, /-np 8 .* -b 17179869184 -e 17179869184 /);
     assert.match(v.nccl_validate_all_fixed_cmd as string, /-np 32 --hostfile \/tmp\/rdmakit-nccl\/hostfile .* -b 17179869184 -e 17179869184 /);
     assert.match(v.nccl_validate_all_fixed_cmd as string, / NCCL_TESTS_MIN_BW=432\.889 /);
     assert.match(v.nccl_validate_all_sweep_cmd as string, / -b 8 -e 17179869184 /);
@@ -108,6 +135,11 @@ test("the playbook variables: commands for the mpirun addresses, pair rounds by 
         ["pair-r2-node-2+node-1.log", "pair-r2-node-3+node-0.log"],
     ]);
     assert.match(rounds[0][0].cmd, / --host 10\.0\.1\.10:8,10\.0\.1\.12:8 /);
+    for (const p of rounds.flat()) assert.match(p.cmd, / -b 17179869184 -e 17179869184 /);
+    // the sweep ends at sweepMaxBytes, a size of its own
+    const small = mod.validationVars(args({ fixedBytes: 16 * GiB, sweepMaxBytes: 32 * GiB }), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/x");
+    assert.match(small.nccl_validate_all_sweep_cmd as string, / -b 8 -e 34359738368 /);
+    assert.match(small.nccl_validate_all_fixed_cmd as string, / -b 17179869184 -e 17179869184 /);
     assert.equal(v.nccl_validate_expected_rdma_devices, 32);
     assert.equal(v.nccl_validate_nvswitch, true);
     assert.equal(v.nccl_validate_check_pkey, false);
@@ -134,6 +166,25 @@ test("bad arguments fail before anything is registered, every problem with its p
         },
     );
     assert.deepEqual(registered, []);
+});
+
+test("sizes that cannot pass are refused: a fixed size below a graded size, a sweep that stops short", () => {
+    const paths = (over: Partial<ComponentModule.ClusterValidationArgs>) => mod.validateArgs(args(over)).map((i) => `${i.path}: ${i.message}`);
+    assert.deepEqual(paths({}), []);
+    // below the single-node expectation's 16 GiB (the all-node one grades from 8 GiB)
+    const below = paths({ fixedBytes: 8 * GiB });
+    assert.equal(below.length, 1);
+    assert.match(below[0], /^fixedBytes: is below expectations\.single\.gradeFromBytes \(17179869184\): the single-node fixed-size run would hold no graded size/);
+    // the sweep doubles from 8 bytes: 12 GiB is never reached
+    assert.match(paths({ sweepMaxBytes: 12 * GiB }).join("\n"), /sweepMaxBytes: must be a power of two >= 8/);
+    assert.match(paths({ fixedBytes: 32 * GiB, sweepMaxBytes: 16 * GiB }).join("\n"), /fixedBytes: is larger than sweepMaxBytes/);
+    assert.match(paths({ fixedBytes: 0 }).join("\n"), /fixedBytes: must be an integer >= 1/);
+    assert.throws(() => new mod.ClusterValidation("sizes", args({ fixedBytes: 8 * GiB })), (e: any) => {
+        assert.deepEqual((e.errors ?? []).map((x: any) => x.propertyPath), ["fixedBytes"]);
+        return true;
+    });
+    // validationVars refuses them too (rdmakit plan calls it without the component)
+    assert.throws(() => mod.validationVars(args({ fixedBytes: 8 * GiB }), ["a", "b", "c", "d"], "/x"), /expectations\.single\.gradeFromBytes/);
 });
 
 test("result line parsing", () => {

@@ -94,8 +94,22 @@ export function parseAnsibleLog(text: string): AnsibleLogSummary {
         const f = failRe.exec(line);
         if (f) {
             const unreachable = f[3] === "UNREACHABLE";
+            // Results marked verbose (an assert without quiet, -vvv) print as indented JSON over many lines:
+            // read on until the object parses.
+            let raw = f[5];
+            if (raw.trim().startsWith("{")) {
+                for (let j = i + 1; j < lines.length && j <= i + 400; j++) {
+                    try {
+                        JSON.parse(raw);
+                        break;
+                    } catch {
+                        raw += "\n" + lines[j];
+                        i = j;
+                    }
+                }
+            }
             const failure: AnsibleFailure = {
-                host: f[2], task, kind: unreachable ? "unreachable" : "failed", message: describe(f[5]),
+                host: f[2], task, kind: unreachable ? "unreachable" : "failed", message: describe(raw),
             };
             if (f[4] !== undefined) failure.item = f[4];
             failures.push(failure);

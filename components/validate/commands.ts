@@ -13,7 +13,10 @@ export interface NcclCommandInput {
     /** Addresses mpirun uses to reach the nodes (private IPs or resolvable names); the first one launches. */
     hosts: string[];
     gpusPerNode: number;
-    /** NCCL/libfabric environment from the plan (e.g. NCCL_IB_HCA, NCCL_IB_TC, NCCL_TOPO_FILE); exported to every rank. */
+    /**
+     * NCCL/libfabric environment from the plan (e.g. FI_PROVIDER, NCCL_IB_HCA, NCCL_IB_TC, NCCL_TOPO_FILE), exported
+     * to every rank as given; NCCL_NET defaults to the fabric's forced network when absent.
+     */
     ncclEnv: Record<string, string>;
     /** Folder holding the nccl-tests binaries (`all_reduce_perf`). */
     nccltestsDir: string;
@@ -88,21 +91,19 @@ export function shQuote(s: string): string {
 }
 
 /**
- * Defaults that make the run prove its transport. Plan values win except NCCL_DEBUG, which validation needs.
- * source: research aws-efa.md §4 (NCCL_NET forces the plugin: "the run fails instead of falling back to Socket";
- * aliases "AWS Libfabric" (plugin <= 1.12 name, still accepted later), "Libfabric", "OFI" — aws/aws-ofi-nccl
- * src/nccl_ofi_interface_nvidia.cpp); ansible-stack.md §3 ("set NCCL_NET=Libfabric (EFA) or NCCL_NET=IB");
- * NVIDIA/nccl docs env.html (NCCL_NET, NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
+ * What validation adds to the plan's environment. The fabric is forced through NCCL_NET (default: the plan's
+ * constants AWS_FORCED_NET / IB_FORCED_NET, which the plan also sends as `plan.validation.forcedNet`), so a fallback to
+ * sockets fails instead of running slow; every other variable (FI_PROVIDER=efa included, components/plan/aws.ts
+ * awsNcclEnv) is the plan's and is not decided again here. Plan values win except NCCL_DEBUG and NCCL_DEBUG_SUBSYS,
+ * which the grader needs.
+ * source: research aws-efa.md §4 (NCCL_NET forces the plugin: "the run fails instead of falling back to Socket");
+ * ansible-stack.md §3 ("set NCCL_NET=Libfabric (EFA) or NCCL_NET=IB"); NVIDIA/nccl docs env.html (NCCL_NET,
+ * NCCL_DEBUG, NCCL_DEBUG_SUBSYS).
  */
 function fabricEnv(fabric: Fabric, plan: Record<string, string>): Record<string, string> {
-    const base: Record<string, string> = {};
-    if (fabric === "aws-efa") {
-        base.FI_PROVIDER = "efa"; // source: awsome-distributed-training nccl-tests-ami.sbatch (harmless on new plugins, aws-efa.md §4)
-        Object.assign(base, AWS_FORCED_NET);
-    } else {
-        Object.assign(base, IB_FORCED_NET); // NCCL's verbs transport, for InfiniBand and RoCE alike (roce.md §3)
-    }
-    const env = { ...base, ...plan };
+    // NCCL's verbs transport for InfiniBand and RoCE alike (roce.md §3); the OFI plugin on EFA
+    const forced = fabric === "aws-efa" ? AWS_FORCED_NET : IB_FORCED_NET;
+    const env = { ...forced, ...plan };
     env.NCCL_DEBUG = "INFO";
     // INIT prints the `Channel ... via NET/.../GDRDMA` lines the grader reads, NET the transport selection
     env.NCCL_DEBUG_SUBSYS = "INIT,NET";

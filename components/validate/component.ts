@@ -3,16 +3,16 @@
  * and grades the fetched logs with `rdmakit nccl-report`; a failed verdict fails `pulumi up` with the report.
  * Thin: the decisions (commands, schedule, grading) are the pure functions of this folder.
  */
+import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { SSH_KEY_PRELUDE } from "../provision/ansible";
+import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, type Fabric } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
-
-const GiB = 1024 ** 3;
 
 /** What the preflight checks compare against on every node (from the plan / catalog). */
 export interface PreflightExpectation {
@@ -30,18 +30,13 @@ export interface PreflightExpectation {
     nvswitch: boolean;
 }
 
-export interface ClusterValidationArgs {
+/**
+ * What the validation runs: every value `validationVars` reads. Plain values from the plan
+ * (`validationArgsFromPlan` in ./fromPlan.ts builds them for `pulumi up` and `rdmakit plan` alike).
+ */
+export interface ValidationRunArgs {
     /** Stack name; reports go to `out/<stack>/`, logs to `out/<stack>/nccl/`. */
     stack: string;
-    /** Ansible inventory file written by the provision step (AnsiblePlaybook.inventoryFile). */
-    inventory: pulumi.Input<string>;
-    /** SSH private key for the nodes (and the bastion); kept secret, loaded into an agent for the run only. */
-    sshPrivateKey: pulumi.Input<string>;
-    /**
-     * Anything whose change should re-run the validation, e.g. the provisioning run's digest.
-     * @default none
-     */
-    rerunOn?: pulumi.Input<string>;
     /**
      * Inventory group holding the GPU nodes.
      * @default "gpu_nodes"
@@ -50,10 +45,8 @@ export interface ClusterValidationArgs {
     fabric: Fabric;
     /** Inventory host names in placement order. Plain: it decides the pair schedule. */
     hosts: string[];
-    /** Addresses mpirun reaches the nodes by, in the order of `hosts` (private IPs). @default hosts */
-    mpiHosts?: pulumi.Input<pulumi.Input<string>[]>;
     gpusPerNode: number;
-    /** NCCL environment from the plan. */
+    /** NCCL environment from the plan, with the forced network (`{...plan.ncclEnv, ...plan.validation.forcedNet}`). */
     ncclEnv: Record<string, string>;
     /** Folder of the nccl-tests binaries on the nodes. */
     nccltestsDir: string;
@@ -61,6 +54,17 @@ export interface ClusterValidationArgs {
     mpiHome: string;
     /** Thresholds from the plan: all-node, single-node (NVLink) and pair runs. */
     expectations: { all: Expectation; single?: Expectation; pair?: Expectation };
+    /**
+     * The one message size (bytes) of every fixed-size run: single node, all nodes and pairs (`-b F -e F`). Each
+     * expectation grades rows from its `gradeFromBytes`, so this must be at least the largest of them
+     * (plan.validation.fixedBytes).
+     */
+    fixedBytes: number;
+    /**
+     * Largest size (bytes) of the all-node sweep `-b 8 -e S -f 2`; a power of two so that the doubling reaches it
+     * (plan.validation.maxBytes).
+     */
+    sweepMaxBytes: number;
     preflight: PreflightExpectation;
     /**
      * Pairwise runs: `auto` when the all-node fixed-size run is below `expectations.all.minBusbwGBps`.
@@ -71,13 +75,33 @@ export interface ClusterValidationArgs {
     iters?: number;
     /** @default 1200 */
     timeoutSeconds?: number;
+}
+
+/** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
+export interface ClusterValidationArgs extends ValidationRunArgs {
+    /**
+     * Ansible inventory file written by the provision step (AnsiblePlaybook.inventoryFile). A relative path is taken
+     * from the working directory of the Pulumi program (where AnsiblePlaybook wrote it) and made absolute, since the
+     * playbook runs in `repoRoot`.
+     */
+    inventory: pulumi.Input<string>;
+    /** SSH private key for the nodes (and the bastion); kept secret, loaded into an agent for the run only. */
+    sshPrivateKey: pulumi.Input<string>;
+    /**
+     * Anything whose change should re-run the validation, e.g. the provisioning run's digest.
+     * @default none
+     */
+    rerunOn?: pulumi.Input<string>;
+    /** Addresses mpirun reaches the nodes by, in the order of `hosts` (private IPs). @default hosts */
+    mpiHosts?: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * Fail `pulumi up` when the report fails.
      * @default true
      */
     failOnFailure?: boolean;
     /**
-     * Repository root (where `playbooks/`, `bin/` and `out/` are).
+     * Repository root (where `playbooks/`, `bin/` and `out/` are); a relative path is taken from the working
+     * directory.
      * @default the folder two levels above this file
      */
     repoRoot?: string;
@@ -111,8 +135,13 @@ function checkExpectation(e: Expectation | undefined, p: string, issues: SpecIss
     if (!["efa", "ib", "any"].includes(e.transport)) issues.push({ path: `${p}.transport`, message: "unknown transport", value: e.transport, allowed: "efa | ib | any" });
 }
 
+/** A power of two of at least 8 (2^3): the sizes a `-b 8 -f 2` sweep visits. */
+function isSweepSize(n: number): boolean {
+    return Number.isSafeInteger(n) && n >= 8 && 2 ** Math.round(Math.log2(n)) === n;
+}
+
 /** Checks the arguments; every problem at once. */
-export function validateArgs(args: ClusterValidationArgs): SpecIssue[] {
+export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
     const issues: SpecIssue[] = [];
     if (!/^[A-Za-z0-9._-]+$/.test(args.stack)) issues.push({ path: "stack", message: "may only hold letters, digits and . _ -", value: args.stack });
     if (args.hosts.length === 0) issues.push({ path: "hosts", message: "must list at least one node", value: args.hosts });
@@ -126,19 +155,59 @@ export function validateArgs(args: ClusterValidationArgs): SpecIssue[] {
     if (!Number.isInteger(args.preflight.gpus) || args.preflight.gpus < 1) issues.push({ path: "preflight.gpus", message: "must be an integer >= 1", value: args.preflight.gpus });
     if (!Number.isInteger(args.preflight.rdmaDevices) || args.preflight.rdmaDevices < 0) issues.push({ path: "preflight.rdmaDevices", message: "must be an integer >= 0", value: args.preflight.rdmaDevices });
     if (args.pairwise !== undefined && !["auto", "always", "never"].includes(args.pairwise)) issues.push({ path: "pairwise", message: "unknown mode", value: args.pairwise, allowed: "auto | always | never" });
+    issues.push(...sizeIssues(args));
     return issues;
 }
 
-/** The variables validate.yml receives. Pure: also used by tests and by `rdmakit plan`. */
-export function validationVars(args: ClusterValidationArgs, mpiHosts: string[], outDir: string): Record<string, unknown> {
-    if (mpiHosts.length !== args.hosts.length) {
-        throw new SpecError([{ path: "mpiHosts", message: `has ${mpiHosts.length} addresses for ${args.hosts.length} hosts`, value: mpiHosts }], "invalid validation arguments");
+/**
+ * The fixed runs must hold every size an expectation grades (a log with no row at or above `gradeFromBytes` fails),
+ * and the sweep must end at its largest size: nccl-tests visits `-b`, `-b*f`, ... while `<= -e` (NVIDIA/nccl-tests
+ * src/common.cu, the benchmark loop), so from 8 with factor 2 only a power of two is reached exactly.
+ */
+function sizeIssues(args: ValidationRunArgs): SpecIssue[] {
+    const issues: SpecIssue[] = [];
+    const { fixedBytes: fixed, sweepMaxBytes: sweep } = args;
+    const fixedOk = Number.isSafeInteger(fixed) && fixed >= 1;
+    if (!fixedOk) issues.push({ path: "fixedBytes", message: "must be an integer >= 1 (bytes)", value: fixed });
+    if (!isSweepSize(sweep)) {
+        issues.push({
+            path: "sweepMaxBytes", value: sweep,
+            message: "must be a power of two >= 8: the sweep doubles from 8 bytes and would stop short of any other size",
+            allowed: "e.g. 8589934592 (8 GiB) or 17179869184 (16 GiB); set cluster.validation.maxBytes accordingly",
+        });
+    } else if (fixedOk && fixed > sweep) {
+        issues.push({ path: "fixedBytes", value: fixed, message: `is larger than sweepMaxBytes (${sweep}): the fixed runs would not fit the GPU memory the sweep is sized for` });
     }
+    if (fixedOk) {
+        for (const k of ["all", "single", "pair"] as const) {
+            const e = args.expectations[k];
+            if (e !== undefined && e.gradeFromBytes > fixed) {
+                issues.push({
+                    path: "fixedBytes", value: fixed,
+                    message: `is below expectations.${k}.gradeFromBytes (${e.gradeFromBytes}): the ${k === "all" ? "all-node" : k === "single" ? "single-node" : "pair"} ` +
+                        "fixed-size run would hold no graded size and always fail",
+                    allowed: `>= ${e.gradeFromBytes} (plan.validation.fixedBytes is the largest gradeFromBytes)`,
+                });
+            }
+        }
+    }
+    return issues;
+}
+
+/**
+ * The variables validate.yml receives. Pure: the component and `rdmakit plan` (components/artifacts.ts) both use it,
+ * so the plan's nccl-commands.sh is what `pulumi up` runs. Throws SpecError on bad arguments.
+ */
+export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outDir: string): Record<string, unknown> {
+    const issues = validateArgs(args);
+    if (mpiHosts.length !== args.hosts.length) {
+        issues.push({ path: "mpiHosts", message: `has ${mpiHosts.length} addresses for ${args.hosts.length} hosts`, value: mpiHosts });
+    }
+    if (issues.length) throw new SpecError(issues, "invalid validation arguments");
     const all = args.expectations.all;
-    const fixedBytes = Math.max(all.gradeFromBytes, 1 * GiB);
     const cmds = buildNcclCommands({
         fabric: args.fabric, hosts: mpiHosts, gpusPerNode: args.gpusPerNode, ncclEnv: args.ncclEnv,
-        nccltestsDir: args.nccltestsDir, mpiHome: args.mpiHome, fixedBytes, sweepMaxBytes: Math.max(16 * GiB, fixedBytes),
+        nccltestsDir: args.nccltestsDir, mpiHome: args.mpiHome, fixedBytes: args.fixedBytes, sweepMaxBytes: args.sweepMaxBytes,
         iters: args.iters, timeoutSeconds: args.timeoutSeconds, minBusbwGBps: all.minBusbwGBps > 0 ? all.minBusbwGBps : undefined,
     });
     const address = new Map(args.hosts.map((h, i) => [h, mpiHosts[i]]));
@@ -167,19 +236,30 @@ export function validationVars(args: ClusterValidationArgs, mpiHosts: string[], 
     };
 }
 
+/** Full ansible-playbook output of the validation run, under the report folder (`$RDMAKIT_OUT`). */
+export const VALIDATE_LOG_NAME = "ansible-validate.log";
+/** The Ansible failure summariser (components/provision/summarise.ts), written where AnsiblePlaybook writes it. */
+export const SUMMARISER_NAME = "ansible-summarise.cjs";
+
 /**
  * The shell run by the Command: playbook, then the grade. Inputs come through the environment so the script is
- * a constant. Exit status: the report's (0 pass, 1 fail, 2 no logs), or 1 when the playbook failed and the
- * report passed.
+ * a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and would flood
+ * `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing host, task,
+ * reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
+ * Exit status: the report's (0 pass, 1 fail, 2 no logs), or 1 when the playbook failed and the report passed.
  */
 export const VALIDATE_SCRIPT = [
     ...SSH_KEY_PRELUDE,
     'rm -rf "$RDMAKIT_OUT/nccl" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
-    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "$RDMAKIT_VALIDATE_VARS"',
+    `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
+    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "$RDMAKIT_VALIDATE_VARS" >"$log" 2>&1',
     "play=$?",
-    'if [ "$play" -ne 0 ]; then echo "validate.yml failed (exit $play): see the preflight checks above and $RDMAKIT_OUT/preflight/" >&2; fi',
+    'if [ "$play" -ne 0 ]; then',
+    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
+    '  echo "validate.yml exited $play; per-node preflight results: $RDMAKIT_OUT/preflight/" >&2',
+    "fi",
     'set -- "$RDMAKIT_OUT"/nccl/*.log',
-    'if [ ! -e "$1" ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl" >&2; exit 2; fi',
+    'if [ ! -e "$1" ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" --out "$RDMAKIT_OUT" --result-line',
     "rc=$?",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
@@ -203,25 +283,36 @@ export class ClusterValidation extends pulumi.ComponentResource {
         if (issues.length) throw toInputPropertiesError(new SpecError(issues, "invalid ClusterValidation arguments"));
         super("rdmakit:index:ClusterValidation", name, {}, opts);
 
-        const repoRoot = args.repoRoot ?? path.resolve(__dirname, "../..");
+        // The command runs in repoRoot, so every path it is given is absolute: a relative one would be read from
+        // repoRoot instead of the program's directory when the package is imported from another project.
+        const repoRoot = path.resolve(args.repoRoot ?? path.join(__dirname, "../.."));
         this.reportDir = path.join(repoRoot, "out", args.stack);
+        const inventory = pulumi.output(args.inventory).apply((p) => path.resolve(p));
         const vars = pulumi.output(args.mpiHosts ?? args.hosts).apply((addrs) =>
             JSON.stringify(validationVars(args, addrs, path.join(this.reportDir, "nccl"))));
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
+
+        // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
+        const summariser = path.join(this.reportDir, SUMMARISER_NAME);
+        fs.mkdirSync(this.reportDir, { recursive: true });
+        fs.writeFileSync(summariser, summariserScript());
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
             dir: repoRoot,
             interpreter: ["/bin/bash", "-c"],
             environment: {
-                RDMAKIT_INVENTORY: args.inventory,
+                RDMAKIT_INVENTORY: inventory,
                 RDMAKIT_VALIDATE_VARS: vars,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
                 RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
+                RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),
+                // plain text in the log, which the summariser parses
+                ANSIBLE_NOCOLOR: "1",
             },
             // rerun when what is run or how it is graded changes
             triggers: [vars, expect],

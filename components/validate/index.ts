@@ -12,6 +12,7 @@ export { buildReport, formatText, renderChartSvg, classifyLogName, type LogKind,
 export { svgToPng } from "./png";
 export { runNcclReport, registerNcclReport, expectationResolver, type NcclReportOptions, type NcclReportResult, type ExpectationSet } from "./cli";
 export {
-    ClusterValidation, validationVars, validateArgs, parseResultLine, VALIDATE_SCRIPT, RESULT_PREFIX,
-    type ClusterValidationArgs, type PreflightExpectation, type ValidationResult,
+    ClusterValidation, validationVars, validateArgs, parseResultLine, VALIDATE_SCRIPT, RESULT_PREFIX, VALIDATE_LOG_NAME, SUMMARISER_NAME,
+    type ClusterValidationArgs, type ValidationRunArgs, type PreflightExpectation, type ValidationResult,
 } from "./component";
+export { validationArgsFromPlan, KIT_INVENTORY_GROUP, type ValidationSiteArgs, type ValidationRunOptions } from "./fromPlan";

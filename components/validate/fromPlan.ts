@@ -1,0 +1,47 @@
+/**
+ * The one mapping from the plan to the validation's arguments. `pulumi up` (RdmaCluster → ClusterValidation) and
+ * `rdmakit plan` (components/artifacts.ts → validationVars) both call it, so the commands the plan verb shows are the
+ * commands the cluster runs. Pure.
+ */
+import type { FabricPlan } from "../plan";
+import type { ClusterValidationArgs, ValidationRunArgs } from "./component";
+
+/**
+ * The inventory group validate.yml targets: the kit's inventory (components/provision/inventory.ts renderInventory)
+ * lists the GPU nodes directly under `all`; the bastion is reached through ProxyCommand, never as a host.
+ */
+export const KIT_INVENTORY_GROUP = "all";
+
+/** What the plan cannot know: how the nodes are reached and what a failure does. */
+export type ValidationSiteArgs = Omit<ClusterValidationArgs, keyof ValidationRunArgs>;
+
+/** Choices that are not the plan's: the inventory group (@default "all") and when pairs run (@default "auto"). */
+export type ValidationRunOptions = Partial<Pick<ValidationRunArgs, "group" | "pairwise">>;
+
+/** What runs, from the plan: for `rdmakit plan`, which has no nodes to reach. */
+export function validationArgsFromPlan(plan: FabricPlan, stack: string, options?: ValidationRunOptions): ValidationRunArgs;
+/** ClusterValidation's arguments: what runs, from the plan, plus the site (inventory, key, addresses). */
+export function validationArgsFromPlan(plan: FabricPlan, stack: string, extras: ValidationSiteArgs & ValidationRunOptions): ClusterValidationArgs;
+export function validationArgsFromPlan(
+    plan: FabricPlan, stack: string, extras: Partial<ValidationSiteArgs> & ValidationRunOptions = {},
+): ValidationRunArgs | ClusterValidationArgs {
+    const v = plan.validation;
+    return {
+        ...extras,
+        stack,
+        group: extras.group ?? KIT_INVENTORY_GROUP,
+        fabric: plan.fabric,
+        hosts: v.hostNames,
+        gpusPerNode: plan.nodes.gpusPerNode,
+        // the plan's environment as every job gets it, plus the network forced for validation only
+        ncclEnv: { ...plan.ncclEnv, ...v.forcedNet },
+        nccltestsDir: v.ncclTestsDir,
+        mpiHome: v.mpiHome,
+        expectations: { all: v.allNodes, single: v.singleNode },
+        fixedBytes: v.fixedBytes,
+        sweepMaxBytes: v.maxBytes,
+        preflight: v.preflight,
+        iters: v.iterations,
+        timeoutSeconds: v.timeoutMinutes * 60,
+    };
+}
