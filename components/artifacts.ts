@@ -6,7 +6,7 @@ import { inventoryHosts } from "./provision/nodes";
 import { checkConsistency, formatViolation, RULES } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
 import { SpecError } from "./errors";
-import { validationVars } from "./validate/component";
+import { pairRuns, renderHostfile, validationVars, type ValidationVars } from "./validate/component";
 import { validationArgsFromPlan } from "./validate/fromPlan";
 
 /** A named check the plan verb prints; mandatory failures make `rdmakit plan` exit 1. */
@@ -28,24 +28,25 @@ export function renderEnvFile(env: Record<string, string>): string {
     return Object.entries(env).map(([k, v]) => `${k}=${/^[A-Za-z0-9_./:,^=-]*$/.test(v) ? v : JSON.stringify(v)}`).join("\n") + "\n";
 }
 
-interface PairRun { a: string; b: string; log: string; cmd: string }
-
-/** nccl-commands.sh: every nccl-tests run validate.yml makes, in its order, from the playbook variables. */
-export function ncclCommandsScript(vars: Record<string, unknown>): string {
-    const rounds = vars.nccl_validate_pair_rounds as PairRun[][];
+/**
+ * nccl-commands.sh: every nccl-tests run validate.yml makes, in its order, from the playbook variables; each pair's
+ * line filled in from the one pair command as the role fills it in (validate/component.ts pairRuns).
+ */
+export function ncclCommandsScript(vars: ValidationVars): string {
+    const rounds = pairRuns(vars);
     const out = [
         "# nccl-tests runs that validate.yml makes during `pulumi up` (rendered by `rdmakit plan` from the same variables).",
         "# A list, not a script: each line runs on the node named above it. The all-node runs read the hostfile",
-        `# (${vars.nccl_validate_hostfile_path as string} on the first node; its content is in the file hostfile beside this one).`,
+        `# (${vars.nccl_validate_hostfile_path} on the first node; its content is in the file hostfile beside this one).`,
         "",
         "# on every node, alone (NVLink/NVSwitch), at the fixed size:",
-        vars.nccl_validate_single_cmd as string,
+        vars.nccl_validate_single_cmd,
         "",
         "# on the first node, all nodes at the fixed size (nccl-tests exits non-zero below NCCL_TESTS_MIN_BW):",
-        vars.nccl_validate_all_fixed_cmd as string,
+        vars.nccl_validate_all_fixed_cmd,
         "",
         "# on the first node, all nodes, sweep:",
-        vars.nccl_validate_all_sweep_cmd as string,
+        vars.nccl_validate_all_sweep_cmd,
     ];
     if (rounds.length > 0) {
         const when = vars.nccl_validate_pairwise === "always" ? "always"
@@ -86,7 +87,7 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     // function (validationVars); only the node addresses differ on clouds, where they are unknown until apply.
     try {
         const vars = validationVars(validationArgsFromPlan(plan, r.stack), shown, path.join("out", r.stack, "nccl"));
-        files["hostfile"] = vars.nccl_validate_hostfile as string;
+        files["hostfile"] = renderHostfile(vars);
         files["nccl-commands.sh"] = ncclCommandsScript(vars);
     } catch (e) {
         if (!(e instanceof SpecError)) throw e;

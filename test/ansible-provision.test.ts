@@ -171,14 +171,14 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
-            RDMAKIT_INVENTORY: inventory,
             RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory-prov.yml"),
-            RDMAKIT_EXTRA_VARS: '{"a":"x","b":2}',
             RDMAKIT_SSH_PRIVATE_KEY: "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
             RDMAKIT_PLAYBOOKS_HASH: playbooksHash,
             RDMAKIT_INVENTORY_HASH: ansible.sha256(inventory),
             RDMAKIT_VARS_HASH: ansible.sha256('{"a":"x","b":2}'),
         });
+        // the inventory and variables travel on stdin (they grow with the cluster), their digests in the environment
+        assert.deepEqual(ansible.readAnsibleRunInput(cmd.stdin as string), { inventory, extraVars: '{"a":"x","b":2}' });
         assert.equal(pb.playbooksHash, playbooksHash);
         assert.equal(pb.logPath, path.join(outDir, "ansible-site.log"));
         assert.equal(await unwrap(pb.inventoryFile), path.join(outDir, "inventory-prov.yml"));

@@ -20,7 +20,7 @@ import { renderInventory, InventoryArgs } from "../components/provision/inventor
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { ANSIBLE_RUN_SCRIPT } from "../components/provision/ansible";
+import { ANSIBLE_RUN_SCRIPT, sha256 } from "../components/provision/ansible";
 import { parseAnsibleLog, summariserScript } from "../components/provision/summarise";
 
 const run = promisify(execFile);
@@ -220,11 +220,13 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: log,
             RDMAKIT_ANSIBLE_SUMMARISER: summariser,
-            RDMAKIT_INVENTORY: renderInventory(agentArgs),
             RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory.yml"),
-            RDMAKIT_EXTRA_VARS: JSON.stringify(extraVars),
+            RDMAKIT_INVENTORY_HASH: sha256(renderInventory(agentArgs)),
+            RDMAKIT_VARS_HASH: sha256(JSON.stringify(extraVars)),
             RDMAKIT_SSH_PRIVATE_KEY: fs.readFileSync(key, "utf8").trimEnd(),
         },
+        // as the component sends it: inventory and variables on stdin
+        input: JSON.stringify({ inventory: renderInventory(agentArgs), extraVars: JSON.stringify(extraVars) }),
     });
 
     await t.test("run 2 (the component's script) reports changed=0 on every host", () => {

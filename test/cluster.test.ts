@@ -1,10 +1,12 @@
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
+import { readAnsibleRunInput } from "../components/provision/ansible";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -85,7 +87,7 @@ for (const [file, fabricType, count] of [
         assert.equal(runs.length, 1, "one Ansible run for all nodes");
         const env = envOf(runs[0]);
         assert.equal(env.RDMAKIT_PLAYBOOK, join("playbooks", "site.yml"));
-        const inventory = parseYaml(env.RDMAKIT_INVENTORY);
+        const inventory = parseYaml(readAnsibleRunInput(runs[0].inputs.stdin).inventory);
         const hosts = inventory.all.hosts;
         assert.deepEqual(Object.keys(hosts), c.plan.validation.hostNames);
         assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), ips);
@@ -94,10 +96,13 @@ for (const [file, fabricType, count] of [
         assert.deepEqual(inventory.all.vars.nccl_conf, c.plan.ncclEnv);
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
-        const venv = envOf(nccl);
-        const vars = JSON.parse(venv.RDMAKIT_VALIDATE_VARS);
+        // the variables come on stdin (their size grows with the nodes), their digest in the environment
+        const vars = JSON.parse(nccl.inputs.stdin);
+        assert.equal(envOf(nccl).RDMAKIT_VALIDATE_VARS_SHA256, createHash("sha256").update(nccl.inputs.stdin).digest("hex"));
         assert.equal(vars.nccl_validate_group, "all");
-        assert.equal(vars.nccl_validate_hostfile, ips.map((ip) => `${ip} slots=8\n`).join(""));
+        assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
+        // the role writes the hostfile from them, one `<ip> slots=8` line per node
+        assert.equal(vars.nccl_validate_gpus_per_node, 8);
         // a fallback to sockets must fail the run: the forced transport is in every nccl-tests command
         assert.match(vars.nccl_validate_all_fixed_cmd, new RegExp(`NCCL_NET=${c.plan.validation.forcedNet.NCCL_NET.split(" ")[0]}`));
     });
@@ -108,7 +113,7 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     await unwrap(c.nodePrivateIps);
     await settle();
     const run = registered.find((r) => r.name === "demo-software-run")!;
-    const hosts = parseYaml(envOf(run).RDMAKIT_INVENTORY).all.hosts;
+    const hosts = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.hosts;
     assert.equal(hosts.gpu01.ansible_host, "10.20.0.11");
     assert.equal(hosts.gpu01.roce_host_pfc_vector, "0,0,0,1,0,0,0,0");
     assert.equal(hosts.gpu01.roce_host_tos, 106);

@@ -316,14 +316,16 @@ describe("azure-ib-*", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // RoCE: the real example's pushes and inventory, doctored
 
-const SECRET_KEY = "4dabf18193072939515e22adb298388d";
 
-/** The provisioning command's environment (in its secret envelope) and a setter for its inventory. */
+/** The provisioning command's inventory (on its stdin) and a setter for it. */
 function inventoryOf(rs: PolicySubject[]): { doc: any; write(doc: any): void } {
     const cmd = rs.find((r) => r.name.endsWith("-software-run"))!;
-    const env = (cmd.inputs as any).environment;
-    const holder = env[SECRET_KEY] ? env.value : env;
-    return { doc: parseYaml(holder.RDMAKIT_INVENTORY), write: (doc) => (holder.RDMAKIT_INVENTORY = JSON.stringify(doc)) };
+    const inputs = cmd.inputs as any;
+    const run = JSON.parse(inputs.stdin);
+    return {
+        doc: parseYaml(run.inventory),
+        write: (doc) => (inputs.stdin = JSON.stringify({ ...run, inventory: JSON.stringify(doc) })),
+    };
 }
 
 describe("roce-qos-consistency", () => {

@@ -1,7 +1,7 @@
 /** mpirun command lines and hostfile per fabric (components/validate/commands.ts). */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildNcclCommands, shQuote, type NcclCommandInput } from "../components/validate/commands";
+import { buildNcclCommands, fillPairTemplate, PAIR_PLACEHOLDERS, shQuote, type NcclCommandInput } from "../components/validate/commands";
 import { SpecError } from "../components/errors";
 import { AWS_FORCED_NET, awsNcclEnv } from "../components/plan/aws";
 import { IB_FORCED_NET } from "../components/plan/azure";
@@ -106,6 +106,29 @@ test("bad input: every problem at once, with its field", () => {
     assert.throws(() => buildNcclCommands({ ...base, fabric: "azure-ib", mpiHome: "/opt/hpcx/ompi", ncclEnv: {} }), /NCCL_TOPO_FILE/);
     const ok = buildNcclCommands({ ...base, fabric: "aws-efa", mpiHome: "/opt/amazon/openmpi", ncclEnv: {} });
     assert.throws(() => ok.pair("10.0.0.11", "10.0.0.99"), /distinct members/);
+});
+
+test("the pair template: one line for every pair, the addresses filled in give pair(a, b) exactly, on every fabric", () => {
+    const hosts = ["10.0.0.11", "10.0.0.12", "gpu03.example.internal", "fd00::13"];
+    const inputs: NcclCommandInput[] = [
+        { ...base, hosts, fabric: "aws-efa", mpiHome: "/opt/amazon/openmpi", ncclEnv: { ...awsNcclEnv(), ...AWS_FORCED_NET }, minBusbwGBps: 300 },
+        { ...base, hosts, fabric: "azure-ib", mpiHome: "/opt/hpcx/ompi", ncclEnv: { NCCL_TOPO_FILE: "/opt/microsoft/ndv5-topo.xml" } },
+        { ...base, hosts, fabric: "roce", mpiHome: "/usr/mpi/gcc/openmpi-4.1.7", ncclEnv: { NCCL_IB_HCA: "=mlx5_0:1,mlx5_1:1" }, allowRunAsRoot: true },
+    ];
+    for (const input of inputs) {
+        const c = buildNcclCommands(input);
+        assert.equal(c.pairTemplate.split(PAIR_PLACEHOLDERS.a).length, 2, `${input.fabric}: ${PAIR_PLACEHOLDERS.a} once`);
+        assert.equal(c.pairTemplate.split(PAIR_PLACEHOLDERS.b).length, 2, `${input.fabric}: ${PAIR_PLACEHOLDERS.b} once`);
+        assert.match(c.pairTemplate, / --host @PAIR_A@:8,@PAIR_B@:8 /);
+        for (const [a, b] of [[hosts[0], hosts[1]], [hosts[3], hosts[2]], [hosts[2], hosts[0]]]) {
+            assert.equal(fillPairTemplate(c.pairTemplate, a, b), c.pair(a, b).shell, `${input.fabric}: ${a} + ${b}`);
+        }
+    }
+    // a placeholder elsewhere in the line would be replaced there too: refused
+    assert.throws(
+        () => buildNcclCommands({ ...base, fabric: "aws-efa", mpiHome: "/opt/amazon/openmpi", ncclEnv: { NCCL_SOCKET_IFNAME: "@PAIR_A@" } }),
+        (e: unknown) => e instanceof SpecError && e.issues[0].path === "ncclEnv" && /must hold @PAIR_A@ only where the address goes/.test(e.issues[0].message),
+    );
 });
 
 test("shell quoting", () => {

@@ -5,6 +5,7 @@
  */
 import { after, before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -12,6 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as ComponentModule from "../components/validate/component";
 import type { Expectation } from "../components/validate/types";
 import { summariserScript } from "../components/provision/summarise";
+import { buildNcclCommands } from "../components/validate/commands";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -85,11 +87,15 @@ test("registers the component and one local Command with exact inputs", async ()
     const outDir = path.join(ROOT, "out", "dev");
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
+    // the variables travel on stdin (no size limit), their digest in the environment and the triggers
+    assert.equal(cmd.stdin, JSON.stringify(expectedVars));
+    const digest = createHash("sha256").update(JSON.stringify(expectedVars)).digest("hex");
+    assert.equal(mod.varsDigest(JSON.stringify(expectedVars)), digest);
     // the key makes the whole environment a secret in the state
     assert.equal(cmd.environment["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270");
     assert.deepEqual(cmd.environment.value, {
         RDMAKIT_INVENTORY: "/repo/out/dev/inventory.ini",
-        RDMAKIT_VALIDATE_VARS: JSON.stringify(expectedVars),
+        RDMAKIT_VALIDATE_VARS_SHA256: digest,
         RDMAKIT_EXPECT: expectJson,
         RDMAKIT_OUT: outDir,
         RDMAKIT_FAIL_ON_FAILURE: "true",
@@ -99,12 +105,16 @@ test("registers the component and one local Command with exact inputs", async ()
         ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });
-    assert.deepEqual(cmd.triggers, [JSON.stringify(expectedVars), expectJson]);
+    assert.deepEqual(cmd.triggers, [digest, expectJson]);
+    assert.equal(cmd.addPreviousOutputInEnv, false);
     assert.equal(c.reportDir, outDir);
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
     assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "\$RDMAKIT_VALIDATE_VARS" >"\$log" 2>&1/);
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1/);
+    // ... from the file stdin was written to, before anything else could read stdin
+    assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
+    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\ncat <&3 >"\$vars" && exec 3<&-\n/);
     assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
 });
 
@@ -122,24 +132,45 @@ test("relative inventory and repo root become absolute (the command runs in the 
 
 test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {
     const v = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/repo/out/dev/nccl");
-    assert.equal(v.nccl_validate_hostfile, "10.0.1.10 slots=8\n10.0.1.11 slots=8\n10.0.1.12 slots=8\n10.0.1.13 slots=8\n");
+    // the host list, from which the role renders the hostfile (templates/hostfile.j2) and fills in the pairs
+    assert.deepEqual(v.nccl_validate_hosts, [
+        { name: "node-0", address: "10.0.1.10" }, { name: "node-1", address: "10.0.1.11" },
+        { name: "node-2", address: "10.0.1.12" }, { name: "node-3", address: "10.0.1.13" },
+    ]);
+    assert.equal(v.nccl_validate_gpus_per_node, 8);
+    assert.equal(mod.renderHostfile(v), "10.0.1.10 slots=8\n10.0.1.11 slots=8\n10.0.1.12 slots=8\n10.0.1.13 slots=8\n");
     // every fixed run at fixedBytes: the single-node one too, although the all-node expectation grades from 8 GiB
     // (the single-node one from 16 GiB: at 8 GiB it would hold no graded row and always fail)
-    assert.match(v.nccl_validate_single_cmd as string, /-np 8 .* -b 17179869184 -e 17179869184 /);
-    assert.match(v.nccl_validate_all_fixed_cmd as string, /-np 32 --hostfile \/tmp\/rdmakit-nccl\/hostfile .* -b 17179869184 -e 17179869184 /);
-    assert.match(v.nccl_validate_all_fixed_cmd as string, / NCCL_TESTS_MIN_BW=432\.889 /);
-    assert.match(v.nccl_validate_all_sweep_cmd as string, / -b 8 -e 17179869184 /);
-    const rounds = v.nccl_validate_pair_rounds as Array<Array<{ a: string; b: string; log: string; cmd: string }>>;
+    assert.match(v.nccl_validate_single_cmd, /-np 8 .* -b 17179869184 -e 17179869184 /);
+    assert.match(v.nccl_validate_all_fixed_cmd, /-np 32 --hostfile \/tmp\/rdmakit-nccl\/hostfile .* -b 17179869184 -e 17179869184 /);
+    assert.match(v.nccl_validate_all_fixed_cmd, / NCCL_TESTS_MIN_BW=432\.889 /);
+    assert.match(v.nccl_validate_all_sweep_cmd, / -b 8 -e 17179869184 /);
+    // pairs as indexes into the host list; one command line for all of them, with the addresses left open
+    assert.deepEqual(v.nccl_validate_pair_rounds, [[[0, 2], [1, 3]], [[2, 1], [3, 0]]]);
+    assert.match(v.nccl_validate_pair_cmd, / --host @PAIR_A@:8,@PAIR_B@:8 /);
+    assert.match(v.nccl_validate_pair_cmd, / -b 17179869184 -e 17179869184 /);
+    const rounds = mod.pairRuns(v);
     assert.deepEqual(rounds.map((r) => r.map((p) => p.log)), [
         ["pair-r1-node-0+node-2.log", "pair-r1-node-1+node-3.log"],
         ["pair-r2-node-2+node-1.log", "pair-r2-node-3+node-0.log"],
     ]);
+    assert.deepEqual(rounds.map((r) => r.map((p) => [p.round, p.a, p.b])), [
+        [[1, "node-0", "node-2"], [1, "node-1", "node-3"]],
+        [[2, "node-2", "node-1"], [2, "node-3", "node-0"]],
+    ]);
     assert.match(rounds[0][0].cmd, / --host 10\.0\.1\.10:8,10\.0\.1\.12:8 /);
     for (const p of rounds.flat()) assert.match(p.cmd, / -b 17179869184 -e 17179869184 /);
+    // each filled-in line is exactly the pair command commands.ts builds for the two addresses
+    const cmds = buildNcclCommands({
+        fabric: "aws-efa", hosts: v.nccl_validate_hosts.map((h) => h.address), gpusPerNode: 8, ncclEnv: { NCCL_SOCKET_IFNAME: "^docker,lo,veth" },
+        nccltestsDir: "/opt/nccl-tests/build", mpiHome: "/opt/amazon/openmpi", fixedBytes: 16 * GiB, sweepMaxBytes: 16 * GiB, minBusbwGBps: ALL.minBusbwGBps,
+    });
+    const address = new Map(v.nccl_validate_hosts.map((h) => [h.name, h.address]));
+    for (const p of rounds.flat()) assert.equal(p.cmd, cmds.pair(address.get(p.a)!, address.get(p.b)!).shell, p.log);
     // the sweep ends at sweepMaxBytes, a size of its own
     const small = mod.validationVars(args({ fixedBytes: 16 * GiB, sweepMaxBytes: 32 * GiB }), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], "/x");
-    assert.match(small.nccl_validate_all_sweep_cmd as string, / -b 8 -e 34359738368 /);
-    assert.match(small.nccl_validate_all_fixed_cmd as string, / -b 17179869184 -e 17179869184 /);
+    assert.match(small.nccl_validate_all_sweep_cmd, / -b 8 -e 34359738368 /);
+    assert.match(small.nccl_validate_all_fixed_cmd, / -b 17179869184 -e 17179869184 /);
     assert.equal(v.nccl_validate_expected_rdma_devices, 32);
     assert.equal(v.nccl_validate_nvswitch, true);
     assert.equal(v.nccl_validate_check_pkey, false);
@@ -153,7 +184,8 @@ test("a failed grade with a slow node comes out in the outputs", async () => {
     assert.deepEqual(await settle(c), { verdict: "FAIL", busbw: 2, size: 1073741824, slow: ["node-2"] });
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
     assert.equal(cmd.environment.value.RDMAKIT_FAIL_ON_FAILURE, "false");
-    assert.equal(JSON.parse(cmd.environment.value.RDMAKIT_VALIDATE_VARS).nccl_validate_pairwise, "always");
+    assert.equal(JSON.parse(cmd.stdin).nccl_validate_pairwise, "always");
+    assert.equal(cmd.environment.value.RDMAKIT_VALIDATE_VARS_SHA256, createHash("sha256").update(cmd.stdin).digest("hex"));
 });
 
 test("bad arguments fail before anything is registered, every problem with its path", () => {

@@ -19,7 +19,10 @@ import { parse as parseYaml } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { summariserScript } from "../components/provision/summarise";
-import { SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, parseResultLine, validationVars } from "../components/validate/component";
+import {
+    SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, parseResultLine, pairRuns, renderHostfile, validationVars, varsDigest,
+} from "../components/validate/component";
+import { buildNcclCommands, shQuote } from "../components/validate/commands";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -29,9 +32,16 @@ const FI_INFO = path.join(ROOT, "test", "fixtures", "efa", "fi_info-p-efa-libfab
 const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
     .filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
 
-function p5Plan() {
+function p5Plan(nodes?: number) {
     const doc = parseYaml(fs.readFileSync(path.join(ROOT, "examples", "aws-p5.yaml"), "utf8"));
-    return planCluster(parseClusterSpec(doc.config["rdmakit:cluster"]));
+    const raw = doc.config["rdmakit:cluster"];
+    if (nodes !== undefined) raw.nodes = nodes;
+    return planCluster(parseClusterSpec(raw));
+}
+
+/** Private addresses for n nodes, as a VPC hands them out. */
+function addresses(n: number): string[] {
+    return Array.from({ length: n }, (_, i) => `10.0.${Math.floor(i / 250)}.${10 + (i % 250)}`);
 }
 
 const scratchDirs: string[] = [];
@@ -56,14 +66,16 @@ function stub(bin: string, name: string, body: string): void {
     fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
 }
 
-function runScript(s: ReturnType<typeof scratch>, env: Record<string, string>) {
+/** VALIDATE_SCRIPT as the Command runs it: the variables' JSON on stdin, their digest in the environment. */
+function runScript(s: ReturnType<typeof scratch>, varsJson: string, env: Record<string, string>) {
     const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
-        cwd: ROOT, encoding: "utf8", timeout: 240_000,
+        cwd: ROOT, encoding: "utf8", timeout: 240_000, input: varsJson,
         env: {
             PATH: `${s.bin}:${process.env.PATH}`, HOME: process.env.HOME ?? s.dir,
             RDMAKIT_OUT: s.out, RDMAKIT_SSH_PRIVATE_KEY: s.key, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "",
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(s.out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
+            RDMAKIT_VALIDATE_VARS_SHA256: varsDigest(varsJson),
             ...env,
         },
     });
@@ -90,7 +102,7 @@ test("a failed preflight: Ansible output only in the log, a short summary on std
         );
         const inventory = path.join(s.dir, "inventory.yml");
         fs.writeFileSync(inventory, "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n");
-        const r = runScript(s, { RDMAKIT_INVENTORY: inventory, RDMAKIT_VALIDATE_VARS: JSON.stringify(vars), RDMAKIT_EXPECT: "{}" });
+        const r = runScript(s, JSON.stringify(vars), { RDMAKIT_INVENTORY: inventory, RDMAKIT_EXPECT: "{}" });
 
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
         assert.match(log, /PLAY RECAP/);
@@ -112,22 +124,105 @@ test("a healthy run: stdout is the nccl-report summary and its result line, noth
     { skip: missing.length ? `missing ${missing.join(", ")}` : !fs.existsSync(REF) ? `no ${REF}` : false }, () => {
         const s = scratch();
         const single = path.join(REF, "05-nvlink-p5-1node-awsbatch-allreduce.log");
-        // stands in for validate.yml: the log lands where single.yml fetches it; the chatter must stay in the log file
+        // stands in for validate.yml: the log lands where single.yml fetches it; the chatter must stay in the log file;
+        // it keeps a copy of the variables file it was given (-e @file) to compare with what went in on stdin
         stub(s.bin, "ansible-playbook", [
             'echo "PLAY [Single-node nccl-tests on every node] ****"',
             'echo "TASK [nccl_validate : Run nccl-tests on this node alone] ****"',
             `cp ${JSON.stringify(single)} "$RDMAKIT_OUT/nccl/single-node-0.log"`,
             'echo "argv: $*" >&2',
+            'while [ $# -gt 0 ]; do [ "$1" = "-e" ] && cp "${2#@}" "$RDMAKIT_OUT/vars-seen.json"; shift; done',
         ].join("\n"));
-        const plan = p5Plan();
+        // the variables of a 2,048-node cluster: more than a pipe buffer (64 KiB), so the provider's write waits while the
+        // script's prelude runs; all of it must arrive
+        const plan = p5Plan(2048);
+        const vars = JSON.stringify(validationVars(validationArgsFromPlan(plan, "dev"), addresses(2048), path.join(s.out, "nccl")));
+        assert.ok(vars.length > 64 * 1024, `${vars.length} bytes`);
         const expect = JSON.stringify({ all: plan.validation.allNodes, single: plan.validation.singleNode });
-        const r = runScript(s, { RDMAKIT_INVENTORY: path.join(s.dir, "inventory.yml"), RDMAKIT_VALIDATE_VARS: "{}", RDMAKIT_EXPECT: expect });
+        const r = runScript(s, vars, { RDMAKIT_INVENTORY: path.join(s.dir, "inventory.yml"), RDMAKIT_EXPECT: expect });
         assert.equal(r.code, 0, r.stdout + r.stderr);
         assert.doesNotMatch(r.stdout + r.stderr, /PLAY \[|TASK \[|argv:/);
-        assert.match(fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8"), /TASK \[nccl_validate : Run nccl-tests on this node alone\][\s\S]*argv: -i .* playbooks\/validate\.yml -e \{\}/);
+        const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
+        const argv = /^argv: -i \S+ --private-key \S+ playbooks\/validate\.yml -e @(\S+)\/vars\.json$/m.exec(log);
+        assert.ok(argv, log);
+        assert.match(log, /TASK \[nccl_validate : Run nccl-tests on this node alone\]/);
+        assert.equal(fs.readFileSync(path.join(s.out, "vars-seen.json"), "utf8"), vars, "the variables arrive whole");
+        assert.ok(!fs.existsSync(argv[1]), "the temporary folder with the variables is removed");
         const lines = r.stdout.trim().split("\n");
         assert.ok(lines.length < 40, `a short summary:\n${r.stdout}`);
         assert.deepEqual(parseResultLine(r.stdout)?.pass, true);
         assert.ok(lines[lines.length - 1].startsWith("rdmakit-result: "));
         assert.ok(fs.existsSync(path.join(s.out, "nccl-summary.txt")));
+    });
+
+test("variables on stdin that do not match their digest stop the run before the playbook",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
+        const s = scratch();
+        stub(s.bin, "ansible-playbook", 'echo ran >"$RDMAKIT_OUT/playbook-ran"');
+        const vars = JSON.stringify(validationVars(validationArgsFromPlan(p5Plan(), "dev"), addresses(4), path.join(s.out, "nccl")));
+        // cut short (as a broken pipe would leave it), and empty: the digest is the one of the whole text
+        for (const input of [vars.slice(0, 1000), ""]) {
+            const r = runScript(s, input, { RDMAKIT_INVENTORY: path.join(s.dir, "inventory.yml"), RDMAKIT_EXPECT: "{}", RDMAKIT_VALIDATE_VARS_SHA256: varsDigest(vars) });
+            assert.equal(r.code, 1, r.stdout + r.stderr);
+            assert.match(r.stderr, new RegExp(`the validation variables on stdin \\(${input.length} bytes\\) do not match their digest ${varsDigest(vars)}`));
+            assert.ok(!fs.existsSync(path.join(s.out, "playbook-ran")), "the playbook did not run");
+        }
+    });
+
+/** An inventory of n hosts that are all this machine (local connection), named as the plan names the nodes. */
+function localInventory(dir: string, names: string[]): string {
+    const file = path.join(dir, "inventory.yml");
+    fs.writeFileSync(file, "all:\n  hosts:\n" + names.map((n) => `    ${n}:\n      ansible_connection: local\n`).join(""));
+    return file;
+}
+
+test("the role renders the hostfile and every pair's command line that commands.ts builds (6 hosts, real ansible-playbook)",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
+        const s = scratch();
+        // stands in for the launcher: timeout(1) is the first word of every nccl-tests line; it writes the words it got,
+        // one per line, into the log the role fetches (the shell has already taken the line apart by then)
+        stub(s.bin, "timeout", "printf '%s\\n' \"$@\"");
+        const plan = p5Plan(6);
+        const names = plan.validation.hostNames;
+        const ips = addresses(6);
+        const remote = path.join(s.dir, "remote");
+        const args = { ...validationArgsFromPlan(plan, "dev"), group: "all", pairwise: "always" as const };
+        const vars = validationVars(args, ips, path.join(s.out, "nccl"));
+        const v = { ...vars, nccl_validate_remote_dir: remote, nccl_validate_hostfile_path: path.join(remote, "mpi", "hostfile") };
+        const inventory = localInventory(s.dir, names);
+        // the all-node and pair plays only: no GPU here for the preflight
+        const r = runScript(s, JSON.stringify(v), { RDMAKIT_INVENTORY: inventory, RDMAKIT_EXPECT: "{}", ANSIBLE_RUN_TAGS: "nccl_all,nccl_pairs" });
+        const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
+        assert.match(log, /PLAY RECAP/, log);
+        assert.doesNotMatch(log, /failed=[1-9]|unreachable=[1-9]/, log);
+        assert.notEqual(r.code, 0, "the stand-in logs hold no nccl-tests output, so the grade fails");
+
+        const cmds = buildNcclCommands({
+            fabric: args.fabric, hosts: ips, gpusPerNode: args.gpusPerNode, ncclEnv: args.ncclEnv, nccltestsDir: args.nccltestsDir,
+            mpiHome: args.mpiHome, fixedBytes: args.fixedBytes, sweepMaxBytes: args.sweepMaxBytes, iters: args.iters,
+            timeoutSeconds: args.timeoutSeconds, minBusbwGBps: args.expectations.all.minBusbwGBps,
+        });
+        // the hostfile the role wrote on the first node
+        assert.equal(fs.readFileSync(path.join(remote, "mpi", "hostfile"), "utf8"), cmds.hostfile);
+        assert.equal(cmds.hostfile, ips.map((ip) => `${ip} slots=8\n`).join(""));
+        assert.equal(renderHostfile(vars), cmds.hostfile, "rdmakit plan's hostfile is the role's");
+
+        /** The line the shell ran, from the words timeout(1) got: quoted again as commands.ts quotes. */
+        const ran = (log: string) => ["timeout", ...fs.readFileSync(path.join(s.out, "nccl", log), "utf8").replace(/\n$/, "").split("\n")].map(shQuote).join(" ");
+        assert.equal(ran("all-fixed.log"), cmds.allNodeFixed.shell);
+        assert.equal(ran("all-sweep.log"), cmds.allNodeSweep.shell);
+
+        // every pair: launched on its first node, logged under the name nccl-report reads, its line as commands.ts builds it
+        const address = new Map(names.map((n, i) => [n, ips[i]]));
+        const runs = pairRuns(vars).flat();
+        assert.equal(runs.length, 6, "6 hosts: every host in two pairs, two rounds of three");
+        const fetched = fs.readdirSync(path.join(s.out, "nccl")).filter((f) => f.startsWith("pair-")).sort();
+        assert.deepEqual(fetched, runs.map((p) => p.log).sort());
+        assert.match(runs[0].log, new RegExp(`^pair-r1-${names[0]}\\+${names[3]}\\.log$`));
+        for (const p of runs) {
+            const expected = cmds.pair(address.get(p.a)!, address.get(p.b)!).shell;
+            assert.equal(ran(p.log), expected, p.log);
+            assert.equal(p.cmd, expected, `rdmakit plan's ${p.log}`);
+        }
+        assert.match(log, new RegExp(`TASK \\[nccl_validate : Run the pair \\(output kept whatever the exit status\\)\\][\\s\\S]*ok: \\[${names[0]}\\] => \\(item=${names[0]} \\+ ${names[3]}\\)`));
     });

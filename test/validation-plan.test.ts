@@ -13,7 +13,7 @@ import * as path from "path";
 import { parse as parseYaml } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { planCluster, type FabricPlan } from "../components/plan";
-import { validationVars } from "../components/validate/component";
+import { pairRuns, renderHostfile, validationVars } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 import { runNcclReport } from "../components/validate/cli";
 import { planArtifacts } from "../components/artifacts";
@@ -63,25 +63,26 @@ for (const c of cases) {
         assert.ok(F <= v.maxBytes, `fixed ${F} > sweep max ${v.maxBytes}`);
 
         const fixed = [
-            ["single", vars.nccl_validate_single_cmd as string],
-            ["all-fixed", vars.nccl_validate_all_fixed_cmd as string],
-            ...(vars.nccl_validate_pair_rounds as Array<Array<{ log: string; cmd: string }>>).flat().map((p) => [p.log, p.cmd]),
+            ["single", vars.nccl_validate_single_cmd],
+            ["all-fixed", vars.nccl_validate_all_fixed_cmd],
+            ["pair template", vars.nccl_validate_pair_cmd],
+            ...pairRuns(vars).flat().map((p) => [p.log, p.cmd]),
         ];
         assert.ok(fixed.length >= 3 || plan.nodes.count < 3, "pairs are planned");
         for (const [what, cmd] of fixed) assert.deepEqual(sizes(cmd), { b: F, e: F }, what);
 
-        const sweep = sizes(vars.nccl_validate_all_sweep_cmd as string);
+        const sweep = sizes(vars.nccl_validate_all_sweep_cmd);
         assert.deepEqual(sweep, { b: 8, e: v.maxBytes });
         // the sweep doubles from 8 (-f 2) while <= -e (NVIDIA/nccl-tests src/common.cu): its last size must be -e
         let last = 8;
         while (last * 2 <= sweep.e) last *= 2;
         assert.equal(last, v.maxBytes, "the sweep reaches maxBytes");
-        assert.match(vars.nccl_validate_all_sweep_cmd as string, / -f 2 /);
+        assert.match(vars.nccl_validate_all_sweep_cmd, / -f 2 /);
 
         // the forced network and the plan's environment, each once
         const env = { ...plan.ncclEnv, ...v.forcedNet };
         for (const [k, val] of Object.entries(env)) {
-            const cmd = vars.nccl_validate_all_fixed_cmd as string;
+            const cmd = vars.nccl_validate_all_fixed_cmd;
             assert.equal(cmd.split(` -x ${k} `).length - 1, 1, `${k} exported once`);
             assert.ok(cmd.includes(`${k}=${val}`) || cmd.includes(`'${k}=${val}'`), `${k}=${val} set`);
         }
@@ -102,13 +103,18 @@ test("rdmakit plan writes the commands pulumi up runs (same arguments, same func
     const art = planArtifacts({ stack: "aws-p5", spec, plan, resources: [], invokes: [], hasSecretKey: true });
     const vars = validationVars(validationArgsFromPlan(plan, "aws-p5"), plan.validation.hostNames.map((_, i) => `unknown-until-apply-${i}`), "/x");
     const text = art.files["nccl-commands.sh"];
-    for (const k of ["nccl_validate_single_cmd", "nccl_validate_all_fixed_cmd", "nccl_validate_all_sweep_cmd"]) {
-        assert.ok(text.split("\n").includes(vars[k] as string), `${k} in nccl-commands.sh`);
+    for (const k of ["nccl_validate_single_cmd", "nccl_validate_all_fixed_cmd", "nccl_validate_all_sweep_cmd"] as const) {
+        assert.ok(text.split("\n").includes(vars[k]), `${k} in nccl-commands.sh`);
     }
-    for (const p of (vars.nccl_validate_pair_rounds as Array<Array<{ cmd: string }>>).flat()) assert.ok(text.split("\n").includes(p.cmd));
+    // every pair with its own addresses filled in, under the line naming it
+    const pairs = pairRuns(vars).flat();
+    assert.equal(pairs.length, 4);
+    for (const p of pairs) assert.ok(text.includes(`# ${p.a} + ${p.b} -> ${p.log}\n${p.cmd}\n`), p.log);
+    assert.ok(!text.includes("@PAIR_"), "no placeholder left");
     // what the old artifact missed: the all-node floor and the single-node run at the 16 GiB it is graded at
     assert.match(text, / NCCL_TESTS_MIN_BW=317\.333 /);
-    assert.equal(art.files.hostfile, vars.nccl_validate_hostfile);
+    assert.equal(art.files.hostfile, renderHostfile(vars));
+    assert.equal(art.files.hostfile, plan.validation.hostNames.map((_, i) => `unknown-until-apply-${i} slots=8\n`).join(""));
     assert.ok(!art.checks.some((c) => !c.ok && c.mandatory), JSON.stringify(art.checks.filter((c) => !c.ok)));
 });
 

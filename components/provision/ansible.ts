@@ -48,13 +48,42 @@ export const SSH_KEY_PRELUDE = [
     'export ANSIBLE_SSH_CONTROL_PATH_DIR="$tmp/cp"',
 ];
 
+/**
+ * What the run reads on stdin: the inventory and the extra variables. Not the environment: the inventory grows with
+ * the node count, and Linux refuses any one environment string over 128 KiB (MAX_ARG_STRLEN, execve(2)); stdin is
+ * a pipe (@pulumi/command local.Command `stdin`). Their digests stay in the environment, so a change still updates.
+ */
+export interface AnsibleRunInput {
+    inventory: string;
+    /** the extra variables as stableJson text */
+    extraVars: string;
+}
+
+/** Reads a run's stdin back (tests and policies look at the inventory a run used). */
+export function readAnsibleRunInput(stdin: string): AnsibleRunInput {
+    return JSON.parse(stdin) as AnsibleRunInput;
+}
+
+/**
+ * Node one-liner the script runs: stdin → the inventory file and $tmp/vars.json, refusing input whose digests do not
+ * match the environment's (a truncated pipe must not run Ansible on half an inventory).
+ */
+const UNPACK_INPUT = [
+    "const fs = require('fs'), c = require('crypto');",
+    "const h = (s) => c.createHash('sha256').update(s).digest('hex');",
+    "let d; try { d = JSON.parse(fs.readFileSync(0, 'utf8')); } catch (e) { console.error('rdmakit: the run input on stdin is not JSON'); process.exit(1); }",
+    "if (h(d.inventory) !== process.env.RDMAKIT_INVENTORY_HASH || h(d.extraVars) !== process.env.RDMAKIT_VARS_HASH) {",
+    "  console.error('rdmakit: the inventory or variables on stdin do not match their digests'); process.exit(1); }",
+    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], d.extraVars);",
+].join(" ");
+
 /** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
 export const ANSIBLE_RUN_SCRIPT = [
     ...SSH_KEY_PRELUDE,
-    'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")"',
+    'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")"',
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
-    'printf \'%s\' "$RDMAKIT_INVENTORY" >"$RDMAKIT_INVENTORY_FILE"',
-    'printf \'%s\' "$RDMAKIT_EXTRA_VARS" >"$tmp/vars.json"',
+    `node -e "${UNPACK_INPUT}" "$tmp/vars.json" || exit 1`,
+    "exec </dev/null",
     'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
     "rc=$?",
     'if [ "$rc" -ne 0 ]; then',
@@ -165,14 +194,13 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_PLAYBOOK: path.join(dir, playbook),
                 RDMAKIT_ANSIBLE_LOG: this.logPath,
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
-                RDMAKIT_INVENTORY: inventory,
                 RDMAKIT_INVENTORY_FILE: inventoryFile,
-                RDMAKIT_EXTRA_VARS: varsJson,
                 RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
                 RDMAKIT_PLAYBOOKS_HASH: this.playbooksHash,
                 RDMAKIT_INVENTORY_HASH: inventory.apply(sha256),
                 RDMAKIT_VARS_HASH: varsJson.apply(sha256),
             },
+            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
             // Output goes to the log file; nothing secret can reach the state or the console through stdout/stderr.
             logging: "none",
             addPreviousOutputInEnv: false,

@@ -81,6 +81,24 @@ export interface NcclCommands {
     allNodeSweep: MpiCommand;
     /** The same launch for a pair of hosts (pairwise slow-node search). */
     pair(a: string, b: string): MpiCommand;
+    /**
+     * The pair launch as one shell line with PAIR_PLACEHOLDERS.a / .b where the two addresses go (each exactly once):
+     * one line for every pair, so the playbook variables do not grow with the node count. `fillPairTemplate` (and the
+     * nccl_validate role with Jinja `replace`) turns it into `pair(a, b).shell`.
+     */
+    pairTemplate: string;
+}
+
+/**
+ * Where the two addresses go in `pairTemplate`. Words of the shell-safe set (shQuote leaves them bare), as are the
+ * addresses (letters, digits and . _ : -), so a plain text replacement gives the line `pair(a, b)` quotes itself.
+ * playbooks/roles/nccl_validate/tasks/pair_round.yml replaces the same two strings.
+ */
+export const PAIR_PLACEHOLDERS = { a: "@PAIR_A@", b: "@PAIR_B@" } as const;
+
+/** `pairTemplate` with the two addresses in place: what the role's Jinja `replace` produces. Pure. */
+export function fillPairTemplate(template: string, a: string, b: string): string {
+    return template.split(PAIR_PLACEHOLDERS.a).join(a).split(PAIR_PLACEHOLDERS.b).join(b);
 }
 
 const GiB16 = 17179869184;
@@ -136,14 +154,24 @@ function mpiFlags(fabric: Fabric, gpusPerNode: number): string[] {
     return ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--bind-to", "none", "--map-by", `ppr:${gpusPerNode}:node`];
 }
 
+/** The first value listed twice; one pass, so a 1,000-node list costs nothing (DESIGN.md, Scale). */
+export function firstDuplicate(xs: string[]): string | undefined {
+    const seen = new Set<string>();
+    for (const x of xs) {
+        if (seen.has(x)) return x;
+        seen.add(x);
+    }
+    return undefined;
+}
+
 function validate(input: NcclCommandInput): void {
     const issues: SpecIssue[] = [];
     if (!["aws-efa", "azure-ib", "roce"].includes(input.fabric)) {
         issues.push({ path: "fabric", message: "unknown fabric", value: input.fabric, allowed: "aws-efa | azure-ib | roce" });
     }
     if (input.hosts.length === 0) issues.push({ path: "hosts", message: "must list at least one host", value: input.hosts });
-    const dup = input.hosts.find((h, i) => input.hosts.indexOf(h) !== i);
-    if (dup) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
+    const dup = firstDuplicate(input.hosts);
+    if (dup !== undefined) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
     if (input.hosts.some((h) => !/^[A-Za-z0-9_.:-]+$/.test(h))) {
         issues.push({ path: "hosts", message: "host names may only hold letters, digits and . _ : -", value: input.hosts });
     }
@@ -210,6 +238,15 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
 
     const all = input.hosts.length * g;
     const hostfile = input.hosts.map((h) => `${h} slots=${g}`).join("\n") + "\n";
+    const pairOf = (a: string, b: string): MpiCommand => make("pair", ["--host", `${a}:${g},${b}:${g}`], 2 * g, fixedArgs, floor);
+    const pairTemplate = pairOf(PAIR_PLACEHOLDERS.a, PAIR_PLACEHOLDERS.b).shell;
+    // a placeholder that also occurs elsewhere (say, in an environment value) would be replaced there too
+    for (const p of Object.values(PAIR_PLACEHOLDERS)) {
+        if (pairTemplate.split(p).length !== 2) {
+            throw new SpecError([{ path: "ncclEnv", message: `the pair command must hold ${p} only where the address goes`, value: pairTemplate }], "invalid nccl-tests command input");
+        }
+    }
+    const members = new Set(input.hosts);
     return {
         hostfile,
         hostfilePath,
@@ -217,10 +254,11 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
         allNodeFixed: make("all-fixed", ["--hostfile", hostfilePath], all, fixedArgs, floor),
         allNodeSweep: make("all-sweep", ["--hostfile", hostfilePath], all, sweepArgs),
         pair: (a: string, b: string) => {
-            if (!input.hosts.includes(a) || !input.hosts.includes(b) || a === b) {
+            if (!members.has(a) || !members.has(b) || a === b) {
                 throw new SpecError([{ path: "pair", message: "both hosts must be distinct members of hosts", value: [a, b] }], "invalid pair");
             }
-            return make("pair", ["--host", `${a}:${g},${b}:${g}`], 2 * g, fixedArgs, floor);
+            return pairOf(a, b);
         },
+        pairTemplate,
     };
 }

@@ -3,6 +3,7 @@
  * and grades the fetched logs with `rdmakit nccl-report`; a failed verdict fails `pulumi up` with the report.
  * Thin: the decisions (commands, schedule, grading) are the pure functions of this folder.
  */
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
@@ -10,7 +11,7 @@ import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { SSH_KEY_PRELUDE } from "../provision/ansible";
 import { summariserScript } from "../provision/summarise";
-import { buildNcclCommands, type Fabric } from "./commands";
+import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 
@@ -145,8 +146,8 @@ export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
     const issues: SpecIssue[] = [];
     if (!/^[A-Za-z0-9._-]+$/.test(args.stack)) issues.push({ path: "stack", message: "may only hold letters, digits and . _ -", value: args.stack });
     if (args.hosts.length === 0) issues.push({ path: "hosts", message: "must list at least one node", value: args.hosts });
-    const dup = args.hosts.find((h, i) => args.hosts.indexOf(h) !== i);
-    if (dup) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
+    const dup = firstDuplicate(args.hosts);
+    if (dup !== undefined) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
     if (args.hosts.some((h) => h.includes("+") || h.includes("/"))) issues.push({ path: "hosts", message: "host names cannot hold + or /", value: args.hosts });
     if (!Number.isInteger(args.gpusPerNode) || args.gpusPerNode < 1) issues.push({ path: "gpusPerNode", message: "must be an integer >= 1", value: args.gpusPerNode });
     checkExpectation(args.expectations.all, "expectations.all", issues);
@@ -194,11 +195,49 @@ function sizeIssues(args: ValidationRunArgs): SpecIssue[] {
     return issues;
 }
 
+/** A GPU node as validate.yml sees it: its inventory name (log names, pairs) and the address mpirun reaches it by. */
+export interface ValidationHost {
+    name: string;
+    address: string;
+}
+
+/**
+ * The variables validate.yml receives (playbooks/roles/nccl_validate/meta/argument_specs.yml). Only
+ * `nccl_validate_hosts` and `nccl_validate_pair_rounds` grow with the node count, by a few bytes per node: the role
+ * renders the hostfile from the host list and each pair's command from the one `nccl_validate_pair_cmd`, so 1,000
+ * nodes do not repeat a 700-byte command line 1,000 times.
+ */
+export interface ValidationVars {
+    nccl_validate_group: string;
+    nccl_validate_out_dir: string;
+    nccl_validate_fabric: Fabric;
+    /** In placement order; the first launches the all-node runs. */
+    nccl_validate_hosts: ValidationHost[];
+    /** Slots per hostfile line (one rank per GPU). */
+    nccl_validate_gpus_per_node: number;
+    nccl_validate_hostfile_path: string;
+    nccl_validate_single_cmd: string;
+    nccl_validate_all_fixed_cmd: string;
+    nccl_validate_all_sweep_cmd: string;
+    nccl_validate_pairwise: "auto" | "always" | "never";
+    /** The pair launch with PAIR_PLACEHOLDERS where the two addresses go (commands.ts pairTemplate). */
+    nccl_validate_pair_cmd: string;
+    /** Rounds of disjoint pairs, each pair `[a, b]` as indexes into `nccl_validate_hosts`; `a` launches. */
+    nccl_validate_pair_rounds: Array<Array<[number, number]>>;
+    nccl_validate_expected_gpus: number;
+    nccl_validate_expected_rdma_devices: number;
+    nccl_validate_expected_port_rate_gbps: number;
+    nccl_validate_rdma_device_pattern: string;
+    nccl_validate_gpudirect: PreflightExpectation["gpudirect"];
+    nccl_validate_nvswitch: boolean;
+    nccl_validate_check_pkey: boolean;
+}
+
 /**
  * The variables validate.yml receives. Pure: the component and `rdmakit plan` (components/artifacts.ts) both use it,
  * so the plan's nccl-commands.sh is what `pulumi up` runs. Throws SpecError on bad arguments.
  */
-export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outDir: string): Record<string, unknown> {
+export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outDir: string): ValidationVars {
     const issues = validateArgs(args);
     if (mpiHosts.length !== args.hosts.length) {
         issues.push({ path: "mpiHosts", message: `has ${mpiHosts.length} addresses for ${args.hosts.length} hosts`, value: mpiHosts });
@@ -210,21 +249,21 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccltestsDir: args.nccltestsDir, mpiHome: args.mpiHome, fixedBytes: args.fixedBytes, sweepMaxBytes: args.sweepMaxBytes,
         iters: args.iters, timeoutSeconds: args.timeoutSeconds, minBusbwGBps: all.minBusbwGBps > 0 ? all.minBusbwGBps : undefined,
     });
-    const address = new Map(args.hosts.map((h, i) => [h, mpiHosts[i]]));
-    const rounds = planPairRounds(args.hosts).map((round, r) => round.map(([a, b]) => ({
-        a, b, log: `pair-r${r + 1}-${a}+${b}.log`, cmd: cmds.pair(address.get(a) as string, address.get(b) as string).shell,
-    })));
+    const index = new Map(args.hosts.map((h, i) => [h, i]));
+    const rounds = planPairRounds(args.hosts).map((round) => round.map(([a, b]): [number, number] => [index.get(a) as number, index.get(b) as number]));
     const p = args.preflight;
     return {
         nccl_validate_group: args.group ?? "gpu_nodes",
         nccl_validate_out_dir: outDir,
         nccl_validate_fabric: args.fabric,
-        nccl_validate_hostfile: cmds.hostfile,
+        nccl_validate_hosts: args.hosts.map((name, i) => ({ name, address: mpiHosts[i] })),
+        nccl_validate_gpus_per_node: args.gpusPerNode,
         nccl_validate_hostfile_path: cmds.hostfilePath,
         nccl_validate_single_cmd: cmds.singleNode.shell,
         nccl_validate_all_fixed_cmd: cmds.allNodeFixed.shell,
         nccl_validate_all_sweep_cmd: cmds.allNodeSweep.shell,
         nccl_validate_pairwise: args.pairwise ?? "auto",
+        nccl_validate_pair_cmd: cmds.pairTemplate,
         nccl_validate_pair_rounds: rounds,
         nccl_validate_expected_gpus: p.gpus,
         nccl_validate_expected_rdma_devices: p.rdmaDevices,
@@ -236,23 +275,75 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
     };
 }
 
+/**
+ * The hostfile the role writes on the first node (playbooks/roles/nccl_validate/templates/hostfile.j2), rendered here
+ * for `rdmakit plan`: `<address> slots=<gpus per node>` per line, as commands.ts builds it. Pure.
+ */
+export function renderHostfile(vars: ValidationVars): string {
+    return vars.nccl_validate_hosts.map((h) => `${h.address} slots=${vars.nccl_validate_gpus_per_node}\n`).join("");
+}
+
+/** Log name of a pair run (round from 1), the name `nccl-report` reads the two hosts from (report.ts classifyLogName). */
+export function pairLogName(round: number, a: string, b: string): string {
+    return `pair-r${round}-${a}+${b}.log`;
+}
+
+/** One pair run as the role makes it: inventory names, log file and the filled-in command line. */
+export interface PairRun {
+    round: number;
+    a: string;
+    b: string;
+    log: string;
+    cmd: string;
+}
+
+/** Every pair run, round by round, as playbooks/roles/nccl_validate/tasks/pair_round.yml fills them in. Pure. */
+export function pairRuns(vars: ValidationVars): PairRun[][] {
+    const hosts = vars.nccl_validate_hosts;
+    return vars.nccl_validate_pair_rounds.map((round, r) => round.map(([i, j]) => ({
+        round: r + 1, a: hosts[i].name, b: hosts[j].name, log: pairLogName(r + 1, hosts[i].name, hosts[j].name),
+        cmd: fillPairTemplate(vars.nccl_validate_pair_cmd, hosts[i].address, hosts[j].address),
+    })));
+}
+
+/** SHA-256 (hex) of the variables' JSON: what the state keeps, and what the script checks the file on stdin against. */
+export function varsDigest(json: string): string {
+    return createHash("sha256").update(json).digest("hex");
+}
+
 /** Full ansible-playbook output of the validation run, under the report folder (`$RDMAKIT_OUT`). */
 export const VALIDATE_LOG_NAME = "ansible-validate.log";
 /** The Ansible failure summariser (components/provision/summarise.ts), written where AnsiblePlaybook writes it. */
 export const SUMMARISER_NAME = "ansible-summarise.cjs";
 
 /**
- * The shell run by the Command: playbook, then the grade. Inputs come through the environment so the script is
- * a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and would flood
- * `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing host, task,
- * reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
- * Exit status: the report's (0 pass, 1 fail, 2 no logs), or 1 when the playbook failed and the report passed.
+ * The shell run by the Command: playbook, then the grade. The playbook variables come on stdin (`stdin` of the
+ * Command, a pipe: no size limit), are written to a private temporary file and passed as `-e @file`: as one
+ * environment string or argument they would hit Linux's 128 KiB limit per string (MAX_ARG_STRLEN, "Argument list
+ * too long") on a large cluster. source: torvalds/linux include/uapi/linux/binfmts.h (MAX_ARG_STRLEN, 32 pages);
+ * pulumi/pulumi-command provider/pkg/provider/local/commandOutputs.go (`cmd.Stdin = strings.NewReader(stdin)`, which
+ * os/exec feeds through a pipe). The file must match the digest in `$RDMAKIT_VALIDATE_VARS_SHA256`, so an empty or
+ * cut-short stdin stops the run instead of validating something else. Other inputs come through the environment so
+ * the script is a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and
+ * would flood `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing
+ * host, task, reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
+ * Exit status: the report's (0 pass, 1 fail, 2 no logs), or 1 when the playbook failed and the report passed, or
+ * when the variables on stdin do not match their digest.
  */
 export const VALIDATE_SCRIPT = [
+    // the variables wait on fd 3 while the prelude runs, so nothing it starts (ssh-agent, ssh-add) can read them
+    "exec 3<&0 </dev/null",
     ...SSH_KEY_PRELUDE,
+    'vars="$tmp/vars.json"',
+    'cat <&3 >"$vars" && exec 3<&-',
+    // node is needed anyway (the grade below); sha256sum is not on every controller (macOS)
+    'if ! node -e \'const [f, d] = process.argv.slice(1); process.exit(require("crypto").createHash("sha256").update(require("fs").readFileSync(f)).digest("hex") === d ? 0 : 1)\' "$vars" "$RDMAKIT_VALIDATE_VARS_SHA256"; then',
+    '  echo "the validation variables on stdin ($(wc -c <"$vars") bytes) do not match their digest $RDMAKIT_VALIDATE_VARS_SHA256" >&2',
+    "  exit 1",
+    "fi",
     'rm -rf "$RDMAKIT_OUT/nccl" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
-    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "$RDMAKIT_VALIDATE_VARS" >"$log" 2>&1',
+    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "@$vars" >"$log" 2>&1',
     "play=$?",
     'if [ "$play" -ne 0 ]; then',
     '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
@@ -288,8 +379,11 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const repoRoot = path.resolve(args.repoRoot ?? path.join(__dirname, "../.."));
         this.reportDir = path.join(repoRoot, "out", args.stack);
         const inventory = pulumi.output(args.inventory).apply((p) => path.resolve(p));
+        // The variables grow with the node count (the host list): they go on stdin, which has no size limit, and
+        // only their digest into the environment and the triggers (VALIDATE_SCRIPT).
         const vars = pulumi.output(args.mpiHosts ?? args.hosts).apply((addrs) =>
             JSON.stringify(validationVars(args, addrs, path.join(this.reportDir, "nccl"))));
+        const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
         // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
@@ -301,9 +395,10 @@ export class ClusterValidation extends pulumi.ComponentResource {
             create: VALIDATE_SCRIPT,
             dir: repoRoot,
             interpreter: ["/bin/bash", "-c"],
+            stdin: vars,
             environment: {
                 RDMAKIT_INVENTORY: inventory,
-                RDMAKIT_VALIDATE_VARS: vars,
+                RDMAKIT_VALIDATE_VARS_SHA256: digest,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
@@ -315,7 +410,10 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ANSIBLE_NOCOLOR: "1",
             },
             // rerun when what is run or how it is graded changes
-            triggers: [vars, expect],
+            triggers: [digest, expect],
+            // the provider would put the last run's stdout and stderr into the environment (PULUMI_COMMAND_STDOUT), one
+            // string that grows with the report; the script does not read them
+            addPreviousOutputInEnv: false,
         }, { parent: this });
 
         const result = this.command.stdout.apply(parseResultLine);

@@ -10,6 +10,7 @@
  * the real cable length), so the two checks that read them (C5 "every host port configured", C4 cable length and
  * buffer profile) are left to RoceCluster, which runs checkConsistency against the spec before it registers anything.
  */
+import { readAnsibleRunInput } from "../../components/provision/ansible";
 import type { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
 import { parse as parseYaml } from "yaml";
 import { checkConsistency, formatViolation, readSwitchView } from "../../components/roce/consistency";
@@ -70,12 +71,19 @@ export interface InventoryHosts {
     hosts: HostPlan[];
 }
 
-/** RoCE hosts from the Ansible inventory the stack's commands carry (environment.RDMAKIT_INVENTORY, components/provision/ansible.ts). */
+/** RoCE hosts from the Ansible inventory the provisioning command carries on stdin (components/provision/ansible.ts). */
 export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[] {
     const out: InventoryHosts[] = [];
     for (const r of resources) {
         if (r.type !== TYPES.localCommand) continue;
-        const text = knownOr(() => r.props.environment?.RDMAKIT_INVENTORY);
+        const stdin = knownOr(() => r.props.stdin);
+        if (typeof stdin !== "string") continue;
+        let text: unknown;
+        try {
+            text = readAnsibleRunInput(stdin).inventory;
+        } catch {
+            continue; // another command's stdin (validation variables, a switch config)
+        }
         if (typeof text !== "string") continue;
         let doc: any;
         try {
