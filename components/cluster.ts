@@ -97,7 +97,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             }, { parent: this, dependsOn: [this.fabric] });
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
-                    inventory: this.software.inventoryFile,
+                    inventory,
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts
                     rerunOn: inventory.apply((inv) => sha256(`${this.software!.playbooksHash}\n${inv}`)),

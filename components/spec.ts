@@ -8,6 +8,7 @@ import {
     azureVmSize,
 } from "./catalog/azure";
 import { gpuModel, maxMessageBytes } from "./catalog/gpus";
+import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix } from "./catalog/software";
 import { SpecError, SpecIssue } from "./errors";
 import { cidrsOverlap, parseCidr } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
@@ -171,7 +172,15 @@ export const clusterSchema = z
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
         software: softwareSchema.default(softwareSchema.parse({})),
         validation: validationSchema.default(validationSchema.parse({})),
-        tags: z.record(z.string(), z.string()).default({}).describe("extra tags on every resource"),
+        // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource) and Azure (no
+        // < > % & \ ? / in names, 512/256, 50 per resource). source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
+        // https://learn.microsoft.com/azure/azure-resource-manager/management/tag-resources
+        tags: z.record(
+            z.string().min(1).max(128).regex(/^(?!aws:)[^<>%&\\?/]+$/i, "must not start with aws: nor contain < > % & \\ ? /"),
+            z.string().max(256),
+        ).refine((t) => Object.keys(t).length <= 40, { message: "has more than 40 tags (the kit adds its own, clouds allow 50)" })
+            .refine((t) => !("Name" in t) && !("rdmakit:cluster" in t), { message: "sets Name or rdmakit:cluster, which the kit sets itself" })
+            .default({}).describe("extra tags on every resource"),
         aws: awsSchema.optional(),
         azure: azureSchema.optional(),
         roce: roceSpecSchema.optional(),
@@ -258,6 +267,13 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
             allowed: `at most ${cap} (${cap / 1024 ** 3} GiB), or leave it out`,
         });
     }
+    if (spec.fabric !== "aws-efa" && sw.ofedSource === "doca" && ofedInfoPrefix(sw.docaVersion) === undefined) {
+        issues.push({
+            path: "cluster.software.docaVersion", value: sw.docaVersion,
+            message: "is a DOCA release line the kit cannot recognise once installed (ofed_info -s), so every run would reinstall it",
+            allowed: Object.keys(DOCA_OFED_INFO_PREFIX).map((l) => `${l}.x`).join(", "),
+        });
+    }
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user, spec.software, spec.provision));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
@@ -265,6 +281,14 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
         // one plan for every host: same rails and GPUs, or the hostfile slots, preflight counts and NCCL
         // environment would be wrong for the others
         const [first, ...rest] = spec.roce.hosts;
+        const users = new Set(spec.roce.hosts.map((h) => h.sshUser ?? spec.ssh.user ?? "root"));
+        if (users.size > 1) {
+            issues.push({
+                path: "cluster.roce.hosts", value: [...users],
+                message: "log in as different users; mpirun on the first host starts ranks on the others as its own user",
+                allowed: "one user for every host (cluster.ssh.user, or the same hosts[].sshUser everywhere)",
+            });
+        }
         rest.forEach((h, j) => {
             const i = j + 1;
             if (h.railNics.length !== first.railNics.length) {
@@ -541,6 +565,11 @@ function fromZodIssue(zi: ZodIssue, raw: unknown): SpecIssue[] {
                 message: zi.origin === "array" ? `needs at least ${zi.minimum} entr${zi.minimum === 1 ? "y" : "ies"}` : `is too small`,
                 allowed: zi.origin === "array" ? `a list of >= ${zi.minimum}` : `${zi.inclusive ? ">=" : ">"} ${zi.minimum}`,
             }];
+        case "invalid_key": {
+            // a record key (a tag name) that its key schema refuses: report the key, not the value
+            const key = String(zi.path[zi.path.length - 1] ?? "");
+            return [{ path, value: key, message: `is not an allowed name: ${zi.issues.map((i) => i.message).join("; ")}` }];
+        }
         case "too_big":
             return [{ path, value, message: "is too large", allowed: `${zi.inclusive ? "<=" : "<"} ${zi.maximum}` }];
         default:

@@ -100,6 +100,10 @@ function raw(instanceType: string, aws: Record<string, unknown> = {}, top: Recor
         ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
         aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType, ...aws },
         tags: { team: "ml" },
+        // Blackwell needs a newer CUDA than the default pin (catalog minVersions); SSM without the user's own VPC
+        // leaves Ansible no way in, so those specs only build the fabric
+        ...(instanceType.startsWith("p6-") ? { software: { cudaVersion: "13.0" } } : {}),
+        ...(aws.access === "ssm" ? { provision: false } : {}),
         ...top,
     };
 }
@@ -270,20 +274,21 @@ describe("placement", () => {
         assert.equal(c.fabricSummary.placement, "capacity-block");
     });
 
-    test("targeted ODCR: the reservation id without a market type, with the placement group by default", async () => {
+    test("targeted ODCR: the reservation id without a market type, and no new placement group by default", async () => {
+        // a new placement group would be unrelated to the reservation (aws-efa.md §2.5)
         await build(raw("p5en.48xlarge", { capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 8 } }));
         const lt = one(T.lt).inputs;
         assert.equal(lt.instanceMarketOptions, undefined);
         assert.deepEqual(lt.capacityReservationSpecification, { capacityReservationTarget: { capacityReservationId: "cr-0abcdef0123456789" } });
-        assert.equal(one(T.asg).inputs.placementGroup, one(T.pg).state.name);
-    });
-
-    test("targeted ODCR with placementGroup false: no placement group", async () => {
-        await build(raw("p5en.48xlarge", {
-            placementGroup: false, capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 8 },
-        }));
         assert.equal(ofType(T.pg).length, 0);
         assert.equal(one(T.asg).inputs.placementGroup, undefined);
+    });
+
+    test("targeted ODCR with placementGroup true: a cluster placement group on the group", async () => {
+        await build(raw("p5en.48xlarge", {
+            placementGroup: true, capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 8 },
+        }));
+        assert.equal(one(T.asg).inputs.placementGroup, one(T.pg).state.name);
         assert.deepEqual(one(T.lt).inputs.capacityReservationSpecification, { capacityReservationTarget: { capacityReservationId: "cr-0abcdef0123456789" } });
     });
 });

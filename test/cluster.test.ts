@@ -97,8 +97,11 @@ for (const [file, fabricType, count] of [
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
         // the variables come on stdin (their size grows with the nodes), their digest in the environment
-        const vars = JSON.parse(nccl.inputs.stdin);
-        assert.equal(envOf(nccl).RDMAKIT_VALIDATE_VARS_SHA256, createHash("sha256").update(nccl.inputs.stdin).digest("hex"));
+        const input = readAnsibleRunInput(nccl.inputs.stdin);
+        const vars = JSON.parse(input.extraVars);
+        assert.equal(envOf(nccl).RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
+        // validation reaches the nodes with the inventory the software step used, carried along (no file needed)
+        assert.equal(input.inventory, readAnsibleRunInput(runs[0].inputs.stdin).inventory);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
         // the role writes the hostfile from them, one `<ip> slots=8` line per node

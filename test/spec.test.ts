@@ -127,6 +127,9 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["SSM with the kit's own VPC", () => edit(awsSpec(), (s) => (s.aws.access = "ssm")), "cluster.aws.access", ["bastion", "VPN"]],
     ["sweep larger than the GPU holds", () => edit(awsSpec(), (s) => { s.aws.instanceType = "p4d.24xlarge"; s.validation = { maxBytes: 17179869184 }; }), "cluster.validation.maxBytes", ["A100-40GB", "8 GiB"]],
     ["sweep end not a power of two", () => edit(awsSpec(), (s) => (s.validation = { maxBytes: 12 * 1024 ** 3 })), "cluster.validation.maxBytes", ["power of two"]],
+    ["tag key the cloud refuses", () => edit(awsSpec(), (s) => (s.tags = { "aws:team": "ml" })), "cluster.tags.aws:team", ["aws:"]],
+    ["tag that the kit sets itself", () => edit(awsSpec(), (s) => (s.tags = { Name: "mine" })), "cluster.tags", ["Name"]],
+    ["DOCA release the kit cannot recognise", () => edit(azureSpec(), (s) => (s.software = { docaVersion: "3.1.0" })), "cluster.software.docaVersion", ["3.2.x"]],
     ["OS disk too small", () => edit(azureSpec(), (s) => (s.azure.osDiskGiB = 10)), "cluster.azure.osDiskGiB", [">= 30"]],
 ];
 

@@ -50,6 +50,7 @@ function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
 }
 
 const GiB = 1024 ** 3;
+const INVENTORY = "all:\n  hosts:\n    node-0: {ansible_host: 10.0.1.10}\n";
 const ALL: Expectation = { minBusbwGBps: 389.6, expectedBusbwGBps: 487, gradeFromBytes: 8 * GiB, transport: "efa", requireGdr: true, source: "catalog" };
 const SINGLE: Expectation = { minBusbwGBps: 386.7, gradeFromBytes: 16 * GiB, transport: "any", requireGdr: false, source: "catalog" };
 // the component writes the Ansible failure summariser under <repoRoot>/out/<stack>/, so the root is a scratch folder
@@ -58,7 +59,7 @@ after(() => fs.rmSync(ROOT, { recursive: true, force: true }));
 
 function args(over: Partial<ComponentModule.ClusterValidationArgs> = {}): ComponentModule.ClusterValidationArgs {
     return {
-        stack: "dev", inventory: "/repo/out/dev/inventory.ini", sshPrivateKey: pulumi.secret("test-key-not-real"), fabric: "aws-efa",
+        stack: "dev", inventory: INVENTORY, sshPrivateKey: pulumi.secret("test-key-not-real"), fabric: "aws-efa",
         hosts: ["node-0", "node-1", "node-2", "node-3"], mpiHosts: ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"],
         gpusPerNode: 8, ncclEnv: { NCCL_SOCKET_IFNAME: "^docker,lo,veth" }, nccltestsDir: "/opt/nccl-tests/build", mpiHome: "/opt/amazon/openmpi",
         expectations: { all: ALL, single: SINGLE }, fixedBytes: 16 * GiB, sweepMaxBytes: 16 * GiB,
@@ -84,18 +85,20 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
     assert.equal(cmd.dir, ROOT);
     assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
-    const outDir = path.join(ROOT, "out", "dev");
+    // reports go to the program's own out/<stack>, not the kit's folder
+    const outDir = path.resolve("out", "dev");
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
-    // the variables travel on stdin (no size limit), their digest in the environment and the triggers
-    assert.equal(cmd.stdin, JSON.stringify(expectedVars));
+    // inventory and variables travel on stdin (no size limit), their digests in the environment and the triggers
+    assert.deepEqual(JSON.parse(cmd.stdin), { inventory: INVENTORY, extraVars: JSON.stringify(expectedVars) });
     const digest = createHash("sha256").update(JSON.stringify(expectedVars)).digest("hex");
+    const invDigest = createHash("sha256").update(INVENTORY).digest("hex");
     assert.equal(mod.varsDigest(JSON.stringify(expectedVars)), digest);
     // the key makes the whole environment a secret in the state
     assert.equal(cmd.environment["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270");
     assert.deepEqual(cmd.environment.value, {
-        RDMAKIT_INVENTORY: "/repo/out/dev/inventory.ini",
-        RDMAKIT_VALIDATE_VARS_SHA256: digest,
+        RDMAKIT_INVENTORY_HASH: invDigest,
+        RDMAKIT_VARS_HASH: digest,
         RDMAKIT_EXPECT: expectJson,
         RDMAKIT_OUT: outDir,
         RDMAKIT_FAIL_ON_FAILURE: "true",
@@ -105,28 +108,27 @@ test("registers the component and one local Command with exact inputs", async ()
         ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });
-    assert.deepEqual(cmd.triggers, [digest, expectJson]);
+    assert.deepEqual(cmd.triggers, [digest, invDigest, expectJson]);
     assert.equal(cmd.addPreviousOutputInEnv, false);
     assert.equal(c.reportDir, outDir);
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
     assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1/);
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
-    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\ncat <&3 >"\$vars" && exec 3<&-\n/);
+    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 \|\| exit 1\nexec 3<&-\n/);
     assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
 });
 
-test("relative inventory and repo root become absolute (the command runs in the repo root, not the program's folder)", async () => {
+test("a relative repo root becomes absolute (the command runs in the repo root, not the program's folder)", async () => {
     const rel = path.relative(process.cwd(), ROOT);
     assert.ok(!path.isAbsolute(rel));
     commandStdout = "";
-    await settle(new mod.ClusterValidation("rel", args({ inventory: "out/dev/inventory-cluster-software.yml", repoRoot: rel })));
+    await settle(new mod.ClusterValidation("rel", args({ repoRoot: rel })));
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
     assert.equal(cmd.dir, ROOT);
-    assert.equal(cmd.environment.value.RDMAKIT_INVENTORY, path.join(process.cwd(), "out/dev/inventory-cluster-software.yml"));
-    assert.equal(cmd.environment.value.RDMAKIT_OUT, path.join(ROOT, "out", "dev"));
+    assert.equal(cmd.environment.value.RDMAKIT_OUT, path.resolve("out", "dev"));
     assert.equal(cmd.environment.value.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
 });
 
@@ -184,8 +186,9 @@ test("a failed grade with a slow node comes out in the outputs", async () => {
     assert.deepEqual(await settle(c), { verdict: "FAIL", busbw: 2, size: 1073741824, slow: ["node-2"] });
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
     assert.equal(cmd.environment.value.RDMAKIT_FAIL_ON_FAILURE, "false");
-    assert.equal(JSON.parse(cmd.stdin).nccl_validate_pairwise, "always");
-    assert.equal(cmd.environment.value.RDMAKIT_VALIDATE_VARS_SHA256, createHash("sha256").update(cmd.stdin).digest("hex"));
+    const input = JSON.parse(cmd.stdin);
+    assert.equal(JSON.parse(input.extraVars).nccl_validate_pairwise, "always");
+    assert.equal(cmd.environment.value.RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
 });
 
 test("bad arguments fail before anything is registered, every problem with its path", () => {

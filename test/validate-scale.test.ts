@@ -68,7 +68,7 @@ test("1,024 nodes: no environment value or argument of the Command exceeds 32 Ki
     assert.equal(plan.validation.hostNames.length, 1024);
     const ips = addresses(1024);
     const c = new mod.ClusterValidation("big", validationArgsFromPlan(plan, "big", {
-        inventory: "/repo/out/big/inventory.yml", sshPrivateKey: pulumi.secret("test-key-not-real"), mpiHosts: ips, repoRoot: SCRATCH,
+        inventory: "all: {}\n", sshPrivateKey: pulumi.secret("test-key-not-real"), mpiHosts: ips, repoRoot: SCRATCH,
     }));
     await unwrap(c.verdict);
     const cmd = registered.find((r) => r.type === "command:local:Command" && r.name === "big-nccl")!.inputs;
@@ -85,13 +85,14 @@ test("1,024 nodes: no environment value or argument of the Command exceeds 32 Ki
     assert.equal(cmd.addPreviousOutputInEnv, false);
 
     // stdin holds every variable: the whole host list, every pair, the commands
-    const vars = JSON.parse(cmd.stdin) as ComponentModule.ValidationVars;
+    const input = JSON.parse(cmd.stdin) as { inventory: string; extraVars: string };
+    const vars = JSON.parse(input.extraVars) as ComponentModule.ValidationVars;
     assert.deepEqual(vars, mod.validationVars(validationArgsFromPlan(plan, "big"), ips, path.join(SCRATCH, "out", "big", "nccl")));
     assert.equal(vars.nccl_validate_hosts.length, 1024);
     assert.deepEqual(vars.nccl_validate_hosts[1023], { name: plan.validation.hostNames[1023], address: ips[1023] });
     assert.equal(vars.nccl_validate_pair_rounds.flat().length, 1024, "every node in two pairs");
-    assert.equal(env.RDMAKIT_VALIDATE_VARS_SHA256, createHash("sha256").update(cmd.stdin).digest("hex"));
-    assert.ok(cmd.stdin.length < 128 * KiB, `${cmd.stdin.length} bytes in the state (it was 739 KB, twice)`);
+    assert.equal(env.RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
+    assert.ok(input.extraVars.length < 128 * KiB, `${input.extraVars.length} bytes in the state (it was 739 KB, twice)`);
 
     // what rdmakit plan renders from them: the hostfile and each pair's line, as commands.ts builds them
     const cmds = buildNcclCommands({

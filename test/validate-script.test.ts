@@ -9,6 +9,7 @@
  * 2. A stand-in ansible-playbook that "fetches" a real single-node log (../shared/ref/nccl-tests-logs 05, p5, 16 GiB
  *    rows) and prints noise: the grade against the p5 plan's single-node expectation passes, the noise stays out.
  */
+import { sha256 } from "../components/provision/ansible";
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "fs";
@@ -66,16 +67,20 @@ function stub(bin: string, name: string, body: string): void {
     fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
 }
 
-/** VALIDATE_SCRIPT as the Command runs it: the variables' JSON on stdin, their digest in the environment. */
-function runScript(s: ReturnType<typeof scratch>, varsJson: string, env: Record<string, string>) {
+/**
+ * VALIDATE_SCRIPT as the Command runs it: inventory and variables on stdin (AnsibleRunInput JSON), their digests in
+ * the environment. `stdin` replaces what goes in, to feed a broken input.
+ */
+function runScript(s: ReturnType<typeof scratch>, inventory: string, varsJson: string, env: Record<string, string>, stdin?: string) {
     const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
-        cwd: ROOT, encoding: "utf8", timeout: 240_000, input: varsJson,
+        cwd: ROOT, encoding: "utf8", timeout: 240_000, input: stdin ?? JSON.stringify({ inventory, extraVars: varsJson }),
         env: {
             PATH: `${s.bin}:${process.env.PATH}`, HOME: process.env.HOME ?? s.dir,
             RDMAKIT_OUT: s.out, RDMAKIT_SSH_PRIVATE_KEY: s.key, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "",
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(s.out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
-            RDMAKIT_VALIDATE_VARS_SHA256: varsDigest(varsJson),
+            RDMAKIT_INVENTORY_HASH: sha256(inventory),
+            RDMAKIT_VARS_HASH: varsDigest(varsJson),
             ...env,
         },
     });
@@ -100,9 +105,8 @@ test("a failed preflight: Ansible output only in the log, a short summary on std
             { ...args, hosts: ["localhost"], preflight: { ...args.preflight, rdmaDevices: 1, nvswitch: false } },
             ["127.0.0.1"], path.join(s.out, "nccl"),
         );
-        const inventory = path.join(s.dir, "inventory.yml");
-        fs.writeFileSync(inventory, "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n");
-        const r = runScript(s, JSON.stringify(vars), { RDMAKIT_INVENTORY: inventory, RDMAKIT_EXPECT: "{}" });
+        const inventory = "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n";
+        const r = runScript(s, inventory, JSON.stringify(vars), { RDMAKIT_EXPECT: "{}" });
 
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
         assert.match(log, /PLAY RECAP/);
@@ -139,7 +143,7 @@ test("a healthy run: stdout is the nccl-report summary and its result line, noth
         const vars = JSON.stringify(validationVars(validationArgsFromPlan(plan, "dev"), addresses(2048), path.join(s.out, "nccl")));
         assert.ok(vars.length > 64 * 1024, `${vars.length} bytes`);
         const expect = JSON.stringify({ all: plan.validation.allNodes, single: plan.validation.singleNode });
-        const r = runScript(s, vars, { RDMAKIT_INVENTORY: path.join(s.dir, "inventory.yml"), RDMAKIT_EXPECT: expect });
+        const r = runScript(s, "all: {}\n", vars, { RDMAKIT_EXPECT: expect });
         assert.equal(r.code, 0, r.stdout + r.stderr);
         assert.doesNotMatch(r.stdout + r.stderr, /PLAY \[|TASK \[|argv:/);
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
@@ -160,20 +164,20 @@ test("variables on stdin that do not match their digest stop the run before the 
         const s = scratch();
         stub(s.bin, "ansible-playbook", 'echo ran >"$RDMAKIT_OUT/playbook-ran"');
         const vars = JSON.stringify(validationVars(validationArgsFromPlan(p5Plan(), "dev"), addresses(4), path.join(s.out, "nccl")));
-        // cut short (as a broken pipe would leave it), and empty: the digest is the one of the whole text
-        for (const input of [vars.slice(0, 1000), ""]) {
-            const r = runScript(s, input, { RDMAKIT_INVENTORY: path.join(s.dir, "inventory.yml"), RDMAKIT_EXPECT: "{}", RDMAKIT_VALIDATE_VARS_SHA256: varsDigest(vars) });
+        const whole = JSON.stringify({ inventory: "all: {}\n", extraVars: vars });
+        const other = JSON.stringify({ inventory: "all: {}\n", extraVars: vars.replace("nccl_validate", "nccl_valid8") });
+        // cut short (as a broken pipe would leave it), empty, and whole but not what the digests name
+        for (const [input, why] of [[whole.slice(0, 1000), /not JSON/], ["", /not JSON/], [other, /do not match their digests/]] as const) {
+            const r = runScript(s, "all: {}\n", vars, { RDMAKIT_EXPECT: "{}" }, input);
             assert.equal(r.code, 1, r.stdout + r.stderr);
-            assert.match(r.stderr, new RegExp(`the validation variables on stdin \\(${input.length} bytes\\) do not match their digest ${varsDigest(vars)}`));
+            assert.match(r.stderr, why);
             assert.ok(!fs.existsSync(path.join(s.out, "playbook-ran")), "the playbook did not run");
         }
     });
 
 /** An inventory of n hosts that are all this machine (local connection), named as the plan names the nodes. */
-function localInventory(dir: string, names: string[]): string {
-    const file = path.join(dir, "inventory.yml");
-    fs.writeFileSync(file, "all:\n  hosts:\n" + names.map((n) => `    ${n}:\n      ansible_connection: local\n`).join(""));
-    return file;
+function localInventory(names: string[]): string {
+    return "all:\n  hosts:\n" + names.map((n) => `    ${n}:\n      ansible_connection: local\n`).join("");
 }
 
 test("the role renders the hostfile and every pair's command line that commands.ts builds (6 hosts, real ansible-playbook)",
@@ -189,9 +193,9 @@ test("the role renders the hostfile and every pair's command line that commands.
         const args = { ...validationArgsFromPlan(plan, "dev"), group: "all", pairwise: "always" as const };
         const vars = validationVars(args, ips, path.join(s.out, "nccl"));
         const v = { ...vars, nccl_validate_remote_dir: remote, nccl_validate_hostfile_path: path.join(remote, "mpi", "hostfile") };
-        const inventory = localInventory(s.dir, names);
+        const inventory = localInventory(names);
         // the all-node and pair plays only: no GPU here for the preflight
-        const r = runScript(s, JSON.stringify(v), { RDMAKIT_INVENTORY: inventory, RDMAKIT_EXPECT: "{}", ANSIBLE_RUN_TAGS: "nccl_all,nccl_pairs" });
+        const r = runScript(s, inventory, JSON.stringify(v), { RDMAKIT_EXPECT: "{}", ANSIBLE_RUN_TAGS: "nccl_all,nccl_pairs" });
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
         assert.match(log, /PLAY RECAP/, log);
         assert.doesNotMatch(log, /failed=[1-9]|unreachable=[1-9]/, log);

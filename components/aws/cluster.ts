@@ -282,7 +282,9 @@ function createAccess(ctx: Ctx, net: Network): Access {
         rootBlockDevice: { encrypted: true, volumeType: "gp3", deleteOnTermination: true },
         tags: tagsFor(ctx, "bastion"),
         volumeTags: tagsFor(ctx, "bastion"),
-    }, o);
+        // the lookup takes the newest Ubuntu image: a newer one must not replace the bastion (new address, so a
+        // full Ansible re-run) on a later pulumi up
+    }, { ...o, ignoreChanges: ["ami"] });
     return { bastionSecurityGroupId: sg.id, bastion, keyName: key.keyName };
 }
 
@@ -380,7 +382,9 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         ...(access.instanceProfileArn ? { iamInstanceProfile: { arn: access.instanceProfileArn } } : {}),
         tagSpecifications: ["instance", "volume", "network-interface"].map((resourceType) => ({ resourceType, tags: nodeTags })),
         tags: tagsFor(ctx, "lt"),
-    }, o);
+        // with the default lookup (newest DLAMI), a newer image must not move the template and so the nodes the group
+        // replaces to another driver/EFA stack; pin cluster.aws.ami to change it on purpose
+    }, spec.aws.ami === undefined ? { ...o, ignoreChanges: ["imageId"] } : o);
 
     const group = new aws.autoscaling.Group(`${name}-nodes`, {
         region,

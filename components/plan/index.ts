@@ -1,6 +1,7 @@
 import { awsInstanceType, DLAMI_SSH_USER } from "../catalog/aws";
 import { AZURE_DEFAULT_ADMIN, AZURE_IB_PARTITION, azureVmSize } from "../catalog/azure";
 import { gpuModel, maxMessageBytes } from "../catalog/gpus";
+import { ofedInfoPrefix } from "../catalog/software";
 import { GiB } from "../catalog/types";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
@@ -51,6 +52,8 @@ export interface FabricPlan {
         forcedNet: Record<string, string>;
         singleNode: Expectation;
         allNodes: Expectation;
+        /** two-node runs (pairs) that find the slow node */
+        pair: Expectation;
         /** largest size of the sweep: cluster.validation.maxBytes, or 16 GiB capped by GPU memory */
         maxBytes: number;
         /** the one size of the fixed-size runs (single node, all nodes, pairs): every expectation grades at it */
@@ -118,7 +121,10 @@ function expectations(spec: ClusterSpec, hw: HardwareFacts, gpuModelName: string
     const opts = { minFraction: v.minFraction, maxBytes };
     const singleNode = expectationFromFacts(hw, 1, opts);
     const allNodes = expectationFromFacts(hw, spec.nodes, { ...opts, minBusbwGBps: v.minBusbwGBps });
-    return { singleNode, allNodes, maxBytes, fixedBytes: Math.max(singleNode.gradeFromBytes, allNodes.gradeFromBytes) };
+    // the runs that name a slow node are two-node runs: graded against two-node figures, not the whole cluster's
+    const pair = expectationFromFacts(hw, 2, opts);
+    const fixedBytes = Math.max(singleNode.gradeFromBytes, allNodes.gradeFromBytes, pair.gradeFromBytes);
+    return { singleNode, allNodes, pair, maxBytes, fixedBytes };
 }
 
 function common(spec: ClusterSpec, gpus: { model: string; count: number }, nvswitch: boolean, hostType: string) {
@@ -225,6 +231,7 @@ function planRoce(spec: ClusterSpec): FabricPlan {
             rdmaGbpsPerNode,
             gpuDirectRdma: true,
         },
+        // one login user for every host (the spec refuses mixed users): mpirun on the first host reaches the others as it
         sshUser: spec.ssh.user ?? first.sshUser ?? "root",
         roce: { qos },
         ncclEnv: qos.ncclEnv,
@@ -280,6 +287,8 @@ function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: num
         rdmakit_fabric: spec.fabric,
         rdmakit_gpu_count: plan.nodes.gpusPerNode,
         rdmakit_rdma_device_count: hw.rdmaDevices,
+        // the same devices the validation preflight counts
+        rdmakit_rdma_device_pattern: plan.validation.preflight.rdmaDevicePattern ?? ".*",
         nvidia_driver_branch: sw.driverBranch,
         nvidia_driver_open: sw.openKernelModules,
         nvidia_driver_fabric_manager: plan.nodes.nvswitch,
@@ -302,6 +311,8 @@ function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: num
     } else {
         vars.ofed_source = sw.ofedSource;
         vars.ofed_doca_version = sw.docaVersion;
+        // what ofed_info -s reports once this DOCA runs: the role's "already installed" probe
+        vars.ofed_doca_ofed_info_prefix = ofedInfoPrefix(sw.docaVersion);
     }
     return vars;
 }

@@ -43,6 +43,8 @@ export const SSH_KEY_PRELUDE = [
     "trap 'ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
     'printf \'%s\\n\' "$RDMAKIT_SSH_PRIVATE_KEY" >"$tmp/id"',
     'ssh-add -q "$tmp/id" 2>/dev/null || { echo "the SSH private key could not be loaded (ssh-add)" >&2; exit 1; }',
+    // ansible-playbook and what it starts do not need the key in their environment: the agent holds it
+    "unset RDMAKIT_SSH_PRIVATE_KEY",
     // Connections of this run only: ansible.cfg keeps SSH masters open (ControlPersist), and a later run reusing
     // one would forward this run's agent, gone by then (validation's mpirun needs its own forwarded agent).
     'export ANSIBLE_SSH_CONTROL_PATH_DIR="$tmp/cp"',
@@ -68,7 +70,7 @@ export function readAnsibleRunInput(stdin: string): AnsibleRunInput {
  * Node one-liner the script runs: stdin → the inventory file and $tmp/vars.json, refusing input whose digests do not
  * match the environment's (a truncated pipe must not run Ansible on half an inventory).
  */
-const UNPACK_INPUT = [
+export const UNPACK_INPUT = [
     "const fs = require('fs'), c = require('crypto');",
     "const h = (s) => c.createHash('sha256').update(s).digest('hex');",
     "let d; try { d = JSON.parse(fs.readFileSync(0, 'utf8')); } catch (e) { console.error('rdmakit: the run input on stdin is not JSON'); process.exit(1); }",
@@ -77,12 +79,25 @@ const UNPACK_INPUT = [
     "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], d.extraVars);",
 ].join(" ");
 
+/**
+ * The shell line that reads the run input (AnsibleRunInput JSON) from stdin into `$RDMAKIT_INVENTORY_FILE` and
+ * `varsFile` (a shell word), checking both against `$RDMAKIT_INVENTORY_HASH` / `$RDMAKIT_VARS_HASH`; exits 1 otherwise.
+ */
+export function unpackRunInput(varsFile: string, stdinFd = 0): string {
+    return `node -e "${UNPACK_INPUT}" ${varsFile}${stdinFd === 0 ? "" : ` <&${stdinFd}`} || exit 1`;
+}
+
+/** The pieces of a run's environment that carry the input's digests (what makes a change re-run). */
+export function runInputDigests(input: pulumi.Output<AnsibleRunInput>): { RDMAKIT_INVENTORY_HASH: pulumi.Output<string>; RDMAKIT_VARS_HASH: pulumi.Output<string> } {
+    return { RDMAKIT_INVENTORY_HASH: input.apply((i) => sha256(i.inventory)), RDMAKIT_VARS_HASH: input.apply((i) => sha256(i.extraVars)) };
+}
+
 /** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
 export const ANSIBLE_RUN_SCRIPT = [
     ...SSH_KEY_PRELUDE,
     'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")"',
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
-    `node -e "${UNPACK_INPUT}" "$tmp/vars.json" || exit 1`,
+    unpackRunInput('"$tmp/vars.json"'),
     "exec </dev/null",
     'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
     "rc=$?",

@@ -18,7 +18,7 @@ export function inventoryHosts(plan: FabricPlan, addresses: string[]): Inventory
         return {
             name,
             address: addresses[i],
-            user: hp?.sshUser ?? plan.sshUser,
+            user: plan.sshUser,
             // a host's own NCCL environment (its rail list, GID index) overrides the cluster-wide nccl_conf
             ...(hp ? { vars: { ...hp.vars, nccl_conf: hp.ncclEnv } } : {}),
         };

@@ -60,7 +60,8 @@ const name = (what: string) => z.string({ error: `${what} must be a string` })
 export const roceHostSchema = z.strictObject({
     name: name("host name").describe("Inventory name of the GPU host (also the Ansible inventory hostname)."),
     address: address.describe("Address Ansible and SSH use to reach the host (its management/bootstrap address)."),
-    sshUser: z.string().min(1).optional().describe("SSH login for Ansible. @default the cluster's ssh user (Ansible default when unset)."),
+    sshUser: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, "must be a Linux user name (lower case, digits, _ and -)").optional()
+        .describe("SSH login for Ansible and mpirun, the same on every host. @default cluster.ssh.user, else root"),
     railNics: z.array(z.string().regex(RDMA_DEVICE, {
         error: "must be an RDMA device name as `rdma link` / `ibv_devices` print it, e.g. mlx5_0 (optionally with the port, mlx5_0:1)",
     }), { error: "must be a list of RDMA device names" })
@@ -84,7 +85,8 @@ export const roceSwitchSchema = z.strictObject({
     os: z.enum(NETWORK_OS, { error: `network OS must be one of ${NETWORK_OS.join(", ")} (Cumulus/NVUE, SONiC, Arista EOS)` })
         .describe("Network OS: nvue (Cumulus Linux 5.x), sonic (config_db.json), eos (Arista CLI)."),
     managementAddress: address.describe("Address the kit SSHes to when it pushes the configuration."),
-    sshUser: z.string().min(1).optional().describe("SSH login on the switch. @default cumulus (nvue), admin (sonic, eos)"),
+    sshUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, "must be a user name (letters, digits, _ . -)").optional()
+        .describe("SSH login on the switch. @default cumulus (nvue), admin (sonic, eos)"),
     sshPort: int("SSH port", 1, 65535).optional().describe("SSH port. @default 22"),
     hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
         .min(1, { error: "must list at least one port that faces a GPU host" })

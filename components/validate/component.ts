@@ -9,7 +9,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
-import { SSH_KEY_PRELUDE } from "../provision/ansible";
+import { type AnsibleRunInput, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
 import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric } from "./commands";
 import { planPairRounds } from "./slow";
@@ -81,9 +81,8 @@ export interface ValidationRunArgs {
 /** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
 export interface ClusterValidationArgs extends ValidationRunArgs {
     /**
-     * Ansible inventory file written by the provision step (AnsiblePlaybook.inventoryFile). A relative path is taken
-     * from the working directory of the Pulumi program (where AnsiblePlaybook wrote it) and made absolute, since the
-     * playbook runs in `repoRoot`.
+     * The Ansible inventory text the provisioning run used (renderInventory). It travels on the command's stdin, so
+     * validation runs again on a fresh checkout without a file from an earlier run.
      */
     inventory: pulumi.Input<string>;
     /** SSH private key for the nodes (and the bastion); kept secret, loaded into an agent for the run only. */
@@ -335,15 +334,14 @@ export const VALIDATE_SCRIPT = [
     "exec 3<&0 </dev/null",
     ...SSH_KEY_PRELUDE,
     'vars="$tmp/vars.json"',
-    'cat <&3 >"$vars" && exec 3<&-',
-    // node is needed anyway (the grade below); sha256sum is not on every controller (macOS)
-    'if ! node -e \'const [f, d] = process.argv.slice(1); process.exit(require("crypto").createHash("sha256").update(require("fs").readFileSync(f)).digest("hex") === d ? 0 : 1)\' "$vars" "$RDMAKIT_VALIDATE_VARS_SHA256"; then',
-    '  echo "the validation variables on stdin ($(wc -c <"$vars") bytes) do not match their digest $RDMAKIT_VALIDATE_VARS_SHA256" >&2',
-    "  exit 1",
-    "fi",
+    // inventory and variables from stdin (AnsibleRunInput, as the provisioning run takes them), checked against
+    // their digests: the inventory travels with the run, so no file from an earlier run has to still exist
+    'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
+    unpackRunInput('"$vars"', 3),
+    "exec 3<&-",
     'rm -rf "$RDMAKIT_OUT/nccl" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
-    'ansible-playbook -i "$RDMAKIT_INVENTORY" --private-key "$tmp/id" playbooks/validate.yml -e "@$vars" >"$log" 2>&1',
+    'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" playbooks/validate.yml -e "@$vars" >"$log" 2>&1',
     "play=$?",
     'if [ "$play" -ne 0 ]; then',
     '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
@@ -377,12 +375,15 @@ export class ClusterValidation extends pulumi.ComponentResource {
         // The command runs in repoRoot, so every path it is given is absolute: a relative one would be read from
         // repoRoot instead of the program's directory when the package is imported from another project.
         const repoRoot = path.resolve(args.repoRoot ?? path.join(__dirname, "../.."));
-        this.reportDir = path.join(repoRoot, "out", args.stack);
-        const inventory = pulumi.output(args.inventory).apply((p) => path.resolve(p));
-        // The variables grow with the node count (the host list): they go on stdin, which has no size limit, and
-        // only their digest into the environment and the triggers (VALIDATE_SCRIPT).
+        // reports belong to the program's project (its out/<stack>, beside the Ansible logs), also when the kit is
+        // imported from node_modules
+        this.reportDir = path.resolve("out", args.stack);
+        // The inventory and the variables grow with the node count: they go on stdin, which has no size limit, and
+        // only their digests into the environment and the triggers (VALIDATE_SCRIPT).
         const vars = pulumi.output(args.mpiHosts ?? args.hosts).apply((addrs) =>
             JSON.stringify(validationVars(args, addrs, path.join(this.reportDir, "nccl"))));
+        const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({ inventory, extraVars }));
+        const digests = runInputDigests(input);
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
@@ -395,10 +396,9 @@ export class ClusterValidation extends pulumi.ComponentResource {
             create: VALIDATE_SCRIPT,
             dir: repoRoot,
             interpreter: ["/bin/bash", "-c"],
-            stdin: vars,
+            stdin: input.apply((i) => JSON.stringify(i)),
             environment: {
-                RDMAKIT_INVENTORY: inventory,
-                RDMAKIT_VALIDATE_VARS_SHA256: digest,
+                ...digests,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
@@ -410,7 +410,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ANSIBLE_NOCOLOR: "1",
             },
             // rerun when what is run or how it is graded changes
-            triggers: [digest, expect],
+            triggers: [digest, digests.RDMAKIT_INVENTORY_HASH, expect],
             // the provider would put the last run's stdout and stderr into the environment (PULUMI_COMMAND_STDOUT), one
             // string that grows with the report; the script does not read them
             addPreviousOutputInEnv: false,

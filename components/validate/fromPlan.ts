@@ -12,6 +12,12 @@ import type { ClusterValidationArgs, ValidationRunArgs } from "./component";
  */
 export const KIT_INVENTORY_GROUP = "all";
 
+/**
+ * Open MPI refuses to start as root unless both variables are set (Open MPI 4+ mpirun man page, "Running as root");
+ * bare-metal hosts reached as root are common.
+ */
+export const OPEN_MPI_AS_ROOT: Record<string, string> = { OMPI_ALLOW_RUN_AS_ROOT: "1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1" };
+
 /** What the plan cannot know: how the nodes are reached and what a failure does. */
 export type ValidationSiteArgs = Omit<ClusterValidationArgs, keyof ValidationRunArgs>;
 
@@ -34,10 +40,10 @@ export function validationArgsFromPlan(
         hosts: v.hostNames,
         gpusPerNode: plan.nodes.gpusPerNode,
         // the plan's environment as every job gets it, plus the network forced for validation only
-        ncclEnv: { ...plan.ncclEnv, ...v.forcedNet },
+        ncclEnv: { ...plan.ncclEnv, ...v.forcedNet, ...(plan.sshUser === "root" ? OPEN_MPI_AS_ROOT : {}) },
         nccltestsDir: v.ncclTestsDir,
         mpiHome: v.mpiHome,
-        expectations: { all: v.allNodes, single: v.singleNode },
+        expectations: { all: v.allNodes, single: v.singleNode, pair: v.pair },
         fixedBytes: v.fixedBytes,
         sweepMaxBytes: v.maxBytes,
         preflight: v.preflight,
