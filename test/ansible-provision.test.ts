@@ -186,7 +186,9 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         // The key is secret in the environment map.
         assert.equal(await pulumi.isSecret(pb.run.environment), true);
         // The run script never echoes the key: it is only written to a file and loaded into the run's agent.
-        assert.equal(ansible.ANSIBLE_RUN_SCRIPT.match(/RDMAKIT_SSH_PRIVATE_KEY/g)?.length, 1);
+        // (its only other mention is the unset that keeps it out of ansible-playbook's environment)
+        assert.equal(ansible.ANSIBLE_RUN_SCRIPT.match(/RDMAKIT_SSH_PRIVATE_KEY/g)?.length, 2);
+        assert.match(ansible.ANSIBLE_RUN_SCRIPT, /\nunset RDMAKIT_SSH_PRIVATE_KEY\n/);
         assert.match(ansible.ANSIBLE_RUN_SCRIPT, /printf '%s\\n' "\$RDMAKIT_SSH_PRIVATE_KEY" >"\$tmp\/id"/);
         assert.match(ansible.ANSIBLE_RUN_SCRIPT, /umask 077/);
         fs.rmSync(outDir, { recursive: true });
