@@ -95,6 +95,13 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     }
 
     if (plan.roce) {
+        for (const sw of r.spec.roce!.switches.filter((s) => s.os !== "eos")) {
+            checks.push({
+                name: `switch ${sw.name}: SSH host key pinned (cluster.roce.switches[].hostKey)`,
+                ok: sw.hostKey !== undefined, mandatory: false,
+                detail: sw.hostKey ? undefined : `without it the push does not verify ${sw.managementAddress}; add the line ssh-keyscan -t ed25519 ${sw.managementAddress} prints`,
+            });
+        }
         const rendered = renderSwitchConfigs(plan.roce.qos);
         for (const c of rendered) files[`switches/${c.fileName}`] = c.text;
         const violations = checkConsistency(plan.roce.qos, rendered);

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
-import { spec } from "./fixtures/roce/helpers";
+import { roceSpecSchema } from "../components/roce/spec";
+import { spec, specInput } from "./fixtures/roce/helpers";
 
 interface Rec { type: string; name: string; inputs: Record<string, any> }  
 const created: Rec[] = [];
@@ -37,6 +38,16 @@ async function build(name: string, s = spec(), extra: Partial<import("../compone
 }
 
 describe("RoceCluster under mocks", () => {
+    it("a switch host key from the spec is checked on its push", async () => {
+        const input = specInput();
+        const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u leaf-sonic";
+        (input.switches as any[])[0].hostKey = hostKey;
+        await build("hk", roceSpecSchema.parse(input));
+        const cmds = byName("hk");
+        assert.equal(reveal(cmds["leaf-sonic-qos"].inputs.connection).hostKey, hostKey);
+        assert.equal(reveal(cmds["leaf-nvue-qos"].inputs.connection).hostKey, undefined);
+    });
+
     it("registers the component and one push per switch: remote SSH for SONiC/NVUE, Ansible (local) for EOS", async () => {
         const c = await build("fab");
         assert.equal(created.filter((r) => r.type === "rdmakit:index:RoceCluster").length, 1);
@@ -53,6 +64,7 @@ describe("RoceCluster under mocks", () => {
         assert.ok(SECRET_SIG in nvue.connection, "the connection (with the private key) is a secret");
         const conn = reveal(nvue.connection);
         assert.deepEqual([conn.host, conn.user, conn.port], ["10.0.1.2", "cumulus", 22]);
+        assert.equal(conn.hostKey, undefined, "no host key in the spec: nothing to pin");
         assert.match(conn.privateKey, /BEGIN OPENSSH PRIVATE KEY/);
         assert.match(nvue.create, new RegExp(rendered["leaf-nvue"].digest));
         assert.match(nvue.create, /nv config patch "\$f\.new" && nv config apply -y && nv config save/);

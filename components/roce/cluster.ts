@@ -73,13 +73,18 @@ export class RoceCluster extends pulumi.ComponentResource {
         const key = args.sshPrivateKey === undefined ? undefined : pulumi.secret(args.sshPrivateKey);
         this.pushes = {};
         if (push) {
+            const hostKeys = new Map(args.spec.switches.map((s) => [s.name, s.hostKey]));
             for (const cfg of rendered) {
                 const sw = plan.switches.find((s) => s.name === cfg.switch)!;
                 const cmd = pushCommandFor(cfg, sw, outDir);
                 const resName = `${name}-${sw.name}-qos`;
                 if (cmd.via === "remote") {
                     this.pushes[sw.name] = new command.remote.Command(resName, {
-                        connection: { host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}) },
+                        connection: {
+                            host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}),
+                            // verified when the spec pins it; @pulumi/command ignores the host key otherwise
+                            ...(hostKeys.get(sw.name) ? { hostKey: hostKeys.get(sw.name) } : {}),
+                        },
                         create: cmd.create,
                         update: cmd.update,
                         delete: cmd.delete,

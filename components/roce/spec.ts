@@ -88,6 +88,9 @@ export const roceSwitchSchema = z.strictObject({
     sshUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, "must be a user name (letters, digits, _ . -)").optional()
         .describe("SSH login on the switch. @default cumulus (nvue), admin (sonic, eos)"),
     sshPort: int("SSH port", 1, 65535).optional().describe("SSH port. @default 22"),
+    hostKey: z.string().regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
+        .optional()
+        .describe("The switch's SSH host key; pushes check it (without it, @pulumi/command remote pushes do not verify the switch)."),
     hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
         .min(1, { error: "must list at least one port that faces a GPU host" })
         .describe("Front-panel ports that face GPU-host rail NICs; they get the RoCE QoS, PFC watchdog and MTU."),
