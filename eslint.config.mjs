@@ -15,4 +15,10 @@ export default tseslint.config(
             "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
         },
     },
+    {
+        // the installed command's launcher: plain CommonJS that loads the TypeScript CLI through tsx
+        files: ["bin/*.cjs"],
+        languageOptions: { sourceType: "commonjs", globals: { require: "readonly" } },
+        rules: { "@typescript-eslint/no-require-imports": "off" },
+    },
 );
