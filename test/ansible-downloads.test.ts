@@ -9,6 +9,7 @@ import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
+import { freePort } from "./fixtures/ports";
 import * as os from "node:os";
 import * as path from "node:path";
 
@@ -39,17 +40,6 @@ function runRole(dir: string, role: string, tasksFrom: string, vars: Record<stri
         { cwd: ROOT, env, encoding: "utf8" });
     const recap = /localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)/.exec(r.stdout);
     return { rc: r.status, out: r.stdout + r.stderr, changed: Number(recap?.[2] ?? -1), failed: Number(recap?.[3] ?? -1) };
-}
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => {
-            const port = (srv.address() as net.AddressInfo).port;
-            srv.close(() => resolve(port));
-        });
-    });
 }
 
 test("efa: installer verified by GPG signature without a checksum, or by the checksum", { timeout: 300_000 }, async (t) => {

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
+import { freePort } from "./fixtures/ports";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
@@ -36,17 +37,6 @@ function missingTools(): string[] {
         if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) missing.push(tool);
     }
     return missing;
-}
-
-function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const srv = net.createServer();
-        srv.once("error", reject);
-        srv.listen(0, "127.0.0.1", () => {
-            const port = (srv.address() as net.AddressInfo).port;
-            srv.close(() => resolve(port));
-        });
-    });
 }
 
 interface PlaybookRun { rc: number; output: string; }

@@ -11,7 +11,7 @@ import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { type AnsibleRunInput, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
 import { summariserScript } from "../provision/summarise";
-import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric } from "./commands";
+import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 
@@ -35,7 +35,7 @@ export interface PreflightExpectation {
  * What the validation runs: every value `validationVars` reads. Plain values from the plan
  * (`validationArgsFromPlan` in ./fromPlan.ts builds them for `pulumi up` and `rdmakit plan` alike).
  */
-export interface ValidationRunArgs {
+export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gpusPerNode" | "ncclEnv" | "nccltestsDir" | "mpiHome"> {
     /** Stack name; reports go to `out/<stack>/`, logs to `out/<stack>/nccl/`. */
     stack: string;
     /**
@@ -43,16 +43,8 @@ export interface ValidationRunArgs {
      * @default "gpu_nodes"
      */
     group?: string;
-    fabric: Fabric;
     /** Inventory host names in placement order. Plain: it decides the pair schedule. */
     hosts: string[];
-    gpusPerNode: number;
-    /** NCCL environment from the plan, with the forced network (`{...plan.ncclEnv, ...plan.validation.forcedNet}`). */
-    ncclEnv: Record<string, string>;
-    /** Folder of the nccl-tests binaries on the nodes. */
-    nccltestsDir: string;
-    /** MPI installation on the nodes (`/opt/amazon/openmpi`, `/opt/hpcx/ompi`, ...). */
-    mpiHome: string;
     /** Thresholds from the plan: all-node, single-node (NVLink) and pair runs. */
     expectations: { all: Expectation; single?: Expectation; pair?: Expectation };
     /**
