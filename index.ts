@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { RdmaCluster } from "./components/cluster";
+import type { ClusterSpecInput } from "./components/types";
 
 /*
  * The `pulumi up` program: stack config → spec → RdmaCluster → stack outputs. `rdmakit plan` runs this same
@@ -7,7 +8,7 @@ import { RdmaCluster } from "./components/cluster";
  */
 const config = new pulumi.Config("rdmakit");
 const cluster = new RdmaCluster(pulumi.getStack(), {
-    spec: config.requireObject<unknown>("cluster"),
+    spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
 });

@@ -7,15 +7,20 @@ import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, sha256 } from "./provision/ansible";
 import { nodeInventory } from "./provision/nodes";
 import { RoceCluster } from "./roce/cluster";
+import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
+import type { ClusterSpecInput } from "./types";
 import { ClusterValidation } from "./validate/component";
 import { validationArgsFromPlan } from "./validate/fromPlan";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 
 export interface RdmaClusterArgs {
-    /** The cluster spec: the raw `rdmakit:cluster` config value, or a spec from `parseClusterSpec`. */
-    spec: unknown;
+    /**
+     * The cluster spec: what the stack config key `rdmakit:cluster` holds (a spec from `parseClusterSpec` is one
+     * too). Checked by the same schema as the stack config, every problem at once, before anything is created.
+     */
+    spec: ClusterSpecInput;
     /**
      * SSH private key for Ansible (and the switches on bare metal). Required when `spec.provision` is true.
      * Pass it as a secret (`config.requireSecret`); it is written to a 0600 file only while Ansible runs.
@@ -28,58 +33,88 @@ export interface RdmaClusterArgs {
     sshPrivateKeyIsSecret?: boolean;
 }
 
+/** What the validation step found. */
 export interface ValidationOutputs {
+    /** pass or fail, with the cause */
     verdict: pulumi.Output<string>;
-    busbwGBps: pulumi.Output<number | null>;
+    /** all-node busbw at the graded size, GB/s; unset when the run produced none */
+    busbwGBps: pulumi.Output<number | undefined>;
+    /** nodes the slow-node search named */
     slowNodes: pulumi.Output<string[]>;
+    /** folder with the report (text, JSON, chart) */
     reportDir: string;
 }
+
+/** What TypeScript callers read and the multi-language schema leaves out (see components/internal.ts). */
+interface RdmaClusterParts {
+    spec: ClusterSpec;
+    plan: FabricPlan;
+    fabric: AwsEfaCluster | AzureInfinibandCluster | RoceCluster;
+    software?: AnsiblePlaybook;
+}
+const parts = new Internals<RdmaCluster, RdmaClusterParts>();
 
 /**
  * An RDMA GPU cluster: the fabric component the spec names, then the node software (site.yml), then nccl-tests
  * (validate.yml) graded against the plan. Every decision comes from `planCluster`; this class only wires.
  */
 export class RdmaCluster extends pulumi.ComponentResource {
-    public readonly spec: ClusterSpec;
-    public readonly plan: FabricPlan;
+    /** The fabric: aws-efa, azure-ib or roce. */
+    public readonly fabricKind: string;
+    /** GPU nodes in the cluster. */
+    public readonly nodeCount: number;
+    /** Login user on the nodes. */
+    public readonly sshUser: string;
     /** Private addresses of the GPU nodes (bare metal: the host addresses). */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
     /** Bastion / jump host address, when the fabric has one. */
     public readonly entryAddress: pulumi.Output<string | undefined>;
-    public readonly fabric: AwsEfaCluster | AzureInfinibandCluster | RoceCluster;
-    public readonly software?: AnsiblePlaybook;
+    /** The NCCL environment every rank runs with. */
+    public readonly ncclEnv: Record<string, string>;
+    /** The validation step's result; unset when provisioning or validation is off. */
     public readonly validation?: ValidationOutputs;
+
+    /** The parsed spec, defaults applied. */
+    get spec(): ClusterSpec { return parts.of(this).spec; }
+    /** Every decision about the cluster (planCluster of the spec). */
+    get plan(): FabricPlan { return parts.of(this).plan; }
+    /** The fabric component the spec names. */
+    get fabric(): AwsEfaCluster | AzureInfinibandCluster | RoceCluster { return parts.of(this).fabric; }
+    /** The node software step (site.yml); unset when `provision` is false. */
+    get software(): AnsiblePlaybook | undefined { return parts.of(this).software; }
 
     constructor(name: string, args: RdmaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Everything is checked before the first resource (this component included) is registered.
         const { spec, plan: decided } = decide(args);
         super(RDMA_CLUSTER_TOKEN, name, {}, opts);
-        this.spec = spec;
-        this.plan = decided;
-        const plan = this.plan;
+        const plan = decided;
+        this.fabricKind = spec.fabric;
+        this.nodeCount = plan.nodes.count;
+        this.sshUser = plan.sshUser;
+        this.ncclEnv = plan.ncclEnv;
         const parent = { parent: this };
+        let fabric: RdmaClusterParts["fabric"];
+        let software: AnsiblePlaybook | undefined;
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         switch (spec.fabric) {
             case "aws-efa": {
-                const aws = new AwsEfaCluster(`${name}-aws`, { spec, plan }, parent);
-                this.fabric = aws;
+                const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
+                fabric = aws;
                 this.nodePrivateIps = aws.nodePrivateIps;
                 entryAddress = aws.bastionAddress;
                 break;
             }
             case "azure-ib": {
-                const az = new AzureInfinibandCluster(`${name}-azure`, { spec, plan }, parent);
-                this.fabric = az;
+                const az = new AzureInfinibandCluster(`${name}-azure`, { spec }, parent);
+                fabric = az;
                 this.nodePrivateIps = az.nodePrivateIps;
                 entryAddress = az.jumpHostAddress;
                 break;
             }
             case "roce": {
-                const roce = new RoceCluster(`${name}-roce`, {
-                    spec: spec.roce!, qos: plan.roce!.qos, sshPrivateKey: args.sshPrivateKey, pushSwitchConfig: spec.provision,
-                }, parent);
-                this.fabric = roce;
+                const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.sshPrivateKey }, parent);
+                fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
                 break;
             }
@@ -89,24 +124,28 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
         if (spec.provision) {
             const inventory = nodeInventory(plan, this.nodePrivateIps, entry);
-            this.software = new AnsiblePlaybook(`${name}-software`, {
+            software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
                 inventory,
                 sshPrivateKey: args.sshPrivateKey!,
-            }, { parent: this, dependsOn: [this.fabric] });
+            }, { parent: this, dependsOn: [fabric] });
+            const playbooksHash = software.playbooksHash;
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     inventory,
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts
-                    rerunOn: inventory.apply((inv) => sha256(`${this.software!.playbooksHash}\n${inv}`)),
+                    rerunOn: inventory.apply((inv) => sha256(`${playbooksHash}\n${inv}`)),
                     mpiHosts: this.nodePrivateIps,
-                }), { parent: this, dependsOn: [this.software] });
-                this.validation = { verdict: v.verdict, busbwGBps: v.busbwGBps, slowNodes: v.slowNodes, reportDir: v.reportDir };
+                }), { parent: this, dependsOn: [software] });
+                this.validation = {
+                    verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
+                };
             }
         }
 
+        parts.set(this, { spec, plan, fabric, software });
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
             entryAddress: this.entryAddress,

@@ -1,3 +1,4 @@
+import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { AWS_INSTANCE_TYPES, AwsInstanceType, awsInstanceType, EFA_INSTALLER_OFI_NCCL } from "./catalog/aws";
 import {
@@ -9,7 +10,7 @@ import {
 } from "./catalog/azure";
 import { gpuModel, maxMessageBytes } from "./catalog/gpus";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix } from "./catalog/software";
-import { SpecError, SpecIssue } from "./errors";
+import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { cidrsOverlap, parseCidr } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
 
@@ -21,6 +22,38 @@ import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
 const cidr = z
     .string()
     .refine((s) => parseCidr(s) !== undefined, { message: "must be an IPv4 CIDR block such as 10.0.0.0/16" });
+
+/** Ids a program may take from another resource or stack: checked here when given as a string, when known otherwise. */
+export const DEFERRED_IDS = {
+    vpcId: { re: /^vpc-[0-9a-f]{8,17}$/, allowed: "a VPC id such as vpc-0123abcd" },
+    subnetId: { re: /^subnet-[0-9a-f]{8,17}$/, allowed: "a subnet id such as subnet-0123abcd" },
+    // Azure resource group names: 1-90 of letters, digits, _ ( ) - . and not ending in '.'.
+    // source: https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules#microsoftresources
+    resourceGroupName: { re: /^[-\w.()]{0,89}[-\w()]$/u, allowed: "an Azure resource group name (1-90 letters, digits, _ ( ) - ., not ending in .)" },
+} as const;
+
+/** A value a program hands over that is not known yet: an Output or a Promise. */
+export function isDeferred(v: unknown): v is pulumi.Output<string> | Promise<string> {
+    return pulumi.Output.isInstance(v) || v instanceof Promise;
+}
+
+const idInput = (kind: keyof typeof DEFERRED_IDS) => z.custom<pulumi.Input<string>>(
+    (v) => isDeferred(v) || (typeof v === "string" && DEFERRED_IDS[kind].re.test(v)),
+    { message: `must be ${DEFERRED_IDS[kind].allowed} (or a pulumi Output of one)` },
+);
+
+/**
+ * The id as an Output that fails the deployment, naming the field, when a value that was not known at parse time
+ * turns out to be malformed.
+ */
+export function checkedId(value: pulumi.Input<string>, kind: keyof typeof DEFERRED_IDS, field: string): pulumi.Output<string> {
+    return pulumi.output(value).apply((v) => {
+        if (typeof v !== "string" || !DEFERRED_IDS[kind].re.test(v)) {
+            throw new pulumi.InputPropertyError({ propertyPath: field, reason: `${JSON.stringify(v)} is not ${DEFERRED_IDS[kind].allowed}` });
+        }
+        return v;
+    });
+}
 
 const sshSchema = z
     .strictObject({
@@ -98,10 +131,10 @@ const awsSchema = z
         rootVolumeGiB: z.int().min(50).max(16384).default(200).describe("encrypted gp3 root volume size"),
         network: z
             .strictObject({
-                vpcId: z.string().regex(/^vpc-[0-9a-f]{8,17}$/, "must be a VPC id such as vpc-0123abcd").optional(),
+                vpcId: idInput("vpcId").optional(),
                 subnets: z
                     .array(z.strictObject({
-                        id: z.string().regex(/^subnet-[0-9a-f]{8,17}$/, "must be a subnet id such as subnet-0123abcd"),
+                        id: idInput("subnetId"),
                         availabilityZone: z.string(),
                     }))
                     .min(1)
@@ -139,7 +172,7 @@ const azureSchema = z
     .strictObject({
         location: z.string().regex(/^[a-z0-9]+$/, "must be an Azure region name such as eastus"),
         vmSize: z.string().describe("InfiniBand VM size, e.g. Standard_ND96isr_H100_v5"),
-        resourceGroupName: z.string().optional().describe("existing resource group; default: the kit creates one"),
+        resourceGroupName: idInput("resourceGroupName").optional().describe("existing resource group; default: the kit creates one"),
         vnetCidr: cidr.default("10.10.0.0/16").describe("must not overlap 172.16.0.0/16 (Azure's RDMA network)"),
         subnetCidr: cidr.default("10.10.0.0/24"),
         image: z
@@ -190,7 +223,7 @@ export const clusterSchema = z
 export type ClusterSpec = z.infer<typeof clusterSchema> & { nodes: number };
 export type AwsSpec = z.infer<typeof awsSchema>;
 export type AzureSpec = z.infer<typeof azureSchema>;
-export type Fabric = ClusterSpec["fabric"];
+export { Fabric } from "./types";
 
 /** Keys that would hold secrets: refused with a pointer to Pulumi secrets, and their values never shown. */
 const SECRET_KEYS: Record<string, string> = {
@@ -212,6 +245,19 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     issues.push(...crossChecks(spec));
     if (issues.length > 0) throw new SpecError(issues);
     return { ...spec, nodes: spec.nodes ?? spec.roce?.hosts.length ?? 0 };
+}
+
+/**
+ * A component's `spec` argument, parsed as the stack config is: the same errors, as Pulumi's InputPropertiesError
+ * (each property path shown by the engine), thrown before the component registers anything.
+ */
+export function parseSpecArg(raw: unknown, context: string): ClusterSpec {
+    try {
+        return parseClusterSpec(raw);
+    } catch (e) {
+        if (e instanceof SpecError) throw toInputPropertiesError(new SpecError(e.issues, `${context}: invalid cluster spec`));
+        throw e;
+    }
 }
 
 function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {

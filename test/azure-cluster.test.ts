@@ -2,7 +2,6 @@ import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
-import { planCluster } from "../components/plan";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
@@ -74,8 +73,8 @@ function unwrap<T>(o: pulumi.Output<T>): Promise<T> {
 }
 
 /** Builds a cluster and waits until every child is registered (all outputs resolved). */
-async function build(name: string, spec: ReturnType<typeof azureSpec>, plan?: ReturnType<typeof planCluster>) {
-    const cluster = new mod.AzureInfinibandCluster(name, { spec, plan });
+async function build(name: string, spec: ReturnType<typeof azureSpec>) {
+    const cluster = new mod.AzureInfinibandCluster(name, { spec });
     const out = {
         nodePrivateIps: await unwrap(cluster.nodePrivateIps),
         jumpHostAddress: await unwrap(cluster.jumpHostAddress),
@@ -283,11 +282,11 @@ test("an existing resource group is used, not created", async () => {
 });
 
 /** Runs the constructor, expecting InputPropertiesError; returns its property paths. Nothing may be registered. */
-function refused(name: string, spec: any, plan?: any): { paths: string[]; message: string } {
+function refused(name: string, spec: any): { paths: string[]; message: string } {
     const before = registered.length;
     let err: unknown;
     try {
-        new mod.AzureInfinibandCluster(name, { spec, plan });
+        new mod.AzureInfinibandCluster(name, { spec });
     } catch (e) {
         err = e;
     }
@@ -313,6 +312,5 @@ test("bad input is refused before anything is created, with the field named", ()
     assert.deepEqual(many.paths.sort(), ["cluster.azure.passwordAuthentication", "cluster.azure.vnetCidr", "cluster.nodes"]);
 
     assert.deepEqual(refused("bad3", azureSpec("bad3", 4, (s) => (s.ssh.user = "admin"))).paths, ["cluster.ssh.user"]);
-    assert.deepEqual(refused("bad4", azureSpec("bad4", 4), planCluster(azureSpec("bad4", 8))).paths, ["plan"]);
     assert.equal(registered.filter((r) => r.name.startsWith("bad")).length, 0);
 });

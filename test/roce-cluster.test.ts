@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
-import { roceSpecSchema } from "../components/roce/spec";
+import { roceSpecSchema, type RoceSpec } from "../components/roce/spec";
+import type { ClusterSpecInput } from "../components/types";
 import { spec, specInput } from "./fixtures/roce/helpers";
 
 interface Rec { type: string; name: string; inputs: Record<string, any> }  
@@ -29,9 +30,14 @@ before(async () => {
 });
 beforeEach(() => { created.length = 0; });
 
+/** The whole cluster spec around a `cluster.roce` section, as RoceCluster takes it. */
+function cluster(roce: RoceSpec): ClusterSpecInput {
+    return { name: "lab", fabric: "roce", ssh: { allowedCidrs: ["10.0.0.0/8"] }, roce };
+}
+
 /** Builds a cluster and waits until its resources are registered. */
 async function build(name: string, s = spec(), extra: Partial<import("../components/roce/cluster").RoceClusterArgs> = {}) {
-    const c = new mod.RoceCluster(name, { spec: s, sshPrivateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n"), ...extra });
+    const c = new mod.RoceCluster(name, { spec: cluster(s), sshPrivateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n"), ...extra });
     await unwrap(c.switchConfigDigests);
     await new Promise((r) => setTimeout(r, 50));
     return c;
@@ -139,16 +145,15 @@ describe("RoceCluster under mocks", () => {
     it("an invalid spec fails before any child is created, naming the field", async () => {
         const s = spec();
         s.qos.cnpDscp = s.qos.roceDscp;
-        assert.throws(() => new mod.RoceCluster("bad", { spec: s }), (e: unknown) => e instanceof Error && /cluster\.roce\.qos\.cnpDscp/.test(e.message));
+        assert.throws(() => new mod.RoceCluster("bad", { spec: cluster(s) }), (e: unknown) => e instanceof Error && /cluster\.roce\.qos\.cnpDscp/.test(e.message));
         await new Promise((r) => setTimeout(r, 20));
         assert.equal(commands("bad").length, 0);
     });
 
-    it("a caller's plan that breaks a consistency rule is refused", async () => {
-        const plan = planQos(spec());
-        plan.hosts[0].ncclEnv.NCCL_IB_TC = "104";
-        assert.throws(() => new mod.RoceCluster("incons", { spec: spec(), qos: plan }), (e: unknown) => e instanceof Error && /\[C8\] gpu01/.test(e.message));
+    it("a spec of another fabric is refused before anything is created", async () => {
+        const other = { ...cluster(spec()), fabric: "aws-efa" as const };
+        assert.throws(() => new mod.RoceCluster("wrongfab", { spec: other }), (e: unknown) => e instanceof Error && /cluster\.roce/.test(e.message));
         await new Promise((r) => setTimeout(r, 20));
-        assert.equal(commands("incons").length, 0);
+        assert.equal(commands("wrongfab").length, 0);
     });
 });

@@ -21,14 +21,9 @@ export function checkAwsClusterInput(spec: ClusterSpec, plan: FabricPlan | undef
     }
     if (!plan) return issues; // only when fabric is wrong, reported above
     if (plan.fabric !== "aws-efa" || !plan.aws) {
-        issues.push({ path: "plan.fabric", value: plan.fabric, message: "is not an aws-efa plan", allowed: "planCluster(spec) of this spec, or leave plan out" });
+        issues.push({ path: "plan.fabric", value: plan.fabric, message: "is not an aws-efa plan", allowed: "the plan of an aws-efa spec" });
         return issues;
     }
-    const disagree = (path: string, got: unknown, want: unknown, specPath: string) =>
-        issues.push({ path, value: got, message: `disagrees with ${specPath}`, allowed: `${String(want)} (planCluster(spec) of this spec, or leave plan out)` });
-    if (plan.cluster !== spec.name) disagree("plan.cluster", plan.cluster, spec.name, "cluster.name");
-    if (plan.aws.instanceType !== aws.instanceType) disagree("plan.aws.instanceType", plan.aws.instanceType, aws.instanceType, "cluster.aws.instanceType");
-    if (plan.nodes.count !== spec.nodes) disagree("plan.nodes.count", plan.nodes.count, spec.nodes, "cluster.nodes");
     if (plan.aws.interfaces.length === 0) {
         issues.push({ path: "plan.aws.interfaces", value: [], message: "is empty: a node needs at least its primary interface", allowed: "the layout from efaInterfaceLayout" });
     }

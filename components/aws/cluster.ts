@@ -2,8 +2,10 @@ import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
 import { SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
-import { AwsPlacement, efaDeviceCount } from "../plan/aws";
-import { ClusterSpec } from "../spec";
+import { efaDeviceCount } from "../plan/aws";
+import { Internals } from "../internal";
+import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
+import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
 import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
@@ -12,16 +14,11 @@ import { placementSettings, templateInterfaces } from "./template";
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
 export interface AwsEfaClusterArgs {
     /**
-     * The validated cluster spec (`parseClusterSpec`), fabric `aws-efa`. Its `aws` section says where (region, AZ,
-     * network), what (instance type, AMI, root volume), how nodes are placed and how operators get in.
+     * The cluster spec, fabric `aws-efa`: its `aws` section says where (region, AZ, network), what (instance type,
+     * AMI, root volume), how nodes are placed and how operators get in. Checked by the same schema as the stack
+     * config before anything is created.
      */
-    spec: ClusterSpec;
-    /**
-     * The plan of that spec: interfaces per network card, placement, expected bandwidth. Pass it when you already
-     * computed it (RdmaCluster does); it must be the plan of `spec`.
-     * @default planCluster(spec)
-     */
-    plan?: FabricPlan;
+    spec: ClusterSpecInput;
 }
 
 /** What the cluster is, for reports and for the validation step. Plain values, known at preview. */
@@ -35,7 +32,8 @@ export interface AwsFabricSummary {
     interfacesPerNode: number;
     /** total EFA line rate of one node, Gb/s */
     rdmaGbpsPerNode: number;
-    placement: AwsPlacement["kind"];
+    /** cluster-placement-group, capacity-block, capacity-reservation or none */
+    placement: string;
     /** typical all_reduce busbw for this node count, GB/s, when a published figure or line-rate rule gives one */
     expectedBusbwGBps?: number;
     /** the busbw validation requires, GB/s */
@@ -50,6 +48,8 @@ export interface AwsFabricSummary {
  * after half an hour is better reported as an error than waited on.
  */
 export const GROUP_CAPACITY_TIMEOUT = "30m";
+
+const plans = new Internals<AwsEfaCluster, FabricPlan>();
 
 /**
  * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
@@ -71,7 +71,8 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     /** login user on the bastion; undefined with `access: ssm` */
     public readonly bastionUser: string | undefined;
     public readonly fabricSummary: AwsFabricSummary;
-    public readonly plan: FabricPlan;
+    /** The plan everything here was read from. */
+    get plan(): FabricPlan { return plans.of(this); }
     public readonly vpcId: pulumi.Output<string>;
     /** the one subnet every node interface is in */
     public readonly subnetId: pulumi.Output<string>;
@@ -84,9 +85,9 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     public readonly placementGroupName: pulumi.Output<string | undefined>;
 
     constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
-        const spec = args.spec;
-        const plan = args.plan ?? (spec.fabric === "aws-efa" && spec.aws ? planCluster(spec) : undefined);
         // Before super(): a refused input leaves nothing registered.
+        const spec = parseSpecArg(args.spec, `AwsEfaCluster ${name}`);
+        const plan = spec.fabric === "aws-efa" && spec.aws ? planCluster(spec) : undefined;
         const issues = checkAwsClusterInput(spec, plan);
         if (issues.length > 0 || !plan?.aws || !spec.aws) {
             throw toInputPropertiesError(new SpecError(issues, `invalid AwsEfaCluster ${name}`));
@@ -110,7 +111,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         }, { parent: this, dependsOn: [nodes.group] });
 
         const allNodes = plan.validation.allNodes;
-        this.plan = plan;
+        plans.set(this, plan);
         this.nodePrivateIps = found.privateIps.apply(sortIpv4);
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
@@ -186,7 +187,10 @@ function createNetwork(ctx: Ctx): Network {
     const aws_ = spec.aws;
     const given = aws_.network.subnets?.[0];
     if (given && aws_.network.vpcId) {
-        return { vpcId: pulumi.output(aws_.network.vpcId), subnetId: pulumi.output(given.id) };
+        return {
+            vpcId: checkedId(aws_.network.vpcId, "vpcId", "cluster.aws.network.vpcId"),
+            subnetId: checkedId(given.id, "subnetId", "cluster.aws.network.subnets[0].id"),
+        };
     }
     const layout = carveVpc(aws_.network.vpcCidr)!; // checked in checkAwsClusterInput
     const o = { parent };

@@ -5,7 +5,8 @@ import * as resources from "@pulumi/azure-native/resources";
 import * as local from "@pulumi/command/local";
 import { SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
-import { ClusterSpec, parseClusterSpec } from "../spec";
+import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
+import type { ClusterSpecInput } from "../types";
 import { nodeIpLookupScript, parseNodeIps, subscriptionOf } from "./nodeIps";
 import { AzureLayout, azureLayout, fabricIssues, jumpHostArgs, layoutIssues, nsgRules, scaleSetArgs } from "./settings";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
@@ -14,17 +15,11 @@ export const AZURE_INFINIBAND_CLUSTER_TOKEN = "rdmakit:index:AzureInfinibandClus
 
 export interface AzureInfinibandClusterArgs {
     /**
-     * The cluster, as `parseClusterSpec` returns it; `fabric` must be `azure-ib`. It is checked again here, so a
-     * spec built in code gets the same errors as one read from stack config. The node count is plain (not an
-     * Input): it is the scale set's capacity, and the resource count does not depend on it.
+     * The cluster spec; `fabric` must be `azure-ib`. Checked by the same schema as the stack config, so a spec built
+     * in code gets the same errors as one read from it. The node count is plain (not an Input): it is the scale
+     * set's capacity, and the resource count does not depend on it.
      */
-    spec: ClusterSpec;
-    /**
-     * The fabric plan of this spec; pass it when the program already made one, so that every part reads the same
-     * decisions.
-     * @default planCluster(spec)
-     */
-    plan?: FabricPlan;
+    spec: ClusterSpecInput;
 }
 
 /**
@@ -57,7 +52,7 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         const { location, tags } = layout;
 
         const resourceGroupName: pulumi.Output<string> = layout.existingResourceGroup !== undefined
-            ? pulumi.output(layout.existingResourceGroup)
+            ? checkedId(layout.existingResourceGroup, "resourceGroupName", "cluster.azure.resourceGroupName")
             : new resources.ResourceGroup(`${name}-rg`, { location, tags }, child).name;
         const rg = { resourceGroupName, location };
 
@@ -144,16 +139,10 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
 
 /** Spec, plan and layout, or a pulumi.InputPropertiesError naming every bad field. */
 function checkArgs(args: AzureInfinibandClusterArgs): { spec: ClusterSpec; plan: FabricPlan; layout: AzureLayout } {
-    let spec: ClusterSpec;
-    try {
-        spec = parseClusterSpec(args.spec);
-    } catch (err) {
-        if (err instanceof SpecError) throw toInputPropertiesError(err);
-        throw err;
-    }
+    const spec = parseSpecArg(args.spec, "AzureInfinibandCluster");
     const wrongFabric = fabricIssues(spec);
     if (wrongFabric.length > 0) throw toInputPropertiesError(new SpecError(wrongFabric, "AzureInfinibandCluster"));
-    const plan = args.plan ?? planCluster(spec);
+    const plan = planCluster(spec);
     const issues = layoutIssues(spec, plan);
     if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, "AzureInfinibandCluster"));
     return { spec, plan, layout: azureLayout(spec, plan) };

@@ -4,8 +4,9 @@ import { Command } from "commander";
 import { SpecError } from "../errors";
 import { formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
 import { planArtifacts } from "../artifacts";
+import { PACKAGE_ROOT } from "../assets";
 
-const REPO = path.resolve(__dirname, "../..");
+const REPO = PACKAGE_ROOT;
 /** With no arguments `rdmakit plan` plans the bundled AWS example, so a newcomer sees the kit work. */
 export const DEFAULT_EXAMPLE = path.join(REPO, "examples", "aws-p5.yaml");
 

@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { summariserScript } from "./summarise";
+import { assetPath } from "../assets";
 
 export interface AnsiblePlaybookArgs {
     /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
@@ -28,7 +29,7 @@ export interface AnsiblePlaybookArgs {
  * repository, `node_modules/rdmakit/playbooks` in a program that imports the package. Relative, so the command's
  * inputs (and so its state) do not change when the project folder moves.
  */
-export const DEFAULT_PLAYBOOKS_DIR = path.relative(process.cwd(), path.resolve(__dirname, "..", "..", "playbooks")) || ".";
+export const DEFAULT_PLAYBOOKS_DIR = path.relative(process.cwd(), assetPath("playbooks")) || ".";
 
 /**
  * Shell lines every Ansible run of the kit starts with: the key from `$RDMAKIT_SSH_PRIVATE_KEY` goes into a 0600

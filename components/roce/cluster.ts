@@ -1,6 +1,6 @@
 /**
  * RoceCluster: the bare-metal RoCEv2 fabric component. It creates no cloud resources. It validates the spec, plans
- * the QoS (or takes the caller's plan), renders every switch's configuration, refuses to go on if the plan breaks
+ * the QoS, renders every switch's configuration, refuses to go on if the plan breaks
  * any of rules C1–C13, and pushes each switch's configuration with one `@pulumi/command` resource per switch.
  * Nothing is created per GPU host: hosts are configured by the roce_host Ansible role from the outputs here.
  */
@@ -12,16 +12,24 @@ import { checkConsistency, formatViolation, type Violation } from "./consistency
 import { pushCommandFor } from "./push";
 import { planQos, type QosPlan, type RoceHostVars } from "./qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
-import { checkRoceSpec, type RoceSpec } from "./spec";
+import { Internals } from "../internal";
+import { parseSpecArg } from "../spec";
+import type { ClusterSpecInput } from "../types";
+
+export const ROCE_CLUSTER_TOKEN = "rdmakit:index:RoceCluster";
 
 export interface RoceClusterArgs {
-    /** The validated `cluster.roce` section. */
-    spec: RoceSpec;
-    /** The QoS plan. @default planQos(spec) */
-    qos?: QosPlan;
+    /**
+     * The cluster spec, fabric `roce`: its `roce` section lists the hosts, the switches and the QoS intent. Checked
+     * by the same schema as the stack config before anything is created.
+     */
+    spec: ClusterSpecInput;
     /** SSH private key (PEM/OpenSSH) for the switches; keep it secret. @default the SSH agent */
     sshPrivateKey?: pulumi.Input<string>;
-    /** Push the rendered configurations to the switches. When false, configs are rendered and exported only. @default true */
+    /**
+     * Push the rendered configurations to the switches. When false, configs are rendered and exported only.
+     * @default spec.provision
+     */
     pushSwitchConfig?: boolean;
     /** Where copies of EOS configurations (and their backups) are kept. @default out/<stack>/switches */
     outDir?: string;
@@ -35,27 +43,42 @@ export interface RoceAnsibleHost {
     vars: RoceHostVars;
 }
 
+/** What TypeScript callers read and the multi-language schema leaves out (see components/internal.ts). */
+interface RoceParts {
+    qos: QosPlan;
+    switchConfigs: RenderedSwitchConfig[];
+    hosts: pulumi.Output<RoceAnsibleHost[]>;
+    pushes: Record<string, command.remote.Command | command.local.Command>;
+}
+const parts = new Internals<RoceCluster, RoceParts>();
+
 export class RoceCluster extends pulumi.ComponentResource {
     /** The QoS plan everything was rendered from. */
-    public readonly qos: QosPlan;
+    get qos(): QosPlan { return parts.of(this).qos; }
     /** The rendered switch configurations (text + digest). */
-    public readonly switchConfigs: RenderedSwitchConfig[];
+    get switchConfigs(): RenderedSwitchConfig[] { return parts.of(this).switchConfigs; }
     /** Hosts with their roce_host_* variables, for the Ansible inventory. */
-    public readonly hosts: pulumi.Output<RoceAnsibleHost[]>;
+    get hosts(): pulumi.Output<RoceAnsibleHost[]> { return parts.of(this).hosts; }
+    /** The push commands, by switch name (empty when pushSwitchConfig is false). */
+    get pushes(): Record<string, command.remote.Command | command.local.Command> { return parts.of(this).pushes; }
+    /** Names of the switches the configuration is pushed to. */
+    public readonly pushedSwitches: string[];
     /** sha256 of each switch's rendered configuration, by switch name. */
     public readonly switchConfigDigests: pulumi.Output<Record<string, string>>;
     /** NCCL variables shared by all hosts. */
     public readonly ncclEnv: pulumi.Output<Record<string, string>>;
     /** Full NCCL environment per host (HCA list and GID index may differ per host). */
     public readonly hostNcclEnv: pulumi.Output<Record<string, Record<string, string>>>;
-    /** The push commands, by switch name (empty when pushSwitchConfig is false). */
-    public readonly pushes: Record<string, command.remote.Command | command.local.Command>;
 
     constructor(name: string, args: RoceClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Validate before creating anything, this component included.
-        const issues: SpecIssue[] = checkRoceSpec(args.spec);
-        if (issues.length) throw toInputPropertiesError(new SpecError(issues, `RoceCluster ${name}: invalid spec`));
-        const plan = args.qos ?? planQos(args.spec);
+        const spec = parseSpecArg(args.spec, `RoceCluster ${name}`);
+        if (spec.fabric !== "roce" || !spec.roce) {
+            const issues: SpecIssue[] = [{ path: "cluster.fabric", value: spec.fabric, message: "is not roce", allowed: "roce, with a cluster.roce section" }];
+            throw toInputPropertiesError(new SpecError(issues, `RoceCluster ${name}: invalid spec`));
+        }
+        const roce = spec.roce;
+        const plan = planQos(roce);
         const rendered = renderSwitchConfigs(plan);
         const violations: Violation[] = checkConsistency(plan, rendered);
         if (violations.length) {
@@ -64,22 +87,19 @@ export class RoceCluster extends pulumi.ComponentResource {
                 errors: violations.map((v) => ({ propertyPath: `qos (${v.rule}: ${v.devices.join(", ")})`, reason: formatViolation(v) })),
             });
         }
-        super("rdmakit:index:RoceCluster", name, {}, opts);
-        this.qos = plan;
-        this.switchConfigs = rendered;
-
-        const push = args.pushSwitchConfig ?? true;
+        super(ROCE_CLUSTER_TOKEN, name, {}, opts);
+        const push = args.pushSwitchConfig ?? spec.provision;
         const outDir = args.outDir ?? path.join("out", pulumi.getStack(), "switches");
         const key = args.sshPrivateKey === undefined ? undefined : pulumi.secret(args.sshPrivateKey);
-        this.pushes = {};
+        const pushes: RoceParts["pushes"] = {};
         if (push) {
-            const hostKeys = new Map(args.spec.switches.map((s) => [s.name, s.hostKey]));
+            const hostKeys = new Map(roce.switches.map((s) => [s.name, s.hostKey]));
             for (const cfg of rendered) {
                 const sw = plan.switches.find((s) => s.name === cfg.switch)!;
                 const cmd = pushCommandFor(cfg, sw, outDir);
                 const resName = `${name}-${sw.name}-qos`;
                 if (cmd.via === "remote") {
-                    this.pushes[sw.name] = new command.remote.Command(resName, {
+                    pushes[sw.name] = new command.remote.Command(resName, {
                         connection: {
                             host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}),
                             // verified when the spec pins it; @pulumi/command ignores the host key otherwise
@@ -93,7 +113,7 @@ export class RoceCluster extends pulumi.ComponentResource {
                         addPreviousOutputInEnv: false,
                     }, { parent: this });
                 } else {
-                    this.pushes[sw.name] = new command.local.Command(resName, {
+                    pushes[sw.name] = new command.local.Command(resName, {
                         create: cmd.create,
                         update: cmd.update,
                         delete: cmd.delete,
@@ -105,13 +125,15 @@ export class RoceCluster extends pulumi.ComponentResource {
             }
         }
 
-        this.hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
+        const hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
         this.switchConfigDigests = pulumi.output(Object.fromEntries(rendered.map((r) => [r.switch, r.digest])));
         this.ncclEnv = pulumi.output(plan.ncclEnv);
         this.hostNcclEnv = pulumi.output(Object.fromEntries(plan.hosts.map((h) => [h.name, h.ncclEnv])));
 
+        this.pushedSwitches = Object.keys(pushes);
+        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes });
         this.registerOutputs({
-            hosts: this.hosts,
+            pushedSwitches: this.pushedSwitches,
             switchConfigDigests: this.switchConfigDigests,
             ncclEnv: this.ncclEnv,
             hostNcclEnv: this.hostNcclEnv,

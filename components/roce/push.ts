@@ -12,6 +12,7 @@
 import * as path from "node:path";
 import type { RenderedSwitchConfig } from "./render";
 import type { SwitchPlan } from "./qos";
+import { assetPath } from "../assets";
 
 export interface PushCommand {
     /** remote: run on the switch over SSH; local: run here (Ansible). */
@@ -29,7 +30,7 @@ export function shq(s: string): string {
 }
 
 /** Where the EOS push playbook lives (shipped with the kit). */
-export const EOS_PLAYBOOK = path.join(__dirname, "playbooks", "eos-push.yml");
+export const EOS_PLAYBOOK = assetPath("components", "roce", "playbooks", "eos-push.yml");
 
 // Applying: NVUE stages the file with `nv config patch` (absolute path required) and commits it with
 // `nv config apply -y`; `nv config save` persists it to /etc/nvue.d/startup.yaml.

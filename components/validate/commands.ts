@@ -6,7 +6,8 @@ import { AWS_FORCED_NET } from "../plan/aws";
 import { IB_FORCED_NET } from "../plan/azure";
 import { SpecError, type SpecIssue } from "../errors";
 
-export type Fabric = "aws-efa" | "azure-ib" | "roce";
+export type { Fabric } from "../types";
+import type { Fabric } from "../types";
 
 export interface NcclCommandInput {
     fabric: Fabric;

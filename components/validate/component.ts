@@ -14,6 +14,7 @@ import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
+import { PACKAGE_ROOT } from "../assets";
 
 /** What the preflight checks compare against on every node (from the plan / catalog). */
 export interface PreflightExpectation {
@@ -366,7 +367,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
 
         // The command runs in repoRoot, so every path it is given is absolute: a relative one would be read from
         // repoRoot instead of the program's directory when the package is imported from another project.
-        const repoRoot = path.resolve(args.repoRoot ?? path.join(__dirname, "../.."));
+        const repoRoot = path.resolve(args.repoRoot ?? PACKAGE_ROOT);
         // reports belong to the program's project (its out/<stack>, beside the Ansible logs), also when the kit is
         // imported from node_modules
         this.reportDir = path.resolve("out", args.stack);

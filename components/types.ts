@@ -1,0 +1,337 @@
+import type * as pulumi from "@pulumi/pulumi";
+
+/*
+ * The cluster spec as a program passes it: the typed input of the components (RdmaCluster, AwsEfaCluster,
+ * AzureInfinibandCluster, RoceCluster). It is the same object the stack config key `rdmakit:cluster` holds, and it
+ * is checked by the same schema (components/spec.ts `clusterSchema`, which stays the one definition of what is
+ * valid; test/package-schema.test.ts fails when these interfaces and that schema disagree on a field).
+ *
+ * The shapes are ones Pulumi's component analyzer (@pulumi/pulumi/provider/experimental) can turn into a schema for
+ * Python, Go and .NET: interfaces, arrays, string maps, `as const` enums; no unions beyond `T | undefined`.
+ * Ids that usually come from other resources or stacks are `pulumi.Input<string>`; everything that decides how many
+ * resources exist is plain.
+ */
+
+/** The RDMA fabric. */
+export const Fabric = {
+    /** AWS Elastic Fabric Adapter */
+    AwsEfa: "aws-efa",
+    /** Azure InfiniBand (HPC/ND VM sizes) */
+    AzureIb: "azure-ib",
+    /** existing bare-metal hosts on RoCEv2 Ethernet */
+    Roce: "roce",
+} as const;
+export type Fabric = (typeof Fabric)[keyof typeof Fabric];
+
+/** How the NIC reaches GPU memory. */
+export const GpuDirectMode = {
+    /** DMA-BUF with the open kernel modules, else nvidia_peermem */
+    Auto: "auto",
+    Peermem: "peermem",
+    Dmabuf: "dmabuf",
+} as const;
+export type GpuDirectMode = (typeof GpuDirectMode)[keyof typeof GpuDirectMode];
+
+/** Where the RDMA stack comes from on Azure and bare metal. */
+export const OfedSource = {
+    /** NVIDIA DOCA-OFED */
+    Doca: "doca",
+    /** the distribution's inbox rdma-core */
+    Inbox: "inbox",
+} as const;
+export type OfedSource = (typeof OfedSource)[keyof typeof OfedSource];
+
+/** The way in to private AWS nodes. */
+export const AwsAccess = {
+    Bastion: "bastion",
+    /** AWS Systems Manager Session Manager */
+    Ssm: "ssm",
+} as const;
+export type AwsAccess = (typeof AwsAccess)[keyof typeof AwsAccess];
+
+/** Hyper-V generation of an Azure image. */
+export const ImageGeneration = { V1: "V1", V2: "V2" } as const;
+export type ImageGeneration = (typeof ImageGeneration)[keyof typeof ImageGeneration];
+
+/** RDMA NIC model of the RoCE rails (catalog: components/catalog/nics.ts). */
+export const RoceNicModel = { ConnectX6: "ConnectX-6", ConnectX7: "ConnectX-7", BlueField3: "BlueField-3" } as const;
+export type RoceNicModel = (typeof RoceNicModel)[keyof typeof RoceNicModel];
+
+/** Switch network OS. */
+export const NetworkOs = {
+    /** Cumulus Linux 5.x (NVUE) */
+    Nvue: "nvue",
+    /** SONiC (config_db.json) */
+    Sonic: "sonic",
+    /** Arista EOS */
+    Eos: "eos",
+} as const;
+export type NetworkOs = (typeof NetworkOs)[keyof typeof NetworkOs];
+
+/** RoCE QoS mode. */
+export const QosMode = {
+    /** PFC on the RoCE priority plus ECN */
+    Lossless: "lossless",
+    /** ECN only, PFC off */
+    Lossy: "lossy",
+} as const;
+export type QosMode = (typeof QosMode)[keyof typeof QosMode];
+
+/** How operators and Ansible reach the cluster. */
+export interface SshSpecInput {
+    /** Login user on the nodes. @default ubuntu (AWS), azureuser (Azure); per host on bare metal */
+    user?: string;
+    /** Source ranges allowed to reach SSH on the way in (bastion / jump host). */
+    allowedCidrs: string[];
+    /** Must be true to accept ranges that open SSH to the internet. @default false */
+    allowInternet?: boolean;
+    /** OpenSSH public key installed on the nodes; the private key is a secret (`sshPrivateKey`). */
+    publicKey?: string;
+}
+
+/** Pinned versions of the node software. */
+export interface SoftwareSpecInput {
+    /** libnccl2 version, e.g. 2.23.4-1 (pinned and held). */
+    ncclVersion?: string;
+    /** CUDA major.minor the NCCL packages are built for, e.g. 12.6. */
+    cudaVersion?: string;
+    /** NVIDIA datacenter driver branch, e.g. 580. */
+    driverBranch?: string;
+    /** Use NVIDIA's open kernel modules. @default true */
+    openKernelModules?: boolean;
+    /** How the NIC reaches GPU memory. @default auto */
+    gpudirect?: GpuDirectMode;
+    /** aws-efa-installer version, e.g. 1.51.0. */
+    efaInstallerVersion?: string;
+    /** SHA-256 of the installer tarball; without it AWS's GPG signature is verified. */
+    efaInstallerSha256?: string;
+    /** DOCA-OFED version (azure-ib, roce), e.g. 3.2.1. */
+    docaVersion?: string;
+    /** DOCA-OFED from NVIDIA, or the distribution's inbox rdma-core. @default doca */
+    ofedSource?: OfedSource;
+    /** nccl-tests release to build, e.g. 2.19.6. */
+    ncclTestsVersion?: string;
+    /** SHA-256 of the nccl-tests source tarball; without it the release tag is checked out. */
+    ncclTestsSha256?: string;
+}
+
+/** What `pulumi up` proves at the end. */
+export interface ValidationSpecInput {
+    /** Run nccl-tests at the end of `pulumi up`. @default true */
+    enabled?: boolean;
+    /** Pass when busbw at the largest sizes is at least this fraction of the expected figure. @default 0.8 */
+    minFraction?: number;
+    /** Explicit busbw floor in GB/s (overrides the catalog). */
+    minBusbwGBps?: number;
+    /** Largest all_reduce message size in bytes, a power of two. @default 16 GiB, less where GPU memory holds less */
+    maxBytes?: number;
+    /** nccl-tests -n. @default 20 */
+    iterations?: number;
+    /** Wall-clock limit of the validation run in minutes. @default 30 */
+    timeoutMinutes?: number;
+}
+
+/** An existing subnet for the GPU nodes. */
+export interface AwsSubnetInput {
+    /** Subnet id (subnet-…); may come from another resource or stack. */
+    id: pulumi.Input<string>;
+    /** The subnet's availability zone; must be the cluster's. */
+    availabilityZone: string;
+}
+
+/** Use an existing VPC and subnet, or let the kit create them. */
+export interface AwsNetworkInput {
+    /** Existing VPC id (vpc-…); may come from another resource or stack. */
+    vpcId?: pulumi.Input<string>;
+    /** Existing private subnet for the nodes (one: EFA traffic does not cross subnets). */
+    subnets?: AwsSubnetInput[];
+    /** CIDR of the VPC the kit creates. @default 10.0.0.0/16 */
+    vpcCidr?: string;
+}
+
+/** An EC2 Capacity Block for ML. */
+export interface AwsCapacityBlockInput {
+    /** Capacity reservation id (cr-…). */
+    reservationId: string;
+    availabilityZone: string;
+    instanceCount: number;
+}
+
+/** A targeted On-Demand Capacity Reservation. */
+export interface AwsCapacityReservationInput {
+    /** Capacity reservation id (cr-…). */
+    reservationId: string;
+    instanceCount: number;
+}
+
+/** AWS EFA cluster settings. */
+export interface AwsSpecInput {
+    /** Region, e.g. us-east-1. */
+    region: string;
+    /** The one availability zone of the cluster (EFA does not cross AZs). */
+    availabilityZone: string;
+    /** EFA-capable instance type, e.g. p5.48xlarge. */
+    instanceType: string;
+    /** AMI id. @default the current Deep Learning Base GPU AMI (Ubuntu 22.04) for the architecture */
+    ami?: string;
+    /** Encrypted gp3 root volume size in GiB. @default 200 */
+    rootVolumeGiB?: number;
+    /** Existing VPC/subnet, or the CIDR of the one the kit creates. */
+    network?: AwsNetworkInput;
+    /** Cluster placement group. @default true, and false with a capacity block */
+    placementGroup?: boolean;
+    /** EC2 Capacity Block for ML to launch into. */
+    capacityBlock?: AwsCapacityBlockInput;
+    /** Targeted On-Demand Capacity Reservation. */
+    capacityReservation?: AwsCapacityReservationInput;
+    /** Accept an EFA type without GPUDirect RDMA (g5/g6/g6e). @default false */
+    allowNoGpuDirect?: boolean;
+    /** Way in to the private nodes. @default bastion */
+    access?: AwsAccess;
+    /** Bastion instance type. @default t3.micro */
+    bastionInstanceType?: string;
+}
+
+/** A marketplace image. */
+export interface AzureImageInput {
+    publisher: string;
+    offer: string;
+    sku: string;
+    /** @default latest */
+    version?: string;
+    /** Hyper-V generation. @default V2 */
+    generation?: ImageGeneration;
+}
+
+/** Azure InfiniBand cluster settings. */
+export interface AzureSpecInput {
+    /** Region name, e.g. eastus. */
+    location: string;
+    /** InfiniBand VM size, e.g. Standard_ND96isr_H100_v5. */
+    vmSize: string;
+    /** Existing resource group; may come from another resource or stack. @default the kit creates one */
+    resourceGroupName?: pulumi.Input<string>;
+    /** Must not overlap 172.16.0.0/16 (Azure's RDMA network). @default 10.10.0.0/16 */
+    vnetCidr?: string;
+    /** @default 10.10.0.0/24 */
+    subnetCidr?: string;
+    /** @default microsoft-dsvm:ubuntu-hpc (Gen2) with the SKU the catalog names for the size */
+    image?: AzureImageInput;
+    /** OS disk size in GiB. @default 256 */
+    osDiskGiB?: number;
+    /** Set after Azure support raised the scale set limit from 100 to 300 VMs. @default false */
+    quotaRaised?: boolean;
+    /** Must stay false: SSH keys only. @default false */
+    passwordAuthentication?: boolean;
+    /** @default Standard_B2s */
+    jumpHostSize?: string;
+}
+
+/** GPUs in a bare-metal host. */
+export interface RoceGpuInput {
+    /** GPU model, e.g. H100. */
+    model: string;
+    /** GPUs in this host. */
+    count: number;
+}
+
+/** An existing bare-metal GPU host. */
+export interface RoceHostInput {
+    /** Inventory name (lower case, digits, '-'). */
+    name: string;
+    /** Address Ansible and SSH use to reach the host. */
+    address: string;
+    /** SSH login, the same on every host. @default cluster.ssh.user, else root */
+    sshUser?: string;
+    /** RoCE rail NICs by RDMA device name (mlx5_0 …). */
+    railNics: string[];
+    /** The rails' netdev names in railNics order. @default resolved on the host */
+    railNetdevs?: string[];
+    /** Front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME); not a rail. */
+    bootstrapNic: string;
+    gpu: RoceGpuInput;
+    /** Per-host RoCEv2 GID index. @default cluster.roce.qos.gidIndex */
+    gidIndex?: number;
+}
+
+/** A switch whose host-facing ports carry RoCE. */
+export interface RoceSwitchInput {
+    /** Switch name; resource and file names derive from it. */
+    name: string;
+    os: NetworkOs;
+    /** Address the kit SSHes to when it pushes the configuration. */
+    managementAddress: string;
+    /** @default cumulus (nvue), admin (sonic, eos) */
+    sshUser?: string;
+    /** @default 22 */
+    sshPort?: number;
+    /** The switch's SSH host key line (ssh-keyscan -t ed25519 <switch>). */
+    hostKey?: string;
+    /** Front-panel ports that face GPU-host rail NICs. */
+    hostPorts: string[];
+    /** Speed of the host-facing ports in Gb/s. */
+    speedGbps: number;
+    /** Longest host cable in metres; sizes the lossless headroom. */
+    cableLengthM: number;
+}
+
+/** ECN marking on the RoCE queue. */
+export interface RoceEcnInput {
+    /** @default 150000 */
+    minBytes?: number;
+    /** @default 1500000 */
+    maxBytes?: number;
+    /** @default 100 */
+    maxProbabilityPct?: number;
+}
+
+/** RoCE QoS intent; the defaults are NVIDIA's lossless RoCE plan. */
+export interface RoceQosInput {
+    /** @default lossless */
+    mode?: QosMode;
+    /** @default 26 */
+    roceDscp?: number;
+    /** @default 3 */
+    rocePriority?: number;
+    /** @default 48 */
+    cnpDscp?: number;
+    /** @default 6 */
+    cnpPriority?: number;
+    ecn?: RoceEcnInput;
+    /** Host rail MTU. @default 9000 */
+    mtu?: number;
+    /** Switch port MTU. @default the OS maximum */
+    switchMtu?: number;
+    /** RoCEv2 GID index with the rail's IPv4 address. @default 3 */
+    gidIndex?: number;
+}
+
+/** Bare-metal RoCEv2 fabric: hosts, switches and one QoS plan. */
+export interface RoceSpecInput {
+    nicModel: RoceNicModel;
+    hosts: RoceHostInput[];
+    switches: RoceSwitchInput[];
+    qos?: RoceQosInput;
+}
+
+/** An RDMA GPU cluster: what `rdmakit:cluster` holds. */
+export interface ClusterSpecInput {
+    /** Cluster name, used in resource names and tags (lower case, digits, '-', at most 31). */
+    name: string;
+    fabric: Fabric;
+    /** GPU node count (bare metal: the number of hosts). */
+    nodes?: number;
+    ssh: SshSpecInput;
+    /** Run the Ansible playbooks (node software, then validation) from `pulumi up`. @default true */
+    provision?: boolean;
+    software?: SoftwareSpecInput;
+    validation?: ValidationSpecInput;
+    /** Extra tags on every resource. */
+    tags?: Record<string, string>;
+    /** Required when fabric is aws-efa. */
+    aws?: AwsSpecInput;
+    /** Required when fabric is azure-ib. */
+    azure?: AzureSpecInput;
+    /** Required when fabric is roce. */
+    roce?: RoceSpecInput;
+}
