@@ -16,9 +16,9 @@ export default tseslint.config(
         },
     },
     {
-        // the installed command's launcher: plain CommonJS that loads the TypeScript CLI through tsx
-        files: ["bin/*.cjs"],
-        languageOptions: { sourceType: "commonjs", globals: { require: "readonly" } },
+        // plain CommonJS: the installed command's launcher, and the JavaScript example program
+        files: ["bin/*.cjs", "examples/javascript/*.js"],
+        languageOptions: { sourceType: "commonjs", globals: { require: "readonly", exports: "writable" } },
         rules: { "@typescript-eslint/no-require-imports": "off" },
     },
 );

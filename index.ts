@@ -7,11 +7,14 @@ import type { ClusterSpecInput } from "./components/types";
  * file on Pulumi's mock engine.
  */
 const config = new pulumi.Config("rdmakit");
-const cluster = new RdmaCluster(pulumi.getStack(), {
+// A fixed logical name, so `pulumi stack rename` leaves the cluster in place. Stacks made before it was fixed named
+// the component after the stack: the alias keeps them (children named `<name>-…` follow through the SDK's
+// inherited child aliases), so they are not replaced.
+const cluster = new RdmaCluster("cluster", {
     spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
-});
+}, { aliases: [{ name: pulumi.getStack() }] });
 
 /** Whether Pulumi holds the key as a secret (set with --secret); a plain-text key is refused. */
 function isSecretConfig(key: string): boolean {

@@ -9,7 +9,8 @@
  */
 export { RdmaCluster, RDMA_CLUSTER_TOKEN, type RdmaClusterArgs, type ValidationOutputs } from "./cluster";
 export * from "./types";
-export { parseClusterSpec, clusterSchema, type ClusterSpec, type AwsSpec, type AzureSpec } from "./spec";
+export { parseClusterSpec } from "./spec";
+export type * from "./spec-types";
 export { SpecError, type SpecIssue, formatIssue, toInputPropertiesError } from "./errors";
 export { planCluster, type FabricPlan, type PlannedNic } from "./plan";
 export { efaInterfaceLayout, awsPlacement, type EfaInterface, type AwsPlacement } from "./plan/aws";

@@ -193,6 +193,7 @@ const azureSchema = z
     })
     .describe("Azure InfiniBand cluster settings");
 
+/** @internal the zod schema stays out of the package declarations (see spec-types.ts) */
 export const clusterSchema = z
     .strictObject({
         name: z
@@ -220,9 +221,8 @@ export const clusterSchema = z
     })
     .describe("an RDMA GPU cluster");
 
-export type ClusterSpec = z.infer<typeof clusterSchema> & { nodes: number };
-export type AwsSpec = z.infer<typeof awsSchema>;
-export type AzureSpec = z.infer<typeof azureSchema>;
+export type { ClusterSpec, AwsSpec, AzureSpec } from "./spec-types";
+import type { AwsSpec, AzureSpec, ClusterSpec } from "./spec-types";
 export { Fabric } from "./types";
 
 /** Keys that would hold secrets: refused with a pointer to Pulumi secrets, and their values never shown. */

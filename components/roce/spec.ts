@@ -10,7 +10,8 @@ import { NIC_CATALOG, NIC_MODELS, type NicModel } from "../catalog/nics";
 import type { SpecIssue } from "../errors";
 
 export const NETWORK_OS = ["nvue", "sonic", "eos"] as const;
-export type NetworkOs = (typeof NETWORK_OS)[number];
+export type { NetworkOs } from "../types";
+import type { NetworkOs } from "../types";
 
 // A DNS name (RFC 1123 labels) or a dotted IPv4 address; what SSH and Ansible accept as a host.
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
@@ -57,6 +58,7 @@ const address = z.string({ error: "must be a string: a DNS name or an IPv4 addre
 const name = (what: string) => z.string({ error: `${what} must be a string` })
     .regex(NAME, { error: `${what} must be lower-case letters, digits and '-', 1-63 characters, starting and ending with a letter or digit` });
 
+/** @internal */
 export const roceHostSchema = z.strictObject({
     name: name("host name").describe("Inventory name of the GPU host (also the Ansible inventory hostname)."),
     address: address.describe("Address Ansible and SSH use to reach the host (its management/bootstrap address)."),
@@ -80,6 +82,7 @@ export const roceHostSchema = z.strictObject({
         .describe("Per-host override of the RoCEv2/IPv4 GID index. @default cluster.roce.qos.gidIndex"),
 });
 
+/** @internal */
 export const roceSwitchSchema = z.strictObject({
     name: name("switch name").describe("Switch name; resource and file names derive from it."),
     os: z.enum(NETWORK_OS, { error: `network OS must be one of ${NETWORK_OS.join(", ")} (Cumulus/NVUE, SONiC, Arista EOS)` })
@@ -101,6 +104,7 @@ export const roceSwitchSchema = z.strictObject({
         .describe("Longest host cable in metres; sizes the lossless headroom (too short drops before pause takes effect)."),
 });
 
+/** @internal */
 export const ecnSchema = z.strictObject({
     minBytes: int("ECN minimum threshold (bytes)", 1, 256_000_000).default(150_000)
         .describe("Queue depth where ECN marking starts. @default 150000 (NVIDIA RoCE default)"),
@@ -110,6 +114,7 @@ export const ecnSchema = z.strictObject({
         .describe("Marking probability at maxBytes. @default 100"),
 });
 
+/** @internal */
 export const qosSchema = z.strictObject({
     mode: z.enum(["lossless", "lossy"], { error: "QoS mode must be lossless (PFC + ECN) or lossy (ECN only, PFC off)" }).default("lossless")
         .describe("lossless: PFC on the RoCE priority plus ECN. lossy: ECN only, PFC off (an explicit choice). @default lossless"),
@@ -127,6 +132,7 @@ export const qosSchema = z.strictObject({
         .describe("RoCEv2 GID index with the rail's IPv4 address (NCCL_IB_GID_INDEX); the roce_host role verifies it on every rail. @default 3"),
 });
 
+/** @internal */
 export const roceSpecSchema = z.strictObject({
     nicModel: z.enum(NIC_MODELS as [NicModel, ...NicModel[]], { error: `NIC model must be one of ${NIC_MODELS.join(", ")}` })
         .describe("RDMA NIC model of the rails (catalog: components/catalog/nics.ts)."),
@@ -137,11 +143,11 @@ export const roceSpecSchema = z.strictObject({
     qos: qosSchema.default(() => qosSchema.parse({})).describe("QoS intent; the defaults are NVIDIA's lossless RoCE plan."),
 }).describe("Bare-metal RoCEv2 fabric: hosts, switches and one QoS plan.");
 
-export type RoceSpec = z.infer<typeof roceSpecSchema>;
+export type { RoceSpec } from "../spec-types";
+import type { RoceSpec } from "../spec-types";
 /** What a user may write (defaults not yet applied). */
-export type RoceSpecInput = z.input<typeof roceSpecSchema>;
-export type RoceHost = RoceSpec["hosts"][number];
-export type RoceSwitch = RoceSpec["switches"][number];
+export type { RoceSpecInput } from "../types";
+export type { RoceHostInput as RoceHost, RoceSwitchInput as RoceSwitch } from "../types";
 
 /** `cluster.roce.hosts[2].railNics[0]` from a zod path. */
 export function fieldPath(base: string, path: readonly PropertyKey[]): string {

@@ -1,0 +1,95 @@
+import type {
+    AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
+    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
+} from "./types";
+
+/*
+ * The cluster spec after parseClusterSpec: the typed input (./types.ts) with every default applied. Written out
+ * rather than inferred from the zod schema so that the package's declarations never load zod's own (which do not
+ * compile in a consumer without esModuleInterop and skipLibCheck); test/spec-types.test.ts fails the type check when
+ * these and `z.output` of the schema disagree.
+ */
+
+export interface SshSpec extends SshSpecInput {
+    allowInternet: boolean;
+}
+
+export interface SoftwareSpec extends SoftwareSpecInput {
+    ncclVersion: string;
+    cudaVersion: string;
+    driverBranch: string;
+    openKernelModules: boolean;
+    gpudirect: GpuDirectMode;
+    efaInstallerVersion: string;
+    docaVersion: string;
+    ofedSource: OfedSource;
+    ncclTestsVersion: string;
+}
+
+export interface ValidationSpec extends ValidationSpecInput {
+    enabled: boolean;
+    minFraction: number;
+    iterations: number;
+    timeoutMinutes: number;
+}
+
+export interface AwsNetwork extends AwsNetworkInput {
+    vpcCidr: string;
+}
+
+export interface AwsSpec extends AwsSpecInput {
+    rootVolumeGiB: number;
+    network: AwsNetwork;
+    allowNoGpuDirect: boolean;
+    access: AwsAccess;
+    bastionInstanceType: string;
+}
+
+export interface AzureImage extends AzureImageInput {
+    version: string;
+    generation: ImageGeneration;
+}
+
+export interface AzureSpec extends AzureSpecInput {
+    vnetCidr: string;
+    subnetCidr: string;
+    image?: AzureImage;
+    osDiskGiB: number;
+    quotaRaised: boolean;
+    passwordAuthentication: boolean;
+    jumpHostSize: string;
+}
+
+export interface RoceEcn extends RoceEcnInput {
+    minBytes: number;
+    maxBytes: number;
+    maxProbabilityPct: number;
+}
+
+export interface RoceQos extends RoceQosInput {
+    mode: QosMode;
+    roceDscp: number;
+    rocePriority: number;
+    cnpDscp: number;
+    cnpPriority: number;
+    ecn: RoceEcn;
+    mtu: number;
+    gidIndex: number;
+}
+
+export interface RoceSpec extends RoceSpecInput {
+    qos: RoceQos;
+}
+
+export interface ClusterSpec extends ClusterSpecInput {
+    /** GPU node count; on bare metal the number of hosts when the spec leaves it out */
+    nodes: number;
+    ssh: SshSpec;
+    provision: boolean;
+    software: SoftwareSpec;
+    validation: ValidationSpec;
+    tags: Record<string, string>;
+    aws?: AwsSpec;
+    azure?: AzureSpec;
+    roce?: RoceSpec;
+}

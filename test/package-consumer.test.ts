@@ -1,0 +1,151 @@
+// The package as a platform team gets it: `npm pack` of a clean copy of the repository (prepack builds dist/),
+// installed into a fresh project laid out as `pulumi new typescript` lays one out (examples/typescript: its
+// package.json, and the template's tsconfig: strict, nodenext, no skipLibCheck), compiled with plain `tsc`, then
+// run on Pulumi's mock engine. The same tarball serves a JavaScript program (examples/javascript) and ESM import().
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const ROOT = path.resolve(__dirname, "..");
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-pkg-"));
+const app = path.join(work, "app");
+let tarball = "";
+let files: string[] = [];
+
+/** The version this repository's own install resolved, so the fresh project gets what a team already has. */
+const installed = (pkg: string) => (JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+    const r = spawnSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+    assert.equal(r.status, 0, `${cmd} ${args.join(" ")} in ${cwd} failed:\n${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+}
+
+before(async () => {
+    // a clean copy: what git tracks (and new files it does not ignore), no dist/, no out/
+    const src = path.join(work, "src");
+    const listed = execFileSync("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+    for (const f of listed) {
+        if (!fs.existsSync(path.join(ROOT, f))) continue; // deleted in the work tree
+        fs.mkdirSync(path.dirname(path.join(src, f)), { recursive: true });
+        fs.copyFileSync(path.join(ROOT, f), path.join(src, f));
+    }
+    fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(src, "node_modules"));
+    const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], src)) as Array<{ filename: string; files: { path: string }[] }>;
+    tarball = path.join(work, packed[0].filename);
+    files = packed[0].files.map((f) => f.path);
+
+    fs.cpSync(path.join(ROOT, "examples", "typescript"), app, { recursive: true });
+    const pkg = JSON.parse(fs.readFileSync(path.join(app, "package.json"), "utf8"));
+    pkg.dependencies = {
+        "@pulumi/pulumi": installed("@pulumi/pulumi"),
+        "@pulumi/aws": installed("@pulumi/aws"),
+        rdmakit: `file:${tarball}`,
+    };
+    pkg.devDependencies = { "@types/node": installed("@types/node"), typescript: installed("typescript") };
+    fs.writeFileSync(path.join(app, "package.json"), JSON.stringify(pkg, null, 2));
+    // npm installs the peer dependencies (azure-native, command) itself; --prefer-offline reads them from the cache
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], app);
+});
+
+after(() => fs.rmSync(work, { recursive: true, force: true }));
+
+test("the tarball ships the compiled library, its declarations and the runtime assets, not the tests", () => {
+    for (const f of ["dist/components/index.js", "dist/components/index.d.ts", "dist/components/index.js.map", "playbooks/site.yml",
+        "playbooks/ansible.cfg", "components/roce/playbooks/eos-push.yml", "PulumiPlugin.yaml", "components/index.ts", "bin/rdmakit.cjs"]) {
+        assert.ok(files.includes(f), `${f} is in the tarball`);
+    }
+    assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
+    const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
+    assert.equal(manifest.main, "dist/components/index.js");
+    for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command"]) assert.ok(manifest.peerDependencies[peer], peer);
+    assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");
+    // npm installed the peers the program did not name
+    assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "azure-native", "package.json")));
+    assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "command", "package.json")));
+    assert.ok(!fs.existsSync(path.join(app, "node_modules", "rdmakit", "node_modules", "@pulumi", "pulumi")), "no second @pulumi/pulumi");
+});
+
+test("plain tsc compiles the fresh project: the template's nodenext tsconfig and a strict commonjs one, no skipLibCheck", { timeout: 180_000 }, () => {
+    const tsc = path.join(app, "node_modules", "typescript", "bin", "tsc");
+    run(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], app);
+    const cjs = {
+        compilerOptions: { strict: true, outDir: "bin", target: "es2020", module: "commonjs", moduleResolution: "node", noImplicitReturns: true, noFallthroughCasesInSwitch: true, forceConsistentCasingInFileNames: true },
+        files: ["index.ts"],
+    };
+    fs.writeFileSync(path.join(app, "tsconfig.cjs.json"), JSON.stringify(cjs));
+    run(process.execPath, [tsc, "-p", "tsconfig.cjs.json"], app);
+    assert.ok(fs.existsSync(path.join(app, "bin", "index.js")));
+});
+
+/** Runs a program of the app on Pulumi's mock engine; returns what it registered and its exports. */
+function onMocks(program: string, env: NodeJS.ProcessEnv = {}): { resources: { type: string; name: string; inputs: any }[]; exports: Record<string, unknown> } {
+    const harness = path.join(app, "mock-run.js");
+    fs.writeFileSync(harness, MOCK_HARNESS);
+    const out = run(process.execPath, [harness, program], app, env);
+    return JSON.parse(out.trim().split("\n").pop()!);
+}
+
+// Ids in the providers' shapes (vpc-…, subnet-…), answers for the two invokes the AWS component makes.
+const MOCK_HARNESS = `
+const pulumi = require("@pulumi/pulumi");
+const resources = [];
+const ids = { "aws:ec2/vpc:Vpc": "vpc-0a1b2c3d4e", "aws:ec2/subnet:Subnet": "subnet-0f1e2d3c4b" };
+pulumi.runtime.setMocks({
+    newResource: (a) => { resources.push({ type: a.type, name: a.name, inputs: a.inputs }); return { id: ids[a.type] || a.name + "-id", state: a.inputs }; },
+    call: (a) => {
+        if (a.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0123456789abcdef0", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
+        if (a.token === "aws:ec2/getInstances:getInstances") return { ids: ["i-1", "i-0"], privateIps: ["10.20.0.11", "10.20.0.10"], publicIps: [] };
+        return a.inputs;
+    },
+}, "app", "dev", false).then(async () => {
+    const mod = require(require("path").resolve(process.argv[2]));
+    const exports = {};
+    for (const [k, v] of Object.entries(mod)) exports[k] = pulumi.Output.isInstance(v) ? await new Promise((r) => v.apply(r)) : v;
+    await new Promise((r) => setTimeout(r, 200));
+    console.log(JSON.stringify({ resources, exports }));
+});
+`;
+
+test("the compiled TypeScript program runs on the mock engine: the cluster registers its resources in the team's VPC", { timeout: 120_000 }, () => {
+    const { resources, exports } = onMocks("bin/index.js");
+    const types = resources.map((r) => r.type);
+    for (const t of ["rdmakit:index:RdmaCluster", "rdmakit:index:AwsEfaCluster", "aws:ec2/securityGroup:SecurityGroup", "aws:ec2/launchTemplate:LaunchTemplate", "aws:autoscaling/group:Group"]) {
+        assert.ok(types.includes(t), `${t} registered`);
+    }
+    assert.equal(types.filter((t) => t === "aws:ec2/vpc:Vpc").length, 1, "the team's VPC only: the kit makes none");
+    const group = resources.find((r) => r.type === "aws:autoscaling/group:Group")!;
+    assert.deepEqual(group.inputs.vpcZoneIdentifiers, ["subnet-0f1e2d3c4b"], "the subnet Output reached the group");
+    assert.equal(group.inputs.desiredCapacity, 2);
+    assert.deepEqual(exports.nodeIps, ["10.20.0.10", "10.20.0.11"]);
+    assert.equal(exports.gpusPerNode, 8);
+    assert.equal((exports.ncclEnv as Record<string, string>).FI_PROVIDER, "efa");
+});
+
+test("JavaScript: require('rdmakit') gives the same classes, the JavaScript example runs, and ESM import() works", { timeout: 120_000 }, () => {
+    const probe = `
+        const lib = require("rdmakit");
+        const pulumi = require("@pulumi/pulumi");
+        const names = ["RdmaCluster", "AwsEfaCluster", "AzureInfinibandCluster", "RoceCluster"];
+        const ok = names.every((n) => typeof lib[n] === "function" && lib[n].prototype instanceof pulumi.ComponentResource);
+        import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster })));`;
+    const seen = JSON.parse(run(process.execPath, ["-e", probe], app).trim());
+    assert.deepEqual(seen, { ok: true, resolved: path.join(fs.realpathSync(app), "node_modules", "rdmakit", "dist", "components", "index.js"), same: true });
+
+    fs.copyFileSync(path.join(ROOT, "examples", "javascript", "index.js"), path.join(app, "js-example.js"));
+    const { resources, exports } = onMocks("js-example.js");
+    assert.deepEqual(resources.map((r) => r.type), ["rdmakit:index:RdmaCluster", "rdmakit:index:RoceCluster"]);
+    assert.deepEqual(exports.nodes, ["10.0.0.11", "10.0.0.12"]);
+    assert.equal((exports.ncclEnv as Record<string, string>).NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+});
+
+test("a bad spec from a JavaScript program is refused with the field, before anything is registered", { timeout: 60_000 }, () => {
+    const bad = fs.readFileSync(path.join(ROOT, "examples", "javascript", "index.js"), "utf8").replace(`speedGbps: 400`, `speedGbps: "fast"`);
+    fs.writeFileSync(path.join(app, "js-bad.js"), bad);
+    const r = spawnSync(process.execPath, [path.join(app, "mock-run.js"), "js-bad.js"], { cwd: app, encoding: "utf8" });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /cluster\.roce\.switches\[0\]\.speedGbps/);
+});
