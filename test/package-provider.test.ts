@@ -1,0 +1,174 @@
+// The component package as the engine drives it for Python, Go and .NET programs: `@pulumi/pulumi/cmd/run-plugin`
+// started in the package folder (what pulumi-language-nodejs RunPlugin runs for PulumiPlugin.yaml), its port read
+// from stdout, then GetSchema and Construct over gRPC. Construct's children register with a resource monitor this
+// test serves over gRPC (the engine's role), so the whole path — proto inputs, secrets, the compiled dist/ code —
+// is the real one. Needs dist/ (npm test builds it first).
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { parse as parseYaml } from "yaml";
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+const providerRpc = require("@pulumi/pulumi/proto/provider_grpc_pb");
+const providerPb = require("@pulumi/pulumi/proto/provider_pb");
+const resourceRpc = require("@pulumi/pulumi/proto/resource_grpc_pb");
+const resourcePb = require("@pulumi/pulumi/proto/resource_pb");
+const engineRpc = require("@pulumi/pulumi/proto/engine_grpc_pb");
+const enginePb = require("@pulumi/pulumi/proto/engine_pb");
+const { Struct } = require("google-protobuf/google/protobuf/struct_pb");
+const { Empty } = require("google-protobuf/google/protobuf/empty_pb");
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+const ROOT = path.resolve(__dirname, "..");
+const SECRET_SIG = "4dabf18193072939515e22adb298388d"; // pulumi/pulumi:sdk/nodejs/runtime/rpc.ts specialSigKey
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270"; // specialSecretSig
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ-construct-test\n-----END OPENSSH PRIVATE KEY-----\n";
+
+interface Registered { type: string; name: string; parent: string; custom: boolean; inputs: Record<string, unknown> }
+const registered: Registered[] = [];
+const logs: string[] = [];
+let server: grpc.Server;
+let monitorAddr = "";
+let plugin: ChildProcess;
+let client: any;
+let stderr = "";
+
+/** The engine's side: a resource monitor and engine service that record what the component registers. */
+function serveEngine(): Promise<string> {
+    server = new grpc.Server();
+    const urnOf = (parent: string, type: string, name: string) => {
+        const qualified = parent ? `${parent.split("::")[2].split("$").pop()}$${type}` : type;
+        return `urn:pulumi:dev::consumer::${qualified}::${name}`;
+    };
+    server.addService(resourceRpc.ResourceMonitorService, {
+        supportsFeature: (call: any, cb: any) => cb(null, new resourcePb.SupportsFeatureResponse().setHassupport(true)),
+        registerResource: (call: any, cb: any) => {
+            const req = call.request;
+            const inputs = req.getObject()?.toJavaScript() ?? {};
+            registered.push({ type: req.getType(), name: req.getName(), parent: req.getParent(), custom: req.getCustom(), inputs });
+            const resp = new resourcePb.RegisterResourceResponse();
+            resp.setUrn(urnOf(req.getParent(), req.getType(), req.getName()));
+            resp.setId(req.getCustom() ? `${req.getName()}-id` : "");
+            resp.setObject(Struct.fromJavaScript(inputs));
+            cb(null, resp);
+        },
+        registerResourceOutputs: (_call: any, cb: any) => cb(null, new Empty()),
+        registerPackage: (_call: any, cb: any) => cb(null, new resourcePb.RegisterPackageResponse().setRef("pkg-ref")),
+        invoke: (call: any, cb: any) => cb(new Error(`no invoke expected on bare metal: ${call.request.getTok()}`)),
+    });
+    server.addService(engineRpc.EngineService, {
+        log: (call: any, cb: any) => { logs.push(call.request.getMessage()); cb(null, new Empty()); },
+        getRootResource: (_call: any, cb: any) => cb(null, new enginePb.GetRootResourceResponse().setUrn("")),
+        setRootResource: (_call: any, cb: any) => cb(null, new enginePb.SetRootResourceResponse()),
+    });
+    return new Promise((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => {
+        if (err) reject(err);
+        else resolve(`127.0.0.1:${port}`);
+    }));
+}
+
+before(async () => {
+    assert.ok(fs.existsSync(path.join(ROOT, "dist", "components", "index.js")), "dist/ is missing: run `npm run build` (npm test does)");
+    monitorAddr = await serveEngine();
+    const runPlugin = require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] });
+    plugin = spawn(process.execPath, [runPlugin, ROOT, monitorAddr], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    plugin.stderr!.on("data", (d) => (stderr += d));
+    let timer: NodeJS.Timeout | undefined;
+    const port = await new Promise<number>((resolve, reject) => {
+        let out = "";
+        plugin.stdout!.on("data", (d) => {
+            out += d;
+            const line = out.split("\n")[0];
+            if (out.includes("\n")) resolve(Number(line.trim()));
+        });
+        plugin.once("exit", (code) => reject(new Error(`run-plugin exited ${code} before printing a port:\n${stderr}`)));
+        timer = setTimeout(() => reject(new Error(`no port from run-plugin after 90 s:\n${stderr}`)), 90_000);
+    }).finally(() => clearTimeout(timer));
+    assert.ok(port > 0 && port < 65536, `a port on the first line, got ${port}`);
+    client = new providerRpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+});
+
+after(() => {
+    plugin?.kill("SIGKILL");
+    client?.close();
+    server?.forceShutdown();
+});
+
+const rpc = (method: string, req: unknown): Promise<any> => new Promise((resolve, reject) =>
+    client[method](req, (err: Error | null, resp: unknown) => (err ? reject(err) : resolve(resp))));
+
+test("GetSchema over gRPC: the four components with typed inputs, the package version", { timeout: 120_000 }, async () => {
+    const resp = await rpc("getSchema", new providerPb.GetSchemaRequest());
+    const schema = JSON.parse(resp.getSchema());
+    assert.equal(schema.name, "rdmakit");
+    assert.equal(schema.version, JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).version);
+    assert.deepEqual(Object.keys(schema.resources).sort(), ["AwsEfaCluster", "AzureInfinibandCluster", "RdmaCluster", "RoceCluster"].map((c) => `rdmakit:index:${c}`));
+    assert.equal(schema.resources["rdmakit:index:RdmaCluster"].inputProperties.spec.$ref, "#/types/rdmakit:index:ClusterSpecInput");
+    assert.equal(schema.types["rdmakit:index:Fabric"].enum.length, 3);
+    const info = await rpc("getPluginInfo", new Empty());
+    assert.equal(info.getVersion(), schema.version);
+});
+
+/** A ConstructRequest as the engine sends it for `RdmaCluster(name, spec=…, ssh_private_key=secret)`. */
+function constructRequest(name: string, inputs: Record<string, unknown>, dryRun: boolean): unknown {
+    const req = new providerPb.ConstructRequest();
+    req.setProject("consumer");
+    req.setStack("dev");
+    req.setOrganization("organization");
+    req.setDryrun(dryRun);
+    req.setParallel(4);
+    req.setMonitorendpoint(monitorAddr);
+    req.setType("rdmakit:index:RdmaCluster");
+    req.setName(name);
+    req.setParent("urn:pulumi:dev::consumer::pulumi:pulumi:Stack::consumer-dev");
+    req.setInputs(Struct.fromJavaScript(inputs));
+    req.setAcceptsOutputValues(true);
+    return req;
+}
+
+test("Construct over gRPC: an RdmaCluster from plain inputs registers its children on the engine's monitor", { timeout: 120_000 }, async () => {
+    const spec = parseYaml(fs.readFileSync(path.join(ROOT, "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    const resp = await rpc("construct", constructRequest("py-lab", {
+        spec,
+        sshPrivateKey: { [SECRET_SIG]: SECRET_VALUE, value: KEY },
+    }, true));
+    assert.match(resp.getUrn(), /rdmakit:index:RdmaCluster::py-lab$/);
+    const state = resp.getState().toJavaScript();
+    assert.equal(state.fabricKind, "roce");
+    assert.equal(state.nodeCount, spec.roce.hosts.length);
+    assert.deepEqual(state.nodePrivateIps, spec.roce.hosts.map((h: { address: string }) => h.address));
+    assert.ok(Object.keys(state.ncclEnv).includes("NCCL_IB_HCA"));
+
+    const mine = registered.filter((r) => r.name.startsWith("py-lab"));
+    assert.equal(mine.find((r) => r.type === "rdmakit:index:RdmaCluster")?.custom, false);
+    const roce = mine.find((r) => r.type === "rdmakit:index:RoceCluster");
+    assert.ok(roce, "the fabric component");
+    assert.match(roce.parent, /RdmaCluster::py-lab$/);
+    const pushes = mine.filter((r) => r.type.startsWith("command:") && r.name.endsWith("-qos"));
+    assert.equal(pushes.length, spec.roce.switches.length, "one push per switch");
+    assert.ok(mine.some((r) => r.type === "rdmakit:index:AnsiblePlaybook"), "the software step");
+    // the key travelled as a secret and stays one in every child's inputs
+    const everything = JSON.stringify(registered) + JSON.stringify(state) + logs.join("\n");
+    assert.ok(everything.includes(SECRET_SIG), "secret markers reach the monitor");
+    assert.ok(!JSON.stringify(state).includes("construct-test"), "no key in the component's outputs");
+    for (const r of mine) {
+        for (const [k, v] of Object.entries(r.inputs)) {
+            if (JSON.stringify(v).includes("construct-test")) assert.ok(JSON.stringify(v).includes(SECRET_SIG), `${r.name}.${k} holds the key only as a secret`);
+        }
+    }
+});
+
+test("Construct over gRPC: a bad spec comes back as the engine's property errors, naming the field", { timeout: 60_000 }, async () => {
+    const spec = parseYaml(fs.readFileSync(path.join(ROOT, "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    spec.roce.switches[0].speedGbps = "fast";
+    const before = registered.length;
+    const err = await rpc("construct", constructRequest("py-bad", { spec, sshPrivateKey: { [SECRET_SIG]: SECRET_VALUE, value: KEY } }, true))
+        .then(() => undefined, (e: Error) => e);
+    assert.ok(err, "construct failed");
+    assert.match(String(err.message), /cluster\.roce\.switches\[0\]\.speedGbps/);
+    assert.ok(!String(err.message).includes("construct-test"), "the key is not echoed");
+    assert.equal(registered.slice(before).filter((r) => r.name.startsWith("py-bad")).length, 0, "nothing registered");
+});
