@@ -21,7 +21,9 @@ test("every fixture has a source sidecar with a URL", () => {
     for (const f of logs) {
         const side = path.join(FIX, f.replace(/\.log$/, ".source.md"));
         assert.ok(fs.existsSync(side), `${f} has no .source.md`);
-        assert.match(fs.readFileSync(side, "utf8"), /https:\/\/github\.com\/\S+\/blob\/[0-9a-f]{40}\//, `${f}: source must pin a commit`);
+        // a file pinned to a commit, or a GitHub issue / pull request thread (a comment's text does not change by commit)
+        assert.match(fs.readFileSync(side, "utf8"), /https:\/\/github\.com\/(?:\S+\/blob\/[0-9a-f]{40}\/|[\w.-]+\/[\w.-]+\/(?:issues|pull)\/\d+)/,
+            `${f}: source must pin a commit or name the issue`);
     }
 });
 

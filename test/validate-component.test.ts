@@ -100,6 +100,8 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_INVENTORY_HASH: invDigest,
         RDMAKIT_VARS_HASH: digest,
         RDMAKIT_EXPECT: expectJson,
+        // the grade must prove one 4 x 8 EFA job (components/validate/fabric.ts)
+        RDMAKIT_FABRIC_ARGS: "--fabric efa --nodes 4 --gpus-per-node 8",
         RDMAKIT_OUT: outDir,
         RDMAKIT_FAIL_ON_FAILURE: "true",
         RDMAKIT_SSH_PRIVATE_KEY: "test-key-not-real",
@@ -108,7 +110,7 @@ test("registers the component and one local Command with exact inputs", async ()
         ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });
-    assert.deepEqual(cmd.triggers, [digest, invDigest, expectJson]);
+    assert.deepEqual(cmd.triggers, [digest, invDigest, expectJson, "--fabric efa --nodes 4 --gpus-per-node 8"]);
     assert.equal(cmd.addPreviousOutputInEnv, false);
     assert.equal(c.reportDir, outDir);
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
@@ -118,7 +120,11 @@ test("registers the component and one local Command with exact inputs", async ()
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
     assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 \|\| exit 1\nexec 3<&-\n/);
-    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" --out "\$RDMAKIT_OUT" --result-line/);
+    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$RDMAKIT_FABRIC_ARGS --out "\$RDMAKIT_OUT" --result-line/);
+    // one node has no fabric run to prove; IB and RoCE clusters prove their own transport
+    assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a"], gpusPerNode: 8 }), "");
+    assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a", "b"], gpusPerNode: 8 }), "--fabric ib --nodes 2 --gpus-per-node 8");
+    assert.equal(mod.fabricReportArgs({ fabric: "roce", hosts: ["a", "b", "c"], gpusPerNode: 4 }), "--fabric roce --nodes 3 --gpus-per-node 4");
 });
 
 test("a relative repo root becomes absolute (the command runs in the repo root, not the program's folder)", async () => {

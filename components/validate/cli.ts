@@ -1,6 +1,7 @@
 /**
- * `rdmakit nccl-report <log>... [--json] [--expect <instance type | size | GB/s | JSON>] [--chart FILE] [--out DIR]`
- * Exit status: 0 pass, 1 fail, 2 not an nccl-tests log (or an unreadable file / unknown --expect name).
+ * `rdmakit nccl-report <log>... [--json] [--expect <instance type | size | GB/s | JSON>] [--fabric efa|ib|roce
+ * [--nodes N] [--gpus-per-node G]] [--chart FILE] [--out DIR]`
+ * Exit status: 0 pass, 1 fail, 2 not an nccl-tests log (or an unreadable file, an unknown --expect name, a bad flag).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -11,10 +12,17 @@ import { gradeLog, nodesOf } from "./grade";
 import { buildReport, classifyLogName, formatText, renderChartSvg, type ReportEntry } from "./report";
 import { findSlowNodes, type PairLog } from "./slow";
 import { svgToPng } from "./png";
+import { checkRequirement, type FabricRequirement } from "./fabric";
 import type { Expectation, ParsedLog } from "./types";
 
 export interface NcclReportOptions {
     json?: boolean;
+    /** `efa` | `ib` | `roce`: the all-node and pair logs must prove a multi-node run of this fabric (fabric.ts). */
+    fabric?: string;
+    /** Nodes of the all-node run (with --fabric); pair logs are two nodes. */
+    nodes?: string;
+    /** GPUs per node (with --fabric): nRanks must be nodes x this. */
+    gpusPerNode?: string;
     expect?: string;
     chart?: string;
     out?: string;
@@ -85,6 +93,8 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     const err: string[] = [];
     const resolver = expectationResolver(opts.expect);
     if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
+    const fabric = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
+    if (typeof fabric === "string") return { code: 2, stdout: "", stderr: fabric + "\n" };
 
     const entries: ReportEntry[] = [];
     let notLogs = 0;
@@ -106,7 +116,10 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
         }
         const { kind, hosts } = classifyLogName(name);
         const exp = resolver(kind === "single" ? "single" : kind === "pair" ? "pair" : "all", nodesOfLog(parsed)) ?? NO_EXPECTATION;
-        entries.push({ name, kind, hosts, parsed, grade: gradeLog(parsed, exp) });
+        // single-node logs are NVLink runs by design; a pair is two nodes of the fabric
+        const req: FabricRequirement | undefined = !fabric || kind === "single" ? undefined
+            : kind === "pair" ? { ...fabric, nodes: 2 } : fabric;
+        entries.push({ name, kind, hosts, parsed, grade: gradeLog(parsed, exp, req) });
     }
     if (notLogs > 0) return { code: 2, stdout: "", stderr: err.join("\n") + "\n" };
 
@@ -166,6 +179,9 @@ export function registerNcclReport(program: Command): void {
         .argument("<log...>", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
         .option("--json", "print the report as JSON on stdout")
         .option("--expect <what>", "instance type or VM size from the catalog, a busbw floor in GB/s, or Expectation JSON ({all,single,pair})")
+        .option("--fabric <fabric>", "efa | ib | roce: all-node and pair logs must prove one multi-node job on this fabric's NET transport with GPUDirect RDMA")
+        .option("--nodes <n>", "with --fabric: nodes the all-node run must span (>= 2)")
+        .option("--gpus-per-node <g>", "with --fabric: GPUs per node; nRanks must be nodes x this")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
         .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")

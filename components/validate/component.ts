@@ -14,6 +14,7 @@ import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
+import { fabricOfPlan } from "./fabric";
 import { PACKAGE_ROOT } from "../assets";
 
 /** What the preflight checks compare against on every node (from the plan / catalog). */
@@ -298,6 +299,16 @@ export function pairRuns(vars: ValidationVars): PairRun[][] {
     })));
 }
 
+/**
+ * The `nccl-report` flags that make the grade prove the fabric (components/validate/fabric.ts): the all-node logs must
+ * be one job of hosts x GPUs ranks on the fabric's NET transport with GPUDirect RDMA, the pair logs one job on two
+ * nodes. Empty for a one-node cluster, which has no fabric run to prove. Pure; the tokens need no quoting.
+ */
+export function fabricReportArgs(args: Pick<ValidationRunArgs, "fabric" | "hosts" | "gpusPerNode">): string {
+    if (args.hosts.length < 2) return "";
+    return `--fabric ${fabricOfPlan(args.fabric)} --nodes ${args.hosts.length} --gpus-per-node ${args.gpusPerNode}`;
+}
+
 /** SHA-256 (hex) of the variables' JSON: what the state keeps, and what the script checks the file on stdin against. */
 export function varsDigest(json: string): string {
     return createHash("sha256").update(json).digest("hex");
@@ -342,7 +353,8 @@ export const VALIDATE_SCRIPT = [
     "fi",
     'set -- "$RDMAKIT_OUT"/nccl/*.log',
     'if [ ! -e "$1" ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
-    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" --out "$RDMAKIT_OUT" --result-line',
+    // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
+    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" $RDMAKIT_FABRIC_ARGS --out "$RDMAKIT_OUT" --result-line',
     "rc=$?",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
     'if [ "$RDMAKIT_FAIL_ON_FAILURE" = "false" ]; then exit 0; fi',
@@ -393,6 +405,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
             environment: {
                 ...digests,
                 RDMAKIT_EXPECT: expect,
+                RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
                 RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
@@ -403,7 +416,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ANSIBLE_NOCOLOR: "1",
             },
             // rerun when what is run or how it is graded changes
-            triggers: [digest, digests.RDMAKIT_INVENTORY_HASH, expect],
+            triggers: [digest, digests.RDMAKIT_INVENTORY_HASH, expect, fabricReportArgs(args)],
             // the provider would put the last run's stdout and stderr into the environment (PULUMI_COMMAND_STDOUT), one
             // string that grows with the report; the script does not read them
             addPreviousOutputInEnv: false,

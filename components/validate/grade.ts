@@ -4,6 +4,7 @@
  */
 import type { BusbwPoint, Expectation, LogGrade, NcclRow, NcclRun, ParsedLog, RunGrade, Verdict } from "./types";
 import { evidenceOf } from "./transport";
+import { proveFabric, REPLACED_BY_FABRIC, type FabricRequirement } from "./fabric";
 
 /** `17179869184` → `16 GiB`. */
 export function formatBytes(n: number): string {
@@ -43,6 +44,18 @@ export function wrongRows(run: NcclRun): NcclRow[] {
     return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0);
 }
 
+/**
+ * Why a run's figures were not checked, or null when they were: the parameter line says `validation: 0` (`-c 0`), or
+ * every check cell is `N/A`, which nccl-tests prints for an unchecked placement (FORMAT.md §2; src/util.cu).
+ */
+export function correctnessOff(run: NcclRun): string | null {
+    if (run.params.validation === 0) return "correctness checking off: the parameter line says `validation: 0` (-c 0)";
+    if (run.rows.length === 0 || run.checkColumn === null) return null;
+    const cells = run.rows.flatMap((r) => [r.outOfPlace, ...(r.inPlace ? [r.inPlace] : [])]);
+    const checked = cells.some((p) => p.wrong !== null || p.maxError !== null);
+    return checked ? null : `correctness checking off: every ${run.checkColumn} cell is N/A`;
+}
+
 /** Number of nodes the run spans; `null` when the log has no rank lines. */
 export function nodesOf(run: NcclRun): number | null {
     if (run.hosts.length === 0 || run.ranksElided) return null;
@@ -78,7 +91,14 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation): RunGrade {
     // 2. correctness
     const wrong = wrongRows(run);
     const oob = run.outOfBounds;
-    if (wrong.length > 0 || (oob && oob.count > 0)) {
+    const unchecked = correctnessOff(run);
+    if (unchecked) {
+        verdicts.push({
+            check: "correctness", ok: false, expected: "data checked (-c 1, the default) with 0 wrong values", seen: unchecked,
+            hint: "The run did not check its results, so `Out of bounds values : 0` proves nothing: rerun without `-c 0` " +
+                "(nccl-tests checks by default).",
+        });
+    } else if (wrong.length > 0 || (oob && oob.count > 0)) {
         const rows = wrong.map((r) => formatBytes(r.sizeBytes)).join(", ");
         verdicts.push({
             check: "correctness", ok: false, expected: "0 wrong values",
@@ -223,10 +243,15 @@ function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
     return v;
 }
 
-/** Grades every run of a log plus the transport evidence of the file. */
-export function gradeLog(log: ParsedLog, exp: Expectation): LogGrade {
+/**
+ * Grades every run of a log plus the transport evidence of the file. With `fabric`, the log must also prove a
+ * multi-node run of that fabric (fabric.ts), whose verdicts replace the plain transport checks.
+ */
+export function gradeLog(log: ParsedLog, exp: Expectation, fabric?: FabricRequirement): LogGrade {
     const runs = log.runs.map((r, i) => gradeRun(r, i, exp));
-    const verdicts = fileVerdicts(log, exp);
+    const verdicts = fabric
+        ? [...fileVerdicts(log, exp).filter((v) => !REPLACED_BY_FABRIC.has(v.check)), ...proveFabric(log, fabric)]
+        : fileVerdicts(log, exp);
     if (runs.length === 0) {
         verdicts.push({
             check: "completed", ok: false, expected: "an nccl-tests run", seen: "no nccl-tests output in this log",

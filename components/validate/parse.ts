@@ -200,7 +200,7 @@ function newDraft(line: number, commandHint: string | null): Draft {
     return {
         run: {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
-            layout: "unknown", checkColumn: null, ranks: [], ranksElided: false, nRanks: null, nRanksFrom: null,
+            layout: "unknown", checkColumn: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
             hosts: [], rows: [], avgBusbwGBps: null, outOfBounds: null, completed: false, failures: [], notes: [],
         },
         stage: Stage.None,
@@ -232,7 +232,13 @@ function finish(d: Draft, fileName: string): NcclRun {
     // rank count and hosts
     if (run.ranks.length > 0) {
         const maxRank = Math.max(...run.ranks.map((r) => r.rank));
-        run.nRanks = run.ranksElided ? maxRank + 1 : Math.max(run.ranks.length, maxRank + 1);
+        const seen = new Set<number>();
+        for (const r of run.ranks) {
+            if (seen.has(r.rank) && !run.duplicateRanks.includes(r.rank)) run.duplicateRanks.push(r.rank);
+            seen.add(r.rank);
+        }
+        // separate processes that each print their own rank list: the ranks of one of them, not their sum
+        run.nRanks = run.ranksElided || run.duplicateRanks.length > 0 ? maxRank + 1 : Math.max(run.ranks.length, maxRank + 1);
         run.nRanksFrom = "ranks";
         run.hosts = [...new Set(run.ranks.map((r) => r.host))];
     }
@@ -449,7 +455,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
     return { name, lineCount: rawLines.length, runs, transport: scanTransport(rawLines), launcherErrors };
 }
 
-/** True when the text holds at least one nccl-tests run with a table header or rows. */
+/** True when the text holds at least one nccl-tests run: a table header, rows, a rank list or the footer's check line. */
 export function isNcclTestsLog(parsed: ParsedLog): boolean {
-    return parsed.runs.some((r) => r.rows.length > 0 || r.checkColumn !== null || r.ranks.length > 0);
+    return parsed.runs.some((r) => r.rows.length > 0 || r.checkColumn !== null || r.ranks.length > 0 || r.outOfBounds !== null);
 }

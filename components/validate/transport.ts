@@ -30,12 +30,21 @@ const GDR_ENABLED = /GPU Direct RDMA Enabled/;
 // source: NVIDIA/nccl src/plugin/net.cc prints these when no external net plugin could be loaded.
 const PLUGIN_MISSING = /NET\/Plugin ?: ?(?:No plugin found|Could not find:? libnccl-net|Plugin load returned|.*cannot open shared object file)|Failed to initialize any NET plugin|NET\/Plugin: Using internal network plugin/;
 const CUDA_REGISTER = /Failed to register CUDA buffer/;
+// `host:pid:tid [dev] NCCL INFO` (source: NVIDIA/nccl src/debug.cc, the `%s:%d:%d [%d] NCCL INFO` header)
+const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)/;
+// `ncclCommInitRank comm 0x.. rank 13 nranks 16 cudaDev 5 ...` (src/init.cc); older `comm 0x.. rank 0 nranks 32 ...`
+const NRANKS = /\brank \d+ nranks (\d+)\b/;
+// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit)
+const IB_DEVICES = /NET\/IB ?: Using ((?:\[\d+\]\S+\s*)+)/;
+// intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc, shm.cc)
+const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|NVLS/;
 
 /** Scans raw log lines (launcher prefixes allowed) for transport evidence. */
 export function scanTransport(lines: string[]): TransportEvidence {
     const ev: TransportEvidence = {
         ncclDebugLines: 0, networks: [], ofiProviders: [], ib: set(), ofi: set(), netChannels: set(), gdr: set(),
         netChannelsWithoutGdr: set(), socket: set(), pluginMissing: set(), cudaRegisterFailed: set(), warnings: set(),
+        ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(),
     };
     for (let i = 0; i < lines.length; i++) {
         const raw = lines[i];
@@ -44,7 +53,19 @@ export function scanTransport(lines: string[]): TransportEvidence {
         if (CUDA_REGISTER.test(raw)) add(ev.cudaRegisterFailed, lineNo, raw);
         if (!DEBUG.test(raw)) continue;
         ev.ncclDebugLines++;
+        const host = raw.match(NCCL_PREFIX);
+        if (host && !ev.ncclHosts.includes(host[1])) ev.ncclHosts.push(host[1]);
         const text = raw.slice(raw.search(DEBUG));
+        const nranks = text.match(NRANKS);
+        if (nranks) ev.ncclRanks = Math.max(ev.ncclRanks ?? 0, Number(nranks[1]));
+        const devs = text.match(IB_DEVICES);
+        if (devs) {
+            for (const d of devs[1].matchAll(/\[(\d+)\]([^\s;]+)/g)) {
+                if (!ev.ibDevices.includes(d[2])) ev.ibDevices.push(d[2]);
+                ev.ibDeviceByIndex[d[1]] ??= d[2];
+            }
+        }
+        if (LOCAL_CHANNEL.test(text)) add(ev.localChannels, lineNo, raw);
         if (/NCCL WARN/.test(text)) add(ev.warnings, lineNo, raw);
         let m = text.match(USING_NETWORK);
         if (m) {
@@ -63,6 +84,9 @@ export function scanTransport(lines: string[]): TransportEvidence {
         if ((m = text.match(NET_CHANNEL))) {
             add(ev.netChannels, lineNo, raw);
             const transport = m[1];
+            ev.netChannelTransports[transport] = (ev.netChannelTransports[transport] ?? 0) + 1;
+            const dev = /^IB/.test(transport) ? text.match(/via NET\/IB[^/\s]*\/(\d+)/) : null;
+            if (dev) ev.ibChannelDevices[dev[1]] = (ev.ibChannelDevices[dev[1]] ?? 0) + 1;
             if (/\/GDRDMA\b/.test(m[0])) add(ev.gdr, lineNo, raw);
             else add(ev.netChannelsWithoutGdr, lineNo, raw);
             if (/^Socket$/i.test(transport)) add(ev.socket, lineNo, raw);

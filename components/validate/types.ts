@@ -89,6 +89,8 @@ export interface NcclRun {
     ranks: RankInfo[];
     /** The rank list was elided by the author (`...`). */
     ranksElided: boolean;
+    /** Rank numbers listed more than once (separate one-process jobs each print their own `Rank 0`). */
+    duplicateRanks: number[];
     /** Total ranks: from the rank lines, else inferred from busbw/algbw (see `nRanksFrom`). */
     nRanks: number | null;
     nRanksFrom: "ranks" | "busbw-factor" | null;
@@ -133,6 +135,20 @@ export interface TransportEvidence {
     /** libfabric could not register GPU memory with EFA: no peer-to-peer path. */
     cudaRegisterFailed: EvidenceSet;
     warnings: EvidenceSet;
+    /** Host names from the `host:pid:tid [dev] NCCL INFO` prefix, in order of appearance, without repeats. */
+    ncclHosts: string[];
+    /** Largest `nranks N` NCCL printed when a communicator was made (`ncclCommInitRank ... nranks 16`); null if none. */
+    ncclRanks: number | null;
+    /** Devices from `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ...`, without repeats (`mlx5_0:1/IB`). */
+    ibDevices: string[];
+    /** IB device per index of the `NET/IB : Using [i]dev` list (first host that printed it), e.g. `{"1": "mlx5_2:1/IB"}`. */
+    ibDeviceByIndex: Record<string, string>;
+    /** IB device indexes the NET channels used (`via NET/IB/1/GDRDMA` → 1), with line counts. */
+    ibChannelDevices: Record<string, number>;
+    /** NET channel lines per transport name (`AWS Libfabric`, `Libfabric`, `IB`, `IBext_v8`, `Socket`). */
+    netChannelTransports: Record<string, number>;
+    /** Channel lines inside a node (`via P2P/...`, `via SHM/...`, NVLS). */
+    localChannels: EvidenceSet;
 }
 
 export interface ParsedLog {
