@@ -120,7 +120,7 @@ test("registers the component and one local Command with exact inputs", async ()
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
     assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 \|\| exit 1\nexec 3<&-\n/);
-    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$RDMAKIT_FABRIC_ARGS --out "\$RDMAKIT_OUT" --result-line/);
+    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$\{RDMAKIT_FABRIC_ARGS:-\} --preflight "\$RDMAKIT_OUT\/preflight" --out "\$RDMAKIT_OUT" --result-line/);
     // one node has no fabric run to prove; IB and RoCE clusters prove their own transport
     assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a"], gpusPerNode: 8 }), "");
     assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a", "b"], gpusPerNode: 8 }), "--fabric ib --nodes 2 --gpus-per-node 8");

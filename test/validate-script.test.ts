@@ -106,7 +106,7 @@ test("a failed preflight: Ansible output only in the log, a short summary on std
             ["127.0.0.1"], path.join(s.out, "nccl"),
         );
         const inventory = "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n";
-        const r = runScript(s, inventory, JSON.stringify(vars), { RDMAKIT_EXPECT: "{}" });
+        const r = runScript(s, inventory, JSON.stringify(vars), { RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }) });
 
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
         assert.match(log, /PLAY RECAP/);
@@ -116,7 +116,11 @@ test("a failed preflight: Ansible output only in the log, a short summary on std
         assert.match(r.stderr, /localhost: failed at task "nccl_validate : Require every preflight check to pass": preflight localhost: gpu-count: expected 8 GPUs/);
         assert.match(r.stderr, /per-node preflight results: .*\/preflight\//);
         assert.ok(r.stderr.split("\n").length < 12, `stderr stays short:\n${r.stderr}`);
-        assert.equal(r.code, 2, "no nccl-tests log was fetched");
+        // no nccl-tests log was fetched: the report names the bad node from its preflight results
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stdout, /FAIL preflight: 0 of 1 node\(s\) pass; bad node\(s\): localhost/);
+        assert.match(r.stdout, /x gpu-count \[preflight localhost\]: expected 8 GPUs; seen/);
+        assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["localhost"]);
 
         const checks = JSON.parse(fs.readFileSync(path.join(s.out, "preflight", "localhost.json"), "utf8")).checks as Array<{ check: string; ok: boolean; seen: string }>;
         const efa = checks.find((c) => c.check === "efa-devices");

@@ -14,7 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { planCluster, type FabricPlan } from "../components/plan";
 import { pairRuns, renderHostfile, validationVars } from "../components/validate/component";
-import { validationArgsFromPlan } from "../components/validate/fromPlan";
+import { AZURE_HOPPER_BASELINE_TUNING, validationArgsFromPlan } from "../components/validate/fromPlan";
 import { runNcclReport } from "../components/validate/cli";
 import { planArtifacts } from "../components/artifacts";
 
@@ -79,8 +79,12 @@ for (const c of cases) {
         assert.equal(last, v.maxBytes, "the sweep reaches maxBytes");
         assert.match(vars.nccl_validate_all_sweep_cmd, / -f 2 /);
 
-        // the forced network and the plan's environment, each once
-        const env = { ...plan.ncclEnv, ...v.forcedNet };
+        // the forced network and the plan's environment, each once; on the Hopper ND v5 sizes also Microsoft's tuning
+        // of the baseline the all-node floor comes from (fromPlan.ts AZURE_HOPPER_BASELINE_TUNING)
+        const hopper = /^Standard_ND96isrf?_H(?:100|200)_v5$/.test(plan.azure?.vmSize ?? "");
+        if (plan.fabric === "azure-ib") assert.equal(hopper, plan.azure?.vmSize === "Standard_ND96isr_H100_v5" || /H200/.test(plan.azure?.vmSize ?? ""));
+        const env = { ...plan.ncclEnv, ...(hopper ? AZURE_HOPPER_BASELINE_TUNING : {}), ...v.forcedNet };
+        if (hopper) assert.match(vars.nccl_validate_all_fixed_cmd, /NCCL_MIN_NCHANNELS=32.*NCCL_PXN_DISABLE=1.*NCCL_IB_QPS_PER_CONNECTION=4/);
         for (const [k, val] of Object.entries(env)) {
             const cmd = vars.nccl_validate_all_fixed_cmd;
             assert.equal(cmd.split(` -x ${k} `).length - 1, 1, `${k} exported once`);

@@ -13,6 +13,7 @@ import { buildReport, classifyLogName, formatText, renderChartSvg, type ReportEn
 import { findSlowNodes, type PairLog } from "./slow";
 import { svgToPng } from "./png";
 import { checkRequirement, type FabricRequirement } from "./fabric";
+import { readPreflight } from "./preflight";
 import type { Expectation, ParsedLog } from "./types";
 
 export interface NcclReportOptions {
@@ -23,10 +24,12 @@ export interface NcclReportOptions {
     nodes?: string;
     /** GPUs per node (with --fabric): nRanks must be nodes x this. */
     gpusPerNode?: string;
+    /** Folder of per-node preflight results (`<host>.json`, validate.yml); failed checks name their node. */
+    preflight?: string;
     expect?: string;
     chart?: string;
     out?: string;
-    /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes}` as the last line (read by ClusterValidation). */
+    /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes, badNodes}` as the last line (read by ClusterValidation). */
     resultLine?: boolean;
 }
 
@@ -95,6 +98,11 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
     const fabric = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
     if (typeof fabric === "string") return { code: 2, stdout: "", stderr: fabric + "\n" };
+    const read = opts.preflight !== undefined ? readPreflight(opts.preflight) : undefined;
+    if (typeof read === "string") return { code: 2, stdout: "", stderr: read + "\n" };
+    // an empty results folder (the playbook stopped before the preflight) adds nothing to a report of logs
+    const preflight = read && (read.nodes.length > 0 || files.length === 0) ? read : undefined;
+    if (files.length === 0 && !preflight) return { code: 2, stdout: "", stderr: "no logs given (and no --preflight results)\n" };
 
     const entries: ReportEntry[] = [];
     let notLogs = 0;
@@ -133,7 +141,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const report = buildReport(entries, slow);
+    const report = buildReport(entries, slow, preflight);
     const text = formatText(report, entries);
     const mainExp = (entries.find((e) => e.kind === "all-fixed" || e.kind === "all-sweep" || e.kind === "other") ?? entries[0])?.grade.expectation;
     const chartEntries = entries.filter((e) => e.kind !== "single" && e.kind !== "pair");
@@ -165,7 +173,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     if (opts.resultLine) {
         stdout += "rdmakit-result: " + JSON.stringify({
             pass: report.pass, busbwGBps: report.headline?.busbwGBps ?? null, sizeBytes: report.headline?.sizeBytes ?? null,
-            slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [],
+            slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [], badNodes: report.preflight?.badNodes ?? [],
         }) + "\n";
     }
     return { code: report.pass ? 0 : 1, stdout, stderr: err.length ? err.join("\n") + "\n" : "" };
@@ -176,12 +184,13 @@ export function registerNcclReport(program: Command): void {
     program
         .command("nccl-report")
         .description("grade nccl-tests logs offline: exit 0 pass, 1 fail, 2 not an nccl-tests log")
-        .argument("<log...>", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
+        .argument("[log...]", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
         .option("--json", "print the report as JSON on stdout")
         .option("--expect <what>", "instance type or VM size from the catalog, a busbw floor in GB/s, or Expectation JSON ({all,single,pair})")
         .option("--fabric <fabric>", "efa | ib | roce: all-node and pair logs must prove one multi-node job on this fabric's NET transport with GPUDirect RDMA")
         .option("--nodes <n>", "with --fabric: nodes the all-node run must span (>= 2)")
         .option("--gpus-per-node <g>", "with --fabric: GPUs per node; nRanks must be nodes x this")
+        .option("--preflight <dir>", "also report the per-node preflight results validate.yml wrote (<host>.json); bad nodes are named")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
         .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")

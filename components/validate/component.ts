@@ -107,6 +107,8 @@ export interface ValidationResult {
     busbwGBps: number | null;
     sizeBytes: number | null;
     slowNodes: string[];
+    /** Nodes that failed a preflight check (validate.yml's per-node results). */
+    badNodes?: string[];
 }
 
 export const RESULT_PREFIX = "rdmakit-result: ";
@@ -224,6 +226,8 @@ export interface ValidationVars {
     nccl_validate_gpudirect: PreflightExpectation["gpudirect"];
     nccl_validate_nvswitch: boolean;
     nccl_validate_check_pkey: boolean;
+    /** Run the image's Azure HPC node health checks before nccl-tests (Azure; skipped where the script is absent). */
+    nccl_validate_health_checks: boolean;
 }
 
 /**
@@ -265,6 +269,7 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccl_validate_gpudirect: p.gpudirect,
         nccl_validate_nvswitch: p.nvswitch,
         nccl_validate_check_pkey: args.fabric === "azure-ib",
+        nccl_validate_health_checks: args.fabric === "azure-ib",
     };
 }
 
@@ -330,7 +335,8 @@ export const SUMMARISER_NAME = "ansible-summarise.cjs";
  * the script is a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and
  * would flood `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing
  * host, task, reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
- * Exit status: the report's (0 pass, 1 fail, 2 no logs), or 1 when the playbook failed and the report passed, or
+ * Exit status: the report's (0 pass, 1 fail, 2 neither logs nor preflight results), or 1 when the playbook failed and
+ * the report passed, or
  * when the variables on stdin do not match their digest.
  */
 export const VALIDATE_SCRIPT = [
@@ -352,9 +358,12 @@ export const VALIDATE_SCRIPT = [
     '  echo "validate.yml exited $play; per-node preflight results: $RDMAKIT_OUT/preflight/" >&2',
     "fi",
     'set -- "$RDMAKIT_OUT"/nccl/*.log',
-    'if [ ! -e "$1" ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
+    '[ -e "$1" ] || set --',
+    // no nccl-tests log and no preflight result: nothing ran at all
+    'if [ $# -eq 0 ] && ! ls "$RDMAKIT_OUT"/preflight/*.json >/dev/null 2>&1; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
+    'if [ $# -eq 0 ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl: reporting the preflight results" >&2; fi',
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
-    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" $RDMAKIT_FABRIC_ARGS --out "$RDMAKIT_OUT" --result-line',
+    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line',
     "rc=$?",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
     'if [ "$RDMAKIT_FAIL_ON_FAILURE" = "false" ]; then exit 0; fi',

@@ -18,6 +18,28 @@ export const KIT_INVENTORY_GROUP = "all";
  */
 export const OPEN_MPI_AS_ROOT: Record<string, string> = { OMPI_ALLOW_RUN_AS_ROOT: "1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1" };
 
+/**
+ * Microsoft's NCCL tuning for the ND H100 v5 multi-node baseline the all-node floor is measured with, applied to the
+ * validation runs on the Hopper ND v5 sizes (H100, H200: same 8 x 400 Gb/s NDR ConnectX-7 rails and NVLink,
+ * azure-ib.md §1), so the kit runs what the baseline ran. Not included: SHARP (NCCL_COLLNET_ENABLE with the
+ * nccl-rdma-sharp-plugins on LD_LIBRARY_PATH), which the baseline also had on; the kit forces NCCL's own IB
+ * transport (NCCL_NET=IB) instead, so its floor is the baseline's without SHARP's share.
+ * source: Azure/ai-infrastructure-on-azure:infrastructure_validations/slurm/NCCL/configs/hopper.conf
+ * (/work/shared/research/azure-ib.md §4: NCCL_MIN_NCHANNELS 32, NCCL_PXN_DISABLE 1, NCCL_P2P_NET_CHUNKSIZE 2097152,
+ * NCCL_IB_QPS_PER_CONNECTION 4).
+ */
+export const AZURE_HOPPER_BASELINE_TUNING: Record<string, string> = {
+    NCCL_MIN_NCHANNELS: "32",
+    NCCL_PXN_DISABLE: "1",
+    NCCL_P2P_NET_CHUNKSIZE: "2097152",
+    NCCL_IB_QPS_PER_CONNECTION: "4",
+};
+
+/** The Hopper ND v5 sizes the baseline tuning is for. */
+function hopperNdV5(plan: FabricPlan): boolean {
+    return plan.fabric === "azure-ib" && /^Standard_ND96isrf?_H(?:100|200)_v5$/.test(plan.azure?.vmSize ?? "");
+}
+
 /** What the plan cannot know: how the nodes are reached and what a failure does. */
 export type ValidationSiteArgs = Omit<ClusterValidationArgs, keyof ValidationRunArgs>;
 
@@ -40,7 +62,10 @@ export function validationArgsFromPlan(
         hosts: v.hostNames,
         gpusPerNode: plan.nodes.gpusPerNode,
         // the plan's environment as every job gets it, plus the network forced for validation only
-        ncclEnv: { ...plan.ncclEnv, ...v.forcedNet, ...(plan.sshUser === "root" ? OPEN_MPI_AS_ROOT : {}) },
+        ncclEnv: {
+            ...plan.ncclEnv, ...(hopperNdV5(plan) ? AZURE_HOPPER_BASELINE_TUNING : {}), ...v.forcedNet,
+            ...(plan.sshUser === "root" ? OPEN_MPI_AS_ROOT : {}),
+        },
         nccltestsDir: v.ncclTestsDir,
         mpiHome: v.mpiHome,
         expectations: { all: v.allNodes, single: v.singleNode, pair: v.pair },

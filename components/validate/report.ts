@@ -5,6 +5,7 @@
 import type { Expectation, LogGrade, NcclRun, ParsedLog, Verdict } from "./types";
 import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grade";
 import type { SlowNodeReport } from "./slow";
+import { preflightFailures, type PreflightReport } from "./preflight";
 
 /** What a log was in the validation: names follow the playbook's convention (see `classifyLogName`). */
 export type LogKind = "all-fixed" | "all-sweep" | "single" | "pair" | "other";
@@ -29,6 +30,8 @@ export interface ValidationReport {
         verdicts: Array<Verdict & { where: string }>;
     }>;
     slowNodes: SlowNodeReport | null;
+    /** Per-node preflight results, when the report was given them (`--preflight`). */
+    preflight?: { nodes: number; badNodes: string[] };
     failed: Array<Verdict & { where: string }>;
 }
 
@@ -57,7 +60,7 @@ function lastRunWithRows(p: ParsedLog): NcclRun | undefined {
     return [...p.runs].reverse().find((r) => r.rows.length > 0);
 }
 
-export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null): ValidationReport {
+export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport): ValidationReport {
     const main = mainEntry(entries);
     let headline: ValidationReport["headline"] = null;
     if (main) {
@@ -77,9 +80,12 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
         verdicts: [...e.grade.verdicts.map((v) => ({ ...v, where: e.name })),
             ...e.grade.runs.flatMap((r) => r.verdicts.map((v) => ({ ...v, where: `${e.name} run ${r.run + 1}` })))],
     }));
-    const failed = entries.flatMap((e) => failures(e.grade));
+    const failed = [...(preflight ? preflightFailures(preflight) : []), ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
-    return { pass: failed.length === 0 && !slowFail, headline, logs, slowNodes, failed };
+    return {
+        pass: failed.length === 0 && !slowFail && (entries.length > 0 || preflight !== undefined), headline, logs, slowNodes,
+        ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes } } : {}), failed,
+    };
 }
 
 /** Short text for the `pulumi up` output and the CLI. */
@@ -89,6 +95,11 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
     out.push(`nccl-tests validation: ${report.pass ? "PASS" : "FAIL"}` +
         (report.headline ? ` — busbw ${formatGBps(report.headline.busbwGBps)} at ${formatBytes(report.headline.sizeBytes)} (${report.headline.log})` : "") +
         (failedChecks ? ` — ${failedChecks} failed check${failedChecks === 1 ? "" : "s"}` : ""));
+    if (report.preflight) {
+        const p = report.preflight;
+        out.push(`  ${p.badNodes.length ? "FAIL" : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
+            (p.badNodes.length ? `; bad node(s): ${p.badNodes.join(", ")}` : ""));
+    }
     for (const e of entries) {
         for (const [i, r] of e.parsed.runs.entries()) {
             const g = e.grade.runs[i];
