@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { registerPlan } from "../components/cli/plan";
 import { registerNcclReport } from "../components/validate/cli";
+import { registerCheck } from "../components/validate/check";
 import { registerSwitchConfig } from "../components/roce/cli";
 
 /** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
@@ -11,6 +12,7 @@ const program = new Command("rdmakit")
 
 registerPlan(program);
 registerNcclReport(program);
+registerCheck(program);
 registerSwitchConfig(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -77,7 +77,7 @@ test("--expect JSON and the playbook's file names: single-node and pair logs fee
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stdout, /slow node\(s\): c\n/);
     const last = r.stdout.trim().split("\n").at(-1) as string;
-    assert.deepEqual(JSON.parse(last.replace(/^rdmakit-result: /, "")), { pass: false, busbwGBps: null, sizeBytes: null, slowNodes: ["c"] });
+    assert.deepEqual(JSON.parse(last.replace(/^rdmakit-result: /, "")), { pass: false, busbwGBps: null, sizeBytes: null, slowNodes: ["c"], badNodes: [] });
     for (const f of ["nccl-report.json", "nccl-summary.txt", "nccl-busbw.svg"]) assert.ok(fs.existsSync(path.join(out, f)), f);
     assert.equal(JSON.parse(fs.readFileSync(path.join(out, "nccl-report.json"), "utf8")).slowNodes.slow[0].host, "c");
 });

@@ -349,7 +349,9 @@ export const VALIDATE_SCRIPT = [
     'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
     unpackRunInput('"$vars"', 3),
     "exec 3<&-",
-    'rm -rf "$RDMAKIT_OUT/nccl" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
+    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
+    // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
+    'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
     'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" playbooks/validate.yml -e "@$vars" >"$log" 2>&1',
     "play=$?",

@@ -1,0 +1,163 @@
+/**
+ * `rdmakit check --stack <name> | --config <file> [--nodes a,b] [--ssh-key FILE]`: day 2. Runs preflight and
+ * validation again against the live cluster that the last `pulumi up` reached, and prints the same report as the
+ * validation step (bad and slow nodes named). It changes nothing on the cluster or in the stack: the nodes are reached
+ * through the inventory that run kept (out/<stack>/inventory-*.yml, ansible_host = the private address mpirun uses),
+ * the tests and thresholds come from planning the stack file again, and the run is VALIDATE_SCRIPT itself, writing
+ * its logs and report to out/<stack>/check/. validate.yml only probes and runs nccl-tests (its files on the nodes go
+ * to /tmp/rdmakit-nccl).
+ * Exit status: 0 pass, 1 fail (as nccl-report), 2 a usage error (no stack file, no inventory, unknown node, no key).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { spawnSync } from "child_process";
+import type { Command } from "commander";
+import { parse as parseYaml, stringify } from "yaml";
+import { parseClusterSpec } from "../spec";
+import { planCluster } from "../plan";
+import { SpecError } from "../errors";
+import { PACKAGE_ROOT } from "../assets";
+import { sha256 } from "../provision/ansible";
+import { summariserScript } from "../provision/summarise";
+import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, validationVars, varsDigest } from "./component";
+import { validationArgsFromPlan } from "./fromPlan";
+
+export interface CheckOptions {
+    stack?: string;
+    config?: string;
+    /** Comma-separated inventory names to check; the others are left out of every run. */
+    nodes?: string;
+    /** SSH private key file; else $RDMAKIT_SSH_PRIVATE_KEY. */
+    sshKey?: string;
+}
+
+export interface CheckResult {
+    code: 0 | 1 | 2;
+    stdout: string;
+    stderr: string;
+}
+
+/** Hosts of a kit inventory (components/provision/inventory.ts renderInventory): `all.hosts.<name>.ansible_host`. */
+export function inventoryHosts(text: string): Array<{ name: string; address: string }> {
+    const doc = parseYaml(text) as { all?: { hosts?: Record<string, { ansible_host?: string } | null> } } | null;
+    const hosts = doc?.all?.hosts ?? {};
+    return Object.entries(hosts).map(([name, h]) => ({ name, address: String(h?.ansible_host ?? name) }));
+}
+
+/** The inventory with only `keep` under all.hosts (group vars kept). */
+export function limitInventory(text: string, keep: string[]): string {
+    const doc = parseYaml(text) as { all: { hosts: Record<string, unknown> } };
+    doc.all.hosts = Object.fromEntries(Object.entries(doc.all.hosts).filter(([n]) => keep.includes(n)));
+    return "# Limited by rdmakit check (components/validate/check.ts).\n" + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/** The inventory the last `pulumi up` kept: validation's own, else the newest provisioning one. */
+export function findInventory(outDir: string): string | undefined {
+    let names: string[];
+    try {
+        names = fs.readdirSync(outDir).filter((f) => /^inventory-.+\.ya?ml$/.test(f));
+    } catch {
+        return undefined;
+    }
+    if (names.includes("inventory-validation.yml")) return path.join(outDir, "inventory-validation.yml");
+    const byAge = names.map((n) => path.join(outDir, n)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    return byAge[0];
+}
+
+const usage = (msg: string): CheckResult => ({ code: 2, stdout: "", stderr: `rdmakit check: ${msg}\n` });
+
+/** Runs the check from `cwd` (the project folder, where Pulumi.<stack>.yaml and out/ are). */
+export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): CheckResult {
+    if ((opts.stack === undefined) === (opts.config === undefined)) return usage("give --stack NAME (Pulumi.NAME.yaml here) or --config FILE");
+    const file = opts.stack !== undefined ? path.join(cwd, `Pulumi.${opts.stack}.yaml`) : path.resolve(cwd, opts.config as string);
+    const stack = opts.stack ?? path.basename(file).replace(/\.ya?ml$/, "").replace(/^Pulumi\./, "");
+    if (!fs.existsSync(file)) return usage(`${file} does not exist`);
+    const outDir = path.resolve(cwd, "out", stack);
+    const invFile = findInventory(outDir);
+    if (!invFile) return usage(`no inventory in ${outDir} (inventory-*.yml, written by pulumi up's provisioning and validation): run pulumi up first`);
+
+    let key = env.RDMAKIT_SSH_PRIVATE_KEY;
+    if (opts.sshKey !== undefined) {
+        try {
+            key = fs.readFileSync(path.resolve(cwd, opts.sshKey), "utf8");
+        } catch (e) {
+            return usage(`--ssh-key: cannot read ${opts.sshKey} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+        }
+    }
+    if (!key) return usage("no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY (the stack's rdmakit:sshPrivateKey)");
+
+    let args;
+    try {
+        const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+        const raw = doc?.config?.["rdmakit:cluster"];
+        if (raw === undefined) return usage(`${file} has no rdmakit:cluster config`);
+        args = validationArgsFromPlan(planCluster(parseClusterSpec(raw)), stack);
+    } catch (e) {
+        if (e instanceof SpecError) return usage(`${file}: ${e.message}`);
+        throw e;
+    }
+
+    const inventoryText = fs.readFileSync(invFile, "utf8");
+    let hosts = inventoryHosts(inventoryText);
+    let inventory = inventoryText;
+    if (opts.nodes !== undefined) {
+        const want = opts.nodes.split(",").map((n) => n.trim()).filter(Boolean);
+        const unknown = want.filter((n) => !hosts.some((h) => h.name === n));
+        if (want.length === 0 || unknown.length > 0) {
+            return usage(`--nodes: ${unknown.length ? `unknown node(s) ${unknown.join(", ")}` : "no node named"}; the inventory (${invFile}) has ${hosts.map((h) => h.name).join(", ")}`);
+        }
+        hosts = hosts.filter((h) => want.includes(h.name));
+        inventory = limitInventory(inventoryText, want);
+    }
+    if (hosts.length === 0) return usage(`${invFile} lists no hosts`);
+
+    const checkDir = path.join(outDir, "check");
+    fs.mkdirSync(checkDir, { recursive: true });
+    const runArgs = { ...args, hosts: hosts.map((h) => h.name) };
+    let varsJson: string;
+    try {
+        varsJson = JSON.stringify(validationVars(runArgs, hosts.map((h) => h.address), path.join(checkDir, "nccl")));
+    } catch (e) {
+        if (e instanceof SpecError) return usage(e.message);
+        throw e;
+    }
+    const summariser = path.join(checkDir, SUMMARISER_NAME);
+    fs.writeFileSync(summariser, summariserScript());
+    const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
+        cwd: PACKAGE_ROOT, encoding: "utf8", input: JSON.stringify({ inventory, extraVars: varsJson }), maxBuffer: 64 * 1024 * 1024,
+        env: {
+            ...env,
+            RDMAKIT_SSH_PRIVATE_KEY: key,
+            RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
+            RDMAKIT_EXPECT: JSON.stringify({ all: runArgs.expectations.all, single: runArgs.expectations.single, pair: runArgs.expectations.pair }),
+            RDMAKIT_FABRIC_ARGS: fabricReportArgs(runArgs),
+            RDMAKIT_OUT: checkDir, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+            ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
+        },
+    });
+    // the script's 2 (neither a log nor a preflight result) is a failed cluster here, not a usage error
+    const code = r.status === 0 ? 0 : 1;
+    const where = `rdmakit check: ${hosts.length} node(s) from ${path.relative(cwd, invFile) || invFile}; logs and report in ${path.relative(cwd, checkDir) || checkDir}\n`;
+    return { code, stdout: r.stdout ?? "", stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };
+}
+
+/** Adds the `check` verb. */
+export function registerCheck(program: Command): void {
+    program
+        .command("check")
+        .description("day 2: re-run preflight and validation on the live cluster of the last pulumi up, changing nothing; exit 0 pass, 1 fail, 2 usage")
+        .option("--stack <name>", "the stack: Pulumi.<name>.yaml here, and out/<name>/ from its last pulumi up")
+        .option("--config <file>", "a stack file (its name without Pulumi. and .yaml is the stack)")
+        .option("--nodes <a,b>", "check only these inventory nodes")
+        .option("--ssh-key <file>", "SSH private key for the nodes (default: $RDMAKIT_SSH_PRIVATE_KEY)")
+        .exitOverride((e) => {
+            if (e.code === "commander.helpDisplayed" || e.code === "commander.help") process.exit(0);
+            process.exit(2);
+        })
+        .action((opts: CheckOptions) => {
+            const r = runCheck(opts);
+            if (r.stdout) process.stdout.write(r.stdout);
+            if (r.stderr) process.stderr.write(r.stderr);
+            process.exitCode = r.code;
+        });
+}

@@ -1,0 +1,84 @@
+/**
+ * `rdmakit check` (day 2) against the stand-in the validate tests use: this machine as the one node, reached with a
+ * local connection, through the inventory a `pulumi up` would have left in out/<stack>/. The real ansible-playbook
+ * and validate.yml run; with no GPU here the preflight fails for real and the report must name the node. Usage
+ * errors exit 2 before anything runs.
+ */
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { spawnSync } from "child_process";
+import { pathToFileURL } from "url";
+import { findInventory, inventoryHosts, limitInventory, runCheck } from "../components/validate/check";
+import { parseResultLine } from "../components/validate/component";
+
+const ROOT = path.resolve(__dirname, "..");
+const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
+    .filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
+const dirs: string[] = [];
+after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+
+const INVENTORY = "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
+    "all:\n  hosts:\n    localhost:\n      ansible_host: 127.0.0.1\n      ansible_connection: local\n" +
+    "    node-9:\n      ansible_host: 10.0.1.19\n  vars:\n    ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new\n";
+
+/** A project folder: the stack file (examples/aws-p5.yaml as Pulumi.dev.yaml) and out/dev/ as pulumi up left it. */
+function project(withInventory = true) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-check-"));
+    dirs.push(dir);
+    fs.copyFileSync(path.join(ROOT, "examples", "aws-p5.yaml"), path.join(dir, "Pulumi.dev.yaml"));
+    fs.mkdirSync(path.join(dir, "out", "dev"), { recursive: true });
+    if (withInventory) fs.writeFileSync(path.join(dir, "out", "dev", "inventory-p5-software.yml"), INVENTORY);
+    const key = path.join(dir, "id");
+    assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]).status, 0);
+    return { dir, key };
+}
+
+test("inventory helpers: hosts with their addresses, a limited copy, validation's own inventory first", () => {
+    assert.deepEqual(inventoryHosts(INVENTORY), [{ name: "localhost", address: "127.0.0.1" }, { name: "node-9", address: "10.0.1.19" }]);
+    const limited = limitInventory(INVENTORY, ["localhost"]);
+    assert.deepEqual(inventoryHosts(limited).map((h) => h.name), ["localhost"]);
+    assert.match(limited, /ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new/);
+    const { dir } = project();
+    const out = path.join(dir, "out", "dev");
+    assert.equal(findInventory(out), path.join(out, "inventory-p5-software.yml"));
+    fs.writeFileSync(path.join(out, "inventory-validation.yml"), INVENTORY);
+    assert.equal(findInventory(out), path.join(out, "inventory-validation.yml"));
+    assert.equal(findInventory(path.join(dir, "nowhere")), undefined);
+});
+
+test("usage errors exit 2 and say what is missing", { skip: missing.includes("ssh-keygen") ? "no ssh-keygen" : false }, () => {
+    const { dir, key } = project();
+    const env = { PATH: process.env.PATH };
+    assert.match(runCheck({}, dir, env).stderr, /give --stack NAME .* or --config FILE/);
+    assert.match(runCheck({ stack: "prod", sshKey: key }, dir, env).stderr, /Pulumi\.prod\.yaml does not exist/);
+    const r = runCheck({ stack: "dev", nodes: "localhost,node-7", sshKey: key }, dir, env);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--nodes: unknown node\(s\) node-7; the inventory .* has localhost, node-9/);
+    assert.match(runCheck({ stack: "dev" }, dir, env).stderr, /no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY/);
+    const bare = project(false);
+    assert.match(runCheck({ stack: "dev", sshKey: bare.key }, bare.dir, env).stderr, /no inventory in .*out\/dev .*run pulumi up first/);
+});
+
+test("rdmakit check --stack dev --nodes localhost: preflight and validation again, the bad node named, exit 1",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
+        const { dir, key } = project();
+        const stackFile = fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8");
+        // run from the project folder, as a user would; tsx from the kit's node_modules (the project has none)
+        const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+        const r = spawnSync(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--stack", "dev", "--nodes", "localhost", "--ssh-key", key],
+            { cwd: dir, encoding: "utf8", timeout: 300_000, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(r.stderr, /rdmakit check: 1 node\(s\) from out\/dev\/inventory-p5-software\.yml; logs and report in out\/dev\/check/);
+        assert.match(r.stdout, /FAIL preflight: 0 of 1 node\(s\) pass; bad node\(s\): localhost/);
+        assert.match(r.stdout, /x gpu-count \[preflight localhost\]: expected 8 GPUs/);
+        assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["localhost"]);
+        // node-9 was left out of the run; nothing of the project changed
+        const ran = fs.readFileSync(path.join(dir, "out", "dev", "check", "inventory-validation.yml"), "utf8");
+        assert.deepEqual(inventoryHosts(ran).map((h) => h.name), ["localhost"]);
+        assert.equal(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8"), stackFile);
+        assert.equal(fs.readFileSync(path.join(dir, "out", "dev", "inventory-p5-software.yml"), "utf8"), INVENTORY);
+        assert.deepEqual(fs.readdirSync(path.join(dir, "out", "dev", "check", "preflight")), ["localhost.json"]);
+    });
