@@ -11,6 +11,10 @@ import { scanTransport } from "./transport";
 // source: Open MPI `mpirun --tag-output` writes `[jobid,rank]<stdout>:` before each write, so a row written in
 // pieces carries the tag again mid-line (FORMAT.md §5, log 06).
 const OMPI_TAG = /\[\d+,\d+\]<std(?:out|err)>:/g;
+// source: MPICH `mpiexec -prepend-rank` (`-l`) starts each write with `[<rank>] `, so a row written in pieces carries
+// it again mid-line, glued to the token before (`-1[0]    1626.5`): NVIDIA/nccl#1453 (test/fixtures/nccl).
+const HYDRA_TAG = /^\[\d+\]\s/;
+const HYDRA_TAGS = /\[\d+\]/g;
 // source: Slurm `srun --label` prefixes `<task>: ` (FORMAT.md §5, log 04).
 const SRUN_LABEL = /^\s*\d+: /;
 // Lines written by NCCL itself (NCCL_DEBUG=INFO/WARN/TRACE) and `NCCL version 2.x+cudaY`.
@@ -34,6 +38,11 @@ export function stripLauncherPrefix(raw: string): { text: string; source: string
     const tag = raw.match(/^\[\d+,\d+\]<std(?:out|err)>:/);
     if (tag) source = tag[0];
     let text = raw.replace(OMPI_TAG, "");
+    if (!tag && HYDRA_TAG.test(text)) {
+        source = text.match(/^\[\d+\]/)![0];
+        // spaces stand in for the tags, so glued tokens (`-1[0]1626.5`) come apart
+        return { text: text.replace(HYDRA_TAGS, " ").replace(/\r$/, ""), source };
+    }
     if (!tag) {
         const label = text.match(SRUN_LABEL);
         if (label) {
@@ -55,8 +64,14 @@ export function num(token: string | undefined): number | null {
 interface Columns {
     /** Names before the first `time` (size, count, type, redop, root). */
     prefix: string[];
-    /** Names of one placement (time, algbw, busbw, #wrong / error / res, optional extras). */
+    /** Names of the out-of-place placement (time, algbw, busbw, #wrong / error / res, optional extras). */
     placement: string[];
+    /** Names of the in-place placement as the header prints them; fewer when the author removed a column. */
+    inPlace: string[];
+    /** Columns of the standard layout the header lacks (`in-place #wrong`, `out-of-place busbw`, ...). */
+    missing: string[];
+    /** `header`: from the printed column header; `row-shape`: no header, inferred from the first row. */
+    from: "header" | "row-shape";
     layout: TableLayout;
     checkColumn: string | null;
 }
@@ -70,10 +85,19 @@ function columnsFromHeader(text: string): Columns {
     const rest = tokens.slice(first);
     const second = rest.findIndex((t, i) => i > 0 && (t === "time" || t === "cputime"));
     const placement = second > 0 ? rest.slice(0, second) : rest;
-    const check = placement.find((t) => t === "#wrong" || t === "error" || t === "res") ?? null;
+    const inPlace = second > 0 ? rest.slice(second) : [];
+    const check = [...placement, ...inPlace].find((t) => t === "#wrong" || t === "error" || t === "res") ?? null;
     // source: FORMAT.md §2 — `res` + ms times 2017-2018; `error` 2019-2022; `#wrong` since 51af557 (v2.13.0).
     const layout: TableLayout = check === "#wrong" ? "2022" : check === "error" ? "2019" : check === "res" ? "2017" : "unknown";
-    return { prefix, placement, layout, checkColumn: check };
+    // every era prints time, algbw, busbw and a check column per placement; in-place is absent only from the
+    // 2017-2018 broadcast (FORMAT.md §2), so anything else missing was removed by whoever published the log
+    const std = ["algbw", "busbw", check ?? "#wrong"];
+    const missing = [
+        ...std.filter((c) => !placement.includes(c)).map((c) => `out-of-place ${c}`),
+        ...(second > 0 ? [...(inPlace.some((t) => t === "time" || t === "cputime") ? [] : ["time"]), ...std].filter((c) => !inPlace.includes(c)).map((c) => `in-place ${c}`) : []),
+        ...(check === null ? ["check column (#wrong / error)"] : []),
+    ];
+    return { prefix, placement, inPlace: second > 0 ? inPlace : placement, missing, from: "header", layout, checkColumn: check };
 }
 
 const REDOPS = new Set(["sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"]);
@@ -87,9 +111,9 @@ function columnsFromRow(tokens: string[]): Columns | null {
     const perPlacement = (tokens.length - prefix.length) / 2;
     if (perPlacement !== 4) return null;
     const looksCount = /^\d+$/.test(tokens[prefix.length + 3]) || tokens[prefix.length + 3] === "N/A";
+    const placement = ["time", "algbw", "busbw", looksCount ? "#wrong" : "error"];
     return {
-        prefix,
-        placement: ["time", "algbw", "busbw", looksCount ? "#wrong" : "error"],
+        prefix, placement, inPlace: placement, missing: [], from: "row-shape",
         layout: looksCount && rootTok ? "2022" : "unknown",
         checkColumn: looksCount ? "#wrong" : "error",
     };
@@ -135,7 +159,7 @@ function parseRow(text: string, line: number, cols: Columns): NcclRow | null {
     const ms = cols.layout === "2017";
     const oop = parsePlacement(body.slice(0, per), cols.placement, ms);
     if (!oop) return null;
-    const ip = body.length >= per + 3 ? parsePlacement(body.slice(per, 2 * per), cols.placement, ms) : null;
+    const ip = body.length >= per + 3 ? parsePlacement(body.slice(per, per + cols.inPlace.length), cols.inPlace, ms) : null;
     const redop = field("redop") ?? field("op");
     const root = field("root");
     return {
@@ -200,7 +224,7 @@ function newDraft(line: number, commandHint: string | null): Draft {
     return {
         run: {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
-            layout: "unknown", checkColumn: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
+            layout: "unknown", checkColumn: null, missingColumns: [], columnsFrom: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
             hosts: [], rows: [], avgBusbwGBps: null, outOfBounds: null, completed: false, failures: [], notes: [],
         },
         stage: Stage.None,
@@ -356,6 +380,8 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             cur.cols = columnsFromHeader(text);
             cur.run.layout = cur.cols.layout;
             cur.run.checkColumn = cur.cols.checkColumn;
+            cur.run.missingColumns = cur.cols.missing;
+            cur.run.columnsFrom = "header";
             cur.stage = Stage.Header;
             cur.run.lastLine = lineNo;
             continue;
@@ -419,12 +445,13 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
                     cur.cols = guess;
                     cur.run.layout = guess.layout;
                     cur.run.checkColumn = guess.checkColumn;
+                    cur.run.columnsFrom = "row-shape";
                 }
             }
             const cols = cur.cols;
             if (cols) {
                 const tokens = candidate.trim().split(/\s+/);
-                const full = cols.prefix.length + 2 * cols.placement.length;
+                const full = cols.prefix.length + cols.placement.length + cols.inPlace.length;
                 const row = parseRow(candidate, rowLine, cols);
                 if (row && (tokens.length >= full || (cols.layout === "2017" && tokens.length >= cols.prefix.length + cols.placement.length))) {
                     cur.pending.delete(source);

@@ -25,7 +25,7 @@ export interface ValidationReport {
     headline: { log: string; sizeBytes: number; busbwGBps: number | null; outOfPlace: number | null; inPlace: number | null } | null;
     logs: Array<{
         name: string; kind: LogKind; hosts: string[]; pass: boolean;
-        runs: Array<{ collective: string | null; nRanks: number | null; nodes: number | null; completed: boolean; rows: number;
+        runs: Array<{ collective: string | null; nRanks: number | null; nodes: number | null; completed: boolean; rows: number; missingColumns: string[];
             avgBusbwGBps: number | null; gradedBusbwGBps: number | null; largest: { sizeBytes: number; outOfPlace: number | null; inPlace: number | null } | null }>;
         verdicts: Array<Verdict & { where: string }>;
     }>;
@@ -74,7 +74,7 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
     const logs = entries.map((e) => ({
         name: e.name, kind: e.kind, hosts: e.hosts, pass: e.grade.pass,
         runs: e.parsed.runs.map((r, i) => ({
-            collective: r.collective, nRanks: r.nRanks, nodes: nodesOf(r), completed: r.completed, rows: r.rows.length,
+            collective: r.collective, nRanks: r.nRanks, nodes: nodesOf(r), completed: r.completed, rows: r.rows.length, missingColumns: r.missingColumns,
             avgBusbwGBps: r.avgBusbwGBps, gradedBusbwGBps: e.grade.runs[i]?.gradedBusbwGBps ?? null, largest: largestPoint(r),
         })),
         verdicts: [...e.grade.verdicts.map((v) => ({ ...v, where: e.name })),
@@ -109,7 +109,9 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
             out.push(`  ${g?.pass ? "ok  " : "FAIL"} ${e.name}${e.parsed.runs.length > 1 ? ` run ${i + 1}` : ""}: ${r.collective ?? "unknown test"}` +
                 (who ? ` (${who})` : "") +
                 (g?.gradedBusbwGBps !== null && g?.gradedBusbwGBps !== undefined ? `, graded busbw ${formatGBps(g.gradedBusbwGBps)}` : "") +
-                (lp ? `, at ${formatBytes(lp.sizeBytes)}: ${formatGBps(lp.outOfPlace)} / ${formatGBps(lp.inPlace)} (out-of-place / in-place)` : ""));
+                (lp ? `, at ${formatBytes(lp.sizeBytes)}: ${formatGBps(lp.outOfPlace)} / ${formatGBps(lp.inPlace)} (out-of-place / in-place)` : "") +
+                (r.missingColumns.length ? `; columns missing from the log: ${r.missingColumns.join(", ")} (not filled in)` : "") +
+                (r.columnsFrom === "row-shape" ? "; no column header: columns read from the row shape" : ""));
         }
     }
     for (const f of report.failed) {

@@ -86,6 +86,10 @@ export interface NcclRun {
     layout: TableLayout;
     /** The check column as printed: `#wrong`, `error` or `res`; `null` when no header was seen. */
     checkColumn: string | null;
+    /** Standard columns the header lacks (`in-place #wrong`): read as absent (null), never filled in. */
+    missingColumns: string[];
+    /** Where the column layout came from: the printed header, or (no header) the shape of the first row. */
+    columnsFrom: "header" | "row-shape" | null;
     ranks: RankInfo[];
     /** The rank list was elided by the author (`...`). */
     ranksElided: boolean;
