@@ -80,6 +80,14 @@ test("one-job: separate one-rank processes (nccl-tests without MPI=1) fail; one 
     expectCheck("nccl-tests-350-ib-2node-gather.log", IB, "one-job", true);
 });
 
+test("a single-node run that printed `Using network IB` proves no fabric", () => {
+    const req: FabricRequirement = { fabric: "roce", nodes: 2, gpusPerNode: 1 };
+    expectCheck("nv_peer_memory-78-single-node-using-network-ib.log", req, "multi-node", false, /only k69a05298 \(rank list\)/);
+    expectCheck("nv_peer_memory-78-single-node-using-network-ib.log", req, "net-transport", false, /no channel went `via NET\/...`: nothing crossed the network/);
+    const g = grade("nv_peer_memory-78-single-node-using-network-ib.log", req);
+    assert.match(verdicts(g!, "net-transport")[0].seen, /networks: IB; devices: mlx5_bond_8:1\/RoCE/);
+});
+
 test("multi-node: one host, fewer hosts or ranks than asked fail; the asked shape passes", () => {
     // DGX-2, 12 GPUs in one process on one host
     expectCheck("ref:14-nvswitch-dgx2-allgather-oldformat-failed.log", { fabric: "ib" }, "multi-node", false, /only seville \(rank list\)/);
