@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
+import { awsCloudCheckList } from "./aws/cloud";
 import { fabricIssues } from "./checks";
 import { SpecError } from "./errors";
 import { withDependencies } from "./record";
@@ -158,6 +159,14 @@ function offlineInvokeResult(token: string): Record<string, unknown> {
             return { id: unknown, name: unknown, imageId: unknown };
         case "aws:ec2/getInstances:getInstances":
             return { ids: unknown, privateIps: unknown, publicIps: unknown };
+        // the questions AwsEfaCluster asks before creating anything (components/aws/cloud.ts): unknown here, so
+        // they pass offline and the plan lists them as checks that run at pulumi up
+        case "aws:ec2/getInstanceType:getInstanceType":
+            return { maximumNetworkCards: unknown, efaMaximumInterfaces: unknown, efaSupported: unknown, defaultVcpus: unknown, networkCards: unknown };
+        case "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            return { instanceTypes: unknown };
+        case "aws:servicequotas/getServiceQuota:getServiceQuota":
+            return { value: unknown };
         default:
             return {};
     }
@@ -208,6 +217,10 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
         const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
         lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
         lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
+    }
+    if (r.spec.fabric === "aws-efa") {
+        lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
+        for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);
     }
     lines.push(...extra);
     return lines.join("\n");

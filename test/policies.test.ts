@@ -257,7 +257,7 @@ describe("aws-efa-placement-*", () => {
 test("the real AWS example, doctored: without the self egress rule the policy names the EFA group", async () => {
     const { resources } = await recorded["aws-p5"];
     const v = run(clone(resources).filter((r) => !r.name.endsWith("-efa-self-out")));
-    assert.match(messages(v, "aws-efa-sg-self-ingress-egress")[0], /launch template aws-p5-aws-lt: EFA networkInterfaces\[1\] \(card 0, device 1\): security group aws-p5-aws-efa-sg has no all-protocol \(-1\) egress rule referencing itself/);
+    assert.match(messages(v, "aws-efa-sg-self-ingress-egress")[0], /launch template cluster-aws-lt: EFA networkInterfaces\[1\] \(card 0, device 1\): security group cluster-aws-efa-sg has no all-protocol \(-1\) egress rule referencing itself/);
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -337,18 +337,18 @@ describe("roce-qos-consistency", () => {
         inv.write(inv.doc);
         const m = messages(run(rs), name);
         assert.ok(m.some((x) => x.startsWith("[C1] gpu02: rdma_cm ToS 106 (DSCP 26) and NCCL_IB_TC 98 (DSCP 24) disagree")), m.slice(0, 3).join("\n"));
-        assert.ok(m.some((x) => /^\[C1\] gpu02, leaf-sonic:Ethernet0: host sends RoCE with DSCP 24; .*checked on roce-h100-roce-leaf-sonic-qos\)$/.test(x)), m.slice(0, 3).join("\n"));
+        assert.ok(m.some((x) => /^\[C1\] gpu02, leaf-sonic:Ethernet0: host sends RoCE with DSCP 24; .*checked on cluster-roce-leaf-sonic-qos\)$/.test(x)), m.slice(0, 3).join("\n"));
         assert.ok(!m.some((x) => /gpu01/.test(x)), "the untouched hosts agree");
     });
     test("a pushed SONiC text edited after rendering: the digest check and C1 on that switch", async () => {
         const rs = clone((await recorded["roce-h100"]).resources);
-        const push = rs.find((r) => r.name === "roce-h100-roce-leaf-sonic-qos")!;
+        const push = rs.find((r) => r.name === "cluster-roce-leaf-sonic-qos")!;
         const cfg = JSON.parse((push.inputs as any).stdin);
         const maps = cfg.DSCP_TO_TC_MAP as Record<string, Record<string, string>>;
         for (const m of Object.values(maps)) m["26"] = "0";
         (push.inputs as any).stdin = JSON.stringify(cfg, null, 2);
         const m = messages(run(rs), name);
-        assert.match(m[0], new RegExp(`^switch push roce-h100-roce-leaf-sonic-qos: the stdin text of leaf-sonic has sha256 ${sha256((push.inputs as any).stdin)} but the script expects [0-9a-f]{64}`));
+        assert.match(m[0], new RegExp(`^switch push cluster-roce-leaf-sonic-qos: the stdin text of leaf-sonic has sha256 ${sha256((push.inputs as any).stdin)} but the script expects [0-9a-f]{64}`));
         assert.ok(m.some((x) => /^\[C1\] gpu01, gpu02, gpu03, gpu04, leaf-sonic:Ethernet0: host sends RoCE with DSCP 26; leaf-sonic:Ethernet0 maps it to TC 0/.test(x)), m.slice(0, 3).join("\n"));
         assert.ok(!m.some((x) => /leaf-nvue/.test(x)), "the other switch is untouched");
         assert.equal(verdict(run(rs), name).violations[0].urn, push.urn);
@@ -371,7 +371,7 @@ test("planArtifacts turns a mandatory violation into a failing mandatory check n
     const checks = planArtifacts({ ...base, resources: doctored }).checks;
     const c = checks.find((x) => x.name === "azure-ib-vmss-single-partition")!;
     assert.deepEqual({ ok: c.ok, mandatory: c.mandatory }, { ok: false, mandatory: true });
-    assert.match(c.detail!, /VM scale set azure-h100-azure-vmss \(Standard_ND96isr_H100_v5\): singlePlacementGroup is false, must be true/);
+    assert.match(c.detail!, /VM scale set cluster-azure-vmss \(Standard_ND96isr_H100_v5\): singlePlacementGroup is false, must be true/);
     // runPlan exits 1 exactly when some check is mandatory and not ok (components/cli/plan.ts)
     assert.ok(checks.some((x) => !x.ok && x.mandatory));
 
@@ -381,7 +381,7 @@ test("planArtifacts turns a mandatory violation into a failing mandatory check n
     const noPg = clone(aws).filter((r) => r.type !== PG).map((r) => (r.type === ASG ? { ...r, inputs: { ...(r.inputs as object), placementGroup: undefined } } : r));
     const pg = planArtifacts({ stack: "aws-p5", spec: awsSpec, plan: planCluster(awsSpec), resources: noPg, invokes: [], hasSecretKey: true }).checks.find((x) => x.name === "aws-efa-placement-group")!;
     assert.deepEqual({ ok: pg.ok, mandatory: pg.mandatory }, { ok: false, mandatory: false });
-    assert.match(pg.detail!, /auto scaling group aws-p5-aws-nodes \(launch template aws-p5-aws-lt\) has no placement group/);
+    assert.match(pg.detail!, /auto scaling group cluster-aws-nodes \(launch template cluster-aws-lt\) has no placement group/);
 });
 
 test("every policy has a kebab-case <fabric>-<what>-<rule> name, a description, a level and remediation text", () => {

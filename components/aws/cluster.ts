@@ -8,6 +8,7 @@ import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
+import { askAwsCloud } from "./cloud";
 import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
@@ -52,6 +53,18 @@ export const GROUP_CAPACITY_TIMEOUT = "30m";
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
 
 /**
+ * The error as the user should read it. The SDK prefixes `error serializing property "<k>": ` to the message of an
+ * error every time it passes through an input, mutating the one error object so that it is reported once
+ * (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts serializeProperty); a refusal that every child awaits would carry one
+ * prefix per child. The message stays the refusal itself.
+ */
+function keepMessage<E extends Error>(err: E): E {
+    const message = err.message;
+    Object.defineProperty(err, "message", { get: () => message, set: () => undefined, configurable: true });
+    return err;
+}
+
+/**
  * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
  * an EFA security group with all-traffic rules to itself both ways, a launch template with one interface per
  * network card, and all nodes as one Auto Scaling group (placement group, capacity block or ODCR per the plan).
@@ -94,8 +107,14 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         }
         super("rdmakit:index:AwsEfaCluster", name, {}, opts);
 
+        // Every child takes its region from the cloud's answers, so nothing is created until AWS has confirmed the
+        // type's layout, its offer in the AZ and the quota (./cloud.ts); a refusal names the field and registers nothing.
+        const region = askAwsCloud(spec, plan, this).apply((issues) => {
+            if (issues.length > 0) throw keepMessage(new SpecError(issues, `AwsEfaCluster ${name}: AWS refuses this cluster`));
+            return spec.aws!.region;
+        });
         const ctx: Ctx = {
-            name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region: spec.aws.region, parent: this, tags: baseTags(spec),
+            name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region, parent: this, tags: baseTags(spec),
         };
         const net = createNetwork(ctx);
         const access = createAccess(ctx, net);
@@ -156,7 +175,8 @@ interface Ctx {
     name: string;
     spec: ClusterSpec & { aws: NonNullable<ClusterSpec["aws"]> };
     plan: FabricPlan & { aws: NonNullable<FabricPlan["aws"]> };
-    region: string;
+    /** the spec's region, once AWS's answers allow the cluster */
+    region: pulumi.Output<string>;
     parent: pulumi.Resource;
     tags: Record<string, string>;
 }
@@ -252,7 +272,7 @@ function createAccess(ctx: Ctx, net: Network): Access {
         }, o);
         new aws.iam.RolePolicyAttachment(`${name}-node-ssm`, {
             role: role.name,
-            policyArn: `arn:${partitionOf(region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
+            policyArn: `arn:${partitionOf(spec.aws.region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
         }, o);
         const profile = new aws.iam.InstanceProfile(`${name}-node-profile`, { role: role.name, tags: tagsFor(ctx, "node") }, o);
         return { instanceProfileArn: profile.arn, keyName: key.keyName };

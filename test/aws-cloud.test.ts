@@ -1,0 +1,85 @@
+// What AwsEfaCluster asks AWS before creating anything, on the mock engine with recorded answers in the provider's
+// shapes (test/fixtures/aws/cloud-answers.ts): a type whose layout differs from the catalog, a type or bastion type
+// not offered in the AZ, a vCPU quota too small are refused with the field, what AWS said and what to do, and no
+// AWS resource is registered; a quota the caller may not read is a warning, not a refusal.
+import { test } from "node:test";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { gradeAwsCloud } from "../components/aws/cloud";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED } from "./fixtures/aws/cloud-answers";
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
+const ZONE = "us-east-2b";
+
+const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number }
+const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
+
+function spec(nodes = 4) {
+    return parseClusterSpec({
+        name: "train", fabric: "aws-efa", nodes, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge" },
+    });
+}
+
+/** Runs the cluster program with the scenario's answers: the refusal (exit 1) or what it registered. */
+function build(s: Scenario): { refusal?: string; registered: string[]; warnings: string[] } {
+    const raw = { name: "train", fabric: "aws-efa", nodes: s.nodes ?? 4, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge" } };
+    const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
+        encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, zone: ZONE, spec: raw }) }, timeout: 60_000,
+    });
+    if (r.status === 1) {
+        const registered = JSON.parse(/^registered: (.*)$/m.exec(r.stderr)?.[1] ?? "null");
+        assert.ok(Array.isArray(registered), r.stderr);
+        assert.deepEqual(registered.filter((t: string) => t.startsWith("aws:")), [], "refused before any AWS resource is registered");
+        return { refusal: r.stderr, registered, warnings: [] };
+    }
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout.trim().split("\n").pop()!);
+}
+
+test("answers that fit: the cluster is created", () => {
+    const r = build(fits());
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+});
+
+test("a type EC2 describes with another layout than the catalog is refused with both numbers", async () => {
+    const r = build({ ...fits(), instanceType: { ...P5_INSTANCE_TYPE, maximumNetworkCards: 16, efaMaximumInterfaces: 16 } });
+    assert.match(r.refusal!, /cluster\.aws\.instanceType: has 16 network cards and 16 EFA interfaces according to EC2; the kit's catalog.* says 32 and 32/);
+    assert.doesNotMatch(r.refusal!, /error serializing/, "the refusal as the user should read it");
+});
+
+test("a type not offered in the AZ, and a bastion type not offered there, are each refused", async () => {
+    const r = build({ ...fits(), offered: [] });
+    assert.match(r.refusal!, /cluster\.aws\.instanceType: is not offered in us-east-2b/);
+    assert.match(r.refusal!, /cluster\.aws\.bastionInstanceType: is not offered in us-east-2b/);
+    assert.match(r.refusal!, /allowed: another availabilityZone/);
+});
+
+test("a P-instance vCPU quota short of the nodes is refused with what fits", async () => {
+    const r = build({ ...fits(), quota: pQuota(384) });
+    assert.match(r.refusal!, /cluster\.nodes: need 768 vCPUs of Running On-Demand P instances \(L-417A185B\) in us-east-2; the account's quota is 384/);
+    assert.match(r.refusal!, /at most 2 nodes/);
+});
+
+test("a quota the caller may not read is a warning, and the cluster is created", async () => {
+    const r = build({ ...fits(), quota: undefined, quotaError: QUOTA_ACCESS_DENIED });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.warnings.some((w) => /could not read the Running On-Demand P instances quota \(L-417A185B\).*AccessDenied/.test(w)), r.warnings.join("\n"));
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+});
+
+test("grading is pure: unknown answers (the offline plan) pass; a Capacity Block skips the On-Demand quota", () => {
+    const s = spec();
+    const plan = planCluster(s);
+    const u = pulumi.runtime.unknownValue;
+    assert.deepEqual(gradeAwsCloud(s, plan, { instanceType: { maximumNetworkCards: u as never, efaMaximumInterfaces: u as never, efaSupported: u as never, defaultVcpus: u as never, networkCards: [] }, offeredInZone: { instanceTypes: u as never }, quota: { value: u as never } }), []);
+    const cb = parseClusterSpec({ ...JSON.parse(JSON.stringify(s)), aws: { ...s.aws, capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: ZONE, instanceCount: 4 } } });
+    assert.deepEqual(gradeAwsCloud(cb, planCluster(cb), { instanceType: P5_INSTANCE_TYPE, offeredInZone: offerings(ZONE, ["p5.48xlarge", "t3.micro"]), quota: pQuota(0) }), []);
+});
