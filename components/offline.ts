@@ -115,6 +115,9 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
                 resources.push({ type: args.type, name: args.name, custom: args.custom ?? true, inputs: args.inputs });
+                // A read of the reservation the nodes launch into: offline, it is taken to be as the spec declares it,
+                // and pulumi up checks it against EC2 (components/aws/cloud.ts gradeReservation).
+                if (args.type === "aws:ec2/capacityReservation:CapacityReservation" && args.id) return { id: args.id, state: declaredReservation(spec) };
                 // Only the inputs are known before the cloud answers; every computed output stays unknown.
                 return { id: undefined, state: { ...args.inputs } };
             },
@@ -146,6 +149,13 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     }
     if (failures.length > 0) throw failures[0];
     return { stack, spec, plan, resources, invokes, hasSecretKey };
+}
+
+/** The reservation as the spec declares it (zone, type, count), for the offline read. */
+function declaredReservation(spec: ClusterSpec): Record<string, unknown> {
+    const a = spec.aws;
+    const r = a?.capacityBlock ?? a?.capacityReservation;
+    return a && r ? { availabilityZone: a.availabilityZone, instanceType: a.instanceType, instanceCount: r.instanceCount } : {};
 }
 
 /**

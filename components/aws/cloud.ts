@@ -48,6 +48,10 @@ export function awsCloudCheckList(spec: ClusterSpec): string[] {
     ];
     const quota = quotaFor(a.instanceType);
     if (quota && onDemand(spec)) checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs (servicequotas:GetServiceQuota)`);
+    const held = a.capacityBlock ?? a.capacityReservation;
+    if (held) {
+        checks.push(`reservation ${held.reservationId}: zone, instance type and count as declared, not ended${a.capacityBlock ? `; the group scales to 0 ${BLOCK_SCALE_IN_BEFORE_END_MINUTES} min before its end` : "; its placement group used"} (ec2:DescribeCapacityReservations)`);
+    }
     return checks;
 }
 
@@ -154,4 +158,69 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
         }
         return gradeAwsCloud(spec, plan, ans);
     }));
+}
+
+/** The reservation as `aws.ec2.CapacityReservation.get` reads it (the fields graded here). */
+export interface ReservationAnswer {
+    availabilityZone: string;
+    instanceType: string;
+    instanceCount: number;
+    /** RFC 3339; unset for an ODCR that does not end */
+    endDate?: string;
+    /** set when the ODCR was made in a cluster placement group */
+    placementGroupArn?: string;
+}
+
+/**
+ * EC2 starts terminating a Capacity Block's instances 30 minutes before its end time; the group scales to zero
+ * before that, so the step's own shutdown (and anything the nodes write) is not cut off.
+ * source: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-using.html ("30 minutes before")
+ */
+export const BLOCK_SCALE_IN_BEFORE_END_MINUTES = 60;
+
+/** The placement group name inside an ARN `arn:aws:ec2:<region>:<account>:placement-group/<name>`. */
+export function placementGroupName(arn: string | undefined): string | undefined {
+    return arn ? arn.slice(arn.lastIndexOf("/") + 1) || undefined : undefined;
+}
+
+/** The reservation against the spec: zone, type, size, and a block that has not ended. Pure. */
+export function gradeReservation(spec: ClusterSpec, r: ReservationAnswer, now: Date): SpecIssue[] {
+    const a = spec.aws!;
+    const block = a.capacityBlock;
+    const field = block ? "cluster.aws.capacityBlock" : "cluster.aws.capacityReservation";
+    const id = (block ?? a.capacityReservation)!.reservationId;
+    const issues: SpecIssue[] = [];
+    if ([r.availabilityZone, r.instanceType, r.instanceCount].some(unknown)) return issues;
+    if (r.availabilityZone !== a.availabilityZone) {
+        issues.push({ path: "cluster.aws.availabilityZone", value: a.availabilityZone, message: `is not the zone of reservation ${id}, which EC2 has in ${r.availabilityZone}`, allowed: r.availabilityZone });
+    }
+    if (block && block.availabilityZone !== r.availabilityZone) {
+        issues.push({ path: `${field}.availabilityZone`, value: block.availabilityZone, message: `disagrees with EC2, which has ${id} in ${r.availabilityZone}`, allowed: r.availabilityZone });
+    }
+    if (r.instanceType !== a.instanceType) {
+        issues.push({ path: "cluster.aws.instanceType", value: a.instanceType, message: `is not the type of reservation ${id}, which EC2 holds for ${r.instanceType}`, allowed: r.instanceType });
+    }
+    if (r.instanceCount < spec.nodes) {
+        issues.push({ path: "cluster.nodes", value: spec.nodes, message: `exceeds reservation ${id}, which EC2 holds for ${r.instanceCount} instances`, allowed: `at most ${r.instanceCount}` });
+    }
+    const declared = (block ?? a.capacityReservation)!.instanceCount;
+    if (declared !== r.instanceCount) {
+        issues.push({ path: `${field}.instanceCount`, value: declared, message: `disagrees with EC2, which holds ${id} for ${r.instanceCount} instances`, allowed: String(r.instanceCount) });
+    }
+    if (r.endDate && !unknown(r.endDate) && Date.parse(r.endDate) <= now.getTime() + BLOCK_SCALE_IN_BEFORE_END_MINUTES * 60_000) {
+        issues.push({ path: `${field}.reservationId`, value: id, message: `ends at ${r.endDate}: too late to launch into (the group scales in ${BLOCK_SCALE_IN_BEFORE_END_MINUTES} minutes before the end)`, allowed: "a reservation that is still running, or a new Capacity Block" });
+    }
+    if (!block && r.placementGroupArn && a.placementGroup === true) {
+        issues.push({
+            path: "cluster.aws.placementGroup", value: true,
+            message: `would make a new placement group, but ${id} was made in placement group ${placementGroupName(r.placementGroupArn)}, which the nodes must launch into`,
+            allowed: "leave placementGroup out: the group uses the reservation's placement group",
+        });
+    }
+    return issues;
+}
+
+/** The scale-in time of a group on a block that ends at `endDate`, in the ISO form the Schedule resource takes. */
+export function blockScaleInTime(endDate: string): string {
+    return new Date(Date.parse(endDate) - BLOCK_SCALE_IN_BEFORE_END_MINUTES * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

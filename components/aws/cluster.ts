@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { SpecError, toInputPropertiesError } from "../errors";
+import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { efaDeviceCount } from "../plan/aws";
 import { Internals } from "../internal";
@@ -8,7 +8,7 @@ import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
-import { askAwsCloud } from "./cloud";
+import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
 import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
@@ -109,7 +109,9 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
 
         // Every child takes its region from the cloud's answers, so nothing is created until AWS has confirmed the
         // type's layout, its offer in the AZ and the quota (./cloud.ts); a refusal names the field and registers nothing.
-        const region = askAwsCloud(spec, plan, this).apply((issues) => {
+        const reservation = readReservation(name, spec, plan, this);
+        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? []]).apply(([cloud, held]) => {
+            const issues = [...cloud, ...held];
             if (issues.length > 0) throw keepMessage(new SpecError(issues, `AwsEfaCluster ${name}: AWS refuses this cluster`));
             return spec.aws!.region;
         });
@@ -119,7 +121,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const net = createNetwork(ctx);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
-        const nodes = createNodes(ctx, net, sg, access);
+        const nodes = createNodes(ctx, net, sg, access, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -355,6 +357,31 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
     return sg;
 }
 
+/** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */
+interface Reservation {
+    issues: pulumi.Output<SpecIssue[]>;
+    endDate: pulumi.Output<string | undefined>;
+    placementGroup: pulumi.Output<string | undefined>;
+}
+
+/**
+ * Reads the reservation the plan launches into (a read of the existing reservation, never managed by the stack):
+ * its zone, type, size, end and placement group, graded by gradeReservation.
+ */
+function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, parent: pulumi.Resource): Reservation | undefined {
+    const place = plan.aws!.placement;
+    if (place.kind !== "capacity-block" && place.kind !== "capacity-reservation") return undefined;
+    const cr = aws.ec2.CapacityReservation.get(`${name}-reservation`, place.reservationId, { region: spec.aws!.region }, { parent });
+    const now = new Date();
+    return {
+        issues: pulumi.all([cr.availabilityZone, cr.instanceType, cr.instanceCount, cr.endDate, cr.placementGroupArn])
+            .apply(([availabilityZone, instanceType, instanceCount, endDate, placementGroupArn]) =>
+                gradeReservation(spec, { availabilityZone, instanceType, instanceCount, endDate, placementGroupArn }, now)),
+        endDate: cr.endDate,
+        placementGroup: cr.placementGroupArn.apply(placementGroupName),
+    };
+}
+
 interface Nodes {
     template: aws.ec2.LaunchTemplate;
     group: aws.autoscaling.Group;
@@ -369,7 +396,7 @@ interface Nodes {
  * (source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html); an
  * `instant` fleet is a one-shot request whose instances the provider neither tracks nor replaces.
  */
-function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access): Nodes {
+function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, reservation?: Reservation): Nodes {
     const { name, spec, plan, region, parent } = ctx;
     const o = { parent };
     const place = placementSettings(plan.aws.placement);
@@ -417,10 +444,28 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         desiredCapacity: spec.nodes,
         vpcZoneIdentifiers: [net.subnetId],
         launchTemplate: { id: template.id, version: template.latestVersion.apply((v) => `${v}`) },
-        ...(placementGroup ? { placementGroup: placementGroup.name } : {}),
+        // the kit's group, else the one an ODCR was made in: its instances must launch there
+        ...(placementGroup ? { placementGroup: placementGroup.name }
+            : reservation && plan.aws.placement.kind === "capacity-reservation" ? { placementGroup: reservation.placementGroup } : {}),
         healthCheckType: "EC2",
         waitForCapacityTimeout: GROUP_CAPACITY_TIMEOUT,
+        // An insufficient-capacity or quota error of one launch is retried by the group; without this the provider
+        // fails on the first failed scaling activity while the group keeps retrying behind it. The wait still ends
+        // at waitForCapacityTimeout. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
+        ignoreFailedScalingActivities: true,
         tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
     }, o);
+    if (reservation && plan.aws.placement.kind === "capacity-block") {
+        // to zero before EC2 terminates the block's instances (./cloud.ts BLOCK_SCALE_IN_BEFORE_END_MINUTES)
+        new aws.autoscaling.Schedule(`${name}-block-end`, {
+            region,
+            autoscalingGroupName: group.name,
+            scheduledActionName: `${spec.name}-capacity-block-end`,
+            startTime: reservation.endDate.apply((end) => (end ? blockScaleInTime(end) : "")),
+            minSize: 0,
+            maxSize: 0,
+            desiredCapacity: 0,
+        }, o);
+    }
     return { template, group, placementGroup };
 }
