@@ -6,11 +6,26 @@ import { RdmaCluster } from "./components/cluster";
  * file on Pulumi's mock engine.
  */
 const config = new pulumi.Config("rdmakit");
-const cluster = new RdmaCluster(pulumi.getStack(), {
+const cluster = specErrorsAsRunErrors(() => new RdmaCluster(pulumi.getStack(), {
     spec: config.requireObject<unknown>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
-});
+}));
+
+/**
+ * A bad spec ends `pulumi up` with the kit's list of problems alone. The components throw InputPropertiesError (what
+ * a component provider's Construct reports per property); thrown from a program, @pulumi/pulumi's cmd/run prints
+ * that as "failed with an unhandled exception" with a stack trace, and only a RunError's message is shown bare
+ * (@pulumi/pulumi 3.248.0 cmd/run/run.js uncaughtHandler; seen with the real engine, test/engine/roce-up.test.ts).
+ */
+function specErrorsAsRunErrors<T>(build: () => T): T {
+    try {
+        return build();
+    } catch (e) {
+        if (pulumi.InputPropertiesError.isInstance(e)) throw new pulumi.RunError(e.message);
+        throw e;
+    }
+}
 
 /** Whether Pulumi holds the key as a secret (set with --secret); a plain-text key is refused. */
 function isSecretConfig(key: string): boolean {
