@@ -140,3 +140,32 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
         for (const line of body) assert.ok(!cfg.includes(line));
     });
 });
+
+test("with provision on, a missing or plain-text SSH key ends pulumi up before anything is created", { skip: SKIP ? "RDMAKIT_SKIP_ENGINE_TESTS=1" : false, timeout: 5 * 60_000 }, async (t) => {
+    const eng = new Engine(engineBins());
+    t.after(() => eng.remove());
+    const stack = `engine-key-${process.pid}`;
+    const provisioned = { ...cluster(), provision: true };
+    await eng.initStack(stack, provisioned);
+    const onlyTheStack = () => assert.deepEqual(resources(eng, stack).map((s) => s.type), ["pulumi:pulumi:Stack"]);
+
+    const missing = await eng.onStack(stack, ["up", "--yes", "--skip-preview"]);
+    assert.notEqual(missing.code, 0, show(missing));
+    assert.match(missing.stdout, /- rdmakit:sshPrivateKey: is missing: Ansible needs it to reach the nodes; allowed: pulumi config set --secret rdmakit:sshPrivateKey/, show(missing));
+    onlyTheStack();
+
+    // Set without --secret: the language host lists the secret keys for the program (PULUMI_CONFIG_SECRET_KEYS), and
+    // this one is not among them.
+    const keyFile = path.join(eng.tmp, "id_ed25519");
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-engine", "-f", keyFile]);
+    const privateKey = fs.readFileSync(keyFile, "utf8");
+    const set = await eng.onStack(stack, ["config", "set", "rdmakit:sshPrivateKey"], { input: privateKey });
+    assert.equal(set.code, 0, show(set));
+    const plain = await eng.onStack(stack, ["up", "--yes", "--skip-preview"]);
+    assert.notEqual(plain.code, 0, show(plain));
+    assert.match(plain.stdout, /- rdmakit:sshPrivateKey: is stored in plain text \(got "\(hidden\)"\); allowed: a secret: pulumi config set --secret/, show(plain));
+    for (const line of privateKey.split("\n").filter((l) => l && !l.startsWith("-----"))) {
+        assert.ok(!(plain.stdout + plain.stderr).includes(line), "pulumi up printed the plain-text key");
+    }
+    onlyTheStack();
+});
