@@ -5,7 +5,7 @@
  * file in the temporary directory passed with --config-file, so nothing is written into the clone but the stack
  * file `pulumi stack init` insists on, which `remove()` deletes.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -75,6 +75,13 @@ export class Engine {
             child.on("error", reject);
             child.on("close", (code) => { clearTimeout(timer); resolve({ code: code ?? -1, stdout, stderr }); });
             child.stdin.end(opts.input ?? "");
+        });
+    }
+
+    /** Starts `pulumi <verb> --stack s --config-file f` and hands back the process (for the cancel test's signals). */
+    start(stack: string, verb: string[]): ChildProcess {
+        return spawn(path.join(this.bins.dir, "pulumi"), [...verb, "--stack", stack, "--config-file", this.configFile(stack), "--non-interactive", "--color", "never"], {
+            cwd: ROOT, env: this.env(), stdio: ["ignore", "pipe", "pipe"],
         });
     }
 

@@ -91,7 +91,10 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
         eng.setCluster(stack, cluster({ roceDscp: 24 }));
         const p = keep(await eng.onStack(stack, ["preview", "--diff"]));
         assert.equal(p.code, 0, show(p));
-        assert.doesNotMatch(p.stdout, /to (create|delete|replace)|\+- |-\+ /, "nothing is created, deleted or replaced");
+        // The engine's diff: the NCCL traffic class the hosts get follows the new DSCP; every resource stays.
+        const tc = (dscp: number) => expected({ roceDscp: dscp }).plan.ncclEnv.NCCL_IB_TC;
+        assert.match(p.stdout, new RegExp(`~ NCCL_IB_TC\\s*: "${tc(26)}" => "${tc(24)}"`), show(p));
+        assert.match(p.stdout, /Resources:\n\s+3 unchanged\n/, show(p));
         const before = expected().digests, after = expected({ roceDscp: 24 }).digests;
         assert.notDeepEqual(before, after);
         const r = keep(await eng.onStack(stack, ["up", "--yes", "--skip-preview"]));
