@@ -32,6 +32,8 @@ hash=$(cat "$here/pins.sh" "$here/build.sh" | sha256sum | cut -c1-16)
 cache=${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/$hash
 bin=$cache/bin
 mkdir -p "$bin" "$cache/logs"
+# One build at a time per cache (two test runs on one machine share it); a waiting run then finds the binaries.
+if command -v flock >/dev/null; then exec 9>"$cache/lock"; flock 9; fi
 
 # One Go module with one requirement set per binary (a binary's own go.mod may carry replace directives, which
 # only apply in the main module, so the wrapper repeats them).

@@ -5,13 +5,13 @@
 // Run with `npm run test:engine`; RDMAKIT_SKIP_ENGINE_TESTS=1 skips it, missing binaries fail it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { planCluster } from "../../components/plan";
 import { renderSwitchConfigs } from "../../components/roce/render";
 import { parseClusterSpec } from "../../components/spec";
-import { Engine, engineBins, SKIP, type PulumiRun } from "./harness";
+import { Engine, engineBins, ROOT, SKIP, type PulumiRun } from "./harness";
 
 /** Two 2-rail GPU hosts on a SONiC and a Cumulus (NVUE) leaf, shaped as examples/roce-h100.yaml. */
 function cluster(qos: Record<string, unknown> = {}): Record<string, unknown> {
@@ -74,6 +74,13 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
         assert.deepEqual(stackRes.outputs!.nodePrivateIps, ["10.20.0.11", "10.20.0.12"]);
         assert.deepEqual(stackRes.outputs!.ncclEnv, plan.ncclEnv);
         assert.equal(stackRes.outputs!.fabric, "roce");
+        // `rdmakit plan` on the same stack file (Pulumi's mock engine) shows the resources the engine made.
+        const planned = spawnSync(process.execPath, ["--import", require.resolve("tsx"), path.join(ROOT, "bin", "rdmakit.ts"), "plan",
+            "--config", eng.configFile(stack), "--json", "--out", path.join(eng.tmp, "plan")], { cwd: ROOT, encoding: "utf8" });
+        assert.equal(planned.status, 0, planned.stderr);
+        const urnName = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+        assert.deepEqual(JSON.parse(planned.stdout).resources.map((x: { type: string; name: string }) => `${x.type} ${x.name}`),
+            state.slice(1).map((x) => `${x.type} ${urnName(x.urn)}`));
         const out = JSON.parse((keep(await eng.pulumi(["stack", "output", "--json", "--show-secrets=false", "--stack", stack]))).stdout);
         assert.deepEqual(out.nodePrivateIps, ["10.20.0.11", "10.20.0.12"]);
         assert.equal(out.ncclEnv.NCCL_IB_HCA, plan.ncclEnv.NCCL_IB_HCA);
