@@ -26,6 +26,8 @@ if [ "${RDMAKIT_ENGINE_BUILD:-}" != 1 ] && existing=$(command -v pulumi 2>/dev/n
     exit 0
 fi
 
+# The Go toolchain of this project's machines lives in /usr/local/go (Go's own tarball layout).
+command -v go >/dev/null || PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "build.sh: go not found; the engine tests build Pulumi with it (Go >= 1.25)" >&2; exit 1; }
 
 hash=$(cat "$here/pins.sh" "$here/build.sh" | sha256sum | cut -c1-16)
