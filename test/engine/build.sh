@@ -4,6 +4,8 @@
 #
 #   test/engine/build.sh            build what is missing; print the bin directory (last line of stdout)
 #   test/engine/build.sh --status   print one line per binary: "<name> ok <path>" or "<name> missing <reason>"
+#   test/engine/build.sh --for-tests  as the default, but nothing at all when RDMAKIT_SKIP_ENGINE_TESTS=1 (npm run
+#                                   test:engine builds first, so a cold build does not run into a test's timeout)
 #
 # Cache: ${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/<hash of pins.sh and this file>/bin, so every clone on a
 # machine (CI's fresh clones included) reuses one build, and a change of pins builds anew. A binary that cannot be
@@ -19,6 +21,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pins.sh"
 
 mode=${1:-build}
+if [ "$mode" = --for-tests ]; then
+    [ "${RDMAKIT_SKIP_ENGINE_TESTS:-}" = 1 ] && exit 0
+    mode=build
+fi
 
 if [ "${RDMAKIT_ENGINE_BUILD:-}" != 1 ] && existing=$(command -v pulumi 2>/dev/null); then
     dir=$(dirname "$(readlink -f "$existing")")
