@@ -33,6 +33,17 @@ export function engineBins(): EngineBins {
     return { dir, status };
 }
 
+/**
+ * Lines of an OpenSSH private key that only this key has, to search for it: the base64 body without its first
+ * line, which encodes the format header ("openssh-key-v1", cipher "none", ...) that every unencrypted ed25519 key
+ * shares (so another program's key would match it).
+ */
+export function keyNeedles(privateKey: string): string[] {
+    const body = privateKey.split("\n").filter((l) => l && !l.startsWith("-----"));
+    if (body.length < 3) throw new Error("not an OpenSSH private key");
+    return body.slice(1);
+}
+
 export interface PulumiRun { code: number; stdout: string; stderr: string; }
 
 export class Engine {
