@@ -110,13 +110,16 @@ test("the scale set is one Uniform, single-placement-group IB partition with exa
     assert.equal(i.overprovision, false);
     assert.deepEqual(i.upgradePolicy, { mode: "Manual" });
     assert.deepEqual(i.sku, { name: "Standard_ND96isr_H100_v5", capacity: 4, tier: "Standard" });
-    assert.equal(i.securityProfile, undefined, "no Secure Boot: the DKMS modules are unsigned");
+    assert.equal(i.securityProfile, undefined, "the scale set's own securityProfile is not where VMs get theirs");
     assert.equal(i.proximityPlacementGroup, undefined);
     assert.equal(i.zones, undefined);
     assert.deepEqual(i.tags, { team: "ml", "rdmakit-cluster": "ib4", "rdmakit-fabric": "azure-ib" });
 
     const p = i.virtualMachineProfile;
-    assert.deepEqual(Object.keys(p).sort(), ["networkProfile", "osProfile", "storageProfile"]);
+    assert.deepEqual(Object.keys(p).sort(), ["diagnosticsProfile", "networkProfile", "osProfile", "securityProfile", "storageProfile"]);
+    // no Trusted Launch / Secure Boot, said explicitly (newer APIs default Gen2 to Trusted Launch): the DKMS modules are unsigned
+    assert.deepEqual(p.securityProfile, { securityType: "Standard" });
+    assert.deepEqual(p.diagnosticsProfile, { bootDiagnostics: { enabled: true } });
     assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
     assert.deepEqual(p.storageProfile.osDisk, {
         createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" }, diskSizeGB: 512,
