@@ -111,3 +111,13 @@ test("what the fabric component would refuse is reported by the plan too, before
     assert.equal(r.code, 2, r.out);
     assert.match(r.err, /cluster\.aws\.access: needs a public subnet.*allowed: ssm/);
 });
+
+test("usage errors exit 2, not 1 (which means a mandatory check failed); --help exits 0", () => {
+    const unknownOption = plan(["--bogus"]);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.err, /unknown option '--bogus'/);
+    const both = plan(["--stack", "a", "--config", "b.yaml"]);
+    assert.equal(both.code, 2);
+    assert.match(both.err, /--stack or --config, not both/);
+    assert.equal(plan(["--help"]).code, 0);
+});
