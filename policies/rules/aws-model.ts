@@ -11,7 +11,6 @@ import { get, items, known, knownItems, resolveRefs, show, TYPES, UNKNOWN, type 
 
 /** EFA interface types. source: aws-efa.md §2.1 (`efa` = EFA + ENA, `efa-only` = EFA device only, `interface` = ENA) */
 export const EFA_TYPES: readonly string[] = ["efa", "efa-only"];
-export const INTERFACE_TYPES: readonly string[] = ["interface", ...EFA_TYPES];
 
 /**
  * Instance families whose templates are on an EFA fabric even before they ask for an EFA interface: the catalog's

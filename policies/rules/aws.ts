@@ -7,7 +7,7 @@ import type { ResourceValidationArgs } from "@pulumi/policy";
 import { awsInstanceType } from "../../components/catalog/aws";
 import type { Findings } from "../support";
 import { get, items, show, TYPES, UNKNOWN } from "../support";
-import { awsScope, catalogType, efaNodes, instanceEnis, isEfa, nicLabel, SCOPE_SCHEMA, templateNics, type Nic, type ScopeConfig } from "./aws-model";
+import { awsScope, catalogType, EFA_TYPES, efaNodes, instanceEnis, isEfa, nicLabel, SCOPE_SCHEMA, templateNics, type Nic, type ScopeConfig } from "./aws-model";
 import { resourcePolicy, stackPolicy, type PolicyMeta } from "./define";
 
 /**
@@ -59,7 +59,7 @@ export const awsEfaInterfacePresent = stackPolicy<ScopeConfig>({
             const nics = templateNics(r.props);
             if (nics === UNKNOWN) f.cannotVerify(`the network interfaces of launch template ${r.name} are not known yet`);
             else if (!nics.some(isEfa)) f.violation(`launch template ${r.name} (${show(get(() => r.props.instanceType))}): none of its ${nics.length} interfaces is efa or efa-only (interfaceType ${show([...new Set(nics.map((n) => n.type === UNKNOWN ? "(unknown)" : n.type))])}), so the nodes get no EFA device`, r.urn);
-        } else if (!instanceEnis(r, args.resources).some((e) => ["efa", "efa-only"].includes(String(get(() => e.props.interfaceType))))) {
+        } else if (!instanceEnis(r, args.resources).some((e) => EFA_TYPES.includes(String(get(() => e.props.interfaceType))))) {
             f.violation(`instance ${r.name} (${show(get(() => r.props.instanceType))}) attaches no aws.ec2.NetworkInterface with interfaceType efa or efa-only`, r.urn);
         }
     }

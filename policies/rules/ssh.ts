@@ -7,7 +7,7 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import type { Findings } from "../support";
-import { dependenciesOf, get, items, known, knownItems, resolveRefs, TYPES, UNKNOWN, type Maybe } from "../support";
+import { dependenciesOf, get, items, known, knownItems, resolveRefs, TYPES, UNKNOWN } from "../support";
 import { DEFAULT_FAMILIES, efaNodes, instanceEnis, nicGroups, templateNics } from "./aws-model";
 import { DEFAULT_SIZES, ibNodes, nicConfigs, referencedNics } from "./azure-model";
 import { add, coversInternet, empty, EVERYTHING, formatInterval, fromRanges, isEmpty, parseRange, publicOutside, subtract, union, type RangeSet } from "./cidr";
@@ -140,7 +140,7 @@ function awsGroups(resources: PolicyResource[], families: string[], note: (s: st
         if (r.untraced) note(`the security groups of ${of} are not known yet`);
     };
     for (const n of nodes) {
-        const byId = (property: string) => resolveRefs(n, property, TYPES.securityGroup, items(() => n.props[property]) === undefined ? [] : (items(() => n.props[property]) as Maybe<unknown[]>), sgs, (c, v) => known(() => c.props.id) === v);
+        const byId = (property: string) => resolveRefs(n, property, TYPES.securityGroup, items(() => n.props[property]) ?? [], sgs, (c, v) => known(() => c.props.id) === v);
         if (n.type === TYPES.launchTemplate) {
             const nics = templateNics(n.props);
             if (nics === UNKNOWN) note(`the network interfaces of launch template ${n.name} are not known yet`);
