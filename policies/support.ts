@@ -40,12 +40,17 @@ export const TYPES = {
 export const UNKNOWN: unique symbol = Symbol("unknown");
 export type Maybe<T> = T | typeof UNKNOWN;
 
-/** Runs `read`; a value the engine does not know yet comes back as {@link UNKNOWN}. Any other error propagates. */
+/**
+ * Runs `read`; a value the engine does not know yet comes back as {@link UNKNOWN}. A path through something that is
+ * not an object (a raw resource of a shape the rule did not expect: `null` where an object belongs) reads as
+ * undefined, so that no resource can turn a policy into an error that stops the engine's preview.
+ */
 export function get<T>(read: () => T): Maybe<T> {
     try {
         return read();
     } catch (e) {
         if (e instanceof UnknownValueError) return UNKNOWN;
+        if (e instanceof TypeError) return undefined as T;
         throw e;
     }
 }

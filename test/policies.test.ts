@@ -216,3 +216,21 @@ test("at least 30 policies, each with a kebab-case <fabric>-<what>-<rule> name, 
         for (const k of Object.keys(p.configSchema?.properties ?? {})) assert.notEqual(k, "enforcementLevel");
     }
 });
+
+test("raw resources of any shape never make a policy fail with an error (the pack also runs on stacks it was not written for)", async () => {
+    const odd: unknown[] = [null, "x", [null, 3]];
+    const prefix: Record<Example, RegExp> = { "aws-p5": /^(aws-efa|rdma)-/, "azure-h100": /^(azure-ib|rdma)-/, "roce-h100": /^roce-/ };
+    for (const x of EXAMPLES) {
+        const { resources } = await recorded[x];
+        const targets = resources.filter((r) => /LaunchTemplate|autoscaling|SecurityGroup|VirtualMachineScaleSet|VirtualNetwork|Subnet|NetworkSecurityGroup|command:/.test(r.type));
+        for (const r of targets) {
+            for (const key of Object.keys((r.inputs ?? {}) as object)) {
+                for (const v of odd) {
+                    const doctored = clone(resources).map((y) => (y.urn === r.urn ? { ...y, inputs: { ...(y.inputs as object), [key]: v } } : y));
+                    const policies = RDMAKIT_POLICIES.filter((p) => prefix[x].test(p.name));
+                    assert.doesNotThrow(() => evaluatePolicies(doctored, { policies }), `${x}: ${r.type} ${r.name}.${key} = ${JSON.stringify(v)}`);
+                }
+            }
+        }
+    }
+});

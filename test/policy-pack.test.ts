@@ -14,7 +14,7 @@ import { Pack, type Diagnostic, type EngineResource } from "./policy-pack";
 
 /*
  * The policy pack as Pulumi runs it: started by the pack's own @pulumi/pulumi/cmd/run-policy-pack, in place
- * (policies/ after `npm ci` and `npm run build`) and as published (`npm pack` of policies/, unpacked in a temporary
+ * (policies/ after `npm install` and `npm run build`) and as published (`npm pack` of policies/, unpacked in a temporary
  * folder outside the repository, `npm install` there), and called over gRPC as the engine calls it. Every policy gets
  * a violating stack and the clean stack of its fabric; resources on no RDMA fabric must get no diagnostic at all; a
  * value unknown at preview or a resource outside the stack is advisory only. The offline evaluator (`rdmakit plan`)
@@ -31,7 +31,8 @@ const NPM = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
 const runnerIn = (dir: string) => createRequire(join(dir, "package.json")).resolve("@pulumi/pulumi/cmd/run-policy-pack");
 
 async function inPlace(): Promise<Pack> {
-    await run("npm", ["ci", ...NPM], { cwd: POLICIES });
+    // `npm install`, not `npm ci`: it leaves an existing install in place, which other test files may be reading
+    await run("npm", ["install", ...NPM], { cwd: POLICIES });
     await run("npm", ["run", "build", "--silent"], { cwd: POLICIES });
     const runner = runnerIn(POLICIES);
     assert.ok(runner.startsWith(join(POLICIES, "node_modules")), `the runner comes from the pack's own install: ${runner}`);

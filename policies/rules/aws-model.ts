@@ -51,7 +51,7 @@ export function templateNics(props: Record<string, any>): Maybe<Nic[]> {
     const list = items(() => props.networkInterfaces);
     if (list === UNKNOWN) return UNKNOWN;
     return (list ?? []).map((raw, index) => {
-        const i = (raw === UNKNOWN ? {} : raw) as Record<string, any>;
+        const i = (raw !== null && typeof raw === "object" ? raw : {}) as Record<string, any>;
         const type = get(() => i.interfaceType as string | undefined);
         return {
             index,

@@ -106,6 +106,8 @@ interface RoceView {
     pushed: PushedConfig[];
     inventories: InventoryHosts[];
     violations: Violation[];
+    /** why C1–C13 could not be evaluated, if they could not */
+    unreadable?: string;
 }
 
 /** checkConsistency over what the stack pushes and provisions; computed once per stack for all the rule policies. */
@@ -119,7 +121,16 @@ function roceView(resources: PolicyResource[]): RoceView {
     const hosts = new Map<string, HostPlan>();
     for (const inv of inventories) for (const h of inv.hosts) if (!hosts.has(h.name)) hosts.set(h.name, h);
     const hostList = [...hosts.values()];
-    const switchViews = pushed.map((p) => readSwitchView(p.config));
+    // a pushed text that cannot be read as its format is left to the digest policy (rdmakit never pushes one)
+    const readable = pushed.filter((p) => {
+        try {
+            readSwitchView(p.config);
+            return true;
+        } catch {
+            return false;
+        }
+    });
+    const switchViews = readable.map((p) => readSwitchView(p.config));
     // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
     const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : switchViews.some((v) => v.mode === "lossless");
     const first = hostList[0]?.vars;
@@ -128,12 +139,19 @@ function roceView(resources: PolicyResource[]): RoceView {
     const plan = {
         mode: lossless ? "lossless" : "lossy",
         hosts: hostList,
-        switches: pushed.map((p) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN })),
+        switches: readable.map((p) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN })),
         roce: { dscp: first?.roce_host_dscp ?? -1, priority: first?.roce_host_priority ?? -1 },
         cnp: { dscp: first?.roce_host_cnp_dscp ?? -1, priority: first?.roce_host_cnp_priority ?? -1 },
     } as unknown as QosPlan;
-    const violations = checkConsistency(plan, pushed.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
-    const view = { pushed, inventories, violations };
+    let violations: Violation[] = [];
+    let unreadable: string | undefined;
+    try {
+        violations = checkConsistency(plan, readable.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
+    } catch (e) {
+        // host variables of a shape rdmakit's inventory never has
+        unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
+    }
+    const view = { pushed, inventories, violations, unreadable };
     views.set(resources, view);
     return view;
 }
@@ -180,7 +198,8 @@ function rulePolicy(id: RuleId) {
         url: ROCE_URL,
         enforcementLevel: "mandatory",
     }, (args, f) => {
-        const { pushed, inventories, violations } = applicable(args);
+        const { pushed, inventories, violations, unreadable } = applicable(args);
+        if (unreadable) f.cannotVerify(unreadable);
         const bySwitch = new Map(pushed.map((p) => [p.config.switch, p.resource]));
         const hostSource = inventories[0]?.resource;
         for (const v of violations.filter((x) => x.rule === id)) {
