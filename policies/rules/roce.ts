@@ -110,11 +110,17 @@ interface RoceView {
     unreadable?: string;
 }
 
-/** checkConsistency over what the stack pushes and provisions; computed once per stack for all the rule policies. */
-const views = new WeakMap<object, RoceView>();
+/**
+ * checkConsistency over what the stack pushes and provisions, computed once per stack for all fourteen RoCE policies.
+ * The policy server hands each policy its own copy of the resources, so the cache is keyed by the texts themselves
+ * (one entry: the stack being analyzed).
+ */
+let cache: { key: string; view: RoceView } | undefined;
 function roceView(resources: PolicyResource[]): RoceView {
-    const cached = views.get(resources);
-    if (cached) return cached;
+    // everything the view is read from: the command resources' scripts and stdin
+    const key = JSON.stringify(resources.filter((r) => r.type === TYPES.remoteCommand || r.type === TYPES.localCommand)
+        .map((r) => [r.urn, known(() => r.props.create), known(() => r.props.stdin)]));
+    if (cache?.key === key) return cache.view;
     const pushed = pushedSwitchConfigs(resources);
     const inventories = inventoryRoceHosts(resources);
     // One host list (the provisioning inventory; the same host in two inventories counts once).
@@ -122,15 +128,15 @@ function roceView(resources: PolicyResource[]): RoceView {
     for (const inv of inventories) for (const h of inv.hosts) if (!hosts.has(h.name)) hosts.set(h.name, h);
     const hostList = [...hosts.values()];
     // a pushed text that cannot be read as its format is left to the digest policy (rdmakit never pushes one)
+    const switchViews: ReturnType<typeof readSwitchView>[] = [];
     const readable = pushed.filter((p) => {
         try {
-            readSwitchView(p.config);
+            switchViews.push(readSwitchView(p.config));
             return true;
         } catch {
             return false;
         }
     });
-    const switchViews = readable.map((p) => readSwitchView(p.config));
     // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
     const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : switchViews.some((v) => v.mode === "lossless");
     const first = hostList[0]?.vars;
@@ -152,7 +158,7 @@ function roceView(resources: PolicyResource[]): RoceView {
         unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
     }
     const view = { pushed, inventories, violations, unreadable };
-    views.set(resources, view);
+    cache = { key, view };
     return view;
 }
 
