@@ -1,7 +1,7 @@
 // Bundles the pack (index.ts), its rules and the catalog facts they read from ../components into dist/index.js, so the
 // published pack carries everything and never reaches outside its folder at run time. @pulumi/* stay external: the
 // runner and the policy server must be the pack's own installed copies (package.json dependencies).
-// esbuild resolves from here upwards: the repository root's node_modules has it (tsx depends on it).
+// esbuild resolves from here upwards: it is a devDependency of the repository root.
 import { build } from "esbuild";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -41,12 +41,18 @@ async function inPlace(): Promise<Pack> {
 
 let publishedFiles: string[] = [];
 let scratch = "";
-async function published(): Promise<Pack> {
+/** `npm pack` in policies/ (its prepack builds dist/), as `pulumi policy publish` runs it; the tarball's path. */
+async function npmPack(): Promise<string> {
     scratch = mkdtempSync(join(tmpdir(), "rdmakit-pack-"));
     const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", scratch, ...NPM], { cwd: POLICIES });
     const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     publishedFiles = info.files.map((f) => f.path).sort();
-    await run("tar", ["xzf", join(scratch, info.filename), "-C", scratch]);
+    return join(scratch, info.filename);
+}
+
+/** The tarball unpacked outside the repository and installed there, as a Pulumi Cloud policy group installs it. */
+async function published(tarball: string): Promise<Pack> {
+    await run("tar", ["xzf", tarball, "-C", scratch]);
     const dir = join(scratch, "package");
     await run("npm", ["install", ...NPM], { cwd: dir });
     return Pack.start(dir, runnerIn(dir));
@@ -238,17 +244,23 @@ function offlineSummary(s: Stack): Summary {
 
 const level = (name: string) => RDMAKIT_POLICIES.find((p) => p.name === name)!.enforcementLevel;
 
+// Both packs are prepared at once, after `npm pack` (whose build is then the only one writing dist/ while nothing reads it).
+const tarball = npmPack();
+const ready = { "in place": tarball.then(() => inPlace()), published: tarball.then(published) };
+const roceReady = roceStack();
+for (const p of [...Object.values(ready), roceReady]) p.catch(() => undefined); // awaited (and reported) by each suite
+after(async () => {
+    for (const p of Object.values(ready)) (await p.catch(() => undefined))?.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
 for (const mode of ["in place", "published"] as const) {
     describe(`the pack ${mode}, under Pulumi's runner`, () => {
         let pack: Pack;
         let roce: Stack;
         before(async () => {
-            [pack, roce] = await Promise.all([mode === "in place" ? inPlace() : published(), roceStack()]);
-        }, { timeout: 180_000 });
-        after(() => {
-            pack?.close();
-            if (mode === "published" && scratch) rmSync(scratch, { recursive: true, force: true });
-        });
+            [pack, roce] = await Promise.all([ready[mode], roceReady]);
+        }, { timeout: 240_000 });
 
         if (mode === "published") {
             test("the tarball holds the pack and nothing that reaches outside it", () => {

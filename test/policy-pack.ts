@@ -178,6 +178,7 @@ export class Pack {
     }
 
     close(): void {
+        if (this.child.exitCode !== null || this.child.killed) return;
         this.client.close();
         this.child.kill();
     }
