@@ -43,6 +43,8 @@ before(async () => {
     pkg.dependencies = {
         "@pulumi/pulumi": installed("@pulumi/pulumi"),
         "@pulumi/aws": installed("@pulumi/aws"),
+        // the optional peer of rdmakit/policies, for a team composing its own pack
+        "@pulumi/policy": installed("@pulumi/policy"),
         rdmakit: `file:${tarball}`,
     };
     pkg.devDependencies = { "@types/node": installed("@types/node"), typescript: installed("typescript") };
@@ -131,8 +133,12 @@ test("JavaScript: require('rdmakit') gives the same classes, the JavaScript exam
         const pulumi = require("@pulumi/pulumi");
         const names = ["RdmaCluster", "AwsEfaCluster", "AzureInfinibandCluster", "RoceCluster"];
         const ok = names.every((n) => typeof lib[n] === "function" && lib[n].prototype instanceof pulumi.ComponentResource);
-        import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster })));`;
+        const { rdmakitPolicies } = require("rdmakit/policies");
+        const policies = rdmakitPolicies({ all: "advisory" }).map((p) => p.name);
+        import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster, policies })));`;
     const seen = JSON.parse(run(process.execPath, ["-e", probe], app).trim());
+    assert.ok(seen.policies.length >= 30 && seen.policies.includes("aws-efa-imdsv2-required"), `rdmakit/policies: ${seen.policies.join(", ")}`);
+    delete seen.policies;
     assert.deepEqual(seen, { ok: true, resolved: path.join(fs.realpathSync(app), "node_modules", "rdmakit", "dist", "components", "index.js"), same: true });
 
     fs.copyFileSync(path.join(ROOT, "examples", "javascript", "index.js"), path.join(app, "js-example.js"));
