@@ -123,7 +123,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
             },
             call(args: pulumi.runtime.MockCallArgs) {
                 invokes.push({ token: args.token, args: args.inputs });
-                return offlineInvokeResult(args.token);
+                return offlineInvokeResult(args.token, spec);
             },
         },
         "rdmakit",
@@ -162,9 +162,12 @@ function declaredReservation(spec: ClusterSpec): Record<string, unknown> {
  * Results for the invokes the program makes, offline: every field the cloud would fill in is unknown, so
  * nothing is made up. Invokes the kit does not know return an empty result.
  */
-function offlineInvokeResult(token: string): Record<string, unknown> {
+function offlineInvokeResult(token: string, spec: ClusterSpec): Record<string, unknown> {
     const unknown = pulumi.runtime.unknownValue;
     switch (token) {
+        // the Capacity Block, taken to be as the spec declares it; its state and end only EC2 knows
+        case "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+            return { ...declaredReservation(spec), state: unknown, startDate: unknown, endDate: unknown };
         case "aws:ec2/getAmi:getAmi":
             return { id: unknown, name: unknown, imageId: unknown };
         case "aws:ec2/getInstances:getInstances":

@@ -10,7 +10,7 @@ import {
 } from "./catalog/azure";
 import { gpuModel, maxMessageBytes } from "./catalog/gpus";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix } from "./catalog/software";
-import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
+import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { cidrsOverlap, parseCidr } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
 
@@ -49,7 +49,7 @@ const idInput = (kind: keyof typeof DEFERRED_IDS) => z.custom<pulumi.Input<strin
 export function checkedId(value: pulumi.Input<string>, kind: keyof typeof DEFERRED_IDS, field: string): pulumi.Output<string> {
     return pulumi.output(value).apply((v) => {
         if (typeof v !== "string" || !DEFERRED_IDS[kind].re.test(v)) {
-            throw new pulumi.InputPropertyError({ propertyPath: field, reason: `${JSON.stringify(v)} is not ${DEFERRED_IDS[kind].allowed}` });
+            throw keepMessage(new SpecError([{ path: field, value: v, message: "is not a valid id once known", allowed: DEFERRED_IDS[kind].allowed }]));
         }
         return v;
     });

@@ -16,7 +16,7 @@ const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi76
 const ZONE = "us-east-2b";
 
 const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
-interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; aws?: Record<string, unknown>; reservation?: unknown }
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
 const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
 
 function spec(nodes = 4) {
@@ -103,9 +103,19 @@ test("a Capacity Block in another zone, smaller than declared, or ended, is refu
     assert.match(r.refusal!, /cluster\.aws\.capacityBlock\.reservationId: ends at 2020-01-01T00:00:00Z/);
 });
 
+test("a Capacity Block that is not active yet is refused with its start; one EC2 does not know, with EC2's words", () => {
+    const scheduled = build({ ...fits(), aws: BLOCK, reservation: reservation({ state: "scheduled" }) });
+    assert.match(scheduled.refusal!, /cluster\.aws\.capacityBlock\.reservationId: is scheduled according to EC2 \(it starts at 2099-01-14T11:30:00Z\)/);
+    assert.match(scheduled.refusal!, /run pulumi up once the block is active/);
+    // an id the provider cannot find: the invoke fails and the SDK surfaces the gRPC error's details (the text here
+    // stands in for the provider's own wording, which this test does not claim)
+    const gone = build({ ...fits(), aws: BLOCK, reservationError: "reading EC2 Capacity Block Reservation: empty result", reservation: undefined });
+    assert.match(gone.refusal!, /cluster\.aws\.capacityBlock\.reservationId: cannot be read from EC2: reading EC2 Capacity Block Reservation: empty result/);
+});
+
 test("an ODCR made in a placement group: the nodes launch into that group; asking for a new one is refused", () => {
     const odcr = { capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 4 } };
-    const inGroup = reservation({ endDate: undefined, endDateType: "unlimited", placementGroupArn: "arn:aws:ec2:us-east-2:123456789012:placement-group/train-cpg" });
+    const inGroup = reservation({ endDate: undefined, endDateType: "unlimited", state: undefined, startDate: undefined, reservationType: "default", placementGroupArn: "arn:aws:ec2:us-east-2:123456789012:placement-group/train-cpg" });
     const r = build({ ...fits(), quota: undefined, aws: odcr, reservation: inGroup });
     assert.equal(r.refusal, undefined);
     assert.equal(r.inputs["aws:autoscaling/group:Group"].placementGroup, "train-cpg");

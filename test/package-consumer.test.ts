@@ -43,8 +43,6 @@ before(async () => {
     pkg.dependencies = {
         "@pulumi/pulumi": installed("@pulumi/pulumi"),
         "@pulumi/aws": installed("@pulumi/aws"),
-        // the optional peer of rdmakit/policies, for a team composing its own pack
-        "@pulumi/policy": installed("@pulumi/policy"),
         rdmakit: `file:${tarball}`,
     };
     pkg.devDependencies = { "@types/node": installed("@types/node"), typescript: installed("typescript") };
@@ -154,4 +152,14 @@ test("a bad spec from a JavaScript program is refused with the field, before any
     const r = spawnSync(process.execPath, [path.join(app, "mock-run.js"), "js-bad.js"], { cwd: app, encoding: "utf8" });
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /cluster\.roce\.switches\[0\]\.speedGbps/);
+});
+
+test("the installed rdmakit command plans a bundled example from the project's folder", { timeout: 180_000 }, () => {
+    const out = path.join(work, "plan-out");
+    const r = spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "plan",
+        "--config", path.join(app, "node_modules", "rdmakit", "examples", "roce-h100.yaml"), "--out", out], { cwd: app, encoding: "utf8" });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /fabric\s+roce/);
+    assert.ok(fs.existsSync(path.join(out, "plan.json")));
+    assert.equal(spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "--help"], { cwd: app }).status, 0);
 });

@@ -140,7 +140,9 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
     const types = [a.instanceType, ...(a.access === "bastion" ? [a.bastionInstanceType] : [])];
     const quota = quotaFor(a.instanceType);
     const answers: Promise<AwsCloudAnswers> = Promise.all([
-        aws.ec2.getInstanceType({ instanceType: a.instanceType, region }, opts),
+        // a type the region does not know fails DescribeInstanceTypes (InvalidInstanceType): the offerings check then
+        // names the field, so the failure itself is no answer rather than a raw error
+        aws.ec2.getInstanceType({ instanceType: a.instanceType, region }, opts).catch(() => undefined),
         aws.ec2.getInstanceTypeOfferings({
             region, locationType: "availability-zone",
             filters: [{ name: "location", values: [a.availabilityZone] }, { name: "instance-type", values: types }],
@@ -169,6 +171,9 @@ export interface ReservationAnswer {
     endDate?: string;
     /** set when the ODCR was made in a cluster placement group */
     placementGroupArn?: string;
+    /** Capacity Blocks (aws.ec2.getCapacityBlockReservation): active, scheduled, payment-pending, expired, … */
+    state?: string;
+    startDate?: string;
 }
 
 /**
@@ -206,6 +211,14 @@ export function gradeReservation(spec: ClusterSpec, r: ReservationAnswer, now: D
     const declared = (block ?? a.capacityReservation)!.instanceCount;
     if (declared !== r.instanceCount) {
         issues.push({ path: `${field}.instanceCount`, value: declared, message: `disagrees with EC2, which holds ${id} for ${r.instanceCount} instances`, allowed: String(r.instanceCount) });
+    }
+    if (block && r.state && !unknown(r.state) && r.state !== "active") {
+        // instances launch into a block only while it is active; the group would wait out its timeout and fail
+        // source: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-launch.html
+        issues.push({
+            path: `${field}.reservationId`, value: id, message: `is ${r.state} according to EC2${r.startDate && !unknown(r.startDate) ? ` (it starts at ${r.startDate})` : ""}; nodes launch into a block only while it is active`,
+            allowed: "run pulumi up once the block is active, or an active block",
+        });
     }
     if (r.endDate && !unknown(r.endDate) && Date.parse(r.endDate) <= now.getTime() + BLOCK_SCALE_IN_BEFORE_END_MINUTES * 60_000) {
         issues.push({ path: `${field}.reservationId`, value: id, message: `ends at ${r.endDate}: too late to launch into (the group scales in ${BLOCK_SCALE_IN_BEFORE_END_MINUTES} minutes before the end)`, allowed: "a reservation that is still running, or a new Capacity Block" });

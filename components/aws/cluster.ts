@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
+import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { efaDeviceCount } from "../plan/aws";
 import { Internals } from "../internal";
@@ -51,18 +51,6 @@ export interface AwsFabricSummary {
 export const GROUP_CAPACITY_TIMEOUT = "30m";
 
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
-
-/**
- * The error as the user should read it. The SDK prefixes `error serializing property "<k>": ` to the message of an
- * error every time it passes through an input, mutating the one error object so that it is reported once
- * (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts serializeProperty); a refusal that every child awaits would carry one
- * prefix per child. The message stays the refusal itself.
- */
-function keepMessage<E extends Error>(err: E): E {
-    const message = err.message;
-    Object.defineProperty(err, "message", { get: () => message, set: () => undefined, configurable: true });
-    return err;
-}
 
 /**
  * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
@@ -270,7 +258,9 @@ function createAccess(ctx: Ctx, net: Network): Access {
                 Version: "2012-10-17",
                 Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
             }),
-            tags: tagsFor(ctx, "node"),
+            // IAM is global (no region input): the tags wait on the cloud's answers instead, so a refusal creates
+            // no role either; the attachment and the profile take the role's name and wait with it
+            tags: region.apply(() => tagsFor(ctx, "node")),
         }, o);
         new aws.iam.RolePolicyAttachment(`${name}-node-ssm`, {
             role: role.name,
@@ -365,14 +355,30 @@ interface Reservation {
 }
 
 /**
- * Reads the reservation the plan launches into (a read of the existing reservation, never managed by the stack):
- * its zone, type, size, end and placement group, graded by gradeReservation.
+ * The reservation the plan launches into, as EC2 has it, graded by gradeReservation. A Capacity Block through the
+ * invoke that gives its state and start (aws.ec2.getCapacityBlockReservation; it answers for blocks only); an ODCR
+ * through a read of the existing reservation (`CapacityReservation.get`: tracked as external, never created or
+ * deleted by the stack).
  */
 function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, parent: pulumi.Resource): Reservation | undefined {
     const place = plan.aws!.placement;
-    if (place.kind !== "capacity-block" && place.kind !== "capacity-reservation") return undefined;
-    const cr = aws.ec2.CapacityReservation.get(`${name}-reservation`, place.reservationId, { region: spec.aws!.region }, { parent });
     const now = new Date();
+    if (place.kind === "capacity-block") {
+        const field = "cluster.aws.capacityBlock.reservationId";
+        const answer = aws.ec2.getCapacityBlockReservation({ id: place.reservationId, region: spec.aws!.region }, { parent })
+            .then((b) => ({ issues: gradeReservation(spec, b, now), endDate: b.endDate as string | undefined }),
+                (e: unknown) => ({
+                    issues: [{ path: field, value: place.reservationId, message: `cannot be read from EC2: ${String((e as Error)?.message ?? e)}`, allowed: "the id of a Capacity Block in this account and region" }],
+                    endDate: undefined,
+                }));
+        return {
+            issues: pulumi.output(answer.then((a) => a.issues)),
+            endDate: pulumi.output(answer.then((a) => a.endDate)),
+            placementGroup: pulumi.output(undefined),
+        };
+    }
+    if (place.kind !== "capacity-reservation") return undefined;
+    const cr = aws.ec2.CapacityReservation.get(`${name}-reservation`, place.reservationId, { region: spec.aws!.region }, { parent });
     return {
         issues: pulumi.all([cr.availabilityZone, cr.instanceType, cr.instanceCount, cr.endDate, cr.placementGroupArn])
             .apply(([availabilityZone, instanceType, instanceCount, endDate, placementGroupArn]) =>
@@ -461,7 +467,7 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
             region,
             autoscalingGroupName: group.name,
             scheduledActionName: `${spec.name}-capacity-block-end`,
-            startTime: reservation.endDate.apply((end) => (end ? blockScaleInTime(end) : "")),
+            startTime: reservation.endDate.apply((end) => (end && !Number.isNaN(Date.parse(end)) ? blockScaleInTime(end) : "")),
             minSize: 0,
             maxSize: 0,
             desiredCapacity: 0,

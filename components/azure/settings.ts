@@ -175,12 +175,13 @@ export interface AzureRefs {
  *   files and nccl-tests (azure-ib.md §3); ND A100/H100/H200 boot Gen2 only (azure-ib.md §1).
  * - SSH keys only: disablePasswordAuthentication and one key at /home/<user>/.ssh/authorized_keys (azure-ib.md §7).
  * - OS disk Premium_LRS with ReadWrite caching, size from the spec (azure-ib.md §7).
- * - securityType Standard, said explicitly (no Trusted Launch / Secure Boot): the DKMS modules (OFED, nvidia,
- *   nvidia-peermem) are unsigned and would not load, and the NVIDIA GPU driver extension does not support Secure Boot
+ * - no securityProfile (no Trusted Launch / Secure Boot): the DKMS modules (OFED, nvidia, nvidia-peermem) are
+ *   unsigned and would not load, and the NVIDIA GPU driver extension does not support Secure Boot
  *   (azure-ib.md §3; MicrosoftDocs/azure-compute-docs:articles/virtual-machines/extensions/hpccompute-gpu-linux.md).
- *   Left unset, newer API versions make Gen2 scale sets Trusted Launch by default; "Standard" is the value that
- *   opts out (@pulumi/azure-native compute SecurityProfileArgs.securityType: "not enabled unless this property is
- *   set and is not Standard").
+ *   Not `securityType: "Standard"`: the compute API azure-native 3.x sends (2024-11-01) knows only TrustedLaunch and
+ *   ConfidentialVM, and takes "Standard" only on subscriptions with the UseStandardSecurityType feature registered
+ *   (Azure/azure-cli:src/azure-cli/azure/cli/command_modules/vm/_params.py, security_type help); left unset, that
+ *   API version creates the scale set without Trusted Launch (azure-native SecurityProfileArgs.securityType doc).
  * - boot diagnostics on, in a managed storage account (no storageUri): a node that never reaches SSH can still be
  *   read from its serial log (azure-native compute BootDiagnosticsArgs: "enabled"; storageUri optional).
  * - no public IP configuration: nodes are reached through the jump host; egress goes through the NAT gateway.
@@ -199,7 +200,6 @@ export function scaleSetArgs(layout: AzureLayout, plan: FabricPlan, spec: Cluste
         overprovision: false,
         upgradePolicy: { mode: "Manual" },
         virtualMachineProfile: {
-            securityProfile: { securityType: "Standard" },
             diagnosticsProfile: { bootDiagnostics: { enabled: true } },
             osProfile: {
                 computerNamePrefix: computerNamePrefix(layout.clusterName),
