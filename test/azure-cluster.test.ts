@@ -119,7 +119,7 @@ test("the scale set is one Uniform, single-placement-group IB partition with exa
     // no securityProfile: no Trusted Launch / Secure Boot, the DKMS modules are unsigned (components/azure/settings.ts)
     assert.deepEqual(Object.keys(p).sort(), ["diagnosticsProfile", "networkProfile", "osProfile", "storageProfile"]);
     assert.deepEqual(p.diagnosticsProfile, { bootDiagnostics: { enabled: true } });
-    assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "22.04.2026072901" });
     assert.deepEqual(p.storageProfile.osDisk, {
         createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" }, diskSizeGB: 512,
     });

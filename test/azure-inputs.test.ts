@@ -58,7 +58,7 @@ test("the example stack config parses and plans as 4 x ND96isr_H100_v5 with the 
     assert.equal(spec.azure?.vmSize, "Standard_ND96isr_H100_v5");
     assert.match(spec.ssh.publicKey ?? "", /^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43} /);
     const plan = planCluster(spec);
-    assert.deepEqual(plan.azure?.image, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    assert.deepEqual(plan.azure?.image, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "22.04.2026072901" });
     assert.equal(plan.azure?.partitionLimit, 100);
     // parsing is idempotent: the component re-checks a parsed spec and must get the same spec back
     assert.deepEqual(parseClusterSpec(spec), spec);
@@ -181,5 +181,5 @@ test("fabric summary reads size, HCAs, busbw expectation and topology file from 
     assert.equal(summary.expectedBusbwGBps, 450);
     assert.equal(summary.minBusbwGBps, 360);
     assert.match(summary.busbwSource, /sku_performance_baseline/);
-    assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:latest");
+    assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026072901");
 });

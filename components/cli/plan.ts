@@ -7,6 +7,7 @@ import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
 import { programEntry, runTeamProgram, type ProgramRun } from "../program";
 import { evaluatePolicies, verdictDetail, type PolicyVerdict } from "../../policies/evaluate";
+import { formatSoftwareTable } from "../plan/software";
 
 const REPO = PACKAGE_ROOT;
 /** With no arguments `rdmakit plan` plans the bundled AWS example, so a newcomer sees the kit work. */
@@ -69,7 +70,8 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     if (opts.json) {
         out(JSON.stringify(planJson, null, 2));
     } else {
-        const extra = ["", "checks:"];
+        const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software)] : [];
+        extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
