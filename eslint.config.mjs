@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-    { ignores: ["node_modules/**", "out/**", "dist/**", ".testhosts/**"] },
+    { ignores: ["node_modules/**", "out/**", "dist/**", ".testhosts/**", "policies/dist/**"] },
     js.configs.recommended,
     ...tseslint.configs.recommended,
     {

@@ -10,11 +10,26 @@ const config = new pulumi.Config("rdmakit");
 // A fixed logical name, so `pulumi stack rename` leaves the cluster in place. Stacks made before it was fixed named
 // the component after the stack: the alias keeps them (children named `<name>-…` follow through the SDK's
 // inherited child aliases), so they are not replaced.
-const cluster = new RdmaCluster("cluster", {
+const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
     spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
-}, { aliases: [{ name: pulumi.getStack() }] });
+}, { aliases: [{ name: pulumi.getStack() }] }));
+
+/**
+ * A bad spec ends `pulumi up` with the kit's list of problems alone. The components throw InputPropertiesError (what
+ * a component provider's Construct reports per property); thrown from a program, @pulumi/pulumi's cmd/run prints
+ * that as "failed with an unhandled exception" with a stack trace, and only a RunError's message is shown bare
+ * (@pulumi/pulumi 3.248.0 cmd/run/run.js uncaughtHandler; seen with the real engine, test/engine/roce-up.test.ts).
+ */
+function specErrorsAsRunErrors<T>(build: () => T): T {
+    try {
+        return build();
+    } catch (e) {
+        if (pulumi.InputPropertiesError.isInstance(e)) throw new pulumi.RunError(e.message);
+        throw e;
+    }
+}
 
 /** Whether Pulumi holds the key as a secret (set with --secret); a plain-text key is refused. */
 function isSecretConfig(key: string): boolean {

@@ -117,7 +117,9 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     // The policy pack's verdicts on the resources the program registered (policies/evaluate.ts runs the same rules
     // as `pulumi preview --policy-pack policies`). A mandatory violation fails the plan; a policy that cannot run
     // before the cloud answers is advisory, as the policy engine reports it; policies for other fabrics are left out.
-    for (const v of evaluatePolicies(r.resources, { stack: r.stack })) {
+    // The spec's quotaRaised is what a team's policy config would say: the partition policy gets the plan's limit.
+    const config = plan.azure ? { "azure-ib-vmss-partition-capacity": { partitionLimit: plan.azure.partitionLimit } } : undefined;
+    for (const v of evaluatePolicies(r.resources, { stack: r.stack, config })) {
         if (v.notApplicable) continue;
         const violated = v.violations.length > 0;
         checks.push({

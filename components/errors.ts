@@ -43,3 +43,15 @@ export function toInputPropertiesError(err: SpecError): pulumi.InputPropertiesEr
         errors: err.issues.map((i) => ({ propertyPath: i.path, reason: formatIssue(i) })),
     });
 }
+
+/**
+ * The error as the user should read it. The SDK prefixes `error serializing property "<k>": ` to the message of an
+ * error every time it passes through an input, mutating the one error object so that it is reported once
+ * (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts serializeProperty); a refusal that every child awaits would carry one
+ * prefix per child. The message stays the refusal itself.
+ */
+export function keepMessage<E extends Error>(err: E): E {
+    const message = err.message;
+    Object.defineProperty(err, "message", { get: () => message, set: () => undefined, configurable: true });
+    return err;
+}

@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
+import { awsCloudCheckList } from "./aws/cloud";
 import { fabricIssues } from "./checks";
 import { SpecError } from "./errors";
 import { withDependencies } from "./record";
@@ -114,12 +115,15 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
                 resources.push({ type: args.type, name: args.name, custom: args.custom ?? true, inputs: args.inputs });
+                // A read of the reservation the nodes launch into: offline, it is taken to be as the spec declares it,
+                // and pulumi up checks it against EC2 (components/aws/cloud.ts gradeReservation).
+                if (args.type === "aws:ec2/capacityReservation:CapacityReservation" && args.id) return { id: args.id, state: declaredReservation(spec) };
                 // Only the inputs are known before the cloud answers; every computed output stays unknown.
                 return { id: undefined, state: { ...args.inputs } };
             },
             call(args: pulumi.runtime.MockCallArgs) {
                 invokes.push({ token: args.token, args: args.inputs });
-                return offlineInvokeResult(args.token);
+                return offlineInvokeResult(args.token, spec);
             },
         },
         "rdmakit",
@@ -147,17 +151,35 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     return { stack, spec, plan, resources, invokes, hasSecretKey };
 }
 
+/** The reservation as the spec declares it (zone, type, count), for the offline read. */
+function declaredReservation(spec: ClusterSpec): Record<string, unknown> {
+    const a = spec.aws;
+    const r = a?.capacityBlock ?? a?.capacityReservation;
+    return a && r ? { availabilityZone: a.availabilityZone, instanceType: a.instanceType, instanceCount: r.instanceCount } : {};
+}
+
 /**
  * Results for the invokes the program makes, offline: every field the cloud would fill in is unknown, so
  * nothing is made up. Invokes the kit does not know return an empty result.
  */
-function offlineInvokeResult(token: string): Record<string, unknown> {
+function offlineInvokeResult(token: string, spec: ClusterSpec): Record<string, unknown> {
     const unknown = pulumi.runtime.unknownValue;
     switch (token) {
+        // the Capacity Block, taken to be as the spec declares it; its state and end only EC2 knows
+        case "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation":
+            return { ...declaredReservation(spec), state: unknown, startDate: unknown, endDate: unknown };
         case "aws:ec2/getAmi:getAmi":
             return { id: unknown, name: unknown, imageId: unknown };
         case "aws:ec2/getInstances:getInstances":
             return { ids: unknown, privateIps: unknown, publicIps: unknown };
+        // the questions AwsEfaCluster asks before creating anything (components/aws/cloud.ts): unknown here, so
+        // they pass offline and the plan lists them as checks that run at pulumi up
+        case "aws:ec2/getInstanceType:getInstanceType":
+            return { maximumNetworkCards: unknown, efaMaximumInterfaces: unknown, efaSupported: unknown, defaultVcpus: unknown, networkCards: unknown };
+        case "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            return { instanceTypes: unknown };
+        case "aws:servicequotas/getServiceQuota:getServiceQuota":
+            return { value: unknown };
         default:
             return {};
     }
@@ -208,6 +230,10 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
         const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
         lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
         lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
+    }
+    if (r.spec.fabric === "aws-efa") {
+        lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
+        for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);
     }
     lines.push(...extra);
     return lines.join("\n");

@@ -34,9 +34,10 @@ const key = (type: string, name: string) => `${type}::${name}`;
  * propertyDependencies to each recorded resource. A type/name pair registered twice (possible under different parents)
  * is left without them rather than given the wrong ones.
  */
-export async function withDependencies<T extends { resources: RecordedResource[] }>(run: () => Promise<T>): Promise<T> {
+export async function withDependencies<T extends { resources: RecordedResource[] }>(run: () => Promise<T>, monitor: { prototype: object } = MockMonitor): Promise<T> {
     const seen = new Map<string, Registration | "ambiguous">();
-    const proto = MockMonitor.prototype as unknown as {
+    // `monitor`: the MockMonitor of the @pulumi/pulumi copy the program uses (a team's program has its own)
+    const proto = monitor.prototype as unknown as {
         registerResource(this: MockMonitor, req: RegisterRequest, cb: unknown): Promise<void>;
     };
     const original = proto.registerResource;

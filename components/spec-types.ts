@@ -1,6 +1,6 @@
 import type {
     AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
-    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
+    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
 } from "./types";
 
 /*
@@ -15,15 +15,10 @@ export interface SshSpec extends SshSpecInput {
 }
 
 export interface SoftwareSpec extends SoftwareSpecInput {
-    ncclVersion: string;
-    cudaVersion: string;
-    driverBranch: string;
+    replace: SoftwareComponentName[];
     openKernelModules: boolean;
     gpudirect: GpuDirectMode;
-    efaInstallerVersion: string;
-    docaVersion: string;
     ofedSource: OfedSource;
-    ncclTestsVersion: string;
 }
 
 export interface ValidationSpec extends ValidationSpecInput {

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { AWS_INSTANCE_TYPES, AwsInstanceType, awsInstanceType, EFA_INSTALLER_OFI_NCCL } from "./catalog/aws";
+import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
 import {
     AZURE_IB_PARTITION,
     AZURE_NON_IB_SIZES,
@@ -9,8 +9,10 @@ import {
     azureVmSize,
 } from "./catalog/azure";
 import { gpuModel, maxMessageBytes } from "./catalog/gpus";
-import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix } from "./catalog/software";
-import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
+import { SOFTWARE_COMPONENTS } from "./catalog/images";
+import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./catalog/software";
+import { softwareIssues } from "./plan/software";
+import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { cidrsOverlap, parseCidr } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
 
@@ -49,7 +51,7 @@ const idInput = (kind: keyof typeof DEFERRED_IDS) => z.custom<pulumi.Input<strin
 export function checkedId(value: pulumi.Input<string>, kind: keyof typeof DEFERRED_IDS, field: string): pulumi.Output<string> {
     return pulumi.output(value).apply((v) => {
         if (typeof v !== "string" || !DEFERRED_IDS[kind].re.test(v)) {
-            throw new pulumi.InputPropertyError({ propertyPath: field, reason: `${JSON.stringify(v)} is not ${DEFERRED_IDS[kind].allowed}` });
+            throw keepMessage(new SpecError([{ path: field, value: v, message: "is not a valid id once known", allowed: DEFERRED_IDS[kind].allowed }]));
         }
         return v;
     });
@@ -80,25 +82,27 @@ const sshSchema = z
 
 const softwareSchema = z
     .strictObject({
-        // libnccl2 2.23.4-1+cuda12.6 is the version pair NVIDIA's NCCL install guide shows (ansible-stack.md §4);
-        // EFA installer 1.51.0 (aws-ofi-nccl 1.22.0) is the newest in aws-efa.md §3.1 and covers p6-b300, which
-        // needs aws-ofi-nccl >= 1.18; DOCA 3.2.1 and driver 580 are what Azure's ubuntu-hpc 22.04 image ships
-        // (azure-ib.md §3); nccl-tests v2.19.6 is the release read for ansible-stack.md.
-        ncclVersion: z.string().regex(/^\d+\.\d+\.\d+-\d+$/, "must look like 2.23.4-1").default("2.23.4-1")
-            .describe("libnccl2 version (pinned and held)"),
-        cudaVersion: z.string().regex(/^\d{2}\.\d$/, "must be a CUDA major.minor such as 12.6").default("12.6")
-            .describe("CUDA toolkit the NCCL packages are built for (the +cudaX.Y package suffix)"),
-        driverBranch: z.string().regex(/^\d{3}$/, "must be a driver branch such as 580").default("580")
-            .describe("NVIDIA datacenter driver branch"),
+        // Versions left out are decided by the plan from the image and the hardware (components/plan/software.ts,
+        // defaults with their sources in components/catalog/software.ts). A version given here pins it.
+        ncclVersion: z.string().regex(/^\d+\.\d+\.\d+-\d+$/, "must look like 2.28.9-1").optional()
+            .describe("libnccl2 version to install where the image has none (pinned and held); default: the plan's"),
+        cudaVersion: z.string().regex(/^\d{2}\.\d$/, "must be a CUDA major.minor such as 13.0").optional()
+            .describe("CUDA toolkit the NCCL packages are built for (the +cudaX.Y package suffix); default: the plan's"),
+        driverBranch: z.string().regex(/^\d{3}$/, "must be a driver branch such as 580").optional()
+            .describe("NVIDIA datacenter driver branch to install where the image has none; default: the plan's"),
+        driverVersion: z.string().regex(/^\d{3}\.\d+(\.\d+)?$/, "must be a full driver version such as 580.126.16").optional()
+            .describe("full driver version (the driver pinning package, and the Fabric Manager it must equal)"),
+        replace: z.array(z.enum(SOFTWARE_COMPONENTS)).default([])
+            .describe("components whose copy on the image the kit replaces with its own (upgrades only); default: none, the image's stack is reused"),
         openKernelModules: z.boolean().default(true).describe("use NVIDIA's open kernel modules (the default since 560)"),
         gpudirect: z.enum(["auto", "peermem", "dmabuf"]).default("auto")
             .describe("how the NIC reaches GPU memory: auto is DMA-BUF with the open kernel modules, else nvidia_peermem"),
-        efaInstallerVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 1.51.0").default("1.51.0").describe("aws-efa-installer version"),
+        efaInstallerVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 1.51.0").optional().describe(`aws-efa-installer version to install where the image has none; default ${SOFTWARE_DEFAULTS.efaInstallerVersion}`),
         efaInstallerSha256: z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex").optional()
             .describe("checksum of the installer tarball; without it the role verifies AWS's GPG signature"),
-        docaVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 3.2.1").default("3.2.1").describe("DOCA-OFED version (azure-ib, roce)"),
+        docaVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 3.2.1").optional().describe(`DOCA-OFED version to install where the image has none (azure-ib, roce); default ${SOFTWARE_DEFAULTS.docaVersion}`),
         ofedSource: z.enum(["doca", "inbox"]).default("doca").describe("DOCA-OFED from NVIDIA, or the distro's inbox rdma-core"),
-        ncclTestsVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 2.19.6").default("2.19.6").describe("nccl-tests release to build"),
+        ncclTestsVersion: z.string().regex(/^\d+\.\d+\.\d+$/, "must look like 2.19.6").optional().describe(`nccl-tests release to build; default ${SOFTWARE_DEFAULTS.ncclTestsVersion}`),
         ncclTestsSha256: z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex").optional()
             .describe("checksum of the nccl-tests source tarball; without it the role checks out the release tag"),
     })
@@ -313,13 +317,14 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
             allowed: `at most ${cap} (${cap / 1024 ** 3} GiB), or leave it out`,
         });
     }
-    if (spec.fabric !== "aws-efa" && sw.ofedSource === "doca" && ofedInfoPrefix(sw.docaVersion) === undefined) {
+    if (spec.fabric !== "aws-efa" && sw.ofedSource === "doca" && ofedInfoPrefix(sw.docaVersion ?? SOFTWARE_DEFAULTS.docaVersion) === undefined) {
         issues.push({
             path: "cluster.software.docaVersion", value: sw.docaVersion,
             message: "is a DOCA release line the kit cannot recognise once installed (ofed_info -s), so every run would reinstall it",
             allowed: Object.keys(DOCA_OFED_INFO_PREFIX).map((l) => `${l}.x`).join(", "),
         });
     }
+    issues.push(...softwareIssues(spec));
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user, spec.software, spec.provision));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
@@ -366,29 +371,6 @@ export function versionLess(a: string, b: string): boolean {
     return false;
 }
 
-/** The pinned software against the instance type's minimums (catalog/aws.ts minVersions). */
-function versionChecks(typeName: string, min: NonNullable<AwsInstanceType["minVersions"]>, sw: ClusterSpec["software"]): SpecIssue[] {
-    const issues: SpecIssue[] = [];
-    const check = (field: string, given: string | undefined, want: string | undefined, what: string) => {
-        if (given !== undefined && want !== undefined && versionLess(given, want)) {
-            issues.push({ path: `cluster.software.${field}`, value: given, message: `is older than ${typeName} needs (${what} ${want} or later)`, allowed: `>= ${want}` });
-        }
-    };
-    check("ncclVersion", sw.ncclVersion, min.nccl, "NCCL");
-    check("cudaVersion", sw.cudaVersion, min.cuda, "CUDA");
-    check("efaInstallerVersion", sw.efaInstallerVersion, min.efaInstaller, "EFA installer");
-    const ofi = EFA_INSTALLER_OFI_NCCL[sw.efaInstallerVersion];
-    if (ofi && min.awsOfiNccl && versionLess(ofi, min.awsOfiNccl)) {
-        const enough = Object.entries(EFA_INSTALLER_OFI_NCCL).find(([, o]) => !versionLess(o, min.awsOfiNccl!))?.[0];
-        issues.push({
-            path: "cluster.software.efaInstallerVersion", value: sw.efaInstallerVersion,
-            message: `bundles aws-ofi-nccl ${ofi}; ${typeName} needs ${min.awsOfiNccl} or later`,
-            allowed: enough ? `>= ${enough}` : `an installer with aws-ofi-nccl >= ${min.awsOfiNccl}`,
-        });
-    }
-    return issues;
-}
-
 function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined, sw: ClusterSpec["software"], provision: boolean): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const p = "cluster.aws";
@@ -414,7 +396,6 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined, s
             allowed: "ubuntu (or leave it out), or your own image in cluster.aws.ami that has this user",
         });
     }
-    if (type?.minVersions) issues.push(...versionChecks(type.name, type.minVersions, sw));
     if (!aws.availabilityZone.startsWith(aws.region)) {
         issues.push({ path: `${p}.availabilityZone`, value: aws.availabilityZone, message: `is not in region ${aws.region}`, allowed: `${aws.region}a, ${aws.region}b, ...` });
     }

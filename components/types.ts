@@ -41,6 +41,21 @@ export const OfedSource = {
 } as const;
 export type OfedSource = (typeof OfedSource)[keyof typeof OfedSource];
 
+/** A node-software component whose copy on the image the kit may replace (components/catalog/images.ts). */
+export const SoftwareComponentName = {
+    Ofed: "ofed",
+    Driver: "driver",
+    FabricManager: "fabricManager",
+    Nvlsm: "nvlsm",
+    Efa: "efa",
+    AwsOfiNccl: "awsOfiNccl",
+    Cuda: "cuda",
+    Nccl: "nccl",
+    Mpi: "mpi",
+    NcclTests: "ncclTests",
+} as const;
+export type SoftwareComponentName = (typeof SoftwareComponentName)[keyof typeof SoftwareComponentName];
+
 /** The way in to private AWS nodes. */
 export const AwsAccess = {
     Bastion: "bastion",
@@ -89,14 +104,21 @@ export interface SshSpecInput {
     publicKey?: string;
 }
 
-/** Pinned versions of the node software. */
+/**
+ * The node software. Versions left out are decided by the plan from the image and the hardware: the image's stack is
+ * reused where it is new enough, the kit installs what is missing, and refuses what is too old or conflicting.
+ */
 export interface SoftwareSpecInput {
-    /** libnccl2 version, e.g. 2.23.4-1 (pinned and held). */
+    /** libnccl2 version to install where the image has none, e.g. 2.28.9-1 (pinned and held). @default the plan's */
     ncclVersion?: string;
-    /** CUDA major.minor the NCCL packages are built for, e.g. 12.6. */
+    /** CUDA major.minor the NCCL packages are built for, e.g. 13.0. @default the plan's */
     cudaVersion?: string;
-    /** NVIDIA datacenter driver branch, e.g. 580. */
+    /** NVIDIA datacenter driver branch to install where the image has none, e.g. 580. @default the plan's */
     driverBranch?: string;
+    /** Full driver version, e.g. 580.126.16 (the pinning package, and the Fabric Manager that must equal it). */
+    driverVersion?: string;
+    /** Components whose copy on the image the kit replaces with its own (upgrades only). @default none */
+    replace?: SoftwareComponentName[];
     /** Use NVIDIA's open kernel modules. @default true */
     openKernelModules?: boolean;
     /** How the NIC reaches GPU memory. @default auto */

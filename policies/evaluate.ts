@@ -8,14 +8,17 @@
  *
  * Never imports policies/index.ts (its PolicyPack constructor starts a gRPC server).
  */
-import * as pulumi from "@pulumi/pulumi";
 import {
     unknownCheckingProxy, UnknownValueError,
     type EnforcementLevel, type Policies, type PolicyResource, type ResourceValidationArgs, type ResourceValidationPolicy,
     type StackValidationPolicy,
 } from "@pulumi/policy";
 import type { RecordedResource } from "../components/offline";
-import { ALL_POLICIES } from "./all";
+import { RDMAKIT_POLICIES } from "./rules";
+import { schemaDefaults } from "./support";
+
+/** Pulumi's unknown string sentinel. source: @pulumi/pulumi runtime/rpc.ts unknownValue (pulumi-runtime.md §1.5) */
+const UNKNOWN_SENTINEL = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** A recorded resource, plus what the engine knows about its place in the stack when the recording has it. */
 /** A resource the program registered, with the URN and dependencies the offline run recorded. */
@@ -41,14 +44,17 @@ export interface PolicyVerdict {
 }
 
 export interface EvaluateOptions {
-    /** @default ALL_POLICIES */
+    /** @default RDMAKIT_POLICIES */
     policies?: Policies;
     /** @default "offline" */
     stack?: string;
     /** @default "rdmakit" */
     project?: string;
-    /** per-policy config, as `--policy-pack-config` would give it */
-    config?: Record<string, object>;
+    /**
+     * per-policy config, as a `--policy-pack-config` file gives it: a level, or properties with an optional
+     * `enforcementLevel`; the schema's defaults fill in the rest, as the engine does
+     */
+    config?: Record<string, EnforcementLevel | ({ enforcementLevel?: EnforcementLevel } & Record<string, unknown>)>;
 }
 
 /** What the offline `notApplicable` throws. */
@@ -69,11 +75,11 @@ const SIG_KEY = "4dabf18193072939515e22adb298388d";
  * components/offline.ts showUnknowns (the mock engine's `{ __pulumiUnknown: true }`).
  */
 export function policyProps(value: unknown): unknown {
-    if (value === pulumi.runtime.unknownValue) return pulumi.runtime.unknownValue;
+    if (value === UNKNOWN_SENTINEL) return UNKNOWN_SENTINEL;
     if (Array.isArray(value)) return value.map(policyProps);
     if (value && typeof value === "object") {
         const o = value as Record<string, unknown>;
-        if (o.__pulumiUnknown === true && Object.keys(o).length === 1) return pulumi.runtime.unknownValue;
+        if (o.__pulumiUnknown === true && Object.keys(o).length === 1) return UNKNOWN_SENTINEL;
         if (o[SIG_KEY] === SECRET_SIG) return policyProps(o.value);
         if (o[SIG_KEY] === RESOURCE_SIG) return String(o.urn ?? "");
         return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, policyProps(v)]));
@@ -157,11 +163,16 @@ export function evaluatePolicies(resources: PolicySubject[], options: EvaluateOp
         throw new NotApplicable(reason ?? "not applicable");
     };
     const verdicts: PolicyVerdict[] = [];
-    for (const policy of options.policies ?? ALL_POLICIES) {
-        const level: EnforcementLevel = policy.enforcementLevel ?? "advisory"; // the pack's default level
+    for (const policy of options.policies ?? RDMAKIT_POLICIES) {
+        // the server's order: the config's level, the policy's, the pack's (advisory); remediate still firing is mandatory
+        const given = options.config?.[policy.name];
+        const { enforcementLevel: configured, ...properties } = typeof given === "string" ? { enforcementLevel: given } : given ?? {};
+        let level: EnforcementLevel = configured ?? policy.enforcementLevel ?? "advisory";
         if (level === "disabled") continue;
+        if (level === "remediate") level = "mandatory";
         const verdict: PolicyVerdict = { policy: policy.name, description: policy.description, enforcementLevel: level, ok: true, violations: [], undecided: [] };
-        const getConfig = <T extends object>() => (options.config?.[policy.name] ?? {}) as T;
+        const config = { ...schemaDefaults(policy.configSchema), ...properties };
+        const getConfig = <T extends object>() => config as T;
         const stackTags = new Map<string, string>();
 
         if (isStackPolicy(policy)) {

@@ -70,14 +70,15 @@ test("efa: installer verified by GPG signature without a checksum, or by the che
     await t.test("a good signature by the pinned key passes and keeps the tarball", () => {
         const r = runRole(dir, "efa", "download", { ...base, efa_work_dir: work("ok"), efa_installer_gpg_fingerprint: fpr });
         assert.equal(r.rc, 0, r.out);
-        assert.ok(fs.existsSync(path.join(work("ok"), "aws-efa-installer-9.9.9.tar.gz")));
+        // unpacked per version: <work>/<version>/
+        assert.ok(fs.existsSync(path.join(work("ok"), "9.9.9", "aws-efa-installer-9.9.9.tar.gz")));
     });
 
     await t.test("a signature by another key (AWS's published fingerprint here) fails and removes the tarball", () => {
         const r = runRole(dir, "efa", "download", { ...base, efa_work_dir: work("foreign") });
         assert.notEqual(r.rc, 0);
         assert.match(r.out, /found no good signature by the key 4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC/);
-        assert.ok(!fs.existsSync(path.join(work("foreign"), "aws-efa-installer-9.9.9.tar.gz")), "unverified tarball left behind");
+        assert.ok(!fs.existsSync(path.join(work("foreign"), "9.9.9", "aws-efa-installer-9.9.9.tar.gz")), "unverified tarball left behind");
     });
 
     await t.test("a tampered tarball fails (BADSIG)", () => {
@@ -96,7 +97,8 @@ test("efa: installer verified by GPG signature without a checksum, or by the che
         const sha = createHash("sha256").update(fs.readFileSync(tarball)).digest("hex");
         const ok = runRole(dir, "efa", "download", { ...base, efa_work_dir: work("sha"), efa_installer_sha256: sha });
         assert.equal(ok.rc, 0, ok.out);
-        assert.ok(!fs.existsSync(path.join(work("sha"), "aws-efa-installer-9.9.9.tar.gz.sig")));
+        assert.ok(fs.existsSync(path.join(work("sha"), "9.9.9", "aws-efa-installer-9.9.9.tar.gz")));
+        assert.ok(!fs.existsSync(path.join(work("sha"), "9.9.9", "aws-efa-installer-9.9.9.tar.gz.sig")));
         const bad = runRole(dir, "efa", "download", { ...base, efa_work_dir: work("badsha"), efa_installer_sha256: "0".repeat(64) });
         assert.notEqual(bad.rc, 0);
         assert.match(bad.out, /did not match|checksum mismatch/i);
@@ -125,7 +127,7 @@ test("nccl_tests: release tag checked out with git and its commit verified", { t
     const base = { nccl_tests_version: "9.9.9", nccl_tests_git_url: `file://${repo}`, nccl_tests_sha256: "" };
 
     await t.test("the pinned commit passes; a second run changes nothing", () => {
-        const vars = { ...base, nccl_tests_install_dir: path.join(dir, "ok"), nccl_tests_commit: commit.slice(0, 7) };
+        const vars = { ...base, nccl_tests_install_dir: path.join(dir, "ok"), nccl_tests_commit: commit };
         const first = runRole(dir, "nccl_tests", "source", vars);
         assert.equal(first.rc, 0, first.out);
         assert.equal(first.changed, 1, first.out);
@@ -136,9 +138,9 @@ test("nccl_tests: release tag checked out with git and its commit verified", { t
     });
 
     await t.test("a tag on another commit fails, naming both commits", () => {
-        const r = runRole(dir, "nccl_tests", "source", { ...base, nccl_tests_install_dir: path.join(dir, "moved"), nccl_tests_commit: "a0b82b2" });
+        const r = runRole(dir, "nccl_tests", "source", { ...base, nccl_tests_install_dir: path.join(dir, "moved"), nccl_tests_commit: "a0b82b2260cf5152b9f8c061bbf7eaf0ba096432" });
         assert.notEqual(r.rc, 0);
-        assert.ok(r.out.includes(`tag v9.9.9 of file://${repo} points to commit ${commit}, not the pinned a0b82b2`), r.out);
+        assert.ok(r.out.includes(`tag v9.9.9 of file://${repo} points to commit ${commit}, not the pinned a0b82b2260cf5152b9f8c061bbf7eaf0ba096432`), r.out);
     });
 
     await t.test("a release with neither checksum nor pinned commit stops at the role's first task", () => {

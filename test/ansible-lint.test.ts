@@ -15,7 +15,7 @@ import { parseClusterSpec } from "../components/spec";
 const ROOT = path.resolve(__dirname, "..");
 const PLAYBOOKS = path.join(ROOT, "playbooks");
 /** The roles site.yml composes (issue 5). Other playbooks in playbooks/ are linted by their own tests. */
-const ROLES = ["node_prep", "efa", "ofed", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests", "roce_host"];
+const ROLES = ["node_prep", "efa", "ofed", "cuda_repo", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests", "roce_host"];
 const env = { ...process.env, ANSIBLE_CONFIG: path.join(PLAYBOOKS, "ansible.cfg"), ANSIBLE_NOCOLOR: "1", NO_COLOR: "1" };
 
 /** Every playbook and every role in playbooks/, as ansible-lint is given them (a folder argument is linted as one role). */
@@ -51,7 +51,7 @@ test("every role has argument specs, defaults, and distro maps where it installs
             assert.ok(m[1].startsWith(`${role}_`), `${role}: default ${m[1]} is not prefixed with ${role}_`);
         }
     }
-    for (const role of ["node_prep", "ofed", "nvidia_driver", "nccl"]) {
+    for (const role of ["node_prep", "ofed", "cuda_repo", "nvidia_driver", "nccl"]) {
         for (const distro of ["Ubuntu-22", "Ubuntu-24", "RedHat-9", "Debian-12"]) {
             assert.ok(fs.existsSync(path.join(PLAYBOOKS, "roles", role, "vars", `${distro}.yml`)), `${role}: vars/${distro}.yml missing`);
         }
@@ -81,9 +81,9 @@ test("ansible-playbook --syntax-check is clean on every playbook", () => {
 
 test("the variables the plan sends for every example pass every role's argument spec", () => {
     const expected: Record<string, string[]> = {
-        "aws-p5.yaml": ["node_prep", "efa", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests"],
-        "azure-h100.yaml": ["node_prep", "ofed", "nvidia_driver", "gpudirect", "nccl", "nccl_tests"],
-        "roce-h100.yaml": ["node_prep", "ofed", "nvidia_driver", "gpudirect", "nccl", "nccl_tests", "roce_host"],
+        "aws-p5.yaml": ["node_prep", "efa", "cuda_repo", "nvidia_driver", "gpudirect", "nccl", "aws_ofi_nccl", "nccl_tests"],
+        "azure-h100.yaml": ["node_prep", "ofed", "cuda_repo", "nvidia_driver", "gpudirect", "nccl", "nccl_tests"],
+        "roce-h100.yaml": ["node_prep", "ofed", "cuda_repo", "nvidia_driver", "gpudirect", "nccl", "nccl_tests", "roce_host"],
     };
     for (const [example, roles] of Object.entries(expected)) {
         const r = playbook(exampleVars(example), "never");
@@ -139,5 +139,23 @@ test("role argument specs reject bad role variables, naming them", () => {
         const r = playbook(vars, tag);
         assert.notEqual(r.status, 0, `${JSON.stringify(bad)} was accepted`);
         assert.match(r.stdout, expected, `${JSON.stringify(bad)}:\n${r.stdout.slice(-2000)}`);
+    }
+});
+
+test("package tasks wait for the lock and never downgrade: module_defaults in site.yml, no allow_downgrade, no raw apt-get", () => {
+    const site = parseYaml(fs.readFileSync(path.join(PLAYBOOKS, "site.yml"), "utf8")) as Array<Record<string, any>>;
+    const install = site.find((p) => p.name === "Install the RDMA GPU node stack")!;
+    for (const m of ["ansible.builtin.apt", "ansible.builtin.dnf"]) {
+        assert.match(String(install.module_defaults?.[m]?.lock_timeout), /node_prep_lock_timeout/, `site.yml: ${m} has no lock_timeout default`);
+    }
+    for (const role of fs.readdirSync(path.join(PLAYBOOKS, "roles"))) {
+        const dir = path.join(PLAYBOOKS, "roles", role, "tasks");
+        if (!fs.existsSync(dir)) continue;
+        for (const f of fs.readdirSync(dir)) {
+            const text = fs.readFileSync(path.join(dir, f), "utf8");
+            assert.ok(!/allow_downgrade:\s*true/.test(text), `${role}/tasks/${f}: allow_downgrade`);
+            assert.ok(!/\b(apt-get|yum|dnf) (-y )?install\b/.test(text), `${role}/tasks/${f}: a raw package install bypasses the lock wait`);
+            assert.ok(!/ansible\.builtin\.yum\b/.test(text), `${role}/tasks/${f}: yum module`);
+        }
     }
 });

@@ -110,7 +110,10 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     const plan = planCluster(spec);
     const hostPlans = plan.roce!.qos.hosts;
     const invHosts = inventoryHosts(plan, spec.roce!.hosts.map((h) => h.address)).map((h, i) => ({ ...h, port: ports[i] }));
-    const vars = { ...plan.ansibleVars, rdmakit_require_hardware: false, nccl_cuda_repo_base: repoBase };
+    const vars = {
+        ...plan.ansibleVars, rdmakit_require_hardware: false, cuda_repo_base: repoBase,
+        cuda_repo_key_fingerprint: fs.readFileSync(path.join(runDir, "cudarepo", "key-fingerprint"), "utf8").trim(),
+    };
     const invArgs: InventoryArgs = {
         hosts: invHosts,
         bastion: { address: addresses[0], user: "root", port: ports[0] },
@@ -147,8 +150,11 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             "ofed: h2 has 0 RDMA device(s) in /sys/class/infiniband, expected 2",
             "nvidia_driver: h1 has no NVIDIA GPU on the PCI bus",
             "gpudirect: h2: DMA-BUF GPUDirect is not usable yet; missing: NVIDIA open kernel modules",
-            "nccl_tests: h1: no CUDA toolkit (/usr/local/cuda/bin/nvcc absent)",
+            // the toolkit directory the nccl role installed (cuda-toolkit-13-0 ships version.json, not nvcc, here)
+            "nccl_tests: h1: no CUDA toolkit (/usr/local/cuda-13.0/bin/nvcc absent)",
             "roce_host: h2: missing mlx5_0, mlx5_1 (/sys/class/infiniband",
+            "rdmakit software on h1: ofed distro rdma-core (installed); driver none (not installed (no GPU)",
+            "nccl 2.28.9-1 (installed)",
         ]) assert.ok(r.output.includes(needle), `run 1 output lacks "${needle}"`);
     });
 
@@ -158,12 +164,18 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             for (const pkg of ["rdma-core", "ibverbs-utils", "perftest", "infiniband-diags", "openmpi-bin", "libopenmpi-dev"]) {
                 assert.match(dpkgStatus(root, pkg) ?? "absent", /^install ok installed /, `${h}: ${pkg}`);
             }
-            // The pin keeps 2.23.4 although the repository also offers 2.24.3; both packages are held.
-            assert.equal(dpkgStatus(root, "libnccl2"), "hold ok installed 2.23.4-1+cuda12.6");
-            assert.equal(dpkgStatus(root, "libnccl-dev"), "hold ok installed 2.23.4-1+cuda12.6");
-            assert.match(dpkgStatus(root, "cuda-toolkit-12-6") ?? "absent", /^install ok installed 1\.0-1$/);
+            // The plan's pair for a plain host: the pin keeps 2.28.9-1+cuda13.0 although the repository also offers
+            // 2.30.4-1+cuda13.2; both packages are held.
+            assert.equal(dpkgStatus(root, "libnccl2"), "hold ok installed 2.28.9-1+cuda13.0");
+            assert.equal(dpkgStatus(root, "libnccl-dev"), "hold ok installed 2.28.9-1+cuda13.0");
+            assert.match(dpkgStatus(root, "cuda-toolkit-13-0") ?? "absent", /^install ok installed 13\.0\.2-1$/);
             assert.match(fs.readFileSync(path.join(root, "etc/apt/preferences.d/rdmakit-nccl"), "utf8"),
-                /Package: libnccl2 libnccl-dev\nPin: version 2\.23\.4-1\+cuda12\.6\nPin-Priority: 1001/);
+                /Package: libnccl2 libnccl-dev\nPin: version 2\.28\.9-1\+cuda13\.0\nPin-Priority: 1001/);
+            // the run reports what it did per component, and leaves the apt timers as it found them
+            const sw = JSON.parse(fs.readFileSync(path.join(root, "etc/rdmakit/software.json"), "utf8"));
+            assert.deepEqual(sw.nccl, { version: "2.28.9-1", action: "installed" });
+            assert.deepEqual(sw.driver, { version: "none", action: "not installed (no GPU)" });
+            assert.ok(!fs.existsSync(path.join(root, "etc/systemd/system/apt-daily.timer")), `${h}: apt-daily.timer left masked`);
             // The persisted QoS values are the plan's for this host (qos.ts RoceHostVars), nothing re-derived.
             const hv = hostPlans[hosts.indexOf(h)].vars;
             const qos = fs.readFileSync(path.join(root, "etc/rdmakit/roce-qos.env"), "utf8").split("\n");
@@ -237,7 +249,7 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         const r = componentRun({ rdmakit_require_hardware: true }, log);
         assert.notEqual(r.status, 0);
         assert.match(r.stderr, new RegExp(`^ansible-playbook failed on 2 of 2 hosts \\(full log: ${log.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\):\n` +
-            '  h1, h2: failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
+            '  (h1, h2|h2, h1): failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
         assert.ok(!r.stderr.includes("PRIVATE KEY") && !r.stdout.includes("PRIVATE KEY"));
         // No key file is left behind.
         assert.equal(spawnSync("sh", ["-c", "ls /tmp/tmp.*/id 2>/dev/null"]).stdout.length, 0);

@@ -374,7 +374,8 @@ describe("nodes as one group", () => {
             "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
             "-private", "-private-rt", "-private-rta", "-public", "-public-rt", "-public-rta", "-ssh-from-bastion", "-vpc",
         ]);
-        assert.deepEqual(small.invokes, [T.getAmi, T.getAmi, T.getInstances]);
+        // the AMI lookups, the group's IPs, and the three questions asked of AWS first (components/aws/cloud.ts)
+        assert.deepEqual(small.invokes, [T.getAmi, T.getAmi, "aws:ec2/getInstanceType:getInstanceType", "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", T.getInstances, "aws:servicequotas/getServiceQuota:getServiceQuota"]);
         assert.deepEqual([small.asg.minSize, small.asg.maxSize, small.asg.desiredCapacity], [8, 8, 8]);
         assert.deepEqual([large.asg.minSize, large.asg.maxSize, large.asg.desiredCapacity], [512, 512, 512]);
         assert.equal((await unwrap(large.c.nodePrivateIps)).length, 512);

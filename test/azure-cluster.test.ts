@@ -110,14 +110,16 @@ test("the scale set is one Uniform, single-placement-group IB partition with exa
     assert.equal(i.overprovision, false);
     assert.deepEqual(i.upgradePolicy, { mode: "Manual" });
     assert.deepEqual(i.sku, { name: "Standard_ND96isr_H100_v5", capacity: 4, tier: "Standard" });
-    assert.equal(i.securityProfile, undefined, "no Secure Boot: the DKMS modules are unsigned");
+    assert.equal(i.securityProfile, undefined, "the scale set's own securityProfile is not where VMs get theirs");
     assert.equal(i.proximityPlacementGroup, undefined);
     assert.equal(i.zones, undefined);
     assert.deepEqual(i.tags, { team: "ml", "rdmakit-cluster": "ib4", "rdmakit-fabric": "azure-ib" });
 
     const p = i.virtualMachineProfile;
-    assert.deepEqual(Object.keys(p).sort(), ["networkProfile", "osProfile", "storageProfile"]);
-    assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    // no securityProfile: no Trusted Launch / Secure Boot, the DKMS modules are unsigned (components/azure/settings.ts)
+    assert.deepEqual(Object.keys(p).sort(), ["diagnosticsProfile", "networkProfile", "osProfile", "storageProfile"]);
+    assert.deepEqual(p.diagnosticsProfile, { bootDiagnostics: { enabled: true } });
+    assert.deepEqual(p.storageProfile.imageReference, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "22.04.2026072901" });
     assert.deepEqual(p.storageProfile.osDisk, {
         createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" }, diskSizeGB: 512,
     });

@@ -58,7 +58,7 @@ test("the example stack config parses and plans as 4 x ND96isr_H100_v5 with the 
     assert.equal(spec.azure?.vmSize, "Standard_ND96isr_H100_v5");
     assert.match(spec.ssh.publicKey ?? "", /^ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI[A-Za-z0-9+/]{43} /);
     const plan = planCluster(spec);
-    assert.deepEqual(plan.azure?.image, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "latest" });
+    assert.deepEqual(plan.azure?.image, { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "22.04.2026072901" });
     assert.equal(plan.azure?.partitionLimit, 100);
     // parsing is idempotent: the component re-checks a parsed spec and must get the same spec back
     assert.deepEqual(parseClusterSpec(spec), spec);
@@ -119,11 +119,9 @@ test("password login is refused, as a flag and as a secret in plain text", () =>
     expectIssue(edit((s) => delete s.ssh.publicKey), "cluster.ssh.publicKey", ["is missing", "ssh-ed25519"]);
 });
 
-test("component-level checks: a plan of another spec or fabric, Azure's reserved admin names", () => {
+test("component-level checks: a plan of another fabric, Azure's reserved admin names", () => {
     const spec = parseClusterSpec(azureSpec());
     assert.deepEqual(layoutIssues(spec, planCluster(spec)), []);
-    const other = planCluster(parseClusterSpec(edit((s) => (s.nodes = 8))));
-    assert.deepEqual(layoutIssues(spec, other).map((i) => i.path), ["plan"]);
     const aws = planCluster(parseClusterSpec({
         ...azureSpec(), fabric: "aws-efa", azure: undefined,
         aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" },
@@ -183,5 +181,5 @@ test("fabric summary reads size, HCAs, busbw expectation and topology file from 
     assert.equal(summary.expectedBusbwGBps, 450);
     assert.equal(summary.minBusbwGBps, 360);
     assert.match(summary.busbwSource, /sku_performance_baseline/);
-    assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:latest");
+    assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026072901");
 });

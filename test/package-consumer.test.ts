@@ -131,8 +131,12 @@ test("JavaScript: require('rdmakit') gives the same classes, the JavaScript exam
         const pulumi = require("@pulumi/pulumi");
         const names = ["RdmaCluster", "AwsEfaCluster", "AzureInfinibandCluster", "RoceCluster"];
         const ok = names.every((n) => typeof lib[n] === "function" && lib[n].prototype instanceof pulumi.ComponentResource);
-        import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster })));`;
+        const { rdmakitPolicies } = require("rdmakit/policies");
+        const policies = rdmakitPolicies({ all: "advisory" }).map((p) => p.name);
+        import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster, policies })));`;
     const seen = JSON.parse(run(process.execPath, ["-e", probe], app).trim());
+    assert.ok(seen.policies.length >= 30 && seen.policies.includes("aws-efa-imdsv2-required"), `rdmakit/policies: ${seen.policies.join(", ")}`);
+    delete seen.policies;
     assert.deepEqual(seen, { ok: true, resolved: path.join(fs.realpathSync(app), "node_modules", "rdmakit", "dist", "components", "index.js"), same: true });
 
     fs.copyFileSync(path.join(ROOT, "examples", "javascript", "index.js"), path.join(app, "js-example.js"));
@@ -148,4 +152,14 @@ test("a bad spec from a JavaScript program is refused with the field, before any
     const r = spawnSync(process.execPath, [path.join(app, "mock-run.js"), "js-bad.js"], { cwd: app, encoding: "utf8" });
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /cluster\.roce\.switches\[0\]\.speedGbps/);
+});
+
+test("the installed rdmakit command plans a bundled example from the project's folder", { timeout: 180_000 }, () => {
+    const out = path.join(work, "plan-out");
+    const r = spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "plan",
+        "--config", path.join(app, "node_modules", "rdmakit", "examples", "roce-h100.yaml"), "--out", out], { cwd: app, encoding: "utf8" });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /fabric\s+roce/);
+    assert.ok(fs.existsSync(path.join(out, "plan.json")));
+    assert.equal(spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "--help"], { cwd: app }).status, 0);
 });

@@ -44,7 +44,11 @@ test("with no arguments it plans the bundled AWS example and writes plan.json an
     assert.equal(lt.inputs.metadataOptions.httpTokens, "required");
     // values only the cloud knows are shown as such, never made up
     // two AMI lookups (nodes, bastion); the node-IP lookup waits for the group, so offline it is not made
-    assert.deepEqual(doc.invokes.map((i: any) => i.token), ["aws:ec2/getAmi:getAmi", "aws:ec2/getAmi:getAmi"]);
+    // the questions asked of AWS before anything is created (answered "unknown" offline), then the two AMI lookups
+    assert.deepEqual(doc.invokes.map((i: any) => i.token).sort(), [
+        "aws:ec2/getAmi:getAmi", "aws:ec2/getAmi:getAmi", "aws:ec2/getInstanceType:getInstanceType",
+        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", "aws:servicequotas/getServiceQuota:getServiceQuota",
+    ]);
     assert.ok(!JSON.stringify(doc).includes("04da6b54-80e4-46f7-96ec-b56ff0331ba9"), "no raw unknown sentinel");
     assert.ok(JSON.stringify(doc.resources).includes("(known after apply)"));
     const inventory = parseYaml(readFileSync(join(out, "inventory.yml"), "utf8"));
@@ -106,4 +110,14 @@ test("what the fabric component would refuse is reported by the plan too, before
     const r = plan(["--config", file, "--out", join(dir, "out")]);
     assert.equal(r.code, 2, r.out);
     assert.match(r.err, /cluster\.aws\.access: needs a public subnet.*allowed: ssm/);
+});
+
+test("usage errors exit 2, not 1 (which means a mandatory check failed); --help exits 0", () => {
+    const unknownOption = plan(["--bogus"]);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.err, /unknown option '--bogus'/);
+    const both = plan(["--stack", "a", "--config", "b.yaml"]);
+    assert.equal(both.code, 2);
+    assert.match(both.err, /--stack or --config, not both/);
+    assert.equal(plan(["--help"]).code, 0);
 });

@@ -1,6 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
-import { SpecError, toInputPropertiesError } from "../errors";
+import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { efaDeviceCount } from "../plan/aws";
 import { Internals } from "../internal";
@@ -8,6 +8,7 @@ import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
+import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
 import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
@@ -94,13 +95,21 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         }
         super("rdmakit:index:AwsEfaCluster", name, {}, opts);
 
+        // Every child takes its region from the cloud's answers, so nothing is created until AWS has confirmed the
+        // type's layout, its offer in the AZ and the quota (./cloud.ts); a refusal names the field and registers nothing.
+        const reservation = readReservation(name, spec, plan, this);
+        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? []]).apply(([cloud, held]) => {
+            const issues = [...cloud, ...held];
+            if (issues.length > 0) throw keepMessage(new SpecError(issues, `AwsEfaCluster ${name}: AWS refuses this cluster`));
+            return spec.aws!.region;
+        });
         const ctx: Ctx = {
-            name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region: spec.aws.region, parent: this, tags: baseTags(spec),
+            name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region, parent: this, tags: baseTags(spec),
         };
         const net = createNetwork(ctx);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
-        const nodes = createNodes(ctx, net, sg, access);
+        const nodes = createNodes(ctx, net, sg, access, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -156,7 +165,8 @@ interface Ctx {
     name: string;
     spec: ClusterSpec & { aws: NonNullable<ClusterSpec["aws"]> };
     plan: FabricPlan & { aws: NonNullable<FabricPlan["aws"]> };
-    region: string;
+    /** the spec's region, once AWS's answers allow the cluster */
+    region: pulumi.Output<string>;
     parent: pulumi.Resource;
     tags: Record<string, string>;
 }
@@ -248,11 +258,13 @@ function createAccess(ctx: Ctx, net: Network): Access {
                 Version: "2012-10-17",
                 Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
             }),
-            tags: tagsFor(ctx, "node"),
+            // IAM is global (no region input): the tags wait on the cloud's answers instead, so a refusal creates
+            // no role either; the attachment and the profile take the role's name and wait with it
+            tags: region.apply(() => tagsFor(ctx, "node")),
         }, o);
         new aws.iam.RolePolicyAttachment(`${name}-node-ssm`, {
             role: role.name,
-            policyArn: `arn:${partitionOf(region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
+            policyArn: `arn:${partitionOf(spec.aws.region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
         }, o);
         const profile = new aws.iam.InstanceProfile(`${name}-node-profile`, { role: role.name, tags: tagsFor(ctx, "node") }, o);
         return { instanceProfileArn: profile.arn, keyName: key.keyName };
@@ -335,6 +347,47 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
     return sg;
 }
 
+/** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */
+interface Reservation {
+    issues: pulumi.Output<SpecIssue[]>;
+    endDate: pulumi.Output<string | undefined>;
+    placementGroup: pulumi.Output<string | undefined>;
+}
+
+/**
+ * The reservation the plan launches into, as EC2 has it, graded by gradeReservation. A Capacity Block through the
+ * invoke that gives its state and start (aws.ec2.getCapacityBlockReservation; it answers for blocks only); an ODCR
+ * through a read of the existing reservation (`CapacityReservation.get`: tracked as external, never created or
+ * deleted by the stack).
+ */
+function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, parent: pulumi.Resource): Reservation | undefined {
+    const place = plan.aws!.placement;
+    const now = new Date();
+    if (place.kind === "capacity-block") {
+        const field = "cluster.aws.capacityBlock.reservationId";
+        const answer = aws.ec2.getCapacityBlockReservation({ id: place.reservationId, region: spec.aws!.region }, { parent })
+            .then((b) => ({ issues: gradeReservation(spec, b, now), endDate: b.endDate as string | undefined }),
+                (e: unknown) => ({
+                    issues: [{ path: field, value: place.reservationId, message: `cannot be read from EC2: ${String((e as Error)?.message ?? e)}`, allowed: "the id of a Capacity Block in this account and region" }],
+                    endDate: undefined,
+                }));
+        return {
+            issues: pulumi.output(answer.then((a) => a.issues)),
+            endDate: pulumi.output(answer.then((a) => a.endDate)),
+            placementGroup: pulumi.output(undefined),
+        };
+    }
+    if (place.kind !== "capacity-reservation") return undefined;
+    const cr = aws.ec2.CapacityReservation.get(`${name}-reservation`, place.reservationId, { region: spec.aws!.region }, { parent });
+    return {
+        issues: pulumi.all([cr.availabilityZone, cr.instanceType, cr.instanceCount, cr.endDate, cr.placementGroupArn])
+            .apply(([availabilityZone, instanceType, instanceCount, endDate, placementGroupArn]) =>
+                gradeReservation(spec, { availabilityZone, instanceType, instanceCount, endDate, placementGroupArn }, now)),
+        endDate: cr.endDate,
+        placementGroup: cr.placementGroupArn.apply(placementGroupName),
+    };
+}
+
 interface Nodes {
     template: aws.ec2.LaunchTemplate;
     group: aws.autoscaling.Group;
@@ -349,7 +402,7 @@ interface Nodes {
  * (source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html); an
  * `instant` fleet is a one-shot request whose instances the provider neither tracks nor replaces.
  */
-function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access): Nodes {
+function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, reservation?: Reservation): Nodes {
     const { name, spec, plan, region, parent } = ctx;
     const o = { parent };
     const place = placementSettings(plan.aws.placement);
@@ -397,10 +450,28 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         desiredCapacity: spec.nodes,
         vpcZoneIdentifiers: [net.subnetId],
         launchTemplate: { id: template.id, version: template.latestVersion.apply((v) => `${v}`) },
-        ...(placementGroup ? { placementGroup: placementGroup.name } : {}),
+        // the kit's group, else the one an ODCR was made in: its instances must launch there
+        ...(placementGroup ? { placementGroup: placementGroup.name }
+            : reservation && plan.aws.placement.kind === "capacity-reservation" ? { placementGroup: reservation.placementGroup } : {}),
         healthCheckType: "EC2",
         waitForCapacityTimeout: GROUP_CAPACITY_TIMEOUT,
+        // An insufficient-capacity or quota error of one launch is retried by the group; without this the provider
+        // fails on the first failed scaling activity while the group keeps retrying behind it. The wait still ends
+        // at waitForCapacityTimeout. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
+        ignoreFailedScalingActivities: true,
         tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
     }, o);
+    if (reservation && plan.aws.placement.kind === "capacity-block") {
+        // to zero before EC2 terminates the block's instances (./cloud.ts BLOCK_SCALE_IN_BEFORE_END_MINUTES)
+        new aws.autoscaling.Schedule(`${name}-block-end`, {
+            region,
+            autoscalingGroupName: group.name,
+            scheduledActionName: `${spec.name}-capacity-block-end`,
+            startTime: reservation.endDate.apply((end) => (end && !Number.isNaN(Date.parse(end)) ? blockScaleInTime(end) : "")),
+            minSize: 0,
+            maxSize: 0,
+            desiredCapacity: 0,
+        }, o);
+    }
     return { template, group, placementGroup };
 }

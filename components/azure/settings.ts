@@ -178,6 +178,12 @@ export interface AzureRefs {
  * - no securityProfile (no Trusted Launch / Secure Boot): the DKMS modules (OFED, nvidia, nvidia-peermem) are
  *   unsigned and would not load, and the NVIDIA GPU driver extension does not support Secure Boot
  *   (azure-ib.md §3; MicrosoftDocs/azure-compute-docs:articles/virtual-machines/extensions/hpccompute-gpu-linux.md).
+ *   Not `securityType: "Standard"`: the compute API azure-native 3.x sends (2024-11-01) knows only TrustedLaunch and
+ *   ConfidentialVM, and takes "Standard" only on subscriptions with the UseStandardSecurityType feature registered
+ *   (Azure/azure-cli:src/azure-cli/azure/cli/command_modules/vm/_params.py, security_type help); left unset, that
+ *   API version creates the scale set without Trusted Launch (azure-native SecurityProfileArgs.securityType doc).
+ * - boot diagnostics on, in a managed storage account (no storageUri): a node that never reaches SSH can still be
+ *   read from its serial log (azure-native compute BootDiagnosticsArgs: "enabled"; storageUri optional).
  * - no public IP configuration: nodes are reached through the jump host; egress goes through the NAT gateway.
  * - no proximity placement group: IB membership comes from the scale set, and a PPG only adds allocation
  *   failures (azure-ib.md §2).
@@ -194,6 +200,7 @@ export function scaleSetArgs(layout: AzureLayout, plan: FabricPlan, spec: Cluste
         overprovision: false,
         upgradePolicy: { mode: "Manual" },
         virtualMachineProfile: {
+            diagnosticsProfile: { bootDiagnostics: { enabled: true } },
             osProfile: {
                 computerNamePrefix: computerNamePrefix(layout.clusterName),
                 adminUsername: layout.adminUser,
@@ -237,6 +244,7 @@ export function jumpHostArgs(layout: AzureLayout, spec: ClusterSpec, refs: Azure
         resourceGroupName: refs.resourceGroupName,
         location: layout.location,
         hardwareProfile: { vmSize: spec.azure!.jumpHostSize },
+        diagnosticsProfile: { bootDiagnostics: { enabled: true } },
         osProfile: {
             computerName: `${computerNamePrefix(layout.clusterName)}-jump`,
             adminUsername: layout.adminUser,

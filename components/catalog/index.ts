@@ -8,3 +8,4 @@ export * from "./azure";
 export * from "./gpus";
 export * from "./nics";
 export * from "./software";
+export * from "./images";

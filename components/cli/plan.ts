@@ -2,9 +2,12 @@ import * as fs from "fs";
 import * as path from "path";
 import { Command } from "commander";
 import { SpecError } from "../errors";
-import { formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
+import { countByType, formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
 import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
+import { programEntry, runTeamProgram, type ProgramRun } from "../program";
+import { evaluatePolicies, verdictDetail, type PolicyVerdict } from "../../policies/evaluate";
+import { formatSoftwareTable } from "../plan/software";
 
 const REPO = PACKAGE_ROOT;
 /** With no arguments `rdmakit plan` plans the bundled AWS example, so a newcomer sees the kit work. */
@@ -15,6 +18,8 @@ export interface PlanOptions {
     config?: string;
     out?: string;
     json?: boolean;
+    /** a team's own Pulumi program (folder or entry file) instead of rdmakit's */
+    program?: string;
 }
 
 /** Which stack file to read and what the stack is called. */
@@ -28,6 +33,7 @@ export function resolveStackFile(opts: PlanOptions, cwd = process.cwd()): { file
 
 /** Runs the plan; returns the exit status (0 ok, 1 a mandatory check failed, 2 invalid input). */
 export async function runPlan(opts: PlanOptions, out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+    if (opts.program !== undefined) return runProgramPlan(opts, out, err);
     const { file, stack } = resolveStackFile(opts);
     if (!fs.existsSync(file)) {
         err(`rdmakit plan: ${file} does not exist (give --config FILE, or --stack NAME for Pulumi.NAME.yaml here)`);
@@ -64,7 +70,8 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     if (opts.json) {
         out(JSON.stringify(planJson, null, 2));
     } else {
-        const extra = ["", "checks:"];
+        const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software)] : [];
+        extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
@@ -73,14 +80,68 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     return artifacts.checks.some((c) => !c.ok && c.mandatory) ? 1 : 0;
 }
 
+/** One line per verdict, as `rdmakit plan` prints them: FAIL (mandatory violation), warn, ok; n/a ones counted. */
+export function formatVerdicts(verdicts: PolicyVerdict[]): string[] {
+    const lines: string[] = [];
+    const na = verdicts.filter((v) => v.notApplicable);
+    for (const v of verdicts.filter((x) => !x.notApplicable)) {
+        const state = v.violations.length && v.enforcementLevel === "mandatory" ? "FAIL" : v.ok ? "ok  " : "warn";
+        const detail = verdictDetail(v);
+        lines.push(`  ${state} ${v.policy} (${v.enforcementLevel})${detail ? ` — ${detail}` : ""}`);
+    }
+    if (lines.length === 0) lines.push("  none applies: nothing in this program is on an RDMA fabric");
+    if (na.length > 0) lines.push(`  (${na.length} policies do not apply to anything here)`);
+    return lines;
+}
+
+/**
+ * `rdmakit plan --program <dir|file> [--config stack.yaml | --stack name]`: a team's program on the mock engine, and
+ * the pack's verdicts on what it registered. 0: no mandatory violation; 1: a mandatory violation; 2: bad input.
+ */
+async function runProgramPlan(opts: PlanOptions, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+    if (opts.stack && opts.config) {
+        err("rdmakit plan: give --stack or --config, not both");
+        return 2;
+    }
+    let run: ProgramRun;
+    try {
+        const { dir } = programEntry(path.resolve(opts.program!));
+        const stackFile = opts.config ? path.resolve(opts.config) : opts.stack ? path.join(dir, `Pulumi.${opts.stack}.yaml`) : undefined;
+        if (stackFile && !fs.existsSync(stackFile)) {
+            err(`rdmakit plan: ${stackFile} does not exist (the stack settings file for --program)`);
+            return 2;
+        }
+        run = await runTeamProgram(opts.program!, stackFile);
+    } catch (e) {
+        if (e instanceof SpecError) {
+            err(`rdmakit plan: ${e.message}`);
+            return 2;
+        }
+        err(`rdmakit plan: the program ${opts.program} failed on the mock engine: ${(e as Error).message ?? String(e)}`);
+        return 2;
+    }
+    const verdicts = evaluatePolicies(run.resources, { stack: run.stack, project: run.project });
+    if (opts.json) {
+        out(JSON.stringify({ ...run, verdicts, resources: run.resources.map((r) => ({ ...r, inputs: showUnknowns(r.inputs) })) }, null, 2));
+    } else {
+        const lines = [`rdmakit plan — program ${path.relative(process.cwd(), run.program) || run.program} (project ${run.project}, stack ${run.stack}), offline on Pulumi's mock engine`, "", "resources:"];
+        for (const [type, n] of countByType(run.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
+        lines.push(`  ${String(run.resources.length).padStart(3)}  total`, "", "policies (the rdmakit pack, with the verdicts `pulumi preview --policy-pack` gives):");
+        lines.push(...formatVerdicts(verdicts));
+        out(lines.join("\n"));
+    }
+    return verdicts.some((v) => v.enforcementLevel === "mandatory" && v.violations.length > 0) ? 1 : 0;
+}
+
 export function registerPlan(program: Command): void {
     program
         .command("plan")
-        .description("show what `pulumi up` would create, offline, on Pulumi's mock engine (default: examples/aws-p5.yaml)")
+        .description("show what `pulumi up` would create, offline, on Pulumi's mock engine, with the policy pack's verdicts (default: examples/aws-p5.yaml)")
         .option("--stack <name>", "read Pulumi.<name>.yaml from the current directory")
         .option("--config <file>", "read this stack settings file")
         .option("--out <dir>", "where plan.json and the artifacts go (default: out/<stack>)")
         .option("--json", "print plan.json instead of the summary")
+        .option("--program <dir|file>", "plan your own Pulumi program (TypeScript or JavaScript) instead, and print the policy pack's verdicts on it")
         .action(async (opts: PlanOptions) => {
             process.exitCode = await runPlan(opts);
         });

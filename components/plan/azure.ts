@@ -1,4 +1,5 @@
 import { AzureVmSize } from "../catalog/azure";
+import { UBUNTU_HPC_PINNED_VERSION } from "../catalog/images";
 import { AzureSpec } from "../spec";
 
 export interface AzureImage {
@@ -10,14 +11,15 @@ export interface AzureImage {
 
 /**
  * Default image: the Gen2 Ubuntu HPC image, which ships DOCA-OFED, the driver, NCCL, topology files and
- * nccl-tests. source: Azure/azhpc-images:README.md (microsoft-dsvm:ubuntu-hpc:2204 / 2404, azure-ib.md §3)
+ * nccl-tests, at the release whose manifest the software plan reads. source: Azure/azhpc-images:README.md (microsoft-dsvm:ubuntu-hpc:2204 / 2404, azure-ib.md §3)
  */
 export function azureImage(az: AzureSpec, size: AzureVmSize): AzureImage {
     if (az.image) {
         const { publisher, offer, sku, version } = az.image;
         return { publisher, offer, sku, version };
     }
-    return { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: size.defaultImageSku, version: "latest" };
+    // an exact release, not `latest`: a scale-out weeks later would boot another stack (catalog/images.ts)
+    return { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: size.defaultImageSku, version: UBUNTU_HPC_PINNED_VERSION[size.defaultImageSku]?.version ?? "latest" };
 }
 
 /**

@@ -2,6 +2,7 @@ import { awsInstanceType, DLAMI_SSH_USER } from "../catalog/aws";
 import { AZURE_DEFAULT_ADMIN, AZURE_IB_PARTITION, azureVmSize } from "../catalog/azure";
 import { gpuModel, maxMessageBytes } from "../catalog/gpus";
 import { ofedInfoPrefix } from "../catalog/software";
+import { planSoftware, roceHgx, SoftwarePlan } from "./software";
 import { GiB } from "../catalog/types";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
@@ -42,6 +43,8 @@ export interface FabricPlan {
     aws?: { instanceType: string; interfaces: EfaInterface[]; placement: AwsPlacement; arch: "x86_64" | "arm64" };
     azure?: { vmSize: string; image: AzureImage; topoFile?: string; partitionLimit: number };
     roce?: { qos: QosPlan };
+    /** per node-software component: what the image has, reuse or install, and the version (plan/software.ts) */
+    software: SoftwarePlan;
     /** NCCL environment every job on the cluster should run with */
     ncclEnv: Record<string, string>;
     /** group variables for site.yml / validate.yml */
@@ -129,6 +132,7 @@ function expectations(spec: ClusterSpec, hw: HardwareFacts, gpuModelName: string
 
 function common(spec: ClusterSpec, gpus: { model: string; count: number }, nvswitch: boolean, hostType: string) {
     return {
+        software: planSoftware(spec),
         cluster: spec.name,
         fabric: spec.fabric,
         nodes: {
@@ -221,9 +225,8 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     const hw: HardwareFacts = {
         name: `${first.gpu.model} with ${rails.length}x ${roce.nicModel}`, busbw: [], rdmaGbpsPerNode, transport: "ib", gpuDirectRdma: true,
     };
-    // 8-GPU A100/H100/H200/B200/B300 servers are HGX boards: NVSwitch, so Fabric Manager (NVIDIA HGX platform docs);
-    // PCIe cards (L40S, L4, A10G) are not.
-    const hgx = first.gpu.count === 8 && /^(A100|H100|H200|B200|B300)/.test(first.gpu.model);
+    // HGX boards have NVSwitch, so Fabric Manager (plan/software.ts roceHgx)
+    const hgx = roceHgx(spec);
     const plan: FabricPlan = {
         ...common(spec, { model: gpu?.name ?? first.gpu.model, count: first.gpu.count }, hgx, "bare metal"),
         nics: {
@@ -283,36 +286,51 @@ export function gpudirectMethod(spec: ClusterSpec): "peermem" | "dmabuf" {
  */
 function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: number; nvlsm: boolean }): Record<string, unknown> {
     const sw = spec.software;
+    const v = plan.software.versions;
+    const replace = new Set(plan.software.replace);
     const vars: Record<string, unknown> = {
         rdmakit_fabric: spec.fabric,
         rdmakit_gpu_count: plan.nodes.gpusPerNode,
         rdmakit_rdma_device_count: hw.rdmaDevices,
         // the same devices the validation preflight counts
         rdmakit_rdma_device_pattern: plan.validation.preflight.rdmaDevicePattern ?? ".*",
-        nvidia_driver_branch: sw.driverBranch,
+        // what the plan expects per component; the roles report what the node's probes found beside it
+        rdmakit_software_plan: Object.fromEntries(plan.software.rows.map((r) => [r.component, { decision: r.decision, version: r.version }])),
+        nvidia_driver_branch: v.driverBranch,
+        nvidia_driver_version: v.driverVersion ?? "",
+        nvidia_driver_min_branch: v.driverFloor ?? "",
+        nvidia_driver_replace: replace.has("driver"),
         nvidia_driver_open: sw.openKernelModules,
         nvidia_driver_fabric_manager: plan.nodes.nvswitch,
         nvidia_driver_nvlsm: hw.nvlsm,
         gpudirect_method: gpudirectMethod(spec),
-        nccl_version: sw.ncclVersion,
-        nccl_cuda_version: sw.cudaVersion,
-        nccl_tests_version: sw.ncclTestsVersion,
+        nccl_version: v.ncclVersion,
+        nccl_min_version: v.ncclFloor ?? "",
+        nccl_replace: replace.has("nccl"),
+        nccl_cuda_version: v.cudaVersion,
+        nccl_cuda_min_version: v.cudaFloor ?? "",
+        nccl_cuda_replace: replace.has("cuda"),
+        nccl_tests_version: v.ncclTestsVersion,
         nccl_tests_install_dir: NCCL_TESTS_HOME,
         // the MPI nccl-tests is built with is the one validation launches with (mpiFor)
         nccl_tests_mpi: mpiFor(spec.fabric).role,
         // written to /etc/nccl.conf by the nccl role, so every job on the cluster runs with the plan's environment
         nccl_conf: plan.ncclEnv,
     };
+    if (v.ncclTestsCommit) vars.nccl_tests_commit = v.ncclTestsCommit;
     if (sw.ncclTestsSha256) vars.nccl_tests_sha256 = sw.ncclTestsSha256;
     if (spec.fabric === "aws-efa") {
-        vars.efa_installer_version = sw.efaInstallerVersion;
+        vars.efa_installer_version = v.efaInstallerVersion;
+        vars.efa_min_version = v.efaFloor ?? "";
+        vars.efa_replace = replace.has("efa");
         if (sw.efaInstallerSha256) vars.efa_installer_sha256 = sw.efaInstallerSha256;
         vars.aws_ofi_nccl_source = "installer";
     } else {
         vars.ofed_source = sw.ofedSource;
-        vars.ofed_doca_version = sw.docaVersion;
-        // what ofed_info -s reports once this DOCA runs: the role's "already installed" probe
-        vars.ofed_doca_ofed_info_prefix = ofedInfoPrefix(sw.docaVersion);
+        vars.ofed_doca_version = v.docaVersion;
+        // what ofed_info -s reports once this DOCA runs: the role reuses an installed OFED whose base is at least this
+        vars.ofed_doca_ofed_info_prefix = ofedInfoPrefix(v.docaVersion);
+        vars.ofed_replace = replace.has("ofed");
     }
     return vars;
 }

@@ -1,348 +1,260 @@
 /**
- * AWS EFA fabric rules: what a launch template, its security group and its Auto Scaling group must say for every
- * GPU to reach every other over EFA. Facts from ../shared/research/aws-efa.md §2 (cited per rule).
+ * AWS EFA rules on one launch template or instance: its network interfaces, public IPs, IMDS and instance type.
+ * Facts from shared/research/aws-efa.md §1–2 (cited per rule) and components/catalog/aws.ts.
+ * Each applies only to resources on an EFA fabric (aws-model.ts awsScope); everything else is not applicable.
  */
-import type { PolicyResource, ResourceValidationPolicy, StackValidationPolicy, ReportViolation } from "@pulumi/policy";
+import type { ResourceValidationArgs } from "@pulumi/policy";
 import { awsInstanceType } from "../../components/catalog/aws";
-import {
-    dependenciesOf, EFA_INTERFACE_TYPES, hasEfaInterface, interfaceLabel, knownOr, list, PreviewUnknown, read, show, templateInterfaces, TYPES,
-} from "../support";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Security group: all-protocol self rules, in and out
-
-type Direction = "ingress" | "egress";
-
-/** A security group as a launch template names it: the resource (when it is in this stack) and/or its id (when known). */
-interface GroupRef {
-    resource?: PolicyResource;
-    id?: string;
-}
-
-function groupLabel(g: GroupRef): string {
-    return g.resource ? g.resource.name : g.id ?? "(unknown group)";
-}
-
-function groupId(g: GroupRef): string | undefined {
-    return g.id ?? (g.resource ? knownOr(() => g.resource!.props.id) : undefined);
-}
+import type { Findings } from "../support";
+import { get, items, show, TYPES, UNKNOWN } from "../support";
+import { awsScope, catalogType, EFA_TYPES, efaNodes, instanceEnis, isEfa, nicLabel, SCOPE_SCHEMA, templateNics, type Nic, type ScopeConfig } from "./aws-model";
+import { resourcePolicy, stackPolicy, type PolicyMeta } from "./define";
 
 /**
- * All protocols is IpProtocol -1. source: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_IpPermission.html
- * ("Use -1 to specify all protocols"); aws-efa.md §2.4 (aws-parallelcluster EfaSecurityGroupValidator checks -1).
+ * A resource policy over EFA launch templates (and instances, where `instances`): not applicable outside the scope,
+ * "cannot be verified yet" while the scope is unknown.
  */
-const ALL_PROTOCOLS = "-1";
-
-/**
- * Whether a property of a rule points at group `g`: by value when both are known, otherwise by the resource the
- * engine says the property was computed from. `undefined`: the value is unknown and no dependency says where it came
- * from, so this rule cannot be attributed during preview.
- */
-function pointsAt(rule: PolicyResource, property: string, g: GroupRef): boolean | undefined {
-    const v = read(() => rule.props[property]);
-    if (v.known) {
-        const id = groupId(g);
-        return id !== undefined && v.value === id;
-    }
-    const deps = dependenciesOf(rule, property, TYPES.securityGroup);
-    if (deps.length === 0) return undefined;
-    return g.resource !== undefined && deps.some((d) => d.urn === g.resource!.urn);
+function efaResource(meta: Omit<PolicyMeta, "configSchema">, instances: boolean, check: (args: ResourceValidationArgs, f: Findings, nics: Nic[] | undefined) => void) {
+    return resourcePolicy<ScopeConfig>({ ...meta, configSchema: { properties: SCOPE_SCHEMA } }, (args, f, config) => {
+        const types: string[] = instances ? [TYPES.launchTemplate, TYPES.instance] : [TYPES.launchTemplate];
+        if (!types.includes(args.type)) args.notApplicable(`applies to ${types.join(" and ")}`);
+        const scope = awsScope({ ...args, dependencies: [], propertyDependencies: {} }, config.instanceFamilies);
+        if (scope.in === false) args.notApplicable(`not on an EFA fabric: ${scope.why}`);
+        if (scope.in === "unknown") {
+            f.cannotVerify(scope.why);
+            return;
+        }
+        let nics: Nic[] | undefined;
+        if (args.type === TYPES.launchTemplate) {
+            const n = templateNics(args.props);
+            if (n === UNKNOWN) {
+                f.cannotVerify(`the network interfaces of launch template ${args.name} are not known yet`);
+                return;
+            }
+            nics = n;
+        }
+        check(args, f, nics);
+    });
 }
 
-interface SelfRuleSearch {
-    found: boolean;
-    /** rules whose group or peer is unknown with no dependency to follow (preview only) */
-    undecided: string[];
-}
+const what = (args: { type: string; name: string }) => `${args.type === TYPES.launchTemplate ? "launch template" : "instance"} ${args.name}`;
 
-/**
- * Looks for an all-protocol rule of `g` in `direction` whose peer is `g` itself: inline on the group
- * (`ingress`/`egress` with `self: true` or the group's own id), a separate `aws.vpc.SecurityGroup{Ingress,Egress}Rule`
- * with `referencedSecurityGroupId`, or a legacy `aws.ec2.SecurityGroupRule` with `self`/`sourceSecurityGroupId`.
- */
-function findSelfRule(g: GroupRef, direction: Direction, resources: PolicyResource[]): SelfRuleSearch {
-    const undecided: string[] = [];
-    if (g.resource) {
-        const inline = list(knownOr(() => g.resource!.props[direction])) ?? [];
-        const id = groupId(g);
-        for (const r of inline as Record<string, any>[]) {
-            if (String(knownOr(() => r.protocol)) !== ALL_PROTOCOLS) continue;
-            const peers = (list(knownOr(() => r.securityGroups)) ?? []).map((x) => knownOr(() => x));
-            if (knownOr(() => r.self) === true || (id !== undefined && peers.includes(id))) return { found: true, undecided };
+export const awsEfaInterfacePresent = stackPolicy<ScopeConfig>({
+    name: "aws-efa-interface-present",
+    description: "A launch template or instance of an RDMA instance family asks for at least one efa or efa-only interface.",
+    remediationSteps:
+        "Declare the interfaces explicitly: card 0 device 0 `interface` (or `efa`), then `efa-only` on every further EFA card " +
+        "(rdmakit's components/plan/aws.ts builds this layout). Without an EFA interface NCCL falls back to TCP sockets. If the " +
+        "family is used without EFA on purpose (single-node inference), remove it from this policy's instanceFamilies.",
+    severity: "high",
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html",
+    enforcementLevel: "advisory",
+    configSchema: { properties: SCOPE_SCHEMA },
+}, (args, f, config) => {
+    const { nodes, unknown } = efaNodes(args.resources, config.instanceFamilies);
+    unknown.forEach((u) => f.cannotVerify(u));
+    if (nodes.length === 0 && unknown.length === 0) args.notApplicable("no launch template or instance on an EFA fabric");
+    for (const r of nodes) {
+        if (r.type === TYPES.launchTemplate) {
+            const nics = templateNics(r.props);
+            if (nics === UNKNOWN) f.cannotVerify(`the network interfaces of launch template ${r.name} are not known yet`);
+            else if (!nics.some(isEfa)) f.violation(`launch template ${r.name} (${show(get(() => r.props.instanceType))}): none of its ${nics.length} interfaces is efa or efa-only (interfaceType ${show([...new Set(nics.map((n) => n.type === UNKNOWN ? "(unknown)" : n.type))])}), so the nodes get no EFA device`, r.urn);
+        } else if (!instanceEnis(r, args.resources).some((e) => EFA_TYPES.includes(String(get(() => e.props.interfaceType))))) {
+            f.violation(`instance ${r.name} (${show(get(() => r.props.instanceType))}) attaches no aws.ec2.NetworkInterface with interfaceType efa or efa-only`, r.urn);
         }
     }
-    const separate = direction === "ingress" ? TYPES.ingressRule : TYPES.egressRule;
-    for (const r of resources) {
-        let mine: boolean | undefined;
-        let self: boolean | undefined;
-        if (r.type === separate) {
-            if (String(knownOr(() => r.props.ipProtocol)) !== ALL_PROTOCOLS) continue;
-            mine = pointsAt(r, "securityGroupId", g);
-            self = pointsAt(r, "referencedSecurityGroupId", g);
-        } else if (r.type === TYPES.securityGroupRule) {
-            if (knownOr(() => r.props.type) !== direction || String(knownOr(() => r.props.protocol)) !== ALL_PROTOCOLS) continue;
-            mine = pointsAt(r, "securityGroupId", g);
-            self = knownOr(() => r.props.self) === true ? true : pointsAt(r, "sourceSecurityGroupId", g);
-        } else {
+});
+
+/**
+ * Cards that take an EFA: all of them when MaximumEfaInterfaces == MaximumNetworkCards, else card 0 is ENA-only.
+ * source: aws-efa.md §2.1 (aws-parallelcluster queues_stack.py `nci0SupportsEfa`; p6-b300 card 0 ENA-only).
+ */
+function efaCards(t: { networkCards: number; maxEfaInterfaces: number }): number[] {
+    const first = t.maxEfaInterfaces === t.networkCards ? 0 : 1;
+    return Array.from({ length: t.networkCards - first }, (_, i) => i + first);
+}
+
+export const awsEfaInterfaceEveryCard = efaResource({
+    name: "aws-efa-interface-every-card",
+    description: "An EFA launch template puts an EFA interface on every network card of its instance type that supports one, and no interface on a card the type does not have.",
+    remediationSteps:
+        "Add one `efa-only` interface (networkCardIndex n, deviceIndex 0 or 1) for each EFA card the catalog lists for the type; " +
+        "a missing card is a missing rail and costs its share of the all-reduce bandwidth. Remove interfaces on card indexes " +
+        "past the type's MaximumNetworkCards: EC2 refuses the launch.",
+    severity: "high",
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html",
+    enforcementLevel: "mandatory",
+}, false, (args, f, nics) => {
+    const t = catalogType(args);
+    if (!t) args.notApplicable(`instance type ${show(get(() => args.props.instanceType))} is not in rdmakit's catalog, so its network cards are not known`);
+    const list = nics ?? [];
+    if (list.some((n) => n.card === UNKNOWN || n.type === UNKNOWN)) f.cannotVerify(`some interfaces of ${args.name} have a card index or type not known yet`);
+    const cards = new Set(list.filter((n) => isEfa(n) && typeof n.card === "number").map((n) => n.card as number));
+    const missing = efaCards(t!).filter((c) => !cards.has(c));
+    if (missing.length > 0 && !list.some((n) => n.card === UNKNOWN)) {
+        f.violation(`${what(args)} (${t!.name}, ${t!.networkCards} network cards, ${t!.maxEfaInterfaces} EFA): no EFA interface on card${missing.length > 1 ? "s" : ""} ${missing.join(", ")} (source: ${t!.source})`);
+    }
+    for (const n of list) {
+        if (typeof n.card === "number" && n.card >= t!.networkCards) f.violation(`${what(args)}: ${nicLabel(n)} is on card ${n.card}, but ${t!.name} has cards 0–${t!.networkCards - 1}`);
+    }
+});
+
+export const awsEfaInterfaceUniqueSlot = efaResource({
+    name: "aws-efa-interface-unique-slot",
+    description: "An EFA launch template declares at most one interface per (networkCardIndex, deviceIndex) pair.",
+    remediationSteps: "Give each interface its own pair: on a card with two interfaces, deviceIndex 0 and 1. EC2 refuses a template with a repeated pair.",
+    severity: "high",
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.html",
+    enforcementLevel: "mandatory",
+}, false, (args, f, nics) => {
+    const seen = new Map<string, Nic>();
+    for (const n of nics ?? []) {
+        if (n.card === UNKNOWN || n.device === UNKNOWN) {
+            f.cannotVerify(`${nicLabel(n)} of ${args.name} has a card or device index not known yet`);
             continue;
         }
-        if (mine === false || self === false) continue;
-        if (mine === true && self === true) return { found: true, undecided };
-        undecided.push(r.name);
+        const key = `${n.card}/${n.device}`;
+        const first = seen.get(key);
+        if (first) f.violation(`${what(args)}: ${nicLabel(n)} repeats networkCardIndex ${n.card} / deviceIndex ${n.device} of networkInterfaces[${first.index}]`);
+        else seen.set(key, n);
     }
-    return { found: false, undecided };
-}
+});
 
-/**
- * The groups each EFA interface of a launch template is in. Known ids are matched to the groups in this stack; when
- * the ids are unknown (a group created in the same preview), the groups come from the engine's propertyDependencies
- * of `networkInterfaces`, which cover every interface of the template, not one. Returns one list per EFA interface.
- */
-function efaInterfaceGroups(lt: PolicyResource, groups: PolicyResource[]): { label: string; groups: GroupRef[] }[] {
-    const out: { label: string; groups: GroupRef[] }[] = [];
-    templateInterfaces(lt.props).forEach((iface, index) => {
-        if (!EFA_INTERFACE_TYPES.includes(String(knownOr(() => iface.interfaceType)))) return;
-        const ids = read(() => (list(iface.securityGroups) ?? []).map((x) => x as string));
-        let refs: GroupRef[];
-        if (ids.known) {
-            refs = ids.value.map((id) => ({ id, resource: groups.find((sg) => knownOr(() => sg.props.id) === id) }));
-        } else {
-            const deps = dependenciesOf(lt, "networkInterfaces", TYPES.securityGroup);
-            // Unknown ids and no dependency to follow: nothing can be said during preview (the engine reports it).
-            if (deps.length === 0) throw new PreviewUnknown(`the security groups of launch template ${lt.name} ${interfaceLabel(iface, index)} are unknown and no dependency names them (${ids.error.message})`);
-            refs = deps.map((resource) => ({ resource }));
-        }
-        out.push({ label: interfaceLabel(iface, index), groups: refs });
-    });
-    return out;
-}
-
-export const awsEfaSgSelfIngressEgress: StackValidationPolicy = {
-    name: "aws-efa-sg-self-ingress-egress",
-    description:
-        "Every EFA interface of a launch template is in a security group with all-protocol (-1) ingress AND egress rules whose peer is the group itself.",
+export const awsEfaInterfaceEfaOnlySecondary = efaResource({
+    name: "aws-efa-interface-efa-only-secondary",
+    description: "The primary interface (card 0, device 0) of an EFA launch template is `interface` or `efa`, never `efa-only`.",
+    remediationSteps: "Make card 0 device 0 an `interface` (ENA) or `efa`, and put the efa-only device at card 0 device 1.",
+    severity: "high",
+    // source: aws-efa.md §2.1 (efa-only "can only be configured as a secondary interface")
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html",
     enforcementLevel: "mandatory",
+}, false, (args, f, nics) => {
+    const list = nics ?? [];
+    const primary = list.filter((n) => n.card === 0 && n.device === 0);
+    if (primary.length === 0 && list.some((n) => n.card === UNKNOWN || n.device === UNKNOWN)) f.cannotVerify(`which interface of ${args.name} is the primary is not known yet`);
+    for (const n of primary) {
+        if (n.type === UNKNOWN) f.cannotVerify(`the type of the primary interface of ${args.name} is not known yet`);
+        else if (n.type === "efa-only") f.violation(`${what(args)}: ${nicLabel(n)} is efa-only, which cannot be the primary interface (card 0, device 0)`);
+    }
+});
+
+export const awsEfaInterfaceTypeValid = efaResource({
+    name: "aws-efa-interface-type-valid",
+    description: "Every interfaceType of an EFA launch template is interface, efa or efa-only; EFA interfaces stay within the type's MaximumEfaInterfaces and off a card that is ENA-only.",
     remediationSteps:
-        "Add both rules to the EFA security group: aws.vpc.SecurityGroupIngressRule and aws.vpc.SecurityGroupEgressRule with " +
-        "ipProtocol \"-1\" and referencedSecurityGroupId = securityGroupId = the group's id (CLI: aws ec2 authorize-security-group-" +
-        "{ingress,egress} --group-id $SG --protocol -1 --source-group $SG). An egress rule to 0.0.0.0/0 does not cover EFA traffic.",
-    // source: aws-efa.md §2.4 (PC EfaSecurityGroupValidator; https://docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-sg.html;
-    // "EFA addresses are neither IPv4 nor IPv6", awslabs/awsome-distributed-ai#546)
-    validateStack: (args, report: ReportViolation) => {
-        const templates = args.resources.filter((r) => r.type === TYPES.launchTemplate && hasEfaInterface(r.props));
-        if (templates.length === 0) args.notApplicable("no launch template with an efa or efa-only interface");
-        const groups = args.resources.filter((r) => r.type === TYPES.securityGroup);
-        for (const lt of templates) {
-            for (const iface of efaInterfaceGroups(lt, groups)) {
-                if (iface.groups.length === 0) {
-                    report(`launch template ${lt.name}: EFA ${iface.label} has no security group, so no self rule can admit EFA traffic`, lt.urn);
-                    continue;
-                }
-                const verdicts = iface.groups.map((g) => ({ g, ingress: findSelfRule(g, "ingress", args.resources), egress: findSelfRule(g, "egress", args.resources) }));
-                // An interface in several groups gets the union of their rules: one group with both self rules is enough.
-                if (verdicts.some((v) => v.ingress.found && v.egress.found)) continue;
-                const undecided = verdicts.flatMap((v) => [...v.ingress.undecided, ...v.egress.undecided]);
-                if (undecided.length > 0) {
-                    // Rules whose group is unknown and untraceable could be the missing ones: say nothing rather than guess.
-                    throw new PreviewUnknown(`the security group of rule(s) ${[...new Set(undecided)].join(", ")} is unknown and no dependency names it`);
-                }
-                const missing = verdicts.map((v) => {
-                    const lacks = [v.ingress.found ? undefined : "ingress", v.egress.found ? undefined : "egress"].filter(Boolean).join(" and ");
-                    const where = v.g.resource && v.g.id !== undefined ? ` (${v.g.id})` : "";
-                    return `security group ${groupLabel(v.g)}${where} has no all-protocol (-1) ${lacks} rule referencing itself`;
-                });
-                report(`launch template ${lt.name}: EFA ${iface.label}: ${missing.join("; ")}`, lt.urn);
-            }
-        }
-    },
-};
-
-// ---------------------------------------------------------------------------------------------------------------
-// Launch template
-
-/**
- * Whether a launch template is for EFA nodes: it asks for an EFA interface, or its instance type is one of the kit's
- * EFA GPU types. Other templates (a CPU node group, a bastion) are not this pack's business.
- */
-function isEfaTemplate(props: Record<string, any>, efaTypes: (t: string) => boolean): boolean {
-    const type = knownOr(() => props.instanceType);
-    return (typeof type === "string" && efaTypes(type)) || hasEfaInterface(props);
-}
-
-export const awsEfaLaunchTemplateNoPublicIp: ResourceValidationPolicy = {
-    name: "aws-efa-launch-template-no-public-ip",
-    description: "A launch template with more than one network interface does not ask for a public IP on any of them.",
+        "Use `interface`, `efa` or `efa-only`. On types with fewer EFA interfaces than network cards (p6-b300), card 0 is ENA-only: " +
+        "give it `interface` and put EFA on cards 1..N.",
+    severity: "high",
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html",
     enforcementLevel: "mandatory",
-    remediationSteps:
-        "Set associatePublicIpAddress to \"false\" (or leave it out) on every interface, put the nodes in a private subnet with a NAT " +
-        "gateway, and reach them through a bastion or SSM; if a node needs a public address, attach an Elastic IP to the primary " +
-        "interface after launch.",
-    // source: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_InstanceNetworkInterfaceSpecification.html
-    // ("You cannot specify more than one network interface in the request" with AssociatePublicIpAddress); aws-efa.md §2.2
-    validateResource: (args, report) => {
-        if (args.type !== TYPES.launchTemplate) args.notApplicable(`applies to ${TYPES.launchTemplate}`);
-        const ifaces = templateInterfaces(args.props);
-        if (ifaces.length <= 1) return;
-        ifaces.forEach((i, index) => {
-            const v = knownOr(() => i.associatePublicIpAddress);
-            if (v === "true" || v === true) {
-                report(`launch template ${args.name}: ${interfaceLabel(i, index)} sets associatePublicIpAddress ${show(v)} on a template with ${ifaces.length} interfaces; EC2 refuses to launch it`);
-            }
-        });
-    },
-};
+}, false, (args, f, nics) => {
+    const list = nics ?? [];
+    for (const n of list) {
+        const t = n.type;
+        if (t === UNKNOWN) f.cannotVerify(`the interfaceType of ${nicLabel(n)} of ${args.name} is not known yet`);
+        else if (!["interface", "efa", "efa-only"].includes(t)) f.violation(`${what(args)}: ${nicLabel(n)} has interfaceType ${show(t)}; allowed: "interface", "efa", "efa-only"`);
+    }
+    const t = catalogType(args);
+    if (!t) return;
+    const efa = list.filter(isEfa);
+    if (efa.length > t.maxEfaInterfaces) f.violation(`${what(args)}: ${efa.length} EFA interfaces, but ${t.name} takes at most ${t.maxEfaInterfaces} (source: ${t.source})`);
+    if (t.maxEfaInterfaces < t.networkCards) {
+        for (const n of efa) if (n.card === 0) f.violation(`${what(args)}: ${nicLabel(n)} is ${String(n.type)} on card 0, which is ENA-only on ${t.name} (${t.maxEfaInterfaces} EFA on ${t.networkCards} cards)`);
+    }
+});
 
-/** Instance types in the kit's catalog are EFA GPU types (components/catalog/aws.ts). */
-const isEfaInstanceType = (t: string) => awsInstanceType(t) !== undefined;
-
-export const awsEfaLaunchTemplateInterfaces: ResourceValidationPolicy = {
-    name: "aws-efa-launch-template-interfaces",
-    description:
-        "An EFA launch template has at least one efa/efa-only interface, one interface per (networkCardIndex, deviceIndex), " +
-        "no efa-only primary, security groups on every interface and no template-level vpcSecurityGroupIds.",
+export const awsEfaInterfaceSecurityGroups = efaResource({
+    name: "aws-efa-interface-security-groups",
+    description: "Each interface of an EFA launch template names its security groups, and the template sets no vpcSecurityGroupIds/securityGroupNames.",
+    remediationSteps: "Set securityGroups on every interface (the EFA security group) and drop vpcSecurityGroupIds and securityGroupNames from the template.",
+    severity: "high",
+    // source: aws-efa.md §2.3 ("security groups must be set per interface (Groups), because SecurityGroupIds cannot be used")
+    url: "https://docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-lt.html",
     enforcementLevel: "mandatory",
-    remediationSteps:
-        "Declare one interface per network card (card 0: device 0 `interface` or `efa`, plus `efa-only` at device 1 when the card " +
-        "supports EFA; other cards: `efa-only`), each with securityGroups set to the EFA security group and the one node subnet; " +
-        "drop vpcSecurityGroupIds/securityGroupNames from the template. rdmakit's plan (components/plan/aws.ts) builds this layout.",
-    // source: aws-efa.md §2.1 (interface types; efa-only "can only be configured as a secondary interface"),
-    // §2.3 ("security groups must be set per interface (Groups), because SecurityGroupIds cannot be used",
-    // https://docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-lt.html)
-    validateResource: (args, report) => {
-        if (args.type !== TYPES.launchTemplate) args.notApplicable(`applies to ${TYPES.launchTemplate}`);
-        if (!isEfaTemplate(args.props, isEfaInstanceType)) args.notApplicable("not an EFA launch template");
-        const ifaces = templateInterfaces(args.props);
-        const types = ifaces.map((i) => knownOr(() => i.interfaceType));
-        if (!types.some((t) => EFA_INTERFACE_TYPES.includes(String(t)))) {
-            report(`launch template ${args.name} (instance type ${show(knownOr(() => args.props.instanceType))}): none of its ${ifaces.length} interfaces is efa or efa-only (interfaceType ${show([...new Set(types)])}), so the nodes get no EFA device`);
-        }
-        const seen = new Map<string, number>();
-        ifaces.forEach((i, index) => {
-            const card = knownOr(() => i.networkCardIndex) ?? 0;
-            const device = knownOr(() => i.deviceIndex);
-            const key = `${card}/${device}`;
-            if (seen.has(key)) {
-                report(`launch template ${args.name}: ${interfaceLabel(i, index)} repeats networkCardIndex ${card} / deviceIndex ${device} of networkInterfaces[${seen.get(key)}]`);
-            } else {
-                seen.set(key, index);
-            }
-            if (types[index] === "efa-only" && card === 0 && device === 0) {
-                report(`launch template ${args.name}: ${interfaceLabel(i, index)} is efa-only, which cannot be the primary interface (card 0, device 0)`);
-            }
-            const groups = read(() => list(i.securityGroups));
-            if (groups.known && (groups.value === undefined || groups.value.length === 0)) {
-                report(`launch template ${args.name}: ${interfaceLabel(i, index)} has no securityGroups (${show(groups.value)}); a template with networkInterfaces takes its groups per interface`);
-            }
-        });
-        for (const field of ["vpcSecurityGroupIds", "securityGroupNames"]) {
-            const v = read(() => list(args.props[field]));
-            const set = !v.known || (v.value !== undefined && v.value.length > 0);
-            if (ifaces.length > 0 && set) {
-                report(`launch template ${args.name}: sets ${field} ${v.known ? show(v.value) : "(known after apply)"} together with networkInterfaces; EC2 takes the groups per interface only`);
-            }
-        }
-    },
-};
+}, false, (args, f, nics) => {
+    const list = nics ?? [];
+    for (const n of list) {
+        if (n.groups !== UNKNOWN && (n.groups === undefined || n.groups.length === 0)) f.violation(`${what(args)}: ${nicLabel(n)} has no securityGroups (${show(n.groups)}); a template with networkInterfaces takes its groups per interface`);
+    }
+    for (const field of ["vpcSecurityGroupIds", "securityGroupNames"]) {
+        const v = items(() => args.props[field]);
+        if (list.length > 0 && (v === UNKNOWN || (v !== undefined && v.length > 0))) f.violation(`${what(args)}: sets ${field} ${show(v)} together with networkInterfaces; EC2 takes the groups per interface only`);
+    }
+});
 
-export const awsEfaImdsv2Required: ResourceValidationPolicy = {
+export const awsEfaInterfaceSingleSubnet = efaResource({
+    name: "aws-efa-interface-single-subnet",
+    description: "All interfaces of an EFA launch template are in one subnet.",
+    remediationSteps: "Give every interface the same subnetId (the one node subnet): EFA OS-bypass traffic does not cross subnets.",
+    severity: "high",
+    // source: aws-efa.md §2.3 ("EFA OS-bypass traffic is limited to a single subnet"; PC and PCS templates use one subnet)
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html",
+    enforcementLevel: "mandatory",
+}, false, (args, f, nics) => {
+    const list = nics ?? [];
+    const subnets = [...new Set(list.map((n) => n.subnet).filter((s) => s !== undefined && s !== UNKNOWN))];
+    if (subnets.length > 1) f.violation(`${what(args)}: its interfaces are in ${subnets.length} subnets (${subnets.map(show).join(", ")}); EFA traffic stays within one subnet`);
+    else if (list.some((n) => n.subnet === UNKNOWN) && subnets.length === 1) f.cannotVerify(`some subnets of ${args.name} are not known yet`);
+});
+
+export const awsEfaNoPublicIp = efaResource({
+    name: "aws-efa-no-public-ip",
+    description: "An EFA launch template or instance with more than one network interface does not ask for a public IP.",
+    remediationSteps:
+        "Set associatePublicIpAddress \"false\" (or leave it out), put the nodes in a private subnet with a NAT gateway and reach them " +
+        "through a bastion or SSM; attach an Elastic IP to the primary interface after launch if one is needed.",
+    severity: "high",
+    // source: aws-efa.md §2.2 ("You cannot specify more than one network interface in the request" with AssociatePublicIpAddress)
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_InstanceNetworkInterfaceSpecification.html",
+    enforcementLevel: "mandatory",
+}, true, (args, f, nics) => {
+    if (args.type === TYPES.instance) {
+        const attached = items(() => args.props.networkInterfaces);
+        const count = attached === UNKNOWN || attached === undefined ? 0 : attached.length;
+        const v = get(() => args.props.associatePublicIpAddress);
+        if (v === UNKNOWN && count > 1) f.cannotVerify(`associatePublicIpAddress of ${args.name} is not known yet`);
+        if (count > 1 && (v === true || v === "true")) f.violation(`instance ${args.name}: associatePublicIpAddress ${show(v)} with ${count} network interfaces; EC2 refuses to launch it`);
+        return;
+    }
+    const list = nics ?? [];
+    if (list.length <= 1) return;
+    for (const n of list) {
+        if (n.publicIp === UNKNOWN) f.cannotVerify(`associatePublicIpAddress of ${nicLabel(n)} of ${args.name} is not known yet`);
+        if (n.publicIp === true || n.publicIp === "true") f.violation(`launch template ${args.name}: ${nicLabel(n)} sets associatePublicIpAddress ${show(n.publicIp)} on a template with ${list.length} interfaces; EC2 refuses to launch it`);
+    }
+});
+
+export const awsEfaImdsv2Required = efaResource({
     name: "aws-efa-imdsv2-required",
-    description: "Launch templates and instances require IMDSv2 (metadataOptions.httpTokens \"required\").",
+    description: "EFA launch templates and instances require IMDSv2 (metadataOptions.httpTokens \"required\").",
+    remediationSteps: "Set metadataOptions: { httpEndpoint: \"enabled\", httpTokens: \"required\", httpPutResponseHopLimit: 2 } (2 lets containers on the node reach IMDS).",
+    severity: "medium",
+    // source: the page below (httpTokens required = IMDSv2 only; the provider's default is "optional")
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-IMDS-new-instances.html",
     enforcementLevel: "mandatory",
+}, true, (args, f) => {
+    const tokens = get(() => args.props.metadataOptions?.httpTokens);
+    if (tokens === UNKNOWN) f.cannotVerify(`metadataOptions.httpTokens of ${args.name} is not known yet`);
+    else if (tokens !== "required") f.violation(`${what(args)}: metadataOptions.httpTokens is ${show(tokens)}, not "required"; IMDSv1 stays open to SSRF on a node that holds SSH keys and role credentials`);
+});
+
+export const awsEfaGpudirectInstanceType = efaResource({
+    name: "aws-efa-gpudirect-instance-type",
+    description: "An EFA GPU launch template or instance uses a type with GPUDirect RDMA over EFA, so GPU memory goes to the wire without a copy through the host.",
     remediationSteps:
-        "Set metadataOptions: { httpEndpoint: \"enabled\", httpTokens: \"required\", httpPutResponseHopLimit: 2 } (2 lets containers on " +
-        "the node reach IMDS).",
-    // source: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-IMDS-new-instances.html (httpTokens required = IMDSv2 only)
-    validateResource: (args, report) => {
-        if (args.type !== TYPES.launchTemplate && args.type !== TYPES.instance) args.notApplicable("applies to launch templates and instances");
-        const tokens = knownOr(() => args.props.metadataOptions?.httpTokens);
-        if (tokens !== "required") {
-            const what = args.type === TYPES.launchTemplate ? "launch template" : "instance";
-            report(`${what} ${args.name}: metadataOptions.httpTokens is ${show(tokens)}, not "required"; IMDSv1 stays open to SSRF on a node that holds SSH keys and role credentials`);
-        }
-    },
-};
-
-// ---------------------------------------------------------------------------------------------------------------
-// Placement: cluster placement group, or a capacity block, never both
-
-interface EfaGroup {
-    group: PolicyResource;
-    template: PolicyResource;
-    capacityBlock: boolean;
-    /** the placement group named on the group or the template; "(known after apply)" when set from an unknown output */
-    placementGroup?: string;
-    placementGroupResources: PolicyResource[];
-}
-
-/** Each Auto Scaling group launched from an EFA launch template, with its placement facts. */
-function efaGroups(resources: PolicyResource[]): EfaGroup[] {
-    const templates = resources.filter((r) => r.type === TYPES.launchTemplate && hasEfaInterface(r.props));
-    const out: EfaGroup[] = [];
-    for (const group of resources.filter((r) => r.type === TYPES.autoscalingGroup)) {
-        const id = read(() => group.props.launchTemplate?.id as string | undefined);
-        let template: PolicyResource | undefined;
-        if (id.known) {
-            template = templates.find((t) => id.value !== undefined && knownOr(() => t.props.id) === id.value);
-        } else {
-            const deps = dependenciesOf(group, "launchTemplate", TYPES.launchTemplate);
-            if (deps.length === 0) throw new PreviewUnknown(`the launch template of auto scaling group ${group.name} is unknown and no dependency names it`);
-            template = templates.find((t) => deps.some((d) => d.urn === t.urn));
-        }
-        if (!template) continue;
-        const lt = template;
-        const marketType = knownOr(() => lt.props.instanceMarketOptions?.marketType);
-        const onGroup = read(() => group.props.placementGroup as string | undefined);
-        const onTemplate = read(() => lt.props.placement?.groupName as string | undefined);
-        const named = [onGroup, onTemplate].map((r) => (r.known ? r.value || undefined : "(known after apply)")).find((v) => v !== undefined);
-        out.push({
-            group, template: lt, capacityBlock: marketType === "capacity-block", placementGroup: named,
-            placementGroupResources: dependenciesOf(group, "placementGroup", TYPES.placementGroup),
-        });
-    }
-    return out;
-}
-
-export const awsEfaPlacementCapacityBlock: StackValidationPolicy = {
-    name: "aws-efa-placement-capacity-block",
-    description: "An EFA Auto Scaling group whose launch template targets a Capacity Block has no placement group.",
-    enforcementLevel: "mandatory",
-    remediationSteps:
-        "Remove placementGroup from the Auto Scaling group (and placement.groupName from the launch template): a Capacity Block already " +
-        "places its instances in an EC2 UltraCluster (rdmakit: leave cluster.aws.placementGroup unset with capacityBlock).",
-    // source: aws-efa.md §2.3 (PC PlacementGroupCapacityTypeValidator: a placement group with a Capacity Block can cause
-    // insufficient-capacity errors), §2.5 (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-launch.html)
-    validateStack: (args, report) => {
-        const groups = efaGroups(args.resources);
-        if (groups.length === 0) args.notApplicable("no auto scaling group launches an EFA launch template");
-        for (const g of groups) {
-            if (g.capacityBlock && g.placementGroup !== undefined) {
-                report(`auto scaling group ${g.group.name}: launch template ${g.template.name} targets a Capacity Block (marketType "capacity-block") and the group also sets placement group ${g.placementGroup}`, g.group.urn);
-            }
-        }
-    },
-};
-
-export const awsEfaPlacementGroup: StackValidationPolicy = {
-    name: "aws-efa-placement-group",
-    description: "An EFA Auto Scaling group launches into a cluster placement group, unless its launch template targets a Capacity Block.",
+        "Use a P-series type from p4d on (p4d, p5, p5en, p6-b200, p6-b300). The g-series take EFA but move GPU data through host memory, " +
+        "so multi-node bandwidth stays far below the P-series; set this policy to advisory or disabled if that is intended.",
+    severity: "medium",
+    // source: aws-efa.md §1 (GPUDirect RDMA over EFA only on P-series from p4d; https://github.com/aws/aws-ofi-nccl/issues/547)
+    url: "https://github.com/aws/aws-ofi-nccl/issues/547",
     enforcementLevel: "advisory",
-    remediationSteps:
-        "Create an aws.ec2.PlacementGroup with strategy \"cluster\" and set it as the group's placementGroup (rdmakit does this unless " +
-        "cluster.aws.placementGroup is false), or launch into a Capacity Block.",
-    // source: aws-efa.md §2.3 (PC EfaPlacementGroupValidator: EFA without a placement group is a warning, "better performance
-    // using a placement group"; PC-managed groups use strategy cluster). Advisory: the spec lets a user turn it off.
-    validateStack: (args, report) => {
-        const groups = efaGroups(args.resources);
-        if (groups.length === 0) args.notApplicable("no auto scaling group launches an EFA launch template");
-        for (const g of groups) {
-            if (g.capacityBlock) continue;
-            if (g.placementGroup === undefined) {
-                report(`auto scaling group ${g.group.name} (launch template ${g.template.name}) has no placement group and no Capacity Block, so its EFA nodes may land far apart`, g.group.urn);
-            }
-            for (const pg of g.placementGroupResources) {
-                const strategy = knownOr(() => pg.props.strategy);
-                if (strategy !== "cluster") report(`auto scaling group ${g.group.name}: placement group ${pg.name} has strategy ${show(strategy)}, not "cluster"`, g.group.urn);
-            }
-        }
-    },
-};
+}, true, (args, f) => {
+    const name = get(() => args.props.instanceType as string | undefined);
+    if (name === UNKNOWN) {
+        f.cannotVerify(`the instance type of ${args.name} is not known yet`);
+        return;
+    }
+    const t = typeof name === "string" ? awsInstanceType(name) : undefined;
+    if (!t) args.notApplicable(`instance type ${show(name)} is not a GPU type in rdmakit's catalog`);
+    if (!t!.gpuDirectRdma) f.violation(`${what(args)}: ${t!.name} (${t!.gpu.count} × ${t!.gpu.model}) has no GPUDirect RDMA over EFA (source: ${t!.source})`);
+});

@@ -1,23 +1,25 @@
 /**
- * RoCE fabric rule: the switch configurations the stack pushes and the host settings the stack's Ansible run applies
- * agree, by rules C1–C13 (components/roce/consistency.ts — reused, not re-implemented).
+ * RoCE fabric rules: the switch configurations the stack pushes and the host settings the stack's Ansible run applies
+ * agree, by rules C1–C13 (components/roce/consistency.ts — reused, not re-implemented), each its own policy, plus the
+ * digest every push script checks.
  *
  * Why it works from resources: RoceCluster pushes each switch's rendered text as the `stdin` of one command resource,
  * whose script starts with `# rdmakit RoCE QoS for <switch> (<format>), sha256 <digest>` (components/roce/push.ts);
  * the provisioning command carries the Ansible inventory, and on bare metal every host there has its `roce_host_*`
  * variables and NCCL environment from the QoS plan (components/provision/nodes.ts). Those are exactly the two sides
  * checkConsistency compares. What no resource carries is the spec's own switch facts (the list of host ports and
- * the real cable length), so the two checks that read them (C5 "every host port configured", C4 cable length and
- * buffer profile) are left to RoceCluster, which runs checkConsistency against the spec before it registers anything.
+ * the real cable length), so the two parts that read them (C5 "every host port configured", C4 "cable length
+ * matches the real cable") are left to RoceCluster, which runs checkConsistency against the spec before it registers
+ * anything; the rest of C4 (a lossless buffer profile on the RoCE PG) and C5 (trust DSCP, no link pause) run here.
  */
-import { readAnsibleRunInput } from "../../components/provision/ansible";
-import type { PolicyResource, StackValidationPolicy } from "@pulumi/policy";
+import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import { parse as parseYaml } from "yaml";
-import { checkConsistency, formatViolation, readSwitchView } from "../../components/roce/consistency";
+import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
 import { FORMAT, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
 import type { NetworkOs } from "../../components/roce/spec";
-import { knownOr, TYPES } from "../support";
+import { known, TYPES } from "../support";
+import { stackPolicy } from "./define";
 
 /** The first line of every push script after `set -eu` (components/roce/push.ts switchScript/eosScript). */
 const PUSH_HEADER = /^# rdmakit RoCE QoS for (\S+) \(([a-z_-]+)\), sha256 ([0-9a-f]{64})$/m;
@@ -34,12 +36,12 @@ export function pushedSwitchConfigs(resources: PolicyResource[]): PushedConfig[]
     const out: PushedConfig[] = [];
     for (const r of resources) {
         if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
-        const create = knownOr(() => r.props.create);
+        const create = known(() => r.props.create);
         const m = typeof create === "string" ? PUSH_HEADER.exec(create) : null;
         if (!m) continue;
         const [, name, format, declaredDigest] = m;
         const os = (Object.keys(FORMAT) as NetworkOs[]).find((k) => FORMAT[k].format === format);
-        const text = knownOr(() => r.props.stdin);
+        const text = known(() => r.props.stdin);
         if (!os || typeof text !== "string") continue;
         out.push({
             resource: r, declaredDigest,
@@ -76,11 +78,12 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
     const out: InventoryHosts[] = [];
     for (const r of resources) {
         if (r.type !== TYPES.localCommand) continue;
-        const stdin = knownOr(() => r.props.stdin);
+        const stdin = known(() => r.props.stdin);
         if (typeof stdin !== "string") continue;
         let text: unknown;
         try {
-            text = readAnsibleRunInput(stdin).inventory;
+            // the run input is JSON { inventory, extraVars } (components/provision/ansible.ts readAnsibleRunInput)
+            text = (JSON.parse(stdin) as { inventory?: unknown }).inventory;
         } catch {
             continue; // another command's stdin (validation variables, a switch config)
         }
@@ -99,50 +102,145 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
     return out;
 }
 
-export const roceQosConsistency: StackValidationPolicy = {
-    name: "roce-qos-consistency",
-    description:
-        "The RoCE switch configurations the stack pushes and the host QoS settings its Ansible run applies agree (rules C1–C13), " +
-        "and every pushed text matches the digest its script checks.",
-    enforcementLevel: "mandatory",
-    remediationSteps:
-        "Change cluster.roce.qos (not the rendered files) and let rdmakit render both sides from the one QoS plan; run " +
-        "`rdmakit switch-config --config <stack file>` to see each switch's text and the rule that fails. The rules and their " +
-        "sources are in components/roce/consistency.ts (RULES) and ../shared/research/roce.md §5.",
-    validateStack: (args, report) => {
-        const pushed = pushedSwitchConfigs(args.resources);
-        const inventories = inventoryRoceHosts(args.resources);
-        if (pushed.length === 0 && inventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
+interface RoceView {
+    pushed: PushedConfig[];
+    inventories: InventoryHosts[];
+    violations: Violation[];
+    /** why C1–C13 could not be evaluated, if they could not */
+    unreadable?: string;
+}
 
-        for (const p of pushed) {
-            if (p.config.digest !== p.declaredDigest) {
-                report(`switch push ${p.resource.name}: the stdin text of ${p.config.switch} has sha256 ${p.config.digest} but the script expects ${p.declaredDigest}; the switch would refuse it`, p.resource.urn);
-            }
+/**
+ * checkConsistency over what the stack pushes and provisions, computed once per stack for all fourteen RoCE policies.
+ * The policy server hands each policy its own copy of the resources, so the cache is keyed by the texts themselves
+ * (one entry: the stack being analyzed).
+ */
+let cache: { key: string; view: RoceView } | undefined;
+function roceView(resources: PolicyResource[]): RoceView {
+    // everything the view is read from: the command resources' scripts and stdin
+    const key = JSON.stringify(resources.filter((r) => r.type === TYPES.remoteCommand || r.type === TYPES.localCommand)
+        .map((r) => [r.urn, known(() => r.props.create), known(() => r.props.stdin)]));
+    if (cache?.key === key) return cache.view;
+    const pushed = pushedSwitchConfigs(resources);
+    const inventories = inventoryRoceHosts(resources);
+    // One host list (the provisioning inventory; the same host in two inventories counts once).
+    const hosts = new Map<string, HostPlan>();
+    for (const inv of inventories) for (const h of inv.hosts) if (!hosts.has(h.name)) hosts.set(h.name, h);
+    const hostList = [...hosts.values()];
+    // a pushed text that cannot be read as its format is left to the digest policy (rdmakit never pushes one)
+    const switchViews: ReturnType<typeof readSwitchView>[] = [];
+    const readable = pushed.filter((p) => {
+        try {
+            switchViews.push(readSwitchView(p.config));
+            return true;
+        } catch {
+            return false;
         }
+    });
+    // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
+    const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : switchViews.some((v) => v.mode === "lossless");
+    const first = hostList[0]?.vars;
+    // checkConsistency reads mode, hosts, roce.dscp, cnp.priority and, per switch, hostPorts and cableLengthM (spec
+    // facts no resource carries: an empty port list, and the cable part of C4 is dropped below).
+    const plan = {
+        mode: lossless ? "lossless" : "lossy",
+        hosts: hostList,
+        switches: readable.map((p) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN })),
+        roce: { dscp: first?.roce_host_dscp ?? -1, priority: first?.roce_host_priority ?? -1 },
+        cnp: { dscp: first?.roce_host_cnp_dscp ?? -1, priority: first?.roce_host_cnp_priority ?? -1 },
+    } as unknown as QosPlan;
+    let violations: Violation[] = [];
+    let unreadable: string | undefined;
+    try {
+        violations = checkConsistency(plan, readable.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
+    } catch (e) {
+        // host variables of a shape rdmakit's inventory never has
+        unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
+    }
+    const view = { pushed, inventories, violations, unreadable };
+    cache = { key, view };
+    return view;
+}
 
-        // One host list (the provisioning inventory; the same host in two inventories counts once).
-        const hosts = new Map<string, HostPlan>();
-        for (const inv of inventories) for (const h of inv.hosts) if (!hosts.has(h.name)) hosts.set(h.name, h);
-        const hostList = [...hosts.values()];
-        const views = pushed.map((p) => readSwitchView(p.config));
-        // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
-        const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : views.some((v) => v.mode === "lossless");
-        const first = hostList[0]?.vars;
-        // checkConsistency reads mode, hosts, switches (only to look up spec facts by name), roce.dscp and cnp.priority;
-        // the rest of a QosPlan is what the renderers used and is not in any resource.
-        const plan = {
-            mode: lossless ? "lossless" : "lossy",
-            hosts: hostList,
-            switches: [],
-            roce: { dscp: first?.roce_host_dscp ?? -1, priority: first?.roce_host_priority ?? -1 },
-            cnp: { dscp: first?.roce_host_cnp_dscp ?? -1, priority: first?.roce_host_cnp_priority ?? -1 },
-        } as unknown as QosPlan;
+function applicable(args: StackValidationArgs): RoceView {
+    const v = roceView(args.resources);
+    if (v.pushed.length === 0 && v.inventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
+    return v;
+}
 
+/**
+ * C1–C13 and their sources: components/roce/consistency.ts RULES and shared/research/roce.md §5; the page below is
+ * the Cumulus Linux RoCE QoS reference those rules start from (roce.md "CL-RoCE").
+ */
+const ROCE_URL = "https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-512/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE/";
+
+const REMEDIATION =
+    "Change cluster.roce.qos (not the rendered files) and let rdmakit render both sides from the one QoS plan; " +
+    "`rdmakit switch-config --config <stack file>` shows each switch's text and the rule that fails.";
+
+const SLUG: Record<RuleId, [string, "critical" | "high" | "medium"]> = {
+    C1: ["dscp-lossless-queue", "critical"],
+    C2: ["pfc-priority", "critical"],
+    C3: ["single-lossless-priority", "high"],
+    C4: ["lossless-buffer", "high"],
+    C5: ["trust-dscp", "high"],
+    C6: ["cnp-strict-queue", "high"],
+    C7: ["ecn-dcqcn", "high"],
+    C8: ["ect0-traffic-class", "medium"],
+    C9: ["mtu", "high"],
+    C10: ["gid-index", "high"],
+    C11: ["pfc-watchdog", "medium"],
+    C12: ["mode-agreement", "critical"],
+    C13: ["nccl-interfaces", "high"],
+};
+
+function rulePolicy(id: RuleId) {
+    const [slug, severity] = SLUG[id];
+    return stackPolicy({
+        name: `roce-qos-${id.toLowerCase()}-${slug}`,
+        description: `RoCE host and switch settings agree on ${id}: ${RULES[id]}.`,
+        remediationSteps: REMEDIATION,
+        severity,
+        url: ROCE_URL,
+        enforcementLevel: "mandatory",
+    }, (args, f) => {
+        const { pushed, inventories, violations, unreadable } = applicable(args);
+        if (unreadable) f.cannotVerify(unreadable);
         const bySwitch = new Map(pushed.map((p) => [p.config.switch, p.resource]));
         const hostSource = inventories[0]?.resource;
-        for (const v of checkConsistency(plan, pushed.map((p) => p.config))) {
+        for (const v of violations.filter((x) => x.rule === id)) {
             const on = v.devices.map((d) => bySwitch.get(d.split(":")[0])).find((r) => r !== undefined) ?? hostSource;
-            report(`${formatViolation(v)} (values ${JSON.stringify(v.values)}; checked on ${on ? on.name : "the stack"})`, on?.urn);
+            f.violation(`${formatViolation(v)} (values ${JSON.stringify(v.values)}; checked on ${on ? on.name : "the stack"})`, on?.urn);
         }
-    },
-};
+    });
+}
+
+export const roceQosC1 = rulePolicy("C1");
+export const roceQosC2 = rulePolicy("C2");
+export const roceQosC3 = rulePolicy("C3");
+export const roceQosC4 = rulePolicy("C4");
+export const roceQosC5 = rulePolicy("C5");
+export const roceQosC6 = rulePolicy("C6");
+export const roceQosC7 = rulePolicy("C7");
+export const roceQosC8 = rulePolicy("C8");
+export const roceQosC9 = rulePolicy("C9");
+export const roceQosC10 = rulePolicy("C10");
+export const roceQosC11 = rulePolicy("C11");
+export const roceQosC12 = rulePolicy("C12");
+export const roceQosC13 = rulePolicy("C13");
+
+export const roceSwitchConfigDigest = stackPolicy({
+    name: "roce-switch-config-digest",
+    description: "Every switch configuration the stack pushes matches the sha256 its push script checks, so the switch takes the text that was rendered.",
+    remediationSteps: "Do not edit a pushed text by hand: change cluster.roce.qos and let rdmakit render the text and its digest together.",
+    severity: "high",
+    // the push script checks `sha256sum` of its stdin before the switch takes it (components/roce/push.ts)
+    url: "https://man7.org/linux/man-pages/man1/sha256sum.1.html",
+    enforcementLevel: "mandatory",
+}, (args, f) => {
+    for (const p of applicable(args).pushed) {
+        if (p.config.digest !== p.declaredDigest) {
+            f.violation(`switch push ${p.resource.name}: the stdin text of ${p.config.switch} has sha256 ${p.config.digest} but the script expects ${p.declaredDigest}; the switch would refuse it`, p.resource.urn);
+        }
+    }
+});

@@ -8,6 +8,10 @@
 #   testhost.sh up <cache-dir> <run-dir> <name> <port> <pubkey> [<address>]
 #                                                                unpack, configure sshd on <address>:<port> (default
 #                                                                127.0.0.1), boot; wait for ssh; print pid
+#                                                                with RDMAKIT_TESTHOST_PREPARE=<cmd> set, runs `<cmd> <tree>`
+#                                                                after unpacking and before the boot (image-state.sh)
+#   testhost.sh restart <run-dir> <name> <port> [<address>]      power the container off cleanly and boot the same tree
+#                                                                again (a reboot); wait for ssh; print pid
 #   testhost.sh down <run-dir> <name>                            stop the container (kill its nspawn process), remove the tree
 set -euo pipefail
 
@@ -59,9 +63,19 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 EOF
     echo "$name" >"$root/etc/hostname"
+    if [ -n "${RDMAKIT_TESTHOST_PREPARE:-}" ]; then
+        # shellcheck disable=SC2086
+        $RDMAKIT_TESTHOST_PREPARE "$root" >"$run/$name.prepare.log" 2>&1 || die "preparing $name failed; see $run/$name.prepare.log"
+    fi
+    boot "$run" "$name" "$port" "$address"
+}
+
+# boot <run-dir> <name> <port> <address>: start the container on its tree and wait for its sshd
+boot() {
+    local run=$1 name=$2 port=$3 address=$4 root="$1/$2"
     # Host network (no --private-network): the address/port pair tells the hosts apart (all of 127.0.0.0/8 is local).
     setsid systemd-nspawn --register=no --keep-unit --console=passive -b -M "$name" -D "$root" \
-        >"$run/$name.console.log" 2>&1 </dev/null &
+        >>"$run/$name.console.log" 2>&1 </dev/null &
     local pid=$!
     echo "$pid" >"$run/$name.pid"
     local i
@@ -75,8 +89,8 @@ EOF
     die "sshd of $name did not listen on $address:$port within 60 s; see $run/$name.console.log"
 }
 
-cmd_down() {
-    local run=$1 name=$2 pidfile="$1/$2.pid"
+stop() {
+    local pidfile="$1/$2.pid"
     if [ -s "$pidfile" ]; then
         local pid; pid=$(cat "$pidfile")
         # SIGTERM asks nspawn to power the container off cleanly; SIGKILL if it does not stop in 15 s.
@@ -88,12 +102,25 @@ cmd_down() {
         fi
         rm -f "$pidfile"
     fi
+}
+
+cmd_restart() {
+    local run=$1 name=$2 port=$3 address=${4:-127.0.0.1}
+    [ -d "$run/$name" ] || die "no tree $run/$name to boot again"
+    stop "$run" "$name"
+    boot "$run" "$name" "$port" "$address"
+}
+
+cmd_down() {
+    local run=$1 name=$2
+    stop "$run" "$name"
     rm -rf "${run:?}/${name:?}"
 }
 
 case "${1:-}" in
     base) [ $# -eq 2 ] || die "usage: base <cache-dir>"; cmd_base "$2" ;;
     up) [ $# -eq 6 ] || [ $# -eq 7 ] || die "usage: up <cache-dir> <run-dir> <name> <port> <pubkey> [<address>]"; shift; cmd_up "$@" ;;
+    restart) [ $# -eq 4 ] || [ $# -eq 5 ] || die "usage: restart <run-dir> <name> <port> [<address>]"; shift; cmd_restart "$@" ;;
     down) [ $# -eq 3 ] || die "usage: down <run-dir> <name>"; cmd_down "$2" "$3" ;;
-    *) die "usage: testhost.sh base|up|down ..." ;;
+    *) die "usage: testhost.sh base|up|restart|down ..." ;;
 esac

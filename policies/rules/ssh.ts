@@ -1,0 +1,230 @@
+/**
+ * Cross-cutting: SSH (TCP 22) into RDMA nodes is not open to the Internet. Read from the security groups of EFA
+ * launch templates and instances (inline rules, aws.vpc.SecurityGroupIngressRule, aws.ec2.SecurityGroupRule) and the
+ * network security groups of InfiniBand scale sets and VMs (on their NIC or subnet; inline securityRules and
+ * azure-native:network:SecurityRule, in priority order with Deny rules taken into account). "Open" is any set of
+ * ranges that together admit every public address of a family, not only 0.0.0.0/0 or ::/0.
+ */
+import type { PolicyResource } from "@pulumi/policy";
+import type { Findings } from "../support";
+import { dependenciesOf, get, items, known, knownItems, resolveRefs, TYPES, UNKNOWN } from "../support";
+import { DEFAULT_FAMILIES, efaNodes, instanceEnis, nicGroups, templateNics } from "./aws-model";
+import { DEFAULT_SIZES, ibNodes, nicConfigs, referencedNics } from "./azure-model";
+import { add, coversInternet, empty, EVERYTHING, formatInterval, fromRanges, isEmpty, parseRange, publicOutside, subtract, union, type RangeSet } from "./cidr";
+import { stackPolicy } from "./define";
+
+const SSH = 22;
+
+interface SshConfig {
+    instanceFamilies: string[];
+    vmSizes: string[];
+    allowedSshPrefixes: string[];
+}
+
+const addAll = (set: RangeSet, texts: unknown[]) => {
+    for (const t of texts) {
+        const r = typeof t === "string" ? parseRange(t) : undefined;
+        if (r) add(set, r.family, r.interval);
+    }
+};
+
+/** Whether an AWS rule's protocol and port range include TCP 22. */
+function awsAdmitsSsh(protocol: unknown, from: unknown, to: unknown): boolean {
+    const p = String(protocol).toLowerCase();
+    if (p === "-1" || p === "all") return true;
+    if (p !== "tcp" && p !== "6") return false;
+    return typeof from === "number" && typeof to === "number" && from <= SSH && SSH <= to;
+}
+
+/** The sources a security group admits on TCP 22; unknown rule values are noted. */
+function awsSshSources(sg: PolicyResource, resources: PolicyResource[], note: (s: string) => void): RangeSet {
+    const set = empty();
+    const inline = items(() => sg.props.ingress);
+    if (inline === UNKNOWN) note(`the inline ingress rules of security group ${sg.name} are not known yet`);
+    for (const r of knownItems(() => sg.props.ingress) as Record<string, any>[]) {
+        const p = get(() => r.protocol);
+        const from = get(() => r.fromPort);
+        const to = get(() => r.toPort);
+        if ([p, from, to].includes(UNKNOWN)) {
+            note(`an inline ingress rule of security group ${sg.name} is not known yet`);
+            continue;
+        }
+        if (!awsAdmitsSsh(p, from, to)) continue;
+        addAll(set, [...knownItems(() => r.cidrBlocks), ...knownItems(() => r.ipv6CidrBlocks)]);
+    }
+    for (const r of resources) {
+        const separate = r.type === TYPES.ingressRule;
+        if (!separate && !(r.type === TYPES.securityGroupRule && known(() => r.props.type) === "ingress")) continue;
+        const target = get(() => r.props.securityGroupId);
+        const mine = target === UNKNOWN ? dependenciesOf(r, "securityGroupId", TYPES.securityGroup).some((d) => d.urn === sg.urn) : target === known(() => sg.props.id) || dependenciesOf(r, "securityGroupId", TYPES.securityGroup).some((d) => d.urn === sg.urn);
+        if (!mine) continue;
+        const p = get(() => (separate ? r.props.ipProtocol : r.props.protocol));
+        const from = get(() => r.props.fromPort);
+        const to = get(() => r.props.toPort);
+        const all = String(p) === "-1";
+        if (p === UNKNOWN || (!all && (from === UNKNOWN || to === UNKNOWN))) {
+            note(`the protocol or ports of rule ${r.name} are not known yet`);
+            continue;
+        }
+        if (!awsAdmitsSsh(p, from, to)) continue;
+        const sources = separate ? [get(() => r.props.cidrIpv4), get(() => r.props.cidrIpv6)] : [...knownItems(() => r.props.cidrBlocks), ...knownItems(() => r.props.ipv6CidrBlocks)];
+        if (sources.includes(UNKNOWN)) note(`the source range of rule ${r.name} is not known yet`);
+        addAll(set, sources);
+    }
+    return set;
+}
+
+/** Azure port ranges ("22", "*", "20-30") → whether one includes 22. */
+function azurePortsInclude(ranges: unknown[]): boolean {
+    return ranges.some((r) => {
+        if (r === "*") return true;
+        const m = /^(\d+)(?:-(\d+))?$/.exec(String(r).trim());
+        return m !== null && Number(m[1]) <= SSH && SSH <= Number(m[2] ?? m[1]);
+    });
+}
+
+/** Azure source prefixes → a range set; "*", "Any" and "Internet" mean every address (Azure service tags). */
+function azureSources(prefixes: unknown[]): RangeSet {
+    const set = empty();
+    for (const p of prefixes) {
+        if (typeof p !== "string") continue;
+        // source: https://learn.microsoft.com/azure/virtual-network/service-tags-overview ("Internet": the address space outside the virtual network reachable by the public Internet)
+        if (p === "*" || /^(any|internet)$/i.test(p)) return union(set, EVERYTHING);
+        addAll(set, [p]);
+    }
+    return set;
+}
+
+/** What an NSG admits on TCP 22 from inbound rules in priority order (a Deny before an Allow takes its sources out). */
+function nsgSshSources(nsg: PolicyResource, resources: PolicyResource[], note: (s: string) => void): RangeSet {
+    const rules: Record<string, any>[] = [...knownItems(() => nsg.props.securityRules) as Record<string, any>[]];
+    if (items(() => nsg.props.securityRules) === UNKNOWN) note(`the rules of network security group ${nsg.name} are not known yet`);
+    for (const r of resources) {
+        if (r.type !== TYPES.nsgRule) continue;
+        const name = get(() => r.props.networkSecurityGroupName);
+        const mine = dependenciesOf(r, "networkSecurityGroupName", TYPES.nsg).some((d) => d.urn === nsg.urn)
+            || (typeof name === "string" && (name === known(() => nsg.props.networkSecurityGroupName) || name === known(() => nsg.props.name)));
+        if (mine) rules.push(r.props);
+        else if (name === UNKNOWN && dependenciesOf(r, "networkSecurityGroupName", TYPES.nsg).length === 0) note(`the network security group of rule ${r.name} is not known yet`);
+    }
+    const read = rules.map((r) => ({
+        priority: get(() => r.priority), direction: get(() => r.direction), access: get(() => r.access), protocol: get(() => r.protocol),
+        ports: [get(() => r.destinationPortRange), ...knownItems(() => r.destinationPortRanges)].filter((x) => x !== undefined),
+        sources: [get(() => r.sourceAddressPrefix), ...knownItems(() => r.sourceAddressPrefixes)].filter((x) => x !== undefined),
+    }));
+    let denied = empty();
+    let allowed = empty();
+    for (const r of read.sort((a, b) => Number(a.priority) - Number(b.priority))) {
+        if (r.direction !== UNKNOWN && String(r.direction).toLowerCase() !== "inbound") continue;
+        if ([r.priority, r.direction, r.access, r.protocol, ...r.ports, ...r.sources].includes(UNKNOWN)) {
+            note(`an inbound rule of network security group ${nsg.name} is not known yet`);
+            continue;
+        }
+        if (!["tcp", "*"].includes(String(r.protocol).toLowerCase()) || !azurePortsInclude(r.ports)) continue;
+        const sources = azureSources(r.sources);
+        if (String(r.access).toLowerCase() === "deny") denied = union(denied, sources);
+        else allowed = union(allowed, subtract(sources, denied));
+    }
+    return allowed;
+}
+
+/** The AWS security groups of the EFA nodes. */
+function awsGroups(resources: PolicyResource[], families: string[], note: (s: string) => void): PolicyResource[] {
+    const { nodes, unknown } = efaNodes(resources, families);
+    unknown.forEach(note);
+    const sgs = resources.filter((r) => r.type === TYPES.securityGroup);
+    const out = new Set<PolicyResource>();
+    const take = (r: { found: PolicyResource[]; outside: string[]; untraced: boolean }, of: string) => {
+        r.found.forEach((g) => out.add(g));
+        r.outside.forEach((id) => note(`security group ${id} of ${of} is not in this stack, so its rules cannot be read`));
+        if (r.untraced) note(`the security groups of ${of} are not known yet`);
+    };
+    for (const n of nodes) {
+        const byId = (property: string) => resolveRefs(n, property, TYPES.securityGroup, items(() => n.props[property]) ?? [], sgs, (c, v) => known(() => c.props.id) === v);
+        if (n.type === TYPES.launchTemplate) {
+            const nics = templateNics(n.props);
+            if (nics === UNKNOWN) note(`the network interfaces of launch template ${n.name} are not known yet`);
+            else nics.forEach((nic) => take(nicGroups(n, nic, resources), `launch template ${n.name}`));
+        } else {
+            for (const e of instanceEnis(n, resources)) take(resolveRefs(e, "securityGroups", TYPES.securityGroup, items(() => e.props.securityGroups) ?? [], sgs, (c, v) => known(() => c.props.id) === v), `network interface ${e.name}`);
+        }
+        take(byId("vpcSecurityGroupIds"), `${n.name}`);
+    }
+    return [...out];
+}
+
+/** The Azure NSGs of the InfiniBand nodes: on their NIC configurations, referenced NICs, or subnets. */
+function azureGroups(resources: PolicyResource[], sizes: string[], note: (s: string) => void): PolicyResource[] {
+    const { nodes, unknown } = ibNodes(resources, sizes);
+    unknown.forEach(note);
+    const nsgs = resources.filter((r) => r.type === TYPES.nsg);
+    const out = new Set<PolicyResource>();
+    const byRef = (holder: PolicyResource, ref: unknown, of: string) => {
+        if (ref === undefined) return;
+        const deps = Object.values(holder.propertyDependencies).flat().filter((d) => d.type === TYPES.nsg);
+        if (ref === UNKNOWN) {
+            if (deps.length === 0) note(`the network security group of ${of} is not known yet`);
+            deps.forEach((d) => out.add(d));
+            return;
+        }
+        const n = nsgs.find((x) => known(() => x.props.id) === ref);
+        if (n) out.add(n);
+        else if (deps.length > 0) deps.forEach((d) => out.add(d));
+        else note(`network security group ${String(ref)} of ${of} is not in this stack, so its rules cannot be read`);
+    };
+    for (const node of nodes) {
+        const configs = nicConfigs(node);
+        configs.forEach((c) => byRef(node.r, get(() => c.networkSecurityGroup?.id), `${node.kind} ${node.r.name}`));
+        if (node.r.type === TYPES.virtualMachine) {
+            const nics = referencedNics(node.r, resources);
+            nics.found.forEach((n) => byRef(n, get(() => n.props.networkSecurityGroup?.id), `network interface ${n.name}`));
+        }
+        // subnet NSGs: the subnets the nodes' NICs are in, when they are in this stack
+        for (const s of resources.filter((r) => r.type === TYPES.subnet)) {
+            const used = Object.values(node.r.propertyDependencies).flat().includes(s);
+            if (used) byRef(s, get(() => s.props.networkSecurityGroup?.id), `subnet ${s.name}`);
+        }
+    }
+    return [...out];
+}
+
+export const rdmaSshNotOpenToInternet = stackPolicy<SshConfig>({
+    name: "rdma-ssh-not-open-to-internet",
+    description: "No security group or network security group of an RDMA node (EFA or InfiniBand) admits SSH from the whole Internet, by 0.0.0.0/0 or by any set of ranges that adds up to it; with allowedSshPrefixes set, no public source outside them.",
+    remediationSteps:
+        "Admit SSH only from your office or VPN ranges (rdmakit: cluster.ssh.allowedCidrs) or through a bastion / SSM; list the " +
+        "public ranges you accept in this policy's allowedSshPrefixes to have anything else reported.",
+    severity: "critical",
+    url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/security-group-rules-reference.html",
+    enforcementLevel: "mandatory",
+    configSchema: {
+        properties: {
+            instanceFamilies: { type: "array", items: { type: "string" }, default: DEFAULT_FAMILIES, description: "As for the aws-efa-* policies." },
+            vmSizes: { type: "array", items: { type: "string" }, default: DEFAULT_SIZES, description: "As for the azure-ib-* policies." },
+            allowedSshPrefixes: {
+                type: "array", items: { type: "string" }, default: [],
+                description: "Public CIDR ranges SSH may come from. Empty: only an opening to the whole Internet is reported.",
+            },
+        },
+    },
+}, (args, f: Findings, config) => {
+    const note = (s: string) => f.cannotVerify(s);
+    const groups = [...awsGroups(args.resources, config.instanceFamilies, note), ...azureGroups(args.resources, config.vmSizes, note)];
+    const { nodes: efa } = efaNodes(args.resources, config.instanceFamilies);
+    const { nodes: ib } = ibNodes(args.resources, config.vmSizes);
+    if (efa.length === 0 && ib.length === 0 && groups.length === 0) args.notApplicable("no EFA or InfiniBand node in this stack");
+    const allowed = fromRanges(config.allowedSshPrefixes);
+    for (const g of groups) {
+        const sources = g.type === TYPES.nsg ? nsgSshSources(g, args.resources, note) : awsSshSources(g, args.resources, note);
+        const what = g.type === TYPES.nsg ? "network security group" : "security group";
+        const open = coversInternet(sources);
+        if (open.length > 0) {
+            f.violation(`${what} ${g.name} admits SSH (TCP 22) from the whole ${open.map((x) => `IPv${x}`).join(" and ")} Internet (${[...sources[4].map((i) => formatInterval(4, i)), ...sources[6].map((i) => formatInterval(6, i))].join(", ")})`, g.urn);
+            continue;
+        }
+        if (config.allowedSshPrefixes.length > 0) {
+            const outside = publicOutside(sources, allowed);
+            if (!isEmpty(outside)) f.violation(`${what} ${g.name} admits SSH from public addresses outside allowedSshPrefixes: ${[...outside[4].map((i) => formatInterval(4, i)), ...outside[6].map((i) => formatInterval(6, i))].join(", ")}`, g.urn);
+        }
+    }
+});

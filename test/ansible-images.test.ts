@@ -1,0 +1,187 @@
+// site.yml on test hosts that carry the published state of the two images the kit boots by default
+// (test/hosts/image-state.sh): a DLAMI-like host (driver 595.91.07 stand-in, CUDA 12.8-13.2 with a per-CUDA NCCL, EFA
+// installer 1.50.0 with aws-ofi-nccl's ld.so.conf entry, Fabric Manager 595.91.07 held) planned as a p5.48xlarge, and an
+// ubuntu-hpc-like host (DOCA ofed_info, driver 580.126.16 through the pinning package, Fabric Manager and libnccl2
+// 2.30.4-1+cuda13.0 held, CUDA 13.0, sku-customizations.service rewriting /etc/nccl.conf at boot) planned as an
+// ND H100 v5. Both boot at once (nspawn, test/hosts/testhost.sh) and run at once. What must hold: the image's stack is
+// reused and untouched (no downgrade, no removal, no second driver), the run reports each component as reused, the kit's
+// NCCL settings survive a reboot of the host, and the second run reports changed=0. The package sets the roles would
+// install on a plain host are resolved with `apt-get install -s` against the local repository with the vendors' names.
+// Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { freePort } from "./fixtures/ports";
+import { renderInventory } from "../components/provision/inventory";
+import { inventoryHosts } from "../components/provision/nodes";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { parseAnsibleLog } from "../components/provision/summarise";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, "..");
+const CACHE = path.join(ROOT, ".testhosts");
+const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
+const SKIP = process.env.RDMAKIT_SKIP_HOST_TESTS === "1";
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0ZXN0a2V5Zm9ycmRtYWtpdHRlc3RzMDEyMzQ1Njc4OQ rdmakit-test";
+
+function ansiblePlaybook(args: string[], env: NodeJS.ProcessEnv): Promise<{ rc: number; output: string }> {
+    return new Promise((resolve) => {
+        const child = spawn("ansible-playbook", args, { cwd: ROOT, env });
+        let output = "";
+        child.stdout.on("data", (d) => { output += d; });
+        child.stderr.on("data", (d) => { output += d; });
+        child.on("close", (rc) => resolve({ rc: rc ?? -1, output }));
+    });
+}
+
+/** "<selection> <status> <version>" of every package dpkg knows in a tree, by name. */
+function dpkgState(rootDir: string): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const block of fs.readFileSync(path.join(rootDir, "var/lib/dpkg/status"), "utf8").split("\n\n")) {
+        const field = (name: string): string => (new RegExp(`^${name}: (.*)$`, "m").exec(block)?.[1] ?? "");
+        if (field("Package")) out.set(field("Package"), `${field("Status")} ${field("Version")}`);
+    }
+    return out;
+}
+
+const STACK_PACKAGES = ["nvidia-open", "nvidia-driver-pinning-580.126.16", "nvidia-fabricmanager", "libnvidia-nscq", "libnccl2", "libnccl-dev", "cuda-toolkit-13-0"];
+
+test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack, survives a reboot, then changes nothing",
+    { skip: SKIP ? "RDMAKIT_SKIP_HOST_TESTS=1" : false, timeout: 15 * 60_000 }, async (t) => {
+        fs.mkdirSync(CACHE, { recursive: true });
+        const runDir = fs.mkdtempSync(path.join(CACHE, "img-"));
+        const hosts = [
+            { name: "dlami", kind: "dlami", address: "127.0.0.21", port: await freePort() },
+            { name: "hpc", kind: "ubuntu-hpc", address: "127.0.0.22", port: await freePort() },
+        ];
+        let http: ChildProcess | undefined;
+        t.after(async () => {
+            http?.kill("SIGTERM");
+            await Promise.all(hosts.map((h) => run(HARNESS, ["down", runDir, h.name]).catch(() => undefined)));
+            fs.rmSync(runDir, { recursive: true, force: true });
+        });
+
+        const key = path.join(runDir, "id_ed25519");
+        await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-test", "-f", key]);
+        await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 });
+        const repoPort = await freePort();
+        const repoBase = `http://127.0.0.1:${repoPort}/compute/cuda/repos`;
+        const repoDir = path.join(runDir, "cudarepo");
+        await run(path.join(ROOT, "test", "hosts", "local-cuda-repo.sh"), [repoDir, repoBase]);
+        http = spawn("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(repoPort), "--directory", path.join(repoDir, "www")], { stdio: "ignore" });
+        for (let i = 0; i < 50; i++) {
+            if (await new Promise<boolean>((r) => { const s = net.connect(repoPort, "127.0.0.1", () => { s.end(); r(true); }); s.on("error", () => r(false)); })) break;
+            await new Promise((r) => setTimeout(r, 100));
+        }
+        await Promise.all(hosts.map((h) => run(HARNESS, ["up", CACHE, runDir, h.name, String(h.port), `${key}.pub`, h.address],
+            { env: { ...process.env, RDMAKIT_TESTHOST_PREPARE: `${path.join(ROOT, "test", "hosts", "image-state.sh")} ${repoDir} ${h.kind}` } })));
+        const before = new Map(hosts.map((h) => [h.name, dpkgState(path.join(runDir, h.name))]));
+
+        // The clusters as users write them, defaults only: the plan reads each image's manifest.
+        const common = { name: "img", nodes: 1, ssh: { allowedCidrs: ["127.0.0.0/8"], publicKey: KEY } };
+        const plans = {
+            dlami: planCluster(parseClusterSpec({ ...common, fabric: "aws-efa", aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" } })),
+            hpc: planCluster(parseClusterSpec({ ...common, fabric: "azure-ib", azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } })),
+        };
+        for (const p of Object.values(plans)) {
+            for (const c of ["driver", "cuda", "nccl"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
+        }
+        const fingerprint = fs.readFileSync(path.join(repoDir, "key-fingerprint"), "utf8").trim();
+        const inventories = hosts.map((h) => {
+            const plan = plans[h.name as keyof typeof plans];
+            const file = path.join(runDir, `${h.name}.yml`);
+            fs.writeFileSync(file, renderInventory({
+                hosts: inventoryHosts(plan, [h.address]).map((x) => ({ ...x, name: h.name, user: "root", port: h.port })),
+                vars: { ...plan.ansibleVars, rdmakit_require_hardware: false, cuda_repo_base: repoBase, cuda_repo_key_fingerprint: fingerprint },
+                knownHostsFile: path.join(runDir, "known_hosts"),
+                privateKeyFile: key,
+            }));
+            return file;
+        });
+        const env = { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1", ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(runDir, "cp") };
+        const siteOnAll = async (label: string) => {
+            const rs = await Promise.all(inventories.map((inv) => ansiblePlaybook(["-i", inv, "playbooks/site.yml"], env)));
+            rs.forEach((r, i) => fs.writeFileSync(path.join(CACHE, `last-${label}-${hosts[i].name}.log`), r.output));
+            rs.forEach((r, i) => assert.equal(r.rc, 0, `${hosts[i].name} ${label} failed (log .testhosts/last-${label}-${hosts[i].name}.log):\n${r.output.slice(-3000)}`));
+            return rs;
+        };
+
+        await t.test("run 1 reuses the image's stack and reports it", async () => {
+            const [dl, hpc] = await siteOnAll("image-run1");
+            assert.ok(dl.output.includes("rdmakit software on dlami: driver 595.91.07 (reused); fabricManager 595.91.07 (reused); efa 1.50.0 (reused); cuda 13.2 (reused); nccl 2.27.7 (reused)"), dl.output.slice(-3000));
+            assert.ok(hpc.output.includes("rdmakit software on hpc: ofed OFED-internal-25.10-1.7.1: (reused); driver 580.126.16 (reused); fabricManager 580.126.16 (reused)"), hpc.output.slice(-3000));
+            assert.match(hpc.output, /cuda 13\.0 \(reused\); nccl 2\.30\.4-1 \(reused\)/);
+        });
+
+        await t.test("the image's packages and files are untouched: no downgrade, no removal, no second driver", () => {
+            for (const h of hosts) {
+                const root = path.join(runDir, h.name);
+                const after = dpkgState(root);
+                for (const pkg of STACK_PACKAGES) assert.equal(after.get(pkg), before.get(h.name)!.get(pkg), `${h.name}: ${pkg} moved`);
+                // nothing of another driver or NCCL was added beside the image's
+                for (const pkg of ["nvidia-open", "nvidia-driver-pinning-580.126.16", "cuda-toolkit-13-0", "libnccl2"]) {
+                    if (!before.get(h.name)!.has(pkg)) assert.equal(after.get(pkg), undefined, `${h.name}: ${pkg} installed beside the image's stack`);
+                }
+                assert.ok(!fs.existsSync(path.join(root, "etc/apt/preferences.d/rdmakit-nccl")), `${h.name}: an NCCL pin was written over the image's NCCL`);
+            }
+            const hpc = path.join(runDir, "hpc");
+            assert.equal(dpkgState(hpc).get("libnccl2"), "hold ok installed 2.30.4-1+cuda13.0");
+            assert.ok(fs.existsSync(path.join(hpc, "usr/bin/ofed_info")) && fs.existsSync(path.join(hpc, "opt/nccl-tests/build/all_reduce_perf")), "image files removed");
+            assert.ok(!fs.existsSync(path.join(hpc, "etc/apt/sources.list.d/rdmakit-doca.list")), "DOCA repository added over the image's OFED");
+            const dl = path.join(runDir, "dlami");
+            assert.match(fs.readFileSync(path.join(dl, "opt/amazon/efa_installed_packages"), "utf8"), /# EFA installer version: 1\.50\.0/);
+            assert.ok(!fs.existsSync(path.join(dl, "var/cache/rdmakit/efa")), "the EFA installer was downloaded over the image's");
+            assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dl, "etc/rdmakit/software.json"), "utf8")).efa, { version: "1.50.0", action: "reused" });
+        });
+
+        await t.test("the kit's NCCL settings survive a reboot that runs the image's sku-customizations.service", async () => {
+            const kit = fs.readFileSync(path.join(runDir, "hpc", "etc/rdmakit/nccl.conf"), "utf8");
+            assert.match(kit, /^NCCL_IB_HCA=mlx5_ib$/m);
+            await Promise.all(hosts.map((h) => run(HARNESS, ["restart", runDir, h.name, String(h.port), h.address])));
+            // sku-customizations.service ran at this boot (the image's content is in its log of units) and ours after it
+            const ours = spawnSync("chroot", [path.join(runDir, "hpc"), "systemctl", "is-enabled", "rdmakit-nccl-conf.service"], { encoding: "utf8" });
+            assert.equal(ours.stdout.trim(), "enabled");
+            let now = "";
+            for (let i = 0; i < 40 && now !== kit; i++) {
+                await new Promise((r) => setTimeout(r, 250));
+                now = fs.readFileSync(path.join(runDir, "hpc", "etc/nccl.conf"), "utf8");
+            }
+            assert.equal(now, kit, "after the reboot /etc/nccl.conf is not the kit's");
+            for (const h of hosts) assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/systemd/system/apt-daily.timer")), `${h.name}: apt-daily.timer left masked`);
+        });
+
+        await t.test("run 2 after the reboot reports changed=0 on both hosts", async () => {
+            const rs = await siteOnAll("image-run2");
+            rs.forEach((r, i) => {
+                const recap = parseAnsibleLog(r.output).recap;
+                assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],
+                    `second run changed something:\n${r.output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
+            });
+        });
+
+        await t.test("the package sets the roles install on a plain host resolve against the vendors' names", () => {
+            const sim = (host: string, pkgs: string[]) => spawnSync("chroot", [path.join(runDir, host), "apt-get", "install", "-s", "-q", ...pkgs], { encoding: "utf8" });
+            // the driver with its pinning package, NVLSM, the toolkit and the NCCL pair of the plan's defaults
+            // (catalog/software.ts), named as playbooks/roles/nvidia_driver/vars and nccl/vars name them; on the DLAMI-like
+            // host, which has none of them as packages
+            const plain = sim("dlami", ["nvidia-driver-pinning-580.126.16", "nvidia-open=580.126.16-1", "nvlsm", "cuda-toolkit-13-0",
+                "libnccl2=2.28.9-1+cuda13.0", "libnccl-dev=2.28.9-1+cuda13.0"]);
+            assert.equal(plain.status, 0, plain.stdout + plain.stderr);
+            // Fabric Manager and its library at the driver's exact version (what the ubuntu-hpc-like host holds)
+            const fm = sim("hpc", ["nvidia-fabricmanager=580.126.16-1", "libnvidia-nscq=580.126.16-1"]);
+            assert.equal(fm.status, 0, fm.stdout + fm.stderr);
+            // the old default pair cannot be installed: no such build
+            const impossible = sim("dlami", ["libnccl2=2.23.4-1+cuda13.0"]);
+            assert.notEqual(impossible.status, 0);
+            assert.match(impossible.stderr, /Version '2\.23\.4-1\+cuda13\.0' for 'libnccl2' was not found/);
+            // a held package of the image that a install would move is caught
+            const moved = sim("hpc", ["-y", "libnccl2=2.30.4-1+cuda13.2"]);
+            assert.notEqual(moved.status, 0, moved.stdout);
+            assert.match(moved.stdout + moved.stderr, /held packages/i);
+        });
+    });

@@ -1,0 +1,136 @@
+// What AwsEfaCluster asks AWS before creating anything, on the mock engine with recorded answers in the provider's
+// shapes (test/fixtures/aws/cloud-answers.ts): a type whose layout differs from the catalog, a type or bastion type
+// not offered in the AZ, a vCPU quota too small are refused with the field, what AWS said and what to do, and no
+// AWS resource is registered; a quota the caller may not read is a warning, not a refusal.
+import { test } from "node:test";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import assert from "node:assert/strict";
+import * as pulumi from "@pulumi/pulumi";
+import { blockScaleInTime, gradeAwsCloud, gradeReservation } from "../components/aws/cloud";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
+const ZONE = "us-east-2b";
+
+const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
+const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
+
+function spec(nodes = 4) {
+    return parseClusterSpec({
+        name: "train", fabric: "aws-efa", nodes, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge" },
+    });
+}
+
+/** Runs the cluster program with the scenario's answers: the refusal (exit 1) or what it registered. */
+function build(s: Scenario): { refusal?: string; registered: string[]; warnings: string[]; inputs: Record<string, any> } {
+    const raw = { name: "train", fabric: "aws-efa", nodes: s.nodes ?? 4, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge", ...s.aws } };
+    const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
+        encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, zone: ZONE, spec: raw }) }, timeout: 60_000,
+    });
+    if (r.status === 1) {
+        const registered = JSON.parse(/^registered: (.*)$/m.exec(r.stderr)?.[1] ?? "null");
+        assert.ok(Array.isArray(registered), r.stderr);
+        assert.deepEqual(registered.filter((t: string) => t.startsWith("aws:")), [], "refused before any AWS resource is registered");
+        return { refusal: r.stderr, registered, warnings: [], inputs: {} };
+    }
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout.trim().split("\n").pop()!);
+}
+
+test("answers that fit: the cluster is created", () => {
+    const r = build(fits());
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+});
+
+test("a type EC2 describes with another layout than the catalog is refused with both numbers", async () => {
+    const r = build({ ...fits(), instanceType: { ...P5_INSTANCE_TYPE, maximumNetworkCards: 16, efaMaximumInterfaces: 16 } });
+    assert.match(r.refusal!, /cluster\.aws\.instanceType: has 16 network cards and 16 EFA interfaces according to EC2; the kit's catalog.* says 32 and 32/);
+    assert.doesNotMatch(r.refusal!, /error serializing/, "the refusal as the user should read it");
+});
+
+test("a type not offered in the AZ, and a bastion type not offered there, are each refused", async () => {
+    const r = build({ ...fits(), offered: [] });
+    assert.match(r.refusal!, /cluster\.aws\.instanceType: is not offered in us-east-2b/);
+    assert.match(r.refusal!, /cluster\.aws\.bastionInstanceType: is not offered in us-east-2b/);
+    assert.match(r.refusal!, /allowed: another availabilityZone/);
+});
+
+test("a P-instance vCPU quota short of the nodes is refused with what fits", async () => {
+    const r = build({ ...fits(), quota: pQuota(384) });
+    assert.match(r.refusal!, /cluster\.nodes: need 768 vCPUs of Running On-Demand P instances \(L-417A185B\) in us-east-2; the account's quota is 384/);
+    assert.match(r.refusal!, /at most 2 nodes/);
+});
+
+test("a quota the caller may not read is a warning, and the cluster is created", async () => {
+    const r = build({ ...fits(), quota: undefined, quotaError: QUOTA_ACCESS_DENIED });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.warnings.some((w) => /could not read the Running On-Demand P instances quota \(L-417A185B\).*AccessDenied/.test(w)), r.warnings.join("\n"));
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+});
+
+test("grading is pure: unknown answers (the offline plan) pass; a Capacity Block skips the On-Demand quota", () => {
+    const s = spec();
+    const plan = planCluster(s);
+    const u = pulumi.runtime.unknownValue;
+    assert.deepEqual(gradeAwsCloud(s, plan, { instanceType: { maximumNetworkCards: u as never, efaMaximumInterfaces: u as never, efaSupported: u as never, defaultVcpus: u as never, networkCards: [] }, offeredInZone: { instanceTypes: u as never }, quota: { value: u as never } }), []);
+    const cb = parseClusterSpec({ ...JSON.parse(JSON.stringify(s)), aws: { ...s.aws, capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: ZONE, instanceCount: 4 } } });
+    assert.deepEqual(gradeAwsCloud(cb, planCluster(cb), { instanceType: P5_INSTANCE_TYPE, offeredInZone: offerings(ZONE, ["p5.48xlarge", "t3.micro"]), quota: pQuota(0) }), []);
+});
+
+const BLOCK = { capacityBlock: { reservationId: "cr-0123456789abcdef0", availabilityZone: ZONE, instanceCount: 4 } };
+
+test("a Capacity Block as EC2 holds it: the group launches into it and scales to 0 an hour before its end", () => {
+    const r = build({ ...fits(), aws: BLOCK, reservation: reservation() });
+    assert.equal(r.refusal, undefined);
+    const schedule = r.inputs["aws:autoscaling/schedule:Schedule"];
+    assert.deepEqual([schedule.startTime, schedule.minSize, schedule.maxSize, schedule.desiredCapacity], ["2099-01-15T10:30:00Z", 0, 0, 0]);
+    assert.equal(r.inputs["aws:autoscaling/group:Group"].ignoreFailedScalingActivities, true);
+    assert.equal(r.inputs["aws:autoscaling/group:Group"].placementGroup, undefined, "no placement group with a block");
+});
+
+test("a Capacity Block in another zone, smaller than declared, or ended, is refused before anything is created", () => {
+    const r = build({ ...fits(), aws: BLOCK, reservation: reservation({ availabilityZone: "us-east-2a", instanceCount: 2, endDate: "2020-01-01T00:00:00Z" }) });
+    assert.match(r.refusal!, /cluster\.aws\.availabilityZone: is not the zone of reservation cr-0123456789abcdef0, which EC2 has in us-east-2a/);
+    assert.match(r.refusal!, /cluster\.aws\.capacityBlock\.availabilityZone: disagrees with EC2/);
+    assert.match(r.refusal!, /cluster\.nodes: exceeds reservation cr-0123456789abcdef0, which EC2 holds for 2 instances/);
+    assert.match(r.refusal!, /cluster\.aws\.capacityBlock\.reservationId: ends at 2020-01-01T00:00:00Z/);
+});
+
+test("a Capacity Block that is not active yet is refused with its start; one EC2 does not know, with EC2's words", () => {
+    const scheduled = build({ ...fits(), aws: BLOCK, reservation: reservation({ state: "scheduled" }) });
+    assert.match(scheduled.refusal!, /cluster\.aws\.capacityBlock\.reservationId: is scheduled according to EC2 \(it starts at 2099-01-14T11:30:00Z\)/);
+    assert.match(scheduled.refusal!, /run pulumi up once the block is active/);
+    // an id the provider cannot find: the invoke fails and the SDK surfaces the gRPC error's details (the text here
+    // stands in for the provider's own wording, which this test does not claim)
+    const gone = build({ ...fits(), aws: BLOCK, reservationError: "reading EC2 Capacity Block Reservation: empty result", reservation: undefined });
+    assert.match(gone.refusal!, /cluster\.aws\.capacityBlock\.reservationId: cannot be read from EC2: reading EC2 Capacity Block Reservation: empty result/);
+});
+
+test("an ODCR made in a placement group: the nodes launch into that group; asking for a new one is refused", () => {
+    const odcr = { capacityReservation: { reservationId: "cr-0abcdef0123456789", instanceCount: 4 } };
+    const inGroup = reservation({ endDate: undefined, endDateType: "unlimited", state: undefined, startDate: undefined, reservationType: "default", placementGroupArn: "arn:aws:ec2:us-east-2:123456789012:placement-group/train-cpg" });
+    const r = build({ ...fits(), quota: undefined, aws: odcr, reservation: inGroup });
+    assert.equal(r.refusal, undefined);
+    assert.equal(r.inputs["aws:autoscaling/group:Group"].placementGroup, "train-cpg");
+    assert.ok(!r.registered.includes("aws:autoscaling/schedule:Schedule"), "an ODCR does not end");
+    const refused = build({ ...fits(), aws: { ...odcr, placementGroup: true }, reservation: inGroup });
+    assert.match(refused.refusal!, /cluster\.aws\.placementGroup: would make a new placement group, but cr-0abcdef0123456789 was made in placement group train-cpg/);
+});
+
+test("reservation grading is pure; the scale-in time is an hour before the end", () => {
+    const s = parseClusterSpec({
+        name: "train", fabric: "aws-efa", nodes: 4, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
+        aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge", ...BLOCK },
+    });
+    assert.deepEqual(gradeReservation(s, reservation(), new Date("2099-01-01T00:00:00Z")), []);
+    assert.equal(gradeReservation(s, reservation(), new Date("2099-01-15T10:45:00Z")).length, 1, "inside the last hour: too late");
+    assert.match(gradeReservation(s, reservation({ instanceType: "p5en.48xlarge" }), new Date(0))[0].message, /holds for p5en\.48xlarge/);
+    assert.equal(blockScaleInTime("2099-01-15T11:30:00Z"), "2099-01-15T10:30:00Z");
+});

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds the Pulumi engine the engine tests drive (test/engine/*.test.ts) from the Go module proxy, at the versions
+# in test/engine/pins.sh, into a cache outside the clone, and prints the directory that holds the binaries.
+#
+#   test/engine/build.sh            build what is missing; print the bin directory (last line of stdout)
+#   test/engine/build.sh --status   print one line per binary: "<name> ok <path>" or "<name> missing <reason>"
+#   test/engine/build.sh --for-tests  as the default, but nothing at all when RDMAKIT_SKIP_ENGINE_TESTS=1 (npm run
+#                                   test:engine builds first, so a cold build does not run into a test's timeout)
+#
+# Cache: ${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/<hash of pins.sh and this file>/bin, so every clone on a
+# machine (CI's fresh clones included) reuses one build, and a change of pins builds anew. A binary that cannot be
+# built leaves "<name>.missing" with the reason beside the binaries; the others are built independently of it.
+# A `pulumi` already on PATH is used instead of building anything (what a user has): then the bin directory
+# printed is the one holding that `pulumi`, and its language hosts and plugins are whatever the user installed.
+# Builds run under `nice`, with GOFLAGS=-trimpath and the version stamped the way Pulumi's release builds do
+# (-X .../sdk/v3/go/common/version.Version, pulumi/pulumi:pkg/cmd/pulumi and scripts/ldflags), one at a time.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/engine/pins.sh
+. "$here/pins.sh"
+
+mode=${1:-build}
+if [ "$mode" = --for-tests ]; then
+    [ "${RDMAKIT_SKIP_ENGINE_TESTS:-}" = 1 ] && exit 0
+    mode=build
+fi
+
+if [ "${RDMAKIT_ENGINE_BUILD:-}" != 1 ] && existing=$(command -v pulumi 2>/dev/null); then
+    dir=$(dirname "$(readlink -f "$existing")")
+    if [ "$mode" = --status ]; then echo "pulumi ok $existing (from PATH)"; else echo "$dir"; fi
+    exit 0
+fi
+
+# The Go toolchain of this project's machines lives in /usr/local/go (Go's own tarball layout).
+command -v go >/dev/null || PATH=$PATH:/usr/local/go/bin
+command -v go >/dev/null || { echo "build.sh: go not found; the engine tests build Pulumi with it (Go >= 1.25)" >&2; exit 1; }
+
+hash=$(cat "$here/pins.sh" "$here/build.sh" | sha256sum | cut -c1-16)
+cache=${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/$hash
+bin=$cache/bin
+mkdir -p "$bin" "$cache/logs"
+# One build at a time per cache (two test runs on one machine share it); a waiting run then finds the binaries.
+if command -v flock >/dev/null; then exec 9>"$cache/lock"; flock 9; fi
+
+# One Go module with one requirement set per binary (a binary's own go.mod may carry replace directives, which
+# only apply in the main module, so the wrapper repeats them).
+#   wrapper <dir> <go version> <require module@version>... [-- <replace old=new@version>...]
+wrapper() {
+    local dir=$1 gover=$2; shift 2
+    rm -rf "$dir"; mkdir -p "$dir"
+    (cd "$dir" && go mod init rdmakit.local/engine/"$(basename "$dir")" >/dev/null 2>&1 && go mod edit -go="$gover")
+    local replacing=0 arg
+    for arg in "$@"; do
+        if [ "$arg" = -- ]; then replacing=1; continue; fi
+        if [ $replacing = 1 ]; then (cd "$dir" && go mod edit -replace="$arg"); else (cd "$dir" && go mod edit -require="$arg"); fi
+    done
+}
+
+#   build_one <name> <package> <version> <wrapper dir>   (wrapper already made; the version stamps the binary too)
+build_one() {
+    local name=$1 pkg=$2 stamp=$3 dir=$4 log=$cache/logs/$1.log
+    local start; start=$(date +%s)
+    if (cd "$dir" && nice -n 19 go get "$pkg@$stamp" && nice -n 19 go build -trimpath \
+            -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$stamp" \
+            -o "$bin/$name.tmp" "$pkg") >"$log" 2>&1; then
+        mv "$bin/$name.tmp" "$bin/$name"
+        rm -f "$bin/$name.missing"
+        echo "build.sh: built $name ($stamp) in $(( $(date +%s) - start )) s" >&2
+    else
+        local why
+        if grep -q '403 Forbidden' "$log"; then
+            why="module not served by the Go module proxy ($(grep -m1 -o 'reading https://[^ ]*' "$log" | sed 's/reading //; s/:*$//'): 403 Forbidden)"
+        else
+            why="go build failed; see $log"
+        fi
+        echo "$why" >"$bin/$name.missing"
+        echo "build.sh: cannot build $name: $why" >&2
+    fi
+}
+
+# Whether <name> must be built: not there yet, and not known to be unbuildable (RDMAKIT_ENGINE_RETRY=1 tries again).
+need() {
+    [ -x "$bin/$1" ] && return 1
+    [ -f "$bin/$1.missing" ] && [ "${RDMAKIT_ENGINE_RETRY:-}" != 1 ] && return 1
+    return 0
+}
+
+if [ "$mode" != --status ]; then
+    work=$cache/work
+    if need pulumi; then
+        wrapper "$work/pulumi" 1.25 \
+            "github.com/pulumi/pulumi/pkg/v3@$PULUMI_CLI_VERSION" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_CLI_VERSION" \
+            -- "$PULUMI_CLI_CLIPBOARD_REPLACE"
+        build_one pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$PULUMI_CLI_VERSION" "$work/pulumi"
+    fi
+    for lang in nodejs python; do
+        if need "pulumi-language-$lang"; then
+            wrapper "$work/language-$lang" 1.18 "github.com/pulumi/pulumi/sdk/v3@$PULUMI_LANGHOST_SDK_VERSION" \
+                -- "$PULUMI_LANGHOST_TEXT_REPLACE"
+            build_one "pulumi-language-$lang" "github.com/pulumi/pulumi/sdk/v3/$lang/cmd/pulumi-language-$lang" \
+                "$PULUMI_LANGHOST_SDK_VERSION" "$work/language-$lang"
+        fi
+    done
+    # The Python host of that release runs programs through this script (sdk/v3 python/cmd), found on PATH.
+    if [ -x "$bin/pulumi-language-python" ] && [ ! -x "$bin/pulumi-language-python-exec" ]; then
+        src=$(cd "$work/language-python" && go list -m -f '{{.Dir}}' "github.com/pulumi/pulumi/sdk/v3")
+        install -m 0755 "$src/python/cmd/pulumi-language-python-exec" "$bin/pulumi-language-python-exec"
+    fi
+    if need pulumi-resource-command; then
+        wrapper "$work/command" 1.21 "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_VERSION"
+        build_one pulumi-resource-command github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command \
+            "$PULUMI_COMMAND_VERSION" "$work/command"
+    fi
+    echo "$bin"
+    exit 0
+fi
+
+for name in pulumi pulumi-language-nodejs pulumi-language-python pulumi-resource-command; do
+    if [ -x "$bin/$name" ]; then echo "$name ok $bin/$name"
+    elif [ -f "$bin/$name.missing" ]; then echo "$name missing $(cat "$bin/$name.missing")"
+    else echo "$name missing not built yet (run test/engine/build.sh)"; fi
+done

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Lays the published state of a GPU image onto a Debian test-host tree before it boots (testhost.sh up with
+# RDMAKIT_TESTHOST_PREPARE), so the roles meet what they meet on the real image. Sources: ../shared/research/images.md
+# (§1.4 DLAMI layout and probes, §2.3-2.5 ubuntu-hpc install methods, versions.json, sku-customizations.service).
+# Packages come from the local CUDA repository (test/hosts/local-cuda-repo.sh) with the vendors' names, installed
+# with dpkg and held as the images hold them. The kernel modules cannot exist in a container: `modinfo` answers
+# for nvidia from a stand-in in /usr/local/sbin (first in root's PATH) and defers to the real one otherwise.
+#
+#   image-state.sh <repo-dir> <kind> <tree>     kind: dlami | ubuntu-hpc
+set -euo pipefail
+repo_dir=$1 kind=$2 root=$3
+pool="$repo_dir/www/compute/cuda/repos/debian12/x86_64"
+arch=$(dpkg --print-architecture)
+
+# dpkg_install <deb path>...: install into the tree (dependencies must be among the given files)
+dpkg_install() {
+    local d
+    mkdir -p "$root/tmp/rdmakit-debs"
+    for d in "$@"; do cp "$d" "$root/tmp/rdmakit-debs/"; done
+    chroot "$root" sh -c 'dpkg -i /tmp/rdmakit-debs/*.deb' >/dev/null
+    rm -rf "$root/tmp/rdmakit-debs"
+}
+hold() { local p; for p in "$@"; do echo "$p hold" | chroot "$root" dpkg --set-selections; done; }
+
+modinfo_standin() {
+    local version=$1
+    install -d "$root/usr/local/sbin"
+    cat >"$root/usr/local/sbin/modinfo" <<EOF
+#!/bin/sh
+# test stand-in for the nvidia kernel module of the image (driver $version, open kernel modules)
+case "\$*" in
+    "-F version nvidia") echo "$version" ;;
+    "-F license nvidia") echo "Dual MIT/GPL" ;;
+    *) [ -x /sbin/modinfo ] && exec /sbin/modinfo "\$@"; exit 1 ;;
+esac
+EOF
+    chmod 0755 "$root/usr/local/sbin/modinfo"
+    cat >"$root/usr/bin/nvidia-smi" <<EOF
+#!/bin/sh
+# test stand-in: the image's nvidia-smi, here on a host without GPUs
+echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver (driver $version installed)" >&2
+exit 9
+EOF
+    chmod 0755 "$root/usr/bin/nvidia-smi"
+}
+
+cuda_dir() {
+    local v=$1 full=$2 nccl=${3:-}
+    install -d "$root/usr/local/cuda-$v/lib"
+    printf '{"cuda": {"name": "CUDA SDK", "version": "%s"}}\n' "$full" >"$root/usr/local/cuda-$v/version.json"
+    if [ -n "$nccl" ]; then
+        : >"$root/usr/local/cuda-$v/lib/libnccl.so.$nccl"
+        ln -sf "libnccl.so.$nccl" "$root/usr/local/cuda-$v/lib/libnccl.so.2"
+    fi
+}
+
+case "$kind" in
+dlami)
+    # Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04): driver 595.91.07, CUDA 12.8/12.9/13.0/13.2 with
+    # /usr/local/cuda -> cuda-13.2, EFA installer 1.50.0 with aws-ofi-nccl 1.21.1, Open MPI in /opt/amazon/openmpi
+    # (catalog/images.ts DLAMI_BASE_OSS_U2204). The per-CUDA NCCL build's version is not published: 2.27.7 here
+    # is a stand-in. Fabric Manager at the driver's version, held (not in the release tables: our inference).
+    modinfo_standin 595.91.07
+    for v in 12.8:12.8.1 12.9:12.9.1 13.0:13.0.2 13.2:13.2.0; do cuda_dir "${v%%:*}" "${v#*:}" 2.27.7; done
+    ln -sfn cuda-13.2 "$root/usr/local/cuda"
+    install -d "$root/usr/local/cuda-13.0/efa/test-cuda-13.0"
+    : >"$root/usr/local/cuda-13.0/efa/test-cuda-13.0/all_reduce_perf"
+    install -d "$root/opt/amazon/efa/bin" "$root/opt/amazon/ofi-nccl/lib" "$root/opt/amazon/openmpi/include" "$root/opt/amazon/openmpi/bin"
+    cat >"$root/opt/amazon/efa_installed_packages" <<'EOF'
+# EFA installer version: 1.50.0
+# Debug packages installed: no
+# Packages installed:
+efa-config_1.18-1_all efa-profile_1.7-1_all libfabric-aws-bin_2.6.0amzn1.0_amd64 libnccl-ofi_1.21.1-1_amd64 openmpi40-aws_4.1.7-1_amd64
+EOF
+    : >"$root/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so"
+    echo /opt/amazon/ofi-nccl/lib >"$root/etc/ld.so.conf.d/100_ofinccl.conf"
+    echo "/* test stand-in for the EFA installer's Open MPI header */" >"$root/opt/amazon/openmpi/include/mpi.h"
+    dpkg_install "$pool/libnvidia-nscq_595.91.07-1_$arch.deb" "$pool/nvidia-fabricmanager_595.91.07-1_$arch.deb"
+    hold nvidia-fabricmanager libnvidia-nscq
+    ;;
+ubuntu-hpc)
+    # microsoft-dsvm:ubuntu-hpc:2204 at ubuntu-hpc-2026072901: DOCA 3.2.1 (OFED-internal 25.10), driver 580.126.16
+    # through nvidia-driver-pinning + nvidia-open, Fabric Manager 580.126.16, CUDA 13.0, NCCL 2.30.4-1+cuda13.0 built
+    # by Azure and held, HPC-X 2.25.1, nccl-tests in /opt/nccl-tests, and sku-customizations.service, which rewrites
+    # /etc/nccl.conf at every boot (catalog/images.ts UBUNTU_HPC_2204; images.md §2.2-2.5).
+    modinfo_standin 580.126.16
+    cat >"$root/usr/bin/ofed_info" <<'EOF'
+#!/bin/sh
+# test stand-in for DOCA-OFED 3.2.1's ofed_info (first line as images.md §3.3 quotes it)
+case "$1" in
+    -s) echo "OFED-internal-25.10-1.7.1:" ;;
+    -n) echo "25.10-1.7.1" ;;
+    *) echo "OFED-internal-25.10-1.7.1:"; echo; echo "doca-ofed 3.2.1" ;;
+esac
+EOF
+    chmod 0755 "$root/usr/bin/ofed_info"
+    dpkg_install "$pool/nvidia-driver-pinning-580.126.16_1-1_all.deb" "$pool/nvidia-open_580.126.16-1_$arch.deb" \
+        "$pool/libnvidia-nscq_580.126.16-1_$arch.deb" "$pool/nvidia-fabricmanager_580.126.16-1_$arch.deb" \
+        "$pool/cuda-toolkit-13-0_13.0.2-1_$arch.deb" \
+        "$repo_dir/vendor/libnccl2_2.30.4-1+cuda13.0_$arch.deb" "$repo_dir/vendor/libnccl-dev_2.30.4-1+cuda13.0_$arch.deb"
+    hold nvidia-fabricmanager libnvidia-nscq libnccl2 libnccl-dev
+    install -d "$root/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi/bin" "$root/opt/nccl-tests/build" "$root/opt/azurehpc"
+    : >"$root/opt/nccl-tests/build/all_reduce_perf"
+    cat >"$root/opt/azurehpc/component_versions.txt" <<'EOF'
+{"DOCA": "3.2.1", "OFED": "25.10-1.7.1", "NVIDIA": "580.126.16", "NVIDIA_FABRIC_MANAGER": "580.126.16", "CUDA": "13.0", "NCCL": "2.30.4-1", "HPCX": "2.25.1"}
+EOF
+    # the image's boot service: writes /etc/nccl.conf for the ND H100 v5 family at start, truncates it at stop
+    # (Azure/azhpc-images components/setup_sku_customizations.sh, customizations/ndv5.sh; images.md §2.5)
+    cat >"$root/usr/sbin/setup_sku_customizations.sh" <<'EOF'
+#!/bin/sh
+printf 'NCCL_IB_PCI_RELAXED_ORDERING=1\nNCCL_TOPO_FILE=/opt/microsoft/ndv5/topo.xml\nNCCL_IGNORE_CPU_AFFINITY=1\n' >/etc/nccl.conf
+EOF
+    printf '#!/bin/sh\n: >/etc/nccl.conf\n' >"$root/usr/sbin/remove_sku_customizations.sh"
+    chmod 0755 "$root/usr/sbin/setup_sku_customizations.sh" "$root/usr/sbin/remove_sku_customizations.sh"
+    cat >"$root/etc/systemd/system/sku-customizations.service" <<'EOF'
+[Unit]
+Description=Customizations based on SKU
+After=network-online.target openibd.service rdma-hw.target nvidia-fabricmanager.service
+Wants=network-online.target nvidia-fabricmanager.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=true
+ExecStart=/usr/sbin/setup_sku_customizations.sh
+ExecStop=/usr/sbin/remove_sku_customizations.sh
+
+[Install]
+WantedBy=multi-user.target
+EOF
+    mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+    ln -sf ../sku-customizations.service "$root/etc/systemd/system/multi-user.target.wants/sku-customizations.service"
+    ;;
+*) echo "image-state.sh: unknown kind $kind (dlami | ubuntu-hpc)" >&2; exit 2 ;;
+esac
