@@ -26,6 +26,10 @@ cmd_base() {
     need_root
     command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install debootstrap)"
     mkdir -p "$cache"
+    # test files run two at a time: one builds the base, the other waits for it
+    exec 9>"$cache/base.lock"
+    flock 9
+    if [ -s "$tar" ]; then echo "$tar"; flock -u 9; return; fi
     local tree="$cache/base.build"
     rm -rf "$tree"
     debootstrap --variant=minbase --include=python3,openssh-server,systemd,systemd-sysv,dbus \
@@ -40,6 +44,7 @@ cmd_base() {
     rm -rf "$tree"/var/lib/apt/lists/*
     tar -C "$tree" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
     rm -rf "$tree"
+    exec 9>&-
     echo "$tar"
 }
 
