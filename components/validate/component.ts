@@ -96,7 +96,7 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
     /**
      * Repository root (where `playbooks/`, `bin/` and `out/` are); a relative path is taken from the working
      * directory.
-     * @default the folder two levels above this file
+     * @default the installed rdmakit package (PACKAGE_ROOT, components/assets.ts)
      */
     repoRoot?: string;
 }
