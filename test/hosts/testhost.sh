@@ -68,6 +68,10 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 EOF
     echo "$name" >"$root/etc/hostname"
+    # Test hosts are thrown away after the run, so dpkg need not fsync every file it unpacks (dpkg(1),
+    # --force-unsafe-io; container image builds commonly set it as /etc/dpkg/dpkg.cfg.d/docker-apt-speedup).
+    # Measured here: the Open MPI + build-essential install took 48 s instead of 77 s. Nothing else changes.
+    echo force-unsafe-io >"$root/etc/dpkg/dpkg.cfg.d/rdmakit-testhost-unsafe-io"
     if [ -n "${RDMAKIT_TESTHOST_PREPARE:-}" ]; then
         # shellcheck disable=SC2086
         $RDMAKIT_TESTHOST_PREPARE "$root" >"$run/$name.prepare.log" 2>&1 || die "preparing $name failed; see $run/$name.prepare.log"
