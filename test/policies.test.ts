@@ -64,6 +64,10 @@ const verdict = (vs: PolicyVerdict[], name: string) => {
 };
 const messages = (vs: PolicyVerdict[], name: string) => verdict(vs, name).violations.map((x) => x.message);
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x));
+const deepFreeze = <T>(x: T): T => {
+    if (x !== null && typeof x === "object") { for (const v of Object.values(x)) deepFreeze(v); Object.freeze(x); }
+    return x;
+};
 
 describe("the bundled examples pass every policy", () => {
     for (const x of EXAMPLES) {
@@ -221,12 +225,14 @@ test("raw resources of any shape never make a policy fail with an error (the pac
     const odd: unknown[] = [null, "x", [null, 3]];
     const prefix: Record<Example, RegExp> = { "aws-p5": /^(aws-efa|rdma)-/, "azure-h100": /^(azure-ib|rdma)-/, "roce-h100": /^roce-/ };
     for (const x of EXAMPLES) {
-        const { resources } = await recorded[x];
+        // frozen: the doctored sets below share every resource but one, so a policy that wrote to its inputs would throw
+        const resources = deepFreeze(clone((await recorded[x]).resources));
         const targets = resources.filter((r) => /LaunchTemplate|autoscaling|SecurityGroup|VirtualMachineScaleSet|VirtualNetwork|Subnet|NetworkSecurityGroup|command:/.test(r.type));
         for (const r of targets) {
             for (const key of Object.keys((r.inputs ?? {}) as object)) {
                 for (const v of odd) {
-                    const doctored = clone(resources).map((y) => (y.urn === r.urn ? { ...y, inputs: { ...(y.inputs as object), [key]: v } } : y));
+                    // only the doctored resource is new; the others are shared (policies read their inputs, never write them)
+                    const doctored = resources.map((y) => (y.urn === r.urn ? { ...y, inputs: { ...(y.inputs as object), [key]: v } } : y));
                     const policies = RDMAKIT_POLICIES.filter((p) => prefix[x].test(p.name));
                     assert.doesNotThrow(() => evaluatePolicies(doctored, { policies }), `${x}: ${r.type} ${r.name}.${key} = ${JSON.stringify(v)}`);
                 }
