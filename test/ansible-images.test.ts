@@ -14,7 +14,9 @@ import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { stringify } from "yaml";
 import { freePort } from "./fixtures/ports";
 import { renderInventory } from "../components/provision/inventory";
 import { inventoryHosts } from "../components/provision/nodes";
@@ -84,12 +86,13 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
 
         // The clusters as users write them, defaults only: the plan reads each image's manifest.
         const common = { name: "img", nodes: 1, ssh: { allowedCidrs: ["127.0.0.0/8"], publicKey: KEY } };
-        const plans = {
-            dlami: planCluster(parseClusterSpec({ ...common, fabric: "aws-efa", aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" } })),
-            hpc: planCluster(parseClusterSpec({ ...common, fabric: "azure-ib", azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } })),
+        const specs = {
+            dlami: { ...common, fabric: "aws-efa", aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" } },
+            hpc: { ...common, fabric: "azure-ib", azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } },
         };
+        const plans = { dlami: planCluster(parseClusterSpec(specs.dlami)), hpc: planCluster(parseClusterSpec(specs.hpc)) };
         for (const p of Object.values(plans)) {
-            for (const c of ["driver", "cuda", "nccl"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
+            for (const c of ["driver", "cuda", "nccl", "ncclTests"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
         }
         const fingerprint = fs.readFileSync(path.join(repoDir, "key-fingerprint"), "utf8").trim();
         const inventories = hosts.map((h) => {
@@ -116,6 +119,17 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             assert.ok(dl.output.includes("rdmakit software on dlami: driver 595.91.07 (reused); fabricManager 595.91.07 (reused); efa 1.50.0 (reused); cuda 13.2 (reused); nccl 2.27.7 (reused)"), dl.output.slice(-3000));
             assert.ok(hpc.output.includes("rdmakit software on hpc: ofed OFED-internal-25.10-1.7.1: (reused); driver 580.126.16 (reused); fabricManager 580.126.16 (reused)"), hpc.output.slice(-3000));
             assert.match(hpc.output, /cuda 13\.0 \(reused\); nccl 2\.30\.4-1 \(reused\)/);
+            // the image's nccl-tests, found through the libmpi its all_reduce_perf links: nothing built, no git checkout
+            assert.match(hpc.output, /ncclTests image build at \/opt\/nccl-tests\/build \(reused\); mpi \/opt\/hpcx-v2\.25\.1-gcc-doca_ofed-ubuntu22\.04-cuda13-x86_64\/ompi \(reused\)/);
+            assert.match(dl.output, /ncclTests image build at \/usr\/local\/cuda-13\.2\/efa\/test-cuda-13\.2 \(reused\); mpi \/opt\/amazon\/openmpi \(reused\)/);
+            for (const [h, bin, mpi] of [["hpc", "/opt/nccl-tests/build", "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi"],
+                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", "/opt/amazon/openmpi"]]) {
+                const root = path.join(runDir, h);
+                // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: both lead to the image's
+                assert.equal(fs.realpathSync(path.join(root, plans.hpc.validation.ncclTestsDir.slice(1))), path.join(root, bin.slice(1)), h);
+                assert.equal(fs.readlinkSync(path.join(root, plans.hpc.validation.mpiHome.slice(1))), mpi, h);
+                assert.ok(!fs.existsSync(path.join(root, "opt/rdmakit/nccl-tests-2.19.6")), `${h}: nccl-tests built beside the image's`);
+            }
         });
 
         await t.test("the image's packages and files are untouched: no downgrade, no removal, no second driver", () => {
@@ -162,6 +176,42 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
                 assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],
                     `second run changed something:\n${r.output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
             });
+        });
+
+        await t.test("rdmakit check on both hosts: the report lists what each node runs, reused, and names the node that fails", async () => {
+            const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+            const rs = await Promise.all(hosts.map((h, i) => {
+                // a project folder as pulumi up leaves it: the stack file and out/<stack>/ with validation's inventory
+                const dir = path.join(runDir, `project-${h.name}`);
+                fs.mkdirSync(path.join(dir, "out", h.name), { recursive: true });
+                fs.writeFileSync(path.join(dir, `Pulumi.${h.name}.yaml`), stringify({ config: { "rdmakit:cluster": specs[h.name as keyof typeof specs] } }));
+                fs.copyFileSync(inventories[i], path.join(dir, "out", h.name, "inventory-validation.yml"));
+                return new Promise<{ rc: number; out: string }>((resolve) => {
+                    const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--stack", h.name, "--ssh-key", key],
+                        { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
+                    let out = "";
+                    child.stdout.on("data", (d) => { out += d; });
+                    child.stderr.on("data", (d) => { out += d; });
+                    child.on("close", (rc) => resolve({ rc: rc ?? -1, out }));
+                });
+            }));
+            const [dl, hpc] = rs;
+            // no GPU in a container: the preflight fails for real, names the node, and the software comes from its record
+            for (const [i, r] of rs.entries()) {
+                assert.equal(r.rc, 1, r.out);
+                assert.match(r.out, new RegExp(`FAIL preflight: 0 of 1 node\\(s\\) pass; bad node\\(s\\): ${hosts[i].name}`));
+                assert.match(r.out, new RegExp(`x gpu-count \\[preflight ${hosts[i].name}\\]: expected 8 GPUs`));
+            }
+            assert.match(hpc.out, /DOCA-OFED\s+OFED-internal-25\.10-1\.7\.1: reused \(1 node\)/);
+            assert.match(hpc.out, /nccl-tests\s+image build at \/opt\/nccl-tests\/build reused \(1 node\)/);
+            assert.match(hpc.out, /MPI\s+\/opt\/hpcx-v2\.25\.1-.*\/ompi reused \(1 node\)/);
+            assert.match(dl.out, /EFA installer\s+1\.50\.0 reused \(1 node\)/);
+            assert.match(dl.out, /NVIDIA driver\s+595\.91\.07 reused \(1 node\)/);
+            // day 2 changed nothing on the nodes
+            for (const h of hosts) {
+                const after = dpkgState(path.join(runDir, h.name));
+                for (const pkg of STACK_PACKAGES) assert.equal(after.get(pkg), before.get(h.name)!.get(pkg), `${h.name}: ${pkg} moved by check`);
+            }
         });
 
         await t.test("the package sets the roles install on a plain host resolve against the vendors' names", () => {
