@@ -194,6 +194,20 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             });
         });
 
+        await t.test("OFED changing under the image's driver rebuilds its DKMS modules (nvidia_peermem); the record keeps the rest", async () => {
+            // the driver role alone (site.yml --tags driver), told the ofed role just changed OFED; no reboot of the test host
+            const r = await ansiblePlaybook(["-i", inventories[1], "playbooks/site.yml", "--tags", "driver", "-e", "ofed_changed=true", "-e", "nvidia_driver_reboot=false"], env);
+            fs.writeFileSync(path.join(CACHE, "last-image-dkms-hpc.log"), r.output);
+            assert.equal(r.rc, 0, r.output.slice(-3000));
+            const kernel = spawnSync("uname", ["-r"], { encoding: "utf8" }).stdout.trim();
+            assert.equal(fs.readFileSync(path.join(runDir, "hpc", "var/log/rdmakit-test-dkms.log"), "utf8"), `dkms install --force nvidia/580.126.16 -k ${kernel}\n`);
+            assert.match(r.output, /rdmakit software on hpc: .*driver 580\.126\.16 \(reused\)/);
+            // the tag-limited run did not erase what the full runs recorded for the other components
+            const rec = JSON.parse(fs.readFileSync(path.join(runDir, "hpc", "etc/rdmakit/software.json"), "utf8"));
+            assert.deepEqual(Object.keys(rec).sort(), ["cuda", "driver", "fabricManager", "mpi", "nccl", "ncclTests", "ofed"]);
+            for (const pkg of STACK_PACKAGES) assert.equal(dpkgState(path.join(runDir, "hpc")).get(pkg), before.get("hpc")!.get(pkg), `hpc: ${pkg} moved`);
+        });
+
         await t.test("rdmakit check on both hosts: the report lists what each node runs, reused, and names the node that fails", async () => {
             const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
             const rs = await Promise.all(hosts.map((h, i) => {

@@ -114,6 +114,18 @@ case "$1" in
 esac
 EOF
     chmod 0755 "$root/usr/bin/ofed_info"
+    # the image's driver is apt's nvidia-open, whose kernel modules (nvidia_peermem among them) DKMS builds
+    # (images.md section 2.3); `dkms status` lines read "<module>/<version>, <kernel>, <arch>: installed" (dkms(8))
+    cat >"$root/usr/local/sbin/dkms" <<'EOF2'
+#!/bin/sh
+# test stand-in for dkms: the image's nvidia module registered for the running kernel; rebuilds are logged
+case "$1" in
+    status) echo "nvidia/580.126.16, $(uname -r), $(uname -m): installed" ;;
+    install) echo "dkms $*" >>/var/log/rdmakit-test-dkms.log ;;
+    *) exit 1 ;;
+esac
+EOF2
+    chmod 0755 "$root/usr/local/sbin/dkms"
     dpkg_install "$pool/nvidia-driver-pinning-580.126.16_1-1_all.deb" "$pool/nvidia-open_580.126.16-1_$arch.deb" \
         "$pool/libnvidia-nscq_580.126.16-1_$arch.deb" "$pool/nvidia-fabricmanager_580.126.16-1_$arch.deb" \
         "$pool/cuda-toolkit-13-0_13.0.2-1_$arch.deb" \
