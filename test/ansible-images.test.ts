@@ -208,6 +208,15 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             for (const pkg of STACK_PACKAGES) assert.equal(dpkgState(path.join(runDir, "hpc")).get(pkg), before.get("hpc")!.get(pkg), `hpc: ${pkg} moved`);
         });
 
+        await t.test("the driver role's install path runs for real where its packages are present: names, read-back version, FM held", async () => {
+            const r = await ansiblePlaybook(["-i", inventories[1], "test/hosts/driver-install.yml", "-e", "nvidia_driver_reboot=false"],
+                { ...env, ANSIBLE_ROLES_PATH: path.join(ROOT, "playbooks", "roles") });
+            fs.writeFileSync(path.join(CACHE, "last-image-driver-install-hpc.log"), r.output);
+            assert.equal(r.rc, 0, r.output.slice(-3000));
+            assert.match(r.output, /rdmakit-test driver install path: installed 580\.126\.16, Fabric Manager nvidia-fabricmanager 580\.126\.16/);
+            assert.deepEqual(parseAnsibleLog(r.output).recap.map((x) => [x.host, x.changed, x.failed]), [["hpc", 0, 0]], r.output.slice(-3000));
+        });
+
         await t.test("rdmakit check on both hosts: the report lists what each node runs, reused, and names the node that fails", async () => {
             const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
             const rs = await Promise.all(hosts.map((h, i) => {
