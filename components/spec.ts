@@ -93,7 +93,7 @@ const softwareSchema = z
         driverVersion: z.string().regex(/^\d{3}\.\d+(\.\d+)?$/, "must be a full driver version such as 580.126.16").optional()
             .describe("full driver version (the driver pinning package, and the Fabric Manager it must equal)"),
         replace: z.array(z.enum(SOFTWARE_COMPONENTS)).default([])
-            .describe("components whose copy on the image the kit replaces with its own (upgrades only); default: none, the image's stack is reused"),
+            .describe("components whose copy on the image the kit replaces with its own: ofed, driver, efa, cuda, nccl (upgrades only) and ncclTests (the kit's build); default: none, the image's stack is reused"),
         openKernelModules: z.boolean().default(true).describe("use NVIDIA's open kernel modules (the default since 560)"),
         gpudirect: z.enum(["auto", "peermem", "dmabuf"]).default("auto")
             .describe("how the NIC reaches GPU memory: auto is DMA-BUF with the open kernel modules, else nvidia_peermem"),

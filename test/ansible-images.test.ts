@@ -14,7 +14,9 @@ import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { stringify } from "yaml";
 import { freePort } from "./fixtures/ports";
 import { renderInventory } from "../components/provision/inventory";
 import { inventoryHosts } from "../components/provision/nodes";
@@ -47,6 +49,22 @@ function dpkgState(rootDir: string): Map<string, string> {
         if (field("Package")) out.set(field("Package"), `${field("Status")} ${field("Version")}`);
     }
     return out;
+}
+
+/** A path inside a host's tree with every symlink followed as the host sees it (absolute targets stay in the tree). */
+function inTree(root: string, p: string): string {
+    let parts = p.split("/").filter(Boolean);
+    const done: string[] = [];
+    for (let hops = 0; parts.length > 0 && hops < 40; hops++) {
+        const next = parts.shift()!;
+        const here = path.join(root, ...done, next);
+        const st = fs.lstatSync(here, { throwIfNoEntry: false });
+        if (!st?.isSymbolicLink()) { done.push(next); continue; }
+        const target = fs.readlinkSync(here);
+        parts = [...target.split("/").filter(Boolean), ...parts];
+        if (target.startsWith("/")) done.length = 0;
+    }
+    return "/" + done.join("/");
 }
 
 const STACK_PACKAGES = ["nvidia-open", "nvidia-driver-pinning-580.126.16", "nvidia-fabricmanager", "libnvidia-nscq", "libnccl2", "libnccl-dev", "cuda-toolkit-13-0"];
@@ -84,12 +102,13 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
 
         // The clusters as users write them, defaults only: the plan reads each image's manifest.
         const common = { name: "img", nodes: 1, ssh: { allowedCidrs: ["127.0.0.0/8"], publicKey: KEY } };
-        const plans = {
-            dlami: planCluster(parseClusterSpec({ ...common, fabric: "aws-efa", aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" } })),
-            hpc: planCluster(parseClusterSpec({ ...common, fabric: "azure-ib", azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } })),
+        const specs = {
+            dlami: { ...common, fabric: "aws-efa", aws: { region: "us-east-1", availabilityZone: "us-east-1a", instanceType: "p5.48xlarge" } },
+            hpc: { ...common, fabric: "azure-ib", azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } },
         };
+        const plans = { dlami: planCluster(parseClusterSpec(specs.dlami)), hpc: planCluster(parseClusterSpec(specs.hpc)) };
         for (const p of Object.values(plans)) {
-            for (const c of ["driver", "cuda", "nccl"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
+            for (const c of ["driver", "cuda", "nccl", "ncclTests"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
         }
         const fingerprint = fs.readFileSync(path.join(repoDir, "key-fingerprint"), "utf8").trim();
         const inventories = hosts.map((h) => {
@@ -116,6 +135,17 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             assert.ok(dl.output.includes("rdmakit software on dlami: driver 595.91.07 (reused); fabricManager 595.91.07 (reused); efa 1.50.0 (reused); cuda 13.2 (reused); nccl 2.27.7 (reused)"), dl.output.slice(-3000));
             assert.ok(hpc.output.includes("rdmakit software on hpc: ofed OFED-internal-25.10-1.7.1: (reused); driver 580.126.16 (reused); fabricManager 580.126.16 (reused)"), hpc.output.slice(-3000));
             assert.match(hpc.output, /cuda 13\.0 \(reused\); nccl 2\.30\.4-1 \(reused\)/);
+            // the image's nccl-tests, found through the libmpi its all_reduce_perf links: nothing built, no git checkout
+            assert.match(hpc.output, /ncclTests image build at \/opt\/nccl-tests\/build \(reused\); mpi \/opt\/hpcx-v2\.25\.1-gcc-doca_ofed-ubuntu22\.04-cuda13-x86_64\/ompi \(reused\)/);
+            assert.match(dl.output, /ncclTests image build at \/usr\/local\/cuda-13\.2\/efa\/test-cuda-13\.2 \(reused\); mpi \/opt\/amazon\/openmpi \(reused\)/);
+            for (const [h, bin, mpi] of [["hpc", "/opt/nccl-tests/build", "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi"],
+                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", "/opt/amazon/openmpi"]]) {
+                const root = path.join(runDir, h);
+                // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: both lead to the image's
+                assert.equal(inTree(root, plans.hpc.validation.ncclTestsDir), bin, h);
+                assert.equal(inTree(root, plans.hpc.validation.mpiHome), mpi, h);
+                assert.ok(!fs.existsSync(path.join(root, "opt/rdmakit/nccl-tests-2.19.6")), `${h}: nccl-tests built beside the image's`);
+            }
         });
 
         await t.test("the image's packages and files are untouched: no downgrade, no removal, no second driver", () => {
@@ -162,6 +192,65 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
                 assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],
                     `second run changed something:\n${r.output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
             });
+        });
+
+        await t.test("OFED changing under the image's driver rebuilds its DKMS modules (nvidia_peermem); the record keeps the rest", async () => {
+            // the driver role alone (site.yml --tags driver), told the ofed role just changed OFED; no reboot of the test host
+            const r = await ansiblePlaybook(["-i", inventories[1], "playbooks/site.yml", "--tags", "driver", "-e", "ofed_changed=true", "-e", "nvidia_driver_reboot=false"], env);
+            fs.writeFileSync(path.join(CACHE, "last-image-dkms-hpc.log"), r.output);
+            assert.equal(r.rc, 0, r.output.slice(-3000));
+            const kernel = spawnSync("uname", ["-r"], { encoding: "utf8" }).stdout.trim();
+            assert.equal(fs.readFileSync(path.join(runDir, "hpc", "var/log/rdmakit-test-dkms.log"), "utf8"), `dkms install --force nvidia/580.126.16 -k ${kernel}\n`);
+            assert.match(r.output, /rdmakit software on hpc: .*driver 580\.126\.16 \(reused\)/);
+            // the tag-limited run did not erase what the full runs recorded for the other components
+            const rec = JSON.parse(fs.readFileSync(path.join(runDir, "hpc", "etc/rdmakit/software.json"), "utf8"));
+            assert.deepEqual(Object.keys(rec).sort(), ["cuda", "driver", "fabricManager", "mpi", "nccl", "ncclTests", "ofed"]);
+            for (const pkg of STACK_PACKAGES) assert.equal(dpkgState(path.join(runDir, "hpc")).get(pkg), before.get("hpc")!.get(pkg), `hpc: ${pkg} moved`);
+        });
+
+        await t.test("the driver role's install path runs for real where its packages are present: names, read-back version, FM held", async () => {
+            const r = await ansiblePlaybook(["-i", inventories[1], "test/hosts/driver-install.yml", "-e", "nvidia_driver_reboot=false"],
+                { ...env, ANSIBLE_ROLES_PATH: path.join(ROOT, "playbooks", "roles") });
+            fs.writeFileSync(path.join(CACHE, "last-image-driver-install-hpc.log"), r.output);
+            assert.equal(r.rc, 0, r.output.slice(-3000));
+            assert.match(r.output, /rdmakit-test driver install path: installed 580\.126\.16, Fabric Manager nvidia-fabricmanager 580\.126\.16/);
+            assert.deepEqual(parseAnsibleLog(r.output).recap.map((x) => [x.host, x.changed, x.failed]), [["hpc", 0, 0]], r.output.slice(-3000));
+        });
+
+        await t.test("rdmakit check on both hosts: the report lists what each node runs, reused, and names the node that fails", async () => {
+            const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+            const rs = await Promise.all(hosts.map((h, i) => {
+                // a project folder as pulumi up leaves it: the stack file and out/<stack>/ with validation's inventory
+                const dir = path.join(runDir, `project-${h.name}`);
+                fs.mkdirSync(path.join(dir, "out", h.name), { recursive: true });
+                fs.writeFileSync(path.join(dir, `Pulumi.${h.name}.yaml`), stringify({ config: { "rdmakit:cluster": specs[h.name as keyof typeof specs] } }));
+                fs.copyFileSync(inventories[i], path.join(dir, "out", h.name, "inventory-validation.yml"));
+                return new Promise<{ rc: number; out: string }>((resolve) => {
+                    const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--stack", h.name, "--ssh-key", key],
+                        { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
+                    let out = "";
+                    child.stdout.on("data", (d) => { out += d; });
+                    child.stderr.on("data", (d) => { out += d; });
+                    child.on("close", (rc) => resolve({ rc: rc ?? -1, out }));
+                });
+            }));
+            const [dl, hpc] = rs;
+            // no GPU in a container: the preflight fails for real, names the node, and the software comes from its record
+            for (const [i, r] of rs.entries()) {
+                assert.equal(r.rc, 1, r.out);
+                assert.match(r.out, new RegExp(`FAIL preflight: 0 of 1 node\\(s\\) pass; bad node\\(s\\): ${hosts[i].name}`));
+                assert.match(r.out, new RegExp(`x gpu-count \\[preflight ${hosts[i].name}\\]: expected 8 GPUs`));
+            }
+            assert.match(hpc.out, /DOCA-OFED\s+OFED-internal-25\.10-1\.7\.1: reused \(1 node\)/);
+            assert.match(hpc.out, /nccl-tests\s+image build at \/opt\/nccl-tests\/build reused \(1 node\)/);
+            assert.match(hpc.out, /MPI\s+\/opt\/hpcx-v2\.25\.1-.*\/ompi reused \(1 node\)/);
+            assert.match(dl.out, /EFA installer\s+1\.50\.0 reused \(1 node\)/);
+            assert.match(dl.out, /NVIDIA driver\s+595\.91\.07 reused \(1 node\)/);
+            // day 2 changed nothing on the nodes
+            for (const h of hosts) {
+                const after = dpkgState(path.join(runDir, h.name));
+                for (const pkg of STACK_PACKAGES) assert.equal(after.get(pkg), before.get(h.name)!.get(pkg), `${h.name}: ${pkg} moved by check`);
+            }
         });
 
         await t.test("the package sets the roles install on a plain host resolve against the vendors' names", () => {

@@ -247,8 +247,9 @@ test("node IPs come from one lookup of the scale set, sorted by address; outputs
     assert.equal(out.fabricSummary.nodes, 12);
     assert.equal(out.fabricSummary.hcasPerNode, 8);
     assert.equal(out.fabricSummary.ncclTopoFile, "/opt/microsoft/ndv5-topo.xml");
-    assert.equal(out.fabricSummary.expectedBusbwGBps, 450);
-    assert.equal(out.fabricSummary.minBusbwGBps, 360);
+    // the published multi-node figure was measured with SHARP, which validation does not run: the line-rate rule
+    assert.equal(out.fabricSummary.expectedBusbwGBps, 400);
+    assert.equal(out.fabricSummary.minBusbwGBps, 240);
 });
 
 test("the resource count and types are the same at 4 and 90 nodes", async () => {

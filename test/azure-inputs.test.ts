@@ -177,9 +177,12 @@ test("fabric summary reads size, HCAs, busbw expectation and topology file from 
     assert.equal(summary.hcaRateGbps, 400);
     assert.equal(summary.rdmaGbpsPerNode, 3200);
     assert.equal(summary.ncclTopoFile, "/opt/microsoft/ndv5-topo.xml");
-    // the only multi-node H100 figure is ~450 GB/s (8 nodes, measured): pass at 80% of it
-    assert.equal(summary.expectedBusbwGBps, 450);
-    assert.equal(summary.minBusbwGBps, 360);
-    assert.match(summary.busbwSource, /sku_performance_baseline/);
+    // the only multi-node H100 figure (~450 GB/s, 8 nodes) was measured with SHARP, which the kit's validation (NCCL_NET=IB)
+    // does not run: it is named, and the floor is 60% of the 8 x 400 Gb/s line rate, the same rule as ND H200 v5's
+    assert.equal(summary.expectedBusbwGBps, 400);
+    assert.equal(summary.minBusbwGBps, 240);
+    assert.match(summary.busbwSource, /450 GB\/s on 8 nodes .* measured with SHARP, which validation does not run \(.*sku_performance_baseline/);
+    const h200 = azureFabricSummary(planCluster(parseClusterSpec({ ...azureSpec(), azure: { ...azureSpec().azure, vmSize: "Standard_ND96isr_H200_v5" } })));
+    assert.deepEqual([h200.expectedBusbwGBps, h200.minBusbwGBps], [summary.expectedBusbwGBps, summary.minBusbwGBps]);
     assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026072901");
 });

@@ -73,6 +73,27 @@ test("a complete 2 x 8 p5 EFA run proves the fabric: every verdict passes", () =
     assert.match(verdicts(g, "net-transport")[0].seen, /AWS Libfabric.*efa.*512 NET channel/);
 });
 
+test("a complete 2 x 8 H100 InfiniBand run through HPC-X's NCCL RDMA plugin proves the fabric: every verdict passes", () => {
+    const g = grade("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "ib", nodes: 2, gpusPerNode: 8 })!;
+    assert.deepEqual([...g.verdicts, ...g.runs.flatMap((r) => r.verdicts)].filter((v) => !v.ok), []);
+    assert.equal(g.pass, true);
+    // the plugin's net name carries the channels: `via NET/NCCL RDMA Plugin v8/0/GDRDMA`
+    assert.match(verdicts(g, "net-transport")[0].seen, /networks: NCCL RDMA Plugin v8; devices: mlx5_0:1\/IB\/SHARP .*; 16 NET channel/);
+    assert.match(verdicts(g, "gpudirect")[0].seen, /^16 of 16 NET channel/);
+    expectCheck("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "roce" }, "net-transport", false, /devices mlx5_0:1\/IB\/SHARP .* are not RoCE/);
+    expectCheck("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "ib", nodes: 4 }, "multi-node", false, /2 hosts \(rank list\)/);
+});
+
+test("a complete 2-node RoCE run: NET/IB over RoCE, checked and complete pass; no /GDRDMA fails", () => {
+    const req: FabricRequirement = { fabric: "roce", nodes: 2, gpusPerNode: 1 };
+    const log = "moc-roce-h100-2node-allreduce.log";
+    for (const c of ["one-job", "multi-node", "net-transport", "socket-fallback", "correctness", "completed"]) expectCheck(log, req, c, true);
+    // its channels go via NET/IB/1, the virtual device NCCL made of the one listed RoCE port
+    assert.match(verdicts(grade(log, req)!, "net-transport")[0].seen, /devices: mlx5_5:1\/RoCE; 4 NET channel/);
+    expectCheck(log, req, "gpudirect", false, /^0 of 4 NET channel/);
+    expectCheck(log, { fabric: "ib" }, "net-transport", false, /devices mlx5_5:1\/RoCE are not IB/);
+});
+
 test("one-job: separate one-rank processes (nccl-tests without MPI=1) fail; one job passes", () => {
     expectCheck("nccl-tests-254-separate-rank0.log", { fabric: "ib" }, "one-job", false, /Rank 0 listed 12 times \(dgx01, dgx02\)/);
     expectCheck("nccl-tests-254-separate-rank0.log", { fabric: "ib" }, "multi-node", false, /each process is its own job/);
@@ -108,6 +129,7 @@ test("net-transport: EFA needs aws-ofi-nccl with the efa provider on the channel
     expectCheck("aws-do-eks-karpenter-efa.log", { fabric: "efa" }, "net-transport", false, /nothing crossed the network/);
     expectCheck("nccl-tests-350-ib-2node-gather.log", { fabric: "efa" }, "net-transport", false, /channels not on aws-ofi-nccl: 6 via NET\/IB/);
     expectCheck("nccl-tests-350-ib-2node-gather.log", IB, "net-transport", true);
+    expectCheck("moc-roce-h100-2node-allreduce.log", { fabric: "roce" }, "net-transport", true);
     // the same log as RoCE: its channels use mlx5_2, an InfiniBand port, not mlx5_0, the RoCE one
     expectCheck("nccl-tests-350-ib-2node-gather.log", { fabric: "roce", nodes: 2 }, "net-transport", false, /channels on mlx5_2:1\/IB, not RoCE/);
     expectCheck("ref:06-efa-p5-2node-tagged-fragments-allreduce.log", { fabric: "ib" }, "net-transport", false, /no `NET\/IB : Using/);
@@ -124,17 +146,21 @@ test("gpudirect: NET channels without /GDRDMA fail (p3dn EFA, IB without peer me
 test("socket-fallback: `Using network Socket` fails; none passes", () => {
     expectCheck("aws-do-eks-karpenter-socket.log", { fabric: "efa" }, "socket-fallback", false, /1 line\(s\) show NCCL on sockets/);
     expectCheck("ref:06-efa-p5-2node-tagged-fragments-allreduce.log", EFA, "socket-fallback", true);
+    expectCheck("moc-roce-h100-2node-allreduce.log", { fabric: "roce" }, "socket-fallback", true);
 });
 
 test("correctness: a run with -c 0 (validation: 0, N/A check cells) fails; a checked run passes", () => {
     expectCheck("nccl-tests-82-broadcast-c0.log", { fabric: "roce" }, "correctness", false, /validation: 0/);
     expectCheck("ref:06-efa-p5-2node-tagged-fragments-allreduce.log", EFA, "correctness", true);
+    expectCheck("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "ib" }, "correctness", true);
 });
 
 test("completed: a log without its footer fails; a complete one passes", () => {
     expectCheck("ref:04-efa-p5-2node-srun-prefix-allreduce.log", EFA, "completed", false, /without '# Avg bus bandwidth'/);
     expectCheck("nccl-tests-350-ib-2node-gather.log", IB, "completed", false, /9 rows without/);
     expectCheck("ref:06-efa-p5-2node-tagged-fragments-allreduce.log", EFA, "completed", true);
+    expectCheck("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "ib" }, "completed", true);
+    expectCheck("moc-roce-h100-2node-allreduce.log", { fabric: "roce" }, "completed", true);
 });
 
 test("flags: fabric names, node and GPU counts are checked; the plan's fabric names map to the transports", () => {

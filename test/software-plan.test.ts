@@ -124,6 +124,39 @@ test("ubuntu-hpc: pinned to an exact release, its stack reused; no downgrade, no
     assert.deepEqual([v.nvidia_driver_branch, v.nvidia_driver_version, v.nvidia_driver_replace], ["595", "595.58.03", true]);
 });
 
+test("the image's nccl-tests are reused (ubuntu-hpc with its HPC-X, the DLAMI per CUDA); replace ncclTests builds the kit's", () => {
+    const hpc = rowsOf(azure("Standard_ND96isr_H100_v5"));
+    assert.deepEqual([hpc.ncclTests.decision, hpc.ncclTests.version], ["reuse", "the image's build (/opt/nccl-tests)"]);
+    assert.deepEqual([hpc.mpi.decision, hpc.mpi.version], ["reuse", "HPC-X 2.25.1"]);
+    const dl = rowsOf(aws("p5.48xlarge"));
+    assert.deepEqual([dl.ncclTests.decision, dl.ncclTests.version], ["reuse", "the image's build (/usr/local/cuda-X.Y/efa/test-cuda-X.Y)"]);
+    const plan = planCluster(azure("Standard_ND96isr_H100_v5"));
+    assert.equal(plan.ansibleVars.nccl_tests_reuse_image, true);
+    // validation launches whichever MPI the nccl_tests role linked the binaries' MPI to
+    assert.equal(plan.validation.mpiHome, plan.ansibleVars.nccl_tests_mpi_link);
+    const own = rowsOf(azure("Standard_ND96isr_H100_v5", {}, { replace: ["ncclTests"] }));
+    assert.deepEqual([own.ncclTests.decision, own.ncclTests.version], ["install", "2.19.6 @a0b82b2260cf"]);
+    assert.deepEqual([own.mpi.decision, own.mpi.version], ["install", "distro Open MPI"]);
+    assert.equal(planCluster(azure("Standard_ND96isr_H100_v5", {}, { replace: ["ncclTests"] })).ansibleVars.nccl_tests_reuse_image, false);
+});
+
+test("software.replace refuses the components it has nothing of its own to replace, naming what to list instead", () => {
+    const got = issuesOf(() => azure("Standard_ND96isr_H100_v5", {}, { replace: ["driver", "fabricManager", "mpi"] }));
+    const allowed = "allowed: ofed, driver, efa, cuda, nccl, ncclTests";
+    assert.deepEqual(got, [
+        `cluster.software.replace[1]: cannot be replaced: Fabric Manager always equals the driver: replace "driver" to move both (got "fabricManager"); ${allowed}`,
+        `cluster.software.replace[2]: cannot be replaced: the image's MPI is never replaced; replace "ncclTests" to build nccl-tests against the kit's MPI (got "mpi"); ${allowed}`,
+    ]);
+    assert.match(issuesOf(() => aws("p5.48xlarge", {}, { replace: ["awsOfiNccl"] }))[0], /replace\[0\]: cannot be replaced: aws-ofi-nccl comes with the EFA installer: replace "efa"/);
+    assert.match(issuesOf(() => aws("p6-b200.48xlarge", {}, { replace: ["nvlsm"] }))[0], /NVLSM is installed where absent and never replaced/);
+    // each replaceable one reaches the roles as a variable that changes what they do
+    const v = planCluster(azure("Standard_ND96isr_H100_v5", {}, {
+        replace: ["ofed", "driver", "cuda", "nccl", "ncclTests"], driverVersion: "595.58.03", cudaVersion: "13.3", ncclVersion: "2.30.7-1",
+    })).ansibleVars;
+    assert.deepEqual([v.ofed_replace, v.nvidia_driver_replace, v.nccl_cuda_replace, v.nccl_replace, v.nccl_tests_reuse_image], [true, true, true, true, false]);
+    assert.equal(planCluster(aws("p5.48xlarge", {}, { replace: ["efa"] })).ansibleVars.efa_replace, true);
+});
+
 test("a plain Ubuntu image on Azure installs everything", () => {
     const spec = azure("Standard_ND96isr_H100_v5", { image: { publisher: "Canonical", offer: "0001-com-ubuntu-server-jammy", sku: "22_04-lts-gen2", version: "latest" } });
     const r = rowsOf(spec);

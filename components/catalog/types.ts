@@ -10,6 +10,11 @@ export interface BusbwFigure {
     source: string;
     /** the kind of source: a health-check pass threshold, or a measured result */
     kind: "measured" | "threshold";
+    /**
+     * measured with SHARP in-network reduction on (NCCL_COLLNET_ENABLE=1 and the SHARP plugin): not a floor for the
+     * kit's validation, which forces NCCL's own IB transport (NCCL_NET=IB) and so never runs SHARP
+     */
+    withSharp?: boolean;
 }
 
 export const GiB = 1024 ** 3;

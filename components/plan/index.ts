@@ -78,13 +78,19 @@ export interface FabricPlan {
  * /opt/nccl-tests, where Azure's ubuntu-hpc image keeps its own build (azure-ib.md §3).
  */
 export const NCCL_TESTS_HOME = "/opt/rdmakit/nccl-tests";
+/**
+ * The MPI validation launches nccl-tests with: the nccl_tests role links it to the MPI the binaries in
+ * NCCL_TESTS_HOME link (the image's build: the libmpi ldd finds, e.g. HPC-X on ubuntu-hpc; the kit's build: mpiFor).
+ */
+export const NCCL_TESTS_MPI_HOME = "/opt/rdmakit/mpi";
 
 /**
- * The MPI each fabric launches with: the EFA installer's Open MPI (aws-efa.md §5, `MPI_HOME=/opt/amazon/openmpi`),
- * elsewhere the distribution's Open MPI that the nccl_tests role installs (prefix /usr).
+ * The MPI the kit builds nccl-tests with where the node has no build of its own: the EFA installer's Open MPI
+ * (aws-efa.md §5, `MPI_HOME=/opt/amazon/openmpi`), elsewhere the distribution's Open MPI the nccl_tests role
+ * installs (its prefixes per distro in playbooks/roles/nccl_tests/vars).
  */
-export function mpiFor(fabric: ClusterSpec["fabric"]): { role: "efa" | "distro"; home: string } {
-    return fabric === "aws-efa" ? { role: "efa", home: "/opt/amazon/openmpi" } : { role: "distro", home: "/usr" };
+export function mpiFor(fabric: ClusterSpec["fabric"]): { role: "efa" | "distro" } {
+    return fabric === "aws-efa" ? { role: "efa" } : { role: "distro" };
 }
 
 /** Inventory names of the GPU nodes: the hosts' own names on bare metal, node-000... on clouds. */
@@ -260,7 +266,7 @@ function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
     return {
         enabled: v.enabled, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
-        hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: mpiFor(spec.fabric).home,
+        hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: NCCL_TESTS_MPI_HOME,
     };
 }
 
@@ -312,8 +318,11 @@ function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: num
         nccl_cuda_replace: replace.has("cuda"),
         nccl_tests_version: v.ncclTestsVersion,
         nccl_tests_install_dir: NCCL_TESTS_HOME,
-        // the MPI nccl-tests is built with is the one validation launches with (mpiFor)
+        // the MPI a kit build links; validation launches whichever MPI the binaries link (NCCL_TESTS_MPI_HOME)
         nccl_tests_mpi: mpiFor(spec.fabric).role,
+        nccl_tests_mpi_link: NCCL_TESTS_MPI_HOME,
+        // the image's nccl-tests build is reused where it links an MPI, unless software.replace lists ncclTests
+        nccl_tests_reuse_image: !replace.has("ncclTests"),
         // written to /etc/nccl.conf by the nccl role, so every job on the cluster runs with the plan's environment
         nccl_conf: plan.ncclEnv,
     };

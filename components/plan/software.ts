@@ -266,7 +266,9 @@ export function planSoftware(spec: SoftwareSpec): SoftwarePlan {
     } else {
         row("efa", "not needed", "-", "not an EFA fabric");
         row("awsOfiNccl", "not needed", "-", "not an EFA fabric");
-        row("mpi", "install", "distro Open MPI", has.mpi ? `nccl-tests builds against it; the image's ${has.mpi.version ?? "MPI"} stays untouched` : "nccl-tests builds against it");
+        const imageMpi = has.mpi && has.ncclTests && !replace.has("ncclTests");
+        if (imageMpi) row("mpi", "reuse", has.mpi?.version ?? "the image's", "the MPI the image's nccl-tests links; validation launches with it");
+        else row("mpi", "install", "distro Open MPI", has.mpi ? `nccl-tests builds against it; the image's ${has.mpi.version ?? "MPI"} stays untouched` : "nccl-tests builds against it");
     }
 
     // NCCL: the build for the CUDA the node has; a pinned pair that cannot exist is refused
@@ -277,9 +279,15 @@ export function planSoftware(spec: SoftwareSpec): SoftwarePlan {
     else add("nccl", nccl.decision === "install" ? { ...nccl, version: `${ncclWant}+cuda${cudaEff}` } : nccl);
     add("cuda", cuda);
 
+    // nccl-tests: the image's build is reused when it links an MPI (the node's probe reads its libmpi with ldd), and
+    // validation launches it with that MPI; software.replace "ncclTests" builds the kit's own instead
     const ncclTestsVersion = sw.ncclTestsVersion ?? SOFTWARE_DEFAULTS.ncclTestsVersion;
-    row("ncclTests", "install", `${ncclTestsVersion}${NCCL_TESTS_COMMITS[ncclTestsVersion] ? ` @${NCCL_TESTS_COMMITS[ncclTestsVersion].slice(0, 12)}` : ""}`,
-        has.ncclTests ? "the kit's build in /opt/rdmakit/nccl-tests; the image's copy stays untouched" : "built against the node's MPI, NCCL and CUDA");
+    const ncclTestsBuild = `${ncclTestsVersion}${NCCL_TESTS_COMMITS[ncclTestsVersion] ? ` @${NCCL_TESTS_COMMITS[ncclTestsVersion].slice(0, 12)}` : ""}`;
+    if (has.ncclTests && !replace.has("ncclTests")) {
+        row("ncclTests", "reuse", `the image's build (${has.ncclTests.where ?? "probed"})`, "reused where it links an MPI; else the kit builds " + ncclTestsBuild);
+    } else {
+        row("ncclTests", "install", ncclTestsBuild, has.ncclTests ? "replaces the image's build (software.replace); the image's copy stays untouched" : "built against the node's MPI, NCCL and CUDA");
+    }
 
     const order = new Map(Object.keys(COMPONENT_LABEL).map((c, i) => [c, i]));
     rows.sort((a, b) => order.get(a.component)! - order.get(b.component)!);
@@ -299,8 +307,37 @@ export function planSoftware(spec: SoftwareSpec): SoftwarePlan {
     };
 }
 
+/**
+ * What software.replace does per component; the others have nothing of their own to replace and are refused:
+ * Fabric Manager always follows the driver, aws-ofi-nccl and the EFA MPI come with the EFA installer, NVLSM is only
+ * ever added, and an image's MPI is never replaced (nccl-tests picks the MPI it is built or launched with).
+ */
+export const REPLACEABLE: Partial<Record<SoftwareComponent, string>> = {
+    ofed: "installs the plan's DOCA-OFED over an older OFED",
+    driver: "upgrades the driver branch, with the Fabric Manager that must equal it",
+    efa: "runs the plan's EFA installer (and the aws-ofi-nccl it bundles) over an older one",
+    cuda: "installs the plan's CUDA toolkit beside an older one",
+    nccl: "installs and holds the plan's libnccl2 over an older one",
+    ncclTests: "builds the kit's nccl-tests instead of reusing the image's build",
+};
+const NOT_REPLACEABLE: Partial<Record<SoftwareComponent, string>> = {
+    fabricManager: `Fabric Manager always equals the driver: replace "driver" to move both`,
+    nvlsm: "NVLSM is installed where absent and never replaced",
+    awsOfiNccl: `aws-ofi-nccl comes with the EFA installer: replace "efa"`,
+    mpi: `the image's MPI is never replaced; replace "ncclTests" to build nccl-tests against the kit's MPI`,
+};
+
+function replaceIssues(spec: SoftwareSpec): SpecIssue[] {
+    return (spec.software.replace ?? []).flatMap((c, i) => NOT_REPLACEABLE[c] ? [{
+        path: `cluster.software.replace[${i}]`, value: c, message: `cannot be replaced: ${NOT_REPLACEABLE[c]}`,
+        allowed: Object.keys(REPLACEABLE).join(", "),
+    }] : []);
+}
+
 /** The refusals as spec issues, for parseClusterSpec: reported before anything is created. */
 export function softwareIssues(spec: SoftwareSpec): SpecIssue[] {
+    const bad = replaceIssues(spec);
+    if (bad.length) return bad;
     // a spec whose hardware is unknown is reported by the fabric checks; the software plan needs the hardware
     if (spec.fabric === "aws-efa" && !awsInstanceType(spec.aws?.instanceType ?? "")) return [];
     if (spec.fabric === "azure-ib" && !azureVmSize(spec.azure?.vmSize ?? "")) return [];

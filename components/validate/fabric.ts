@@ -17,10 +17,11 @@
  *    (aws/aws-ofi-nccl src/nccl_ofi_net.cpp, src/nccl_ofi_interface_nvidia.cpp; ../shared/ref/nccl-tests-logs 01, 03, 06);
  *  - IB / RoCE: `NET/IB : Using [0]mlx5_0:1/IB` or `.../RoCE` (link layer per device), `Using network IB` (`IBext_v8`
  *    through the SHARP plugin), channels `via NET/IB/0/GDRDMA` (`NET/IBext_v8/7/GDRDMA`) (NVIDIA/nccl
- *    src/transport/net_ib.cc, src/transport/net.cc; NVIDIA/nccl#1412, #1453, NVIDIA/nccl-tests#293).
+ *    src/transport/net_ib.cc, src/transport/net.cc; NVIDIA/nccl#1412, #1453, NVIDIA/nccl-tests#293); HPC-X's plugin:
+ *    `Using network NCCL RDMA Plugin v8`, `.../IB/SHARP` devices, `via NET/NCCL RDMA Plugin v8/0/GDRDMA` (NVIDIA/nccl-tests#319).
  */
 import type { EvidenceSet, LineText, NcclRun, ParsedLog, TransportEvidence, Verdict } from "./types";
-import { evidenceOf } from "./transport";
+import { evidenceOf, IB_NET } from "./transport";
 
 export const FABRICS = ["efa", "ib", "roce"] as const;
 export type FabricName = typeof FABRICS[number];
@@ -168,17 +169,16 @@ function transportVerdict(t: TransportEvidence, req: FabricRequirement): Verdict
         const layer = req.fabric === "ib" ? "IB" : "RoCE";
         const devices = t.ibDevices.filter((d) => new RegExp(`/${layer}(?:/|$)`).test(d));
         const others = t.ibDevices.filter((d) => !devices.includes(d));
-        const IB = /^IB/;
-        const ibChannels = channelsVia(IB);
+        const ibChannels = channelsVia(IB_NET);
         if (t.ibDevices.length === 0) problems.push("no `NET/IB : Using [0]<device>` line (NCCL_DEBUG_SUBSYS must include INIT or NET)");
         else if (devices.length === 0) problems.push(`devices ${others.join(" ")} are not ${layer}`);
         else {
             // the devices the channels used must have the fabric's link layer (a host can list IB and RoCE ports)
-            const wrong = Object.keys(t.ibChannelDevices).map((i) => t.ibDeviceByIndex[i] ?? `#${i}`).filter((d) => !devices.includes(d));
+            const wrong = Object.keys(t.ibChannelDevices).flatMap((i) => channelDevice(t, i, layer, devices));
             if (wrong.length > 0) problems.push(`channels on ${wrong.join(", ")}, not ${layer}`);
         }
         if (t.netChannels.count === 0) problems.push("no channel went `via NET/...`: nothing crossed the network");
-        else if (ibChannels < t.netChannels.count) problems.push(`channels not on NET/IB: ${otherNets(IB)}`);
+        else if (ibChannels < t.netChannels.count) problems.push(`channels not on NET/IB: ${otherNets(IB_NET)}`);
         seenParts = [`networks: ${t.networks.join(", ") || "(none printed)"}`, `devices: ${t.ibDevices.join(" ") || "(none printed)"}`,
             `${t.netChannels.count} NET channel line(s)`];
     }
@@ -189,6 +189,25 @@ function transportVerdict(t: TransportEvidence, req: FabricRequirement): Verdict
         hint: problems.length ? (t.netChannels.count === 0 && t.localChannels.count > 0 ? HINTS.multiNode : req.fabric === "efa" ? HINTS.efa : HINTS.ib) : undefined,
         evidence: evidenceOf(t.ofi, t.ib, t.netChannels, t.localChannels),
     };
+}
+
+/**
+ * What a channel's device index `i` names, when it is not of `layer`: nothing when it is. An index past the `Using`
+ * list is a virtual device NCCL made of listed ones (NIC fusion, or one per NIC in the topology's vNICs), and NCCL
+ * refuses to merge devices of different link layers ("Attempted to merge incompatible devices", NVIDIA/nccl
+ * src/transport/net_ib.cc): its layer is its members' where `Made virtual device` names them, else the list's when
+ * every listed device has the same one, else unknown.
+ */
+function channelDevice(t: TransportEvidence, i: string, layer: string, devices: string[]): string[] {
+    const listed = t.ibDeviceByIndex[i];
+    if (listed !== undefined) return devices.includes(listed) ? [] : [listed];
+    const members = t.ibVirtualDevices[i]?.map((name) => t.ibDevices.find((d) => d.startsWith(`${name}:`)) ?? name);
+    if (members) {
+        const off = members.filter((d) => !devices.includes(d));
+        return off.length ? [`virtual device #${i} (${off.join("+")})`] : [];
+    }
+    if (t.ibDevices.length > 0 && devices.length === t.ibDevices.length) return [];
+    return [`virtual device #${i} of a list that mixes link layers (${t.ibDevices.join(" ")}; rerun with NCCL_DEBUG_SUBSYS=INIT,NET to name its members)`];
 }
 
 function gdrVerdict(t: TransportEvidence): Verdict {

@@ -23,7 +23,8 @@ export const OPEN_MPI_AS_ROOT: Record<string, string> = { OMPI_ALLOW_RUN_AS_ROOT
  * validation runs on the Hopper ND v5 sizes (H100, H200: same 8 x 400 Gb/s NDR ConnectX-7 rails and NVLink,
  * azure-ib.md §1), so the kit runs what the baseline ran. Not included: SHARP (NCCL_COLLNET_ENABLE with the
  * nccl-rdma-sharp-plugins on LD_LIBRARY_PATH), which the baseline also had on; the kit forces NCCL's own IB
- * transport (NCCL_NET=IB) instead, so its floor is the baseline's without SHARP's share.
+ * transport (NCCL_NET=IB), which carries no CollNet, so the baseline's figure is reported beside the result but is
+ * not the floor (catalog BusbwFigure.withSharp; plan/expectation.ts grades by the line-rate rule instead).
  * source: Azure/ai-infrastructure-on-azure:infrastructure_validations/slurm/NCCL/configs/hopper.conf
  * (/work/shared/research/azure-ib.md §4: NCCL_MIN_NCHANNELS 32, NCCL_PXN_DISABLE 1, NCCL_P2P_NET_CHUNKSIZE 2097152,
  * NCCL_IB_QPS_PER_CONNECTION 4).

@@ -2,15 +2,27 @@
  * The per-node preflight results validate.yml writes (out/<stack>/preflight/<host>.json: `{host, checks: [{check,
  * expected, seen, ok}]}`, playbooks/roles/nccl_validate/tasks/main.yml), read into the report's verdicts so a bad
  * node is named with what was expected and seen: GPUs, RDMA ports, GPUDirect, fabric manager, memlock, the IB
- * partition key and, on Azure, the image's health checks.
+ * partition key and, on Azure, the image's health checks. Each file also carries what the node runs (`software`:
+ * /etc/rdmakit/software.json as site.yml's probes wrote it, component -> {version, action}), which the report lists
+ * per component; a component at different versions across the nodes is a failed check.
  */
 import * as fs from "fs";
 import * as path from "path";
 import type { Verdict } from "./types";
+import { COMPONENT_LABEL, type SoftwareComponent } from "../catalog/images";
 
 export interface PreflightNode {
     host: string;
     checks: Array<{ check: string; expected: string; seen: string; ok: boolean }>;
+    /** what the node runs, by component: the version its probe found or the kit installed, and which it was */
+    software?: Record<string, { version: string; action: string }>;
+}
+
+/** One component across the nodes: each distinct version with what was done and where. */
+export interface SoftwareLine {
+    component: string;
+    label: string;
+    versions: Array<{ version: string; action: string; hosts: string[] }>;
 }
 
 export interface PreflightReport {
@@ -22,7 +34,9 @@ export interface PreflightReport {
 function isNode(x: unknown): x is PreflightNode {
     const n = x as PreflightNode;
     return typeof n === "object" && n !== null && typeof n.host === "string" && Array.isArray(n.checks) &&
-        n.checks.every((c) => typeof c.check === "string" && typeof c.ok === "boolean");
+        n.checks.every((c) => typeof c.check === "string" && typeof c.ok === "boolean") &&
+        (n.software === undefined || (typeof n.software === "object" && n.software !== null &&
+            Object.values(n.software).every((v) => typeof v === "object" && v !== null && "version" in v && "action" in v)));
 }
 
 /** Reads every `<host>.json` of the folder; a file that is not a preflight result is an error naming it. */
@@ -41,7 +55,7 @@ export function readPreflight(dir: string): PreflightReport | string {
         } catch (e) {
             return `--preflight: ${path.join(dir, f)} is not JSON (${(e as Error).message})`;
         }
-        if (!isNode(obj)) return `--preflight: ${path.join(dir, f)} is not a preflight result ({host, checks: [{check, expected, seen, ok}]})`;
+        if (!isNode(obj)) return `--preflight: ${path.join(dir, f)} is not a preflight result ({host, checks: [{check, expected, seen, ok}], software?: {<component>: {version, action}}})`;
         nodes.push(obj);
     }
     return { nodes, badNodes: nodes.filter((n) => n.checks.some((c) => !c.ok)).map((n) => n.host).sort() };
@@ -52,4 +66,38 @@ export function preflightFailures(p: PreflightReport): Array<Verdict & { where: 
     return p.nodes.flatMap((n) => n.checks.filter((c) => !c.ok).map((c) => ({
         check: c.check, ok: false, expected: String(c.expected), seen: String(c.seen), where: `preflight ${n.host}`,
     })));
+}
+
+/** Each component's versions across the nodes, in the roles' order (catalog/images.ts); nodes without a record apart. Pure. */
+export function softwareLines(p: PreflightReport): { lines: SoftwareLine[]; unrecorded: string[] } {
+    const order = Object.keys(COMPONENT_LABEL);
+    const by = new Map<string, Map<string, { version: string; action: string; hosts: string[] }>>();
+    for (const n of p.nodes) {
+        for (const [c, f] of Object.entries(n.software ?? {})) {
+            const key = `${f.version}\u0000${f.action}`;
+            const m = by.get(c) ?? new Map();
+            by.set(c, m);
+            const e = m.get(key) ?? { version: String(f.version), action: String(f.action), hosts: [] };
+            m.set(key, e);
+            e.hosts.push(n.host);
+        }
+    }
+    const rank = (c: string) => (order.indexOf(c) < 0 ? order.length : order.indexOf(c));
+    const lines = [...by.entries()].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).map(([c, m]) => ({
+        component: c, label: COMPONENT_LABEL[c as SoftwareComponent] ?? c,
+        versions: [...m.values()].sort((a, b) => b.hosts.length - a.hosts.length || a.version.localeCompare(b.version)),
+    }));
+    const unrecorded = p.nodes.filter((n) => !n.software || Object.keys(n.software).length === 0).map((n) => n.host).sort();
+    return { lines, unrecorded };
+}
+
+/** A component at more than one version across the nodes is a failed check (one job needs one stack). Pure. */
+export function softwareMismatches(lines: SoftwareLine[]): Array<Verdict & { where: string }> {
+    const distinct = (l: SoftwareLine) => new Set(l.versions.map((v) => v.version));
+    return lines.filter((l) => distinct(l).size > 1).map((l) => ({
+        check: "software-versions", ok: false, where: "preflight software",
+        expected: `one ${l.label} version on every node`,
+        seen: l.versions.map((v) => `${v.version} (${v.action}) on ${v.hosts.join(", ")}`).join("; "),
+        hint: "boot every node from the same image release (the plan pins it) or let the kit install the same version everywhere",
+    }));
 }

@@ -5,7 +5,7 @@
 import type { Expectation, LogGrade, NcclRun, ParsedLog, Verdict } from "./types";
 import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grade";
 import type { SlowNodeReport } from "./slow";
-import { preflightFailures, type PreflightReport } from "./preflight";
+import { preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
 
 /** What a log was in the validation: names follow the playbook's convention (see `classifyLogName`). */
 export type LogKind = "all-fixed" | "all-sweep" | "single" | "pair" | "other";
@@ -32,6 +32,11 @@ export interface ValidationReport {
     slowNodes: SlowNodeReport | null;
     /** Per-node preflight results, when the report was given them (`--preflight`). */
     preflight?: { nodes: number; badNodes: string[] };
+    /**
+     * What the nodes run, per component (from the preflight files: the nodes' own probes), and the nodes that have no
+     * record (site.yml has not run there). Present with `preflight`.
+     */
+    software?: { lines: SoftwareLine[]; unrecorded: string[] };
     failed: Array<Verdict & { where: string }>;
 }
 
@@ -80,11 +85,13 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
         verdicts: [...e.grade.verdicts.map((v) => ({ ...v, where: e.name })),
             ...e.grade.runs.flatMap((r) => r.verdicts.map((v) => ({ ...v, where: `${e.name} run ${r.run + 1}` })))],
     }));
-    const failed = [...(preflight ? preflightFailures(preflight) : []), ...entries.flatMap((e) => failures(e.grade))];
+    const software = preflight ? softwareLines(preflight) : undefined;
+    const failed = [...(preflight ? preflightFailures(preflight) : []), ...(software ? softwareMismatches(software.lines) : []),
+        ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
     return {
         pass: failed.length === 0 && !slowFail && (entries.length > 0 || preflight !== undefined), headline, logs, slowNodes,
-        ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes } } : {}), failed,
+        ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes }, software } : {}), failed,
     };
 }
 
@@ -99,6 +106,18 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         const p = report.preflight;
         out.push(`  ${p.badNodes.length ? "FAIL" : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
             (p.badNodes.length ? `; bad node(s): ${p.badNodes.join(", ")}` : ""));
+    }
+    if (report.software && (report.software.lines.length || report.software.unrecorded.length)) {
+        const { lines, unrecorded } = report.software;
+        out.push("  node software (each node's probes, /etc/rdmakit/software.json):");
+        const w = Math.max(0, ...lines.map((l) => l.label.length));
+        const all = report.preflight?.nodes ?? 0;
+        for (const l of lines) {
+            const one = l.versions.length === 1 && l.versions[0].hosts.length === all;
+            out.push(`    ${l.label.padEnd(w)}  ` + (one ? `${l.versions[0].version} ${l.versions[0].action} (${all} node${all === 1 ? "" : "s"})`
+                : l.versions.map((v) => `${v.version} ${v.action} on ${v.hosts.join(", ")}`).join("; ")));
+        }
+        if (unrecorded.length) out.push(`    no record on ${unrecorded.join(", ")} (site.yml has not finished there)`);
     }
     for (const e of entries) {
         for (const [i, r] of e.parsed.runs.entries()) {

@@ -24,8 +24,14 @@ function add(s: EvidenceSet, line: number, text: string): void {
 const DEBUG = /\bNCCL (?:INFO|WARN|TRACE)\b/;
 const USING_NETWORK = /NCCL INFO Using network (.+?)\s*$/;
 const OFI_PROVIDER = /NET\/OFI Selected [Pp]rovider is ([^\s,(]+)/;
-// `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`, older `Ring 00 : 3 -> 10 [send] via NET/IB/0/GDRDMA`
-const NET_CHANNEL = /\bvia NET\/([^/\s]+(?: Libfabric)?)\/\S*/;
+// `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA`, older `Ring 00 : 3 -> 10 [send] via NET/IB/0/GDRDMA`; HPC-X's
+// nccl-rdma-sharp-plugins names its net `NCCL RDMA Plugin v8` (`via NET/NCCL RDMA Plugin v8/0/GDRDMA`, IB verbs through
+// IBext: Mellanox/nccl-rdma-sharp-plugins src/p2p_plugin.c; NVIDIA/nccl-tests#319)
+const RDMA_PLUGIN = "NCCL RDMA Plugin v\\d+";
+const NET_CHANNEL = new RegExp(`\\bvia NET\\/(${RDMA_PLUGIN}|[^/\\s]+(?: Libfabric)?)\\/\\S*`);
+/** Net names that are NCCL's IB verbs transport: `IB`, `IBext_v8` (SHARP plugin), `NCCL RDMA Plugin v8` (HPC-X). */
+export const IB_NET = new RegExp(`^(?:IB|${RDMA_PLUGIN}$)`, "i");
+const IB_CHANNEL_DEVICE = new RegExp(`via NET\\/(?:IB[^/\\s]*|${RDMA_PLUGIN})\\/(\\d+)`);
 const GDR_ENABLED = /GPU Direct RDMA Enabled/;
 // source: NVIDIA/nccl src/plugin/net.cc prints these when no external net plugin could be loaded.
 const PLUGIN_MISSING = /NET\/Plugin ?: ?(?:No plugin found|Could not find:? libnccl-net|Plugin load returned|.*cannot open shared object file)|Failed to initialize any NET plugin|NET\/Plugin: Using internal network plugin/;
@@ -36,6 +42,9 @@ const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRAC
 const NRANKS = /\brank \d+ nranks (\d+)\b/;
 // `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit)
 const IB_DEVICES = /NET\/IB ?: Using ((?:\[\d+\]\S+\s*)+)/;
+// `NET/IB : Made virtual device [1] name=mlx5_0+mlx5_1 speed=... ndevs=2`: a device index past the physical list
+// (NVIDIA/nccl src/transport/net_ib.cc ncclIbMakeVDeviceInternal, `*d = ncclNMergedIbDevs++`)
+const IB_VIRTUAL = /NET\/IB ?: Made virtual device \[(\d+)\] name=(\S+)/;
 // intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc, shm.cc)
 const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|NVLS/;
 
@@ -44,7 +53,7 @@ export function scanTransport(lines: string[]): TransportEvidence {
     const ev: TransportEvidence = {
         ncclDebugLines: 0, networks: [], ofiProviders: [], ib: set(), ofi: set(), netChannels: set(), gdr: set(),
         netChannelsWithoutGdr: set(), socket: set(), pluginMissing: set(), cudaRegisterFailed: set(), warnings: set(),
-        ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(),
+        ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibVirtualDevices: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(),
     };
     for (let i = 0; i < lines.length; i++) {
         const raw = lines[i];
@@ -65,6 +74,8 @@ export function scanTransport(lines: string[]): TransportEvidence {
                 ev.ibDeviceByIndex[d[1]] ??= d[2];
             }
         }
+        const vdev = text.match(IB_VIRTUAL);
+        if (vdev) ev.ibVirtualDevices[vdev[1]] ??= vdev[2].split("+");
         if (LOCAL_CHANNEL.test(text)) add(ev.localChannels, lineNo, raw);
         if (/NCCL WARN/.test(text)) add(ev.warnings, lineNo, raw);
         let m = text.match(USING_NETWORK);
@@ -72,7 +83,7 @@ export function scanTransport(lines: string[]): TransportEvidence {
             const net = m[1];
             if (!ev.networks.includes(net)) ev.networks.push(net);
             if (/^Socket$/i.test(net)) add(ev.socket, lineNo, raw);
-            else if (/^IB/i.test(net)) add(ev.ib, lineNo, raw);
+            else if (IB_NET.test(net)) add(ev.ib, lineNo, raw);
             else if (/Libfabric|OFI/i.test(net)) add(ev.ofi, lineNo, raw);
         }
         if ((m = text.match(OFI_PROVIDER))) {
@@ -85,12 +96,12 @@ export function scanTransport(lines: string[]): TransportEvidence {
             add(ev.netChannels, lineNo, raw);
             const transport = m[1];
             ev.netChannelTransports[transport] = (ev.netChannelTransports[transport] ?? 0) + 1;
-            const dev = /^IB/.test(transport) ? text.match(/via NET\/IB[^/\s]*\/(\d+)/) : null;
+            const dev = IB_NET.test(transport) ? text.match(IB_CHANNEL_DEVICE) : null;
             if (dev) ev.ibChannelDevices[dev[1]] = (ev.ibChannelDevices[dev[1]] ?? 0) + 1;
             if (/\/GDRDMA\b/.test(m[0])) add(ev.gdr, lineNo, raw);
             else add(ev.netChannelsWithoutGdr, lineNo, raw);
             if (/^Socket$/i.test(transport)) add(ev.socket, lineNo, raw);
-            else if (/^IB/i.test(transport)) add(ev.ib, lineNo, raw);
+            else if (IB_NET.test(transport)) add(ev.ib, lineNo, raw);
             else if (/Libfabric|OFI/i.test(transport)) add(ev.ofi, lineNo, raw);
         }
         if (PLUGIN_MISSING.test(text)) add(ev.pluginMissing, lineNo, raw);

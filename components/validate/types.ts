@@ -147,6 +147,11 @@ export interface TransportEvidence {
     ibDevices: string[];
     /** IB device per index of the `NET/IB : Using [i]dev` list (first host that printed it), e.g. `{"1": "mlx5_2:1/IB"}`. */
     ibDeviceByIndex: Record<string, string>;
+    /**
+     * Virtual devices NCCL made of listed ones (`NET/IB : Made virtual device [2] name=mlx5_0+mlx5_1 ...`, printed with
+     * NCCL_DEBUG_SUBSYS NET): index → the physical device names.
+     */
+    ibVirtualDevices: Record<string, string[]>;
     /** IB device indexes the NET channels used (`via NET/IB/1/GDRDMA` → 1), with line counts. */
     ibChannelDevices: Record<string, number>;
     /** NET channel lines per transport name (`AWS Libfabric`, `Libfabric`, `IB`, `IBext_v8`, `Socket`). */

@@ -44,6 +44,25 @@ EOF
     chmod 0755 "$root/usr/bin/nvidia-smi"
 }
 
+# mpi_linked_standin <binary> <mpi prefix>: an nccl-tests binary of the image that links the image's MPI, as the real
+# one does (MPI=1 adds -lmpi; no rpath), with a libmpi.so.40 stand-in and an mpirun in that prefix. Never run: it only
+# has to answer ldd. Needs binutils (as, ld, readelf: dpkg-dev depends on it).
+mpi_linked_standin() {
+    local bin=$1 prefix=$2 tmp interp
+    tmp=$(mktemp -d)
+    printf '.globl _start\n_start:\n' >"$tmp/start.s"
+    : >"$tmp/empty.s"
+    as -o "$tmp/start.o" "$tmp/start.s"
+    as -o "$tmp/empty.o" "$tmp/empty.s"
+    install -d "$root$prefix/lib" "$root$prefix/bin" "$(dirname "$root$bin")"
+    [ -e "$root$prefix/lib/libmpi.so.40" ] || ld -shared -soname libmpi.so.40 -o "$root$prefix/lib/libmpi.so.40" "$tmp/empty.o"
+    interp=$(readelf -l /bin/sh | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+    ld -o "$root$bin" "$tmp/start.o" --dynamic-linker "$interp" -L "$root$prefix/lib" -l:libmpi.so.40
+    printf '#!/bin/sh\necho "test stand-in for the image MPI mpirun ($0)" >&2\nexit 1\n' >"$root$prefix/bin/mpirun"
+    chmod 0755 "$root$prefix/bin/mpirun"
+    rm -rf "$tmp"
+}
+
 cuda_dir() {
     local v=$1 full=$2 nccl=${3:-}
     install -d "$root/usr/local/cuda-$v/lib"
@@ -63,9 +82,10 @@ dlami)
     modinfo_standin 595.91.07
     for v in 12.8:12.8.1 12.9:12.9.1 13.0:13.0.2 13.2:13.2.0; do cuda_dir "${v%%:*}" "${v#*:}" 2.27.7; done
     ln -sfn cuda-13.2 "$root/usr/local/cuda"
-    install -d "$root/usr/local/cuda-13.0/efa/test-cuda-13.0"
-    : >"$root/usr/local/cuda-13.0/efa/test-cuda-13.0/all_reduce_perf"
     install -d "$root/opt/amazon/efa/bin" "$root/opt/amazon/ofi-nccl/lib" "$root/opt/amazon/openmpi/include" "$root/opt/amazon/openmpi/bin"
+    # nccl-tests per toolkit in /usr/local/cuda-X.Y/efa/test-cuda-X.Y, linking the EFA installer's Open MPI
+    # (awslabs/awsome-distributed-ai nccl-tests-ami.sbatch and smoke tests: "/usr/local/cuda-*/efa/test-cuda-*/")
+    for v in 12.8 12.9 13.0 13.2; do mpi_linked_standin "/usr/local/cuda-$v/efa/test-cuda-$v/all_reduce_perf" /opt/amazon/openmpi; done
     cat >"$root/opt/amazon/efa_installed_packages" <<'EOF'
 # EFA installer version: 1.50.0
 # Debug packages installed: no
@@ -94,13 +114,26 @@ case "$1" in
 esac
 EOF
     chmod 0755 "$root/usr/bin/ofed_info"
+    # the image's driver is apt's nvidia-open, whose kernel modules (nvidia_peermem among them) DKMS builds
+    # (images.md section 2.3); `dkms status` lines read "<module>/<version>, <kernel>, <arch>: installed" (dkms(8))
+    cat >"$root/usr/local/sbin/dkms" <<'EOF2'
+#!/bin/sh
+# test stand-in for dkms: the image's nvidia module registered for the running kernel; rebuilds are logged
+case "$1" in
+    status) echo "nvidia/580.126.16, $(uname -r), $(uname -m): installed" ;;
+    install) echo "dkms $*" >>/var/log/rdmakit-test-dkms.log ;;
+    *) exit 1 ;;
+esac
+EOF2
+    chmod 0755 "$root/usr/local/sbin/dkms"
     dpkg_install "$pool/nvidia-driver-pinning-580.126.16_1-1_all.deb" "$pool/nvidia-open_580.126.16-1_$arch.deb" \
         "$pool/libnvidia-nscq_580.126.16-1_$arch.deb" "$pool/nvidia-fabricmanager_580.126.16-1_$arch.deb" \
         "$pool/cuda-toolkit-13-0_13.0.2-1_$arch.deb" \
         "$repo_dir/vendor/libnccl2_2.30.4-1+cuda13.0_$arch.deb" "$repo_dir/vendor/libnccl-dev_2.30.4-1+cuda13.0_$arch.deb"
     hold nvidia-fabricmanager libnvidia-nscq libnccl2 libnccl-dev
-    install -d "$root/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi/bin" "$root/opt/nccl-tests/build" "$root/opt/azurehpc"
-    : >"$root/opt/nccl-tests/build/all_reduce_perf"
+    # nccl-tests built with MPI=1 against HPC-X's Open MPI (Azure/azhpc-images components/install_nccl.sh)
+    mpi_linked_standin /opt/nccl-tests/build/all_reduce_perf /opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi
+    install -d "$root/opt/azurehpc"
     cat >"$root/opt/azurehpc/component_versions.txt" <<'EOF'
 {"DOCA": "3.2.1", "OFED": "25.10-1.7.1", "NVIDIA": "580.126.16", "NVIDIA_FABRIC_MANAGER": "580.126.16", "CUDA": "13.0", "NCCL": "2.30.4-1", "HPCX": "2.25.1"}
 EOF
