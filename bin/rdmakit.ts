@@ -4,6 +4,7 @@ import { registerPlan } from "../components/cli/plan";
 import { registerNcclReport } from "../components/validate/cli";
 import { registerCheck } from "../components/validate/check";
 import { registerSwitchConfig } from "../components/roce/cli";
+import { redactSecrets } from "../components/errors";
 
 /** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
 const program = new Command("rdmakit")
@@ -22,6 +23,6 @@ program.parseAsync(process.argv).catch((e: unknown) => {
         // commander has printed the message (and the help) already; --help and --version are not errors
         process.exit(e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help" ? 0 : 2);
     }
-    console.error(`rdmakit: ${(e as Error).message ?? String(e)}`);
+    console.error(redactSecrets(`rdmakit: ${(e as Error).message ?? String(e)}`));
     process.exit(2);
 });
