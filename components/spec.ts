@@ -218,12 +218,13 @@ export const clusterSchema = z
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
         software: softwareSchema.default(softwareSchema.parse({})),
         validation: validationSchema.default(validationSchema.parse({})),
-        // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource) and Azure (no
-        // < > % & \ ? / in names, 512/256, 50 per resource). source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
+        // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource; letters,
+        // digits, spaces and + - = . _ : / @ only) and Azure (no < > % & \ ? / in names, 512/256, 50 per resource).
+        // source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
         // https://learn.microsoft.com/azure/azure-resource-manager/management/tag-resources
         tags: z.record(
-            z.string().min(1).max(128).regex(/^(?!aws:)[^<>%&\\?/]+$/i, "must not start with aws: nor contain < > % & \\ ? /"),
-            z.string().max(256),
+            z.string().min(1).max(128).regex(/^(?!aws:)[\p{L}\p{N} +\-=._:@]+$/iu, "must be letters, digits, spaces and + - = . _ : @ (what AWS and Azure both take), not starting with aws:"),
+            z.string().max(256).regex(/^[\p{L}\p{N} +\-=._:/@]*$/u, "must be letters, digits, spaces and + - = . _ : / @ (what AWS takes)"),
         ).refine((t) => Object.keys(t).length <= 40, { message: "has more than 40 tags (the kit adds its own, clouds allow 50)" })
             .refine((t) => !("Name" in t) && !("rdmakit:cluster" in t), { message: "sets Name or rdmakit:cluster, which the kit sets itself" })
             .default({}).describe("extra tags on every resource"),

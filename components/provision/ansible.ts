@@ -103,7 +103,13 @@ export function readAnsibleRunInput(stdin: string): AnsibleRunInput {
 
 /**
  * Node one-liner the script runs: stdin → the inventory file and $tmp/vars.json, refusing input whose digests do not
- * match the environment's (a truncated pipe must not run Ansible on half an inventory).
+ * match the environment's (a truncated pipe must not run Ansible on half an inventory). Every string of the variables
+ * that Jinja could read as a template (one holding `{`: Jinja's delimiters are `{{`, `{%` and `{#`) is written as
+ * `{"__ansible_unsafe": ...}`, which Ansible loads as an unsafe value it never templates, so a
+ * `{{ lookup('pipe', ...) }}` in a variable stays that text (markUnsafe in inventory.ts does the same for the
+ * inventory). source: ansible/ansible lib/ansible/parsing/ajson.py (AnsibleJSONDecoder: `__ansible_unsafe` →
+ * wrap_var), lib/ansible/utils/vars.py load_extra_vars (`-e @file` goes through that decoder);
+ * Jinja "Template Designer Documentation" (default delimiters).
  */
 export const UNPACK_INPUT = [
     "const fs = require('fs'), c = require('crypto');",
@@ -111,7 +117,9 @@ export const UNPACK_INPUT = [
     "let d; try { d = JSON.parse(fs.readFileSync(0, 'utf8')); } catch (e) { console.error('rdmakit: the run input on stdin is not JSON'); process.exit(1); }",
     "if (h(d.inventory) !== process.env.RDMAKIT_INVENTORY_HASH || h(d.extraVars) !== process.env.RDMAKIT_VARS_HASH) {",
     "  console.error('rdmakit: the inventory or variables on stdin do not match their digests'); process.exit(1); }",
-    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], d.extraVars);",
+    "const u = (v) => typeof v === 'string' ? (v.includes('{') ? { __ansible_unsafe: v } : v) : Array.isArray(v) ? v.map(u)",
+    "  : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, u(x)])) : v;",
+    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
 ].join(" ");
 
 /**
@@ -177,8 +185,20 @@ export function sha256(text: string): string {
 }
 
 /** Every problem with the plain arguments, each with its field path (checked before anything is created). */
-export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs): SpecIssue[] {
+export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs, name = "run"): SpecIssue[] {
     const issues: SpecIssue[] = [];
+    // the name goes into a file name (inventory-<name>.yml): no folder separators, no shell or control characters
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) issues.push({ path: "name", message: "must be letters, digits and . _ - (it names the inventory file)", value: name });
+    if (args.stack !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(args.stack)) issues.push({ path: "stack", message: "must be letters, digits and . _ -", value: args.stack });
+    if (args.outDir !== undefined && /\p{Cc}/u.test(args.outDir)) issues.push({ path: "outDir", message: "must not hold control characters", value: args.outDir });
+    const vars = args.extraVars;
+    if (vars !== undefined && !pulumi.Output.isInstance(vars) && !(vars instanceof Promise)) {
+        for (const key of Object.keys(vars)) {
+            if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+                issues.push({ path: `extraVars.${key}`, message: "is not a valid Ansible variable name", value: key, allowed: "[A-Za-z_][A-Za-z0-9_]*" });
+            }
+        }
+    }
     const dir = args.playbooksDir ?? DEFAULT_PLAYBOOKS_DIR;
     const playbook = args.playbook ?? "site.yml";
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
@@ -214,7 +234,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
     public readonly run: command.local.Command;
 
     constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
-        const issues = checkAnsiblePlaybookArgs(args);
+        const issues = checkAnsiblePlaybookArgs(args, name);
         if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, `invalid AnsiblePlaybook ${name}`));
         super("rdmakit:index:AnsiblePlaybook", name, {}, opts);
 

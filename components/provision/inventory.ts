@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { Scalar, stringify } from "yaml";
 import { SpecError, SpecIssue } from "../errors";
 
 /** One node Ansible provisions. `name` becomes the inventory host name, `address` its `ansible_host`. */
@@ -119,6 +119,26 @@ export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "knownHostsF
 }
 
 /**
+ * `value` with every string Jinja could read as a template (one holding `{`: Jinja's delimiters are `{{`, `{%`, `{#`)
+ * tagged `!unsafe`, the YAML tag Ansible loads as a value it never templates; other values as they are. Pure.
+ * source: docs.ansible.com playbook_guide/playbooks_advanced_syntax.html ("Unsafe or raw strings": `!unsafe`);
+ * ansible/ansible lib/ansible/parsing/yaml/constructor.py (construct_yaml_unsafe).
+ */
+export function markUnsafe(value: unknown): unknown {
+    if (typeof value === "string") {
+        if (!value.includes("{")) return value;
+        const s = new Scalar(value);
+        s.tag = "!unsafe";
+        return s;
+    }
+    if (Array.isArray(value)) return value.map(markUnsafe);
+    if (value !== null && typeof value === "object") {
+        return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, markUnsafe(v)]));
+    }
+    return value;
+}
+
+/**
  * Renders the Ansible inventory as YAML (YAML rather than INI so group variables keep their types: INI `[all:vars]`
  * values reach Ansible as strings). Pure: the same input gives the same text, which the Pulumi side hashes to decide
  * whether to re-run. Throws SpecError listing every problem.
@@ -136,7 +156,7 @@ export function renderInventory(args: InventoryArgs): string {
     if (args.privateKeyFile !== undefined) connection.ansible_ssh_private_key_file = args.privateKeyFile;
     const sortedVars: Record<string, unknown> = {};
     for (const key of Object.keys(args.vars).sort()) sortedVars[key] = args.vars[key];
-    const doc = { all: { hosts, vars: { ...connection, ...sortedVars } } };
+    const doc = markUnsafe({ all: { hosts, vars: { ...connection, ...sortedVars } } });
     return "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
         stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
 }

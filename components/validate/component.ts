@@ -148,6 +148,21 @@ export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
     const dup = firstDuplicate(args.hosts);
     if (dup !== undefined) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
     if (args.hosts.some((h) => h.includes("+") || h.includes("/"))) issues.push({ path: "hosts", message: "host names cannot hold + or /", value: args.hosts });
+    args.hosts.forEach((h, i) => {
+        // inventory names (renderInventory's rule): they become log file names and Ansible host patterns
+        if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(h)) issues.push({ path: `hosts[${i}]`, message: "is not an inventory host name", value: h, allowed: "letters, digits, '.', '_', '-' (not first)" });
+    });
+    if (args.group !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(args.group)) {
+        issues.push({ path: "group", message: "is not an Ansible group name", value: args.group, allowed: "[A-Za-z_][A-Za-z0-9_]*" });
+    }
+    for (const k of ["nccltestsDir", "mpiHome"] as const) {
+        // they go into every mpirun line (quoted) and into file paths on the nodes: absolute, no shell or control characters
+        if (!/^\/[A-Za-z0-9._+/-]*$/.test(args[k])) issues.push({ path: k, message: "must be an absolute path of letters, digits and . _ + / -", value: args[k] });
+    }
+    for (const [k, v] of Object.entries(args.ncclEnv)) {
+        // quoted in the shell line, marked unsafe for Ansible; a control character (a newline) has no place in either
+        if (typeof v !== "string" || /\p{Cc}/u.test(v)) issues.push({ path: `ncclEnv.${k}`, message: "must be a one-line string without control characters", value: v });
+    }
     if (!Number.isInteger(args.gpusPerNode) || args.gpusPerNode < 1) issues.push({ path: "gpusPerNode", message: "must be an integer >= 1", value: args.gpusPerNode });
     checkExpectation(args.expectations.all, "expectations.all", issues);
     checkExpectation(args.expectations.single, "expectations.single", issues);
