@@ -68,8 +68,11 @@ export const SSH_KEY_PRELUDE = [
     "trap 'cleanup; exit 143' TERM",
     // fd 9: a pipe only this shell writes (every command below gets 9>&-); its watcher stops the agent at end of file,
     // that is as soon as this shell is gone, however it ended. The watcher has a session of its own (setsid), so a
-    // signal to the run's process group, KILL included, does not stop it first.
-    "exec 9> >(exec setsid sh -c 'cat >/dev/null; kill \"$SSH_AGENT_PID\" 2>/dev/null')",
+    // signal to the run's process group, KILL included, does not stop it first (where setsid(1) exists: util-linux;
+    // elsewhere, macOS, the agent's own 10 s check stands behind a group KILL).
+    "w=\"cat >/dev/null; kill \\\"\\$SSH_AGENT_PID\\\" 2>/dev/null\"",
+    'if command -v setsid >/dev/null 2>&1; then exec 9> >(exec setsid sh -c "$w"); else exec 9> >(exec sh -c "$w"); fi',
+    "unset w",
     ...runChild(`node -e "${KEY_CLIENT}" ${KEY_LIFETIME_S}`),
     `if [ "$rc" -ne 0 ]; then echo "rdmakit: the SSH private key could not be loaded into the run's agent (ssh-add)" >&2; exit 1; fi`,
     // Connections of this run only: ansible.cfg keeps SSH masters open (ControlPersist), and a later run reusing
