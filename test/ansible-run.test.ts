@@ -215,12 +215,16 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     const summariser = path.join(outDir, "ansible-summarise.cjs");
     fs.writeFileSync(summariser, summariserScript());
     const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+    const runTmp = path.join(runDir, "run-tmp");
+    fs.mkdirSync(runTmp);
     t.after(() => served.close());
     const componentRun = (extraVars: Record<string, unknown>, log: string) => spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), ANSIBLE_RUN_SCRIPT], {
         cwd: ROOT,
         encoding: "utf8",
         env: {
             ...env,
+            // the run's own temporary folders, so the check below sees this run's files and no one else's
+            TMPDIR: runTmp,
             ANSIBLE_CONFIG: "playbooks/ansible.cfg",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: log,
@@ -254,7 +258,11 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         assert.match(r.stderr, new RegExp(`^ansible-playbook failed on 2 of 2 hosts \\(full log: ${log.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\):\n` +
             '  (h1, h2|h2, h1): failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
         assert.ok(!r.stderr.includes("PRIVATE KEY") && !r.stdout.includes("PRIVATE KEY"));
-        // No key file is left behind.
-        assert.equal(spawnSync("sh", ["-c", "ls /tmp/tmp.*/id 2>/dev/null"]).stdout.length, 0);
+        // No key file, nor the runs' temporary folders, is left behind (the agent's own socket folder goes with it).
+        const keyBody = fs.readFileSync(key, "utf8").split("\n")[2];
+        const left = fs.readdirSync(runTmp, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+            .filter((e) => fs.readFileSync(path.join(e.parentPath ?? e.path, e.name), "utf8").includes(keyBody));
+        assert.deepEqual(left, []);
+        assert.deepEqual(fs.readdirSync(runTmp).filter((n) => n.startsWith("tmp.")), []);
     });
 });
