@@ -14,6 +14,8 @@ const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
     spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
+    // bare metal: the switches' own key, never the nodes' (README.md, "Keys")
+    switchSshPrivateKey: config.getSecret("switchSshPrivateKey"),
 }, { aliases: [{ name: pulumi.getStack() }] }));
 
 /**

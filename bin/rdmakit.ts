@@ -28,11 +28,13 @@ async function main(): Promise<void> {
     await program.parseAsync(process.argv);
 }
 
-main().catch((e: unknown) => {
+main().catch(async (e: unknown) => {
     if (e instanceof CommanderError) {
         // commander has printed the message (and the help) already; --help and --version are not errors
         process.exit(e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help" ? 0 : 2);
     }
-    console.error(`rdmakit: ${(e as Error).message ?? String(e)}`);
+    // loaded here: components/errors loads the Pulumi SDK, which nccl-report otherwise never needs
+    const { redactSecrets } = await import("../components/errors");
+    console.error(redactSecrets(`rdmakit: ${(e as Error).message ?? String(e)}`));
     process.exit(2);
 });

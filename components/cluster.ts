@@ -22,10 +22,16 @@ export interface RdmaClusterArgs {
      */
     spec: ClusterSpecInput;
     /**
-     * SSH private key for Ansible (and the switches on bare metal). Required when `spec.provision` is true.
-     * Pass it as a secret (`config.requireSecret`); it is written to a 0600 file only while Ansible runs.
+     * SSH private key Ansible reaches the nodes (and the bastion / jump host) with. Required when `spec.provision` is
+     * true. Pass it as a secret (`config.requireSecret`). It is no input of any command: the program serves it to each
+     * run's own ssh-agent (components/provision/keysocket.ts), so rotating it re-runs nothing.
      */
     sshPrivateKey?: pulumi.Input<string>;
+    /**
+     * Bare metal: the SSH private key for the switches (stack secret `rdmakit:switchSshPrivateKey`), separate from the
+     * nodes' key so that root on a node holds nothing that opens a switch. @default the SSH agent of `pulumi up`
+     */
+    switchSshPrivateKey?: pulumi.Input<string>;
     /**
      * Whether the key came from Pulumi secret config. A key stored in plain text is refused.
      * @default true
@@ -113,7 +119,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 break;
             }
             case "roce": {
-                const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.sshPrivateKey }, parent);
+                const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
                 break;

@@ -12,6 +12,7 @@ import type {
 
 export interface SshSpec extends SshSpecInput {
     allowInternet: boolean;
+    maxPublicShare: number;
 }
 
 export interface SoftwareSpec extends SoftwareSpecInput {
@@ -37,6 +38,7 @@ export interface AwsSpec extends AwsSpecInput {
     network: AwsNetwork;
     allowNoGpuDirect: boolean;
     access: AwsAccess;
+    containersUseInstanceRole: boolean;
     bastionInstanceType: string;
 }
 

@@ -13,7 +13,7 @@ import { SOFTWARE_COMPONENTS } from "./catalog/images";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./catalog/software";
 import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
-import { cidrsOverlap, parseCidr } from "./net";
+import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
 
 /*
@@ -71,7 +71,13 @@ const sshSchema = z
         allowInternet: z
             .boolean()
             .default(false)
-            .describe("must be true to accept 0.0.0.0/0 in allowedCidrs"),
+            .describe("must be true to accept ranges that open SSH to the internet (0.0.0.0/0, or more than maxPublicShare of it)"),
+        maxPublicShare: z
+            .number()
+            .gt(0)
+            .max(1)
+            .default(0.001)
+            .describe("largest share of the public IPv4 space allowedCidrs may reach together without allowInternet"),
         publicKey: z
             .string()
             .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, "must be an OpenSSH public key line")
@@ -168,6 +174,8 @@ const awsSchema = z
         allowNoGpuDirect: z.boolean().default(false)
             .describe("accept an EFA type without GPUDirect RDMA (g5/g6/g6e)"),
         access: z.enum(["bastion", "ssm"]).default("bastion").describe("way in to the private nodes"),
+        containersUseInstanceRole: z.boolean().default(false)
+            .describe("containers on the nodes call IMDS for the instance role: hop limit 2 instead of 1"),
         bastionInstanceType: z.string().default("t3.micro"),
     })
     .describe("AWS EFA cluster settings");
@@ -210,12 +218,13 @@ export const clusterSchema = z
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
         software: softwareSchema.default(softwareSchema.parse({})),
         validation: validationSchema.default(validationSchema.parse({})),
-        // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource) and Azure (no
-        // < > % & \ ? / in names, 512/256, 50 per resource). source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
+        // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource; letters,
+        // digits, spaces and + - = . _ : / @ only) and Azure (no < > % & \ ? / in names, 512/256, 50 per resource).
+        // source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
         // https://learn.microsoft.com/azure/azure-resource-manager/management/tag-resources
         tags: z.record(
-            z.string().min(1).max(128).regex(/^(?!aws:)[^<>%&\\?/]+$/i, "must not start with aws: nor contain < > % & \\ ? /"),
-            z.string().max(256),
+            z.string().min(1).max(128).regex(/^(?!aws:)[\p{L}\p{N} +\-=._:@]+$/iu, "must be letters, digits, spaces and + - = . _ : @ (what AWS and Azure both take), not starting with aws:"),
+            z.string().max(256).regex(/^[\p{L}\p{N} +\-=._:/@]*$/u, "must be letters, digits, spaces and + - = . _ : / @ (what AWS takes)"),
         ).refine((t) => Object.keys(t).length <= 40, { message: "has more than 40 tags (the kit adds its own, clouds allow 50)" })
             .refine((t) => !("Name" in t) && !("rdmakit:cluster" in t), { message: "sets Name or rdmakit:cluster, which the kit sets itself" })
             .default({}).describe("extra tags on every resource"),
@@ -281,11 +290,15 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     if (spec.fabric !== "roce" && spec.nodes === undefined) {
         issues.push({ path: "cluster.nodes", message: "is missing", allowed: "an integer >= 1" });
     }
-    if (spec.ssh.allowedCidrs.some((c) => parseCidr(c)?.prefix === 0) && !spec.ssh.allowInternet) {
+    // the ranges together, not one by one: 0.0.0.0/1 + 128.0.0.0/1 is the internet as surely as 0.0.0.0/0
+    const reach = publicCoverage(spec.ssh.allowedCidrs);
+    if (reach.share > spec.ssh.maxPublicShare && !spec.ssh.allowInternet) {
+        const pct = (x: number) => `${Number((x * 100).toPrecision(3))} %`;
         issues.push({
             path: "cluster.ssh.allowedCidrs", value: spec.ssh.allowedCidrs,
-            message: "opens SSH to the whole internet",
-            allowed: "your office/VPN ranges; or set cluster.ssh.allowInternet: true to accept 0.0.0.0/0",
+            message: reach.share >= 1 ? "opens SSH to the whole internet (the ranges together cover every public address)"
+                : `opens SSH to ${pct(reach.share)} of the public IPv4 space (${reach.addresses} addresses), more than ssh.maxPublicShare (${pct(spec.ssh.maxPublicShare)})`,
+            allowed: "your office/VPN ranges; or set cluster.ssh.allowInternet: true (or raise cluster.ssh.maxPublicShare)",
         });
     }
     if (spec.fabric !== "roce" && spec.ssh.publicKey === undefined) {

@@ -100,6 +100,11 @@ export interface SshSpecInput {
     allowedCidrs: string[];
     /** Must be true to accept ranges that open SSH to the internet. @default false */
     allowInternet?: boolean;
+    /**
+     * Largest share of the public IPv4 space the allowed ranges may reach together without `allowInternet`.
+     * @default 0.001 (about 3.7 million addresses, a /10: far more than an office or VPN range)
+     */
+    maxPublicShare?: number;
     /** OpenSSH public key installed on the nodes; the private key is a secret (`sshPrivateKey`). */
     publicKey?: string;
 }
@@ -210,6 +215,11 @@ export interface AwsSpecInput {
     allowNoGpuDirect?: boolean;
     /** Way in to the private nodes. @default bastion */
     access?: AwsAccess;
+    /**
+     * Containers on the nodes (one network hop further than the host) need the instance role's credentials from
+     * IMDS: the metadata hop limit becomes 2. @default false (hop limit 1: only the host itself reaches IMDS)
+     */
+    containersUseInstanceRole?: boolean;
     /** Bastion instance type. @default t3.micro */
     bastionInstanceType?: string;
 }

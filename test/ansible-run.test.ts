@@ -21,7 +21,8 @@ import { renderInventory, InventoryArgs } from "../components/provision/inventor
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { ANSIBLE_RUN_SCRIPT, sha256 } from "../components/provision/ansible";
+import { ANSIBLE_RUN_SCRIPT, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
+import { serveKeyLocally } from "../components/provision/keysocket";
 import { parseAnsibleLog, summariserScript } from "../components/provision/summarise";
 
 const run = promisify(execFile);
@@ -206,18 +207,24 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         }
     });
 
-    // The component's script: key through a 0600 temp file and an agent (no key file in the inventory, so the
-    // bastion hop authenticates through the agent), log to a file, summary on failure.
+    // The component's script under the run's own agent: the key from this process's socket into the agent (no key
+    // file anywhere, so the bastion hop authenticates through the agent too), log to a file, summary on failure.
     const { privateKeyFile: _unused, ...agentArgs } = invArgs;
     const outDir = path.join(runDir, "out");
     fs.mkdirSync(outDir);
     const summariser = path.join(outDir, "ansible-summarise.cjs");
     fs.writeFileSync(summariser, summariserScript());
-    const componentRun = (extraVars: Record<string, unknown>, log: string) => spawnSync("/bin/sh", ["-c", ANSIBLE_RUN_SCRIPT], {
+    const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+    const runTmp = path.join(runDir, "run-tmp");
+    fs.mkdirSync(runTmp);
+    t.after(() => served.close());
+    const componentRun = (extraVars: Record<string, unknown>, log: string) => spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), ANSIBLE_RUN_SCRIPT], {
         cwd: ROOT,
         encoding: "utf8",
         env: {
             ...env,
+            // the run's own temporary folders, so the check below sees this run's files and no one else's
+            TMPDIR: runTmp,
             ANSIBLE_CONFIG: "playbooks/ansible.cfg",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: log,
@@ -225,7 +232,7 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory.yml"),
             RDMAKIT_INVENTORY_HASH: sha256(renderInventory(agentArgs)),
             RDMAKIT_VARS_HASH: sha256(JSON.stringify(extraVars)),
-            RDMAKIT_SSH_PRIVATE_KEY: fs.readFileSync(key, "utf8").trimEnd(),
+            ...served.env,
         },
         // as the component sends it: inventory and variables on stdin
         input: JSON.stringify({ inventory: renderInventory(agentArgs), extraVars: JSON.stringify(extraVars) }),
@@ -251,7 +258,11 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         assert.match(r.stderr, new RegExp(`^ansible-playbook failed on 2 of 2 hosts \\(full log: ${log.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\):\n` +
             '  (h1, h2|h2, h1): failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
         assert.ok(!r.stderr.includes("PRIVATE KEY") && !r.stdout.includes("PRIVATE KEY"));
-        // No key file is left behind.
-        assert.equal(spawnSync("sh", ["-c", "ls /tmp/tmp.*/id 2>/dev/null"]).stdout.length, 0);
+        // No key file, nor the runs' temporary folders, is left behind (the agent's own socket folder goes with it).
+        const keyBody = fs.readFileSync(key, "utf8").split("\n")[2];
+        const left = fs.readdirSync(runTmp, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+            .filter((e) => fs.readFileSync(path.join(e.parentPath ?? e.path, e.name), "utf8").includes(keyBody));
+        assert.deepEqual(left, []);
+        assert.deepEqual(fs.readdirSync(runTmp).filter((n) => n.startsWith("tmp.")), []);
     });
 });

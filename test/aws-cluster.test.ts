@@ -228,15 +228,13 @@ describe("security groups", () => {
         );
     });
 
-    test("with access ssm: no bastion, SSH to the nodes from the allowed CIDRs, SSM instance profile", async () => {
+    test("with access ssm: no bastion, no SSH ingress from anywhere, SSM instance profile", async () => {
         const { c } = await build(raw("p5.48xlarge", { access: "ssm" }));
         assert.equal(ofType(T.instance).length, 0);
         assert.equal(ofType(T.sg).length, 1);
-        const efa = one(T.sg, "-efa-sg");
-        const ssh = registered.filter((r) => r.type === T.ingress && r.inputs.ipProtocol === "tcp");
-        assert.deepEqual(ssh.map((r) => [r.inputs.securityGroupId, r.inputs.cidrIpv4, r.inputs.fromPort]), [
-            [efa.id, "203.0.113.0/24", 22], [efa.id, "198.51.100.0/24", 22],
-        ]);
+        // the only ingress is the EFA group's own (all protocols from itself): nothing from allowedCidrs, no port 22
+        const ingress = registered.filter((r) => r.type === T.ingress);
+        assert.deepEqual(ingress.map((r) => [r.inputs.ipProtocol, r.inputs.cidrIpv4, r.inputs.fromPort]), [["-1", undefined, undefined]]);
         const role = one(T.role);
         assert.deepEqual(JSON.parse(role.inputs.assumeRolePolicy).Statement[0].Principal, { Service: "ec2.amazonaws.com" });
         const attach = one(T.attach);
@@ -294,12 +292,17 @@ describe("placement", () => {
 });
 
 describe("node hardening", () => {
+    test("IMDS hop limit 2 only when the spec says containers need the instance role", async () => {
+        await build(raw("p5.48xlarge", { access: "ssm", containersUseInstanceRole: true }));
+        assert.equal(one(T.lt).inputs.metadataOptions.httpPutResponseHopLimit, 2);
+    });
+
     test("IMDSv2 required and an encrypted gp3 root volume of the configured size", async () => {
         await build(raw("p4d.24xlarge", { rootVolumeGiB: 500 }));
         const lt = one(T.lt).inputs;
         assert.equal(lt.metadataOptions.httpTokens, "required");
         assert.equal(lt.metadataOptions.httpEndpoint, "enabled");
-        assert.equal(lt.metadataOptions.httpPutResponseHopLimit, 2);
+        assert.equal(lt.metadataOptions.httpPutResponseHopLimit, 1, "only the host itself reaches IMDS");
         assert.deepEqual(lt.blockDeviceMappings, [{
             deviceName: "/dev/sda1",
             ebs: { volumeSize: 500, volumeType: "gp3", encrypted: "true", deleteOnTermination: "true" },

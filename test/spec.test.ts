@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseClusterSpec } from "../components/spec";
 import { SpecError } from "../components/errors";
+import { publicCoverage, PUBLIC_IPV4_ADDRESSES } from "../components/net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -97,6 +98,9 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["capacity block and reservation together", () => edit(awsSpec(), (s) => { s.aws.capacityBlock = { reservationId: "cr-0123456789abcdef0", availabilityZone: "us-east-1a", instanceCount: 4 }; s.aws.capacityReservation = { reservationId: "cr-0123456789abcdef1", instanceCount: 4 }; }), "cluster.aws.capacityReservation", ["one of capacityBlock or capacityReservation"]],
     ["bad reservation id", () => edit(awsSpec(), (s) => (s.aws.capacityReservation = { reservationId: "res-1", instanceCount: 4 })), "cluster.aws.capacityReservation.reservationId", ["cr-"]],
     ["SSH open to the internet", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["0.0.0.0/0"])), "cluster.ssh.allowedCidrs", ["allowInternet"]],
+    ["SSH open to the internet in two halves", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["0.0.0.0/1", "128.0.0.0/1"])), "cluster.ssh.allowedCidrs", ["whole internet", "allowInternet"]],
+    ["SSH open to a /4 of public space", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["32.0.0.0/4"])), "cluster.ssh.allowedCidrs", ["of the public IPv4 space", "maxPublicShare"]],
+    ["SSH open to many /8s, one at a time", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["11.0.0.0/8", "12.0.0.0/8", "13.0.0.0/8"])), "cluster.ssh.allowedCidrs", ["of the public IPv4 space"]],
     ["bad CIDR", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["10.0.0.0/33"])), "cluster.ssh.allowedCidrs[0]", ["CIDR"]],
     ["empty CIDR list", () => edit(awsSpec(), (s) => (s.ssh.allowedCidrs = [])), "cluster.ssh.allowedCidrs", [">= 1"]],
     ["missing public key on a cloud", () => edit(awsSpec(), (s) => delete s.ssh.publicKey), "cluster.ssh.publicKey", ["OpenSSH public key"]],
@@ -170,6 +174,19 @@ test("secret values are never echoed in messages", () => {
     assert.ok(!err.message.includes("b3BlbnNzaC1rZXktdjEAAAAA"), err.message);
     const err2 = errorOf(edit(azureSpec(), (s) => (s.azure.adminPassword = "hunter2hunter2")));
     assert.ok(!err2.message.includes("hunter2"), err2.message);
+});
+
+test("allowed ranges: private and office-sized ranges pass, the share is configurable, overlaps count once", () => {
+    // private space reaches no public address at all, however wide
+    assert.ok(parseClusterSpec(edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"]))));
+    assert.ok(parseClusterSpec(edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["198.51.100.0/24", "8.0.0.0/16"]))));
+    // a /8 is 0.45 % of the public space: refused by default, accepted with a share above it
+    assert.throws(() => parseClusterSpec(edit(awsSpec(), (s) => (s.ssh.allowedCidrs = ["11.0.0.0/8"]))), /0\.45\d* %/);
+    assert.ok(parseClusterSpec(edit(awsSpec(), (s) => { s.ssh.allowedCidrs = ["11.0.0.0/8"]; s.ssh.maxPublicShare = 0.01; })));
+    // the same /9 twice is one /9
+    assert.deepEqual(publicCoverage(["11.0.0.0/9", "11.0.0.0/9", "11.0.0.0/10"]).addresses, 2 ** 23);
+    assert.equal(publicCoverage(["0.0.0.0/1", "128.0.0.0/1"]).share, 1);
+    assert.equal(publicCoverage(["0.0.0.0/0"]).addresses, PUBLIC_IPV4_ADDRESSES);
 });
 
 test("SSH to 0.0.0.0/0 is accepted when explicitly allowed", () => {

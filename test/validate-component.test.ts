@@ -14,6 +14,7 @@ import type * as ComponentModule from "../components/validate/component";
 import type { Expectation } from "../components/validate/types";
 import { summariserScript } from "../components/provision/summarise";
 import { buildNcclCommands } from "../components/validate/commands";
+import { keySocketPath } from "../components/provision/keysocket";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -84,7 +85,7 @@ test("registers the component and one local Command with exact inputs", async ()
     const cmd = registered[1].inputs;
     assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
     assert.equal(cmd.dir, ROOT);
-    assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
+    assert.deepEqual(cmd.interpreter, ["ssh-agent", "/bin/bash", "-c"]);
     // reports go to the program's own out/<stack>, not the kit's folder
     const outDir = path.resolve("out", "dev");
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
@@ -94,9 +95,9 @@ test("registers the component and one local Command with exact inputs", async ()
     const digest = createHash("sha256").update(JSON.stringify(expectedVars)).digest("hex");
     const invDigest = createHash("sha256").update(INVENTORY).digest("hex");
     assert.equal(mod.varsDigest(JSON.stringify(expectedVars)), digest);
-    // the key makes the whole environment a secret in the state
-    assert.equal(cmd.environment["4dabf18193072939515e22adb298388d"], "1b47061264138c4ac30d75fd1eb44270");
-    assert.deepEqual(cmd.environment.value, {
+    // the key is no input of the command: the run fetches it from the program (provision/keysocket.ts)
+    assert.ok(!JSON.stringify(cmd).includes("test-key-not-real"));
+    assert.deepEqual(cmd.environment, {
         RDMAKIT_INVENTORY_HASH: invDigest,
         RDMAKIT_VARS_HASH: digest,
         RDMAKIT_EXPECT: expectJson,
@@ -104,7 +105,8 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_FABRIC_ARGS: "--fabric efa --nodes 4 --gpus-per-node 8",
         RDMAKIT_OUT: outDir,
         RDMAKIT_FAIL_ON_FAILURE: "true",
-        RDMAKIT_SSH_PRIVATE_KEY: "test-key-not-real",
+        RDMAKIT_KEY_SOCKET: keySocketPath("rdmakit", "test"),
+        RDMAKIT_KEY_NAME: "val-nccl",
         RDMAKIT_RERUN_ON: "",
         RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
         ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
@@ -116,11 +118,11 @@ test("registers the component and one local Command with exact inputs", async ()
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
     assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1/);
+    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1 9>&- &/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
-    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 \|\| exit 1\nexec 3<&-\n/);
-    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$\{RDMAKIT_FABRIC_ARGS:-\} --preflight "\$RDMAKIT_OUT\/preflight" --out "\$RDMAKIT_OUT" --result-line/);
+    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 9>&- \|\| exit 1\nexec 3<&-\n/);
+    assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$\{RDMAKIT_FABRIC_ARGS:-\} --preflight "\$RDMAKIT_OUT\/preflight" --out "\$RDMAKIT_OUT" --result-line 9>&-/);
     // one node has no fabric run to prove; IB and RoCE clusters prove their own transport
     assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a"], gpusPerNode: 8 }), "");
     assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a", "b"], gpusPerNode: 8 }), "--fabric ib --nodes 2 --gpus-per-node 8");
@@ -134,8 +136,8 @@ test("a relative repo root becomes absolute (the command runs in the repo root, 
     await settle(new mod.ClusterValidation("rel", args({ repoRoot: rel })));
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
     assert.equal(cmd.dir, ROOT);
-    assert.equal(cmd.environment.value.RDMAKIT_OUT, path.resolve("out", "dev"));
-    assert.equal(cmd.environment.value.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
+    assert.equal(cmd.environment.RDMAKIT_OUT, path.resolve("out", "dev"));
+    assert.equal(cmd.environment.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
 });
 
 test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {
@@ -191,10 +193,10 @@ test("a failed grade with a slow node comes out in the outputs", async () => {
     const c = new mod.ClusterValidation("val2", args({ failOnFailure: false, pairwise: "always" }));
     assert.deepEqual(await settle(c), { verdict: "FAIL", busbw: 2, size: 1073741824, slow: ["node-2"] });
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
-    assert.equal(cmd.environment.value.RDMAKIT_FAIL_ON_FAILURE, "false");
+    assert.equal(cmd.environment.RDMAKIT_FAIL_ON_FAILURE, "false");
     const input = JSON.parse(cmd.stdin);
     assert.equal(JSON.parse(input.extraVars).nccl_validate_pairwise, "always");
-    assert.equal(cmd.environment.value.RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
+    assert.equal(cmd.environment.RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
 });
 
 test("bad arguments fail before anything is registered, every problem with its path", () => {

@@ -15,10 +15,11 @@ import * as os from "os";
 import * as path from "path";
 import { spawnSync } from "child_process";
 import { parse as parseYaml } from "yaml";
-import { sha256 } from "../components/provision/ansible";
+import { RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
 import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { summariserScript } from "../components/provision/summarise";
+import { serveKeyLocally } from "../components/provision/keysocket";
 import { SUMMARISER_NAME, VALIDATE_SCRIPT, parseResultLine, validationVars, varsDigest } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 
@@ -74,16 +75,18 @@ function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[]) {
     };
     const varsJson = JSON.stringify(vars);
     const inventory = "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n";
-    const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
+    const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+    const r = spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), VALIDATE_SCRIPT], {
         cwd: ROOT, encoding: "utf8", timeout: 240_000, input: JSON.stringify({ inventory, extraVars: varsJson }),
         env: {
-            PATH: process.env.PATH, HOME: process.env.HOME ?? dir, RDMAKIT_OUT: out, RDMAKIT_SSH_PRIVATE_KEY: fs.readFileSync(key, "utf8"),
+            PATH: process.env.PATH, HOME: process.env.HOME ?? dir, RDMAKIT_OUT: out, ...served.env,
             RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }), RDMAKIT_FABRIC_ARGS: "",
         },
     });
+    served.close();
     const checks = JSON.parse(fs.readFileSync(path.join(out, "preflight", "localhost.json"), "utf8")).checks as
         Array<{ check: string; ok: boolean; seen: string; expected: string }>;
     return { ...r, checks, check: (name: string) => checks.find((c) => c.check === name) };

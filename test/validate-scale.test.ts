@@ -72,7 +72,7 @@ test("1,024 nodes: no environment value or argument of the Command exceeds 32 Ki
     }));
     await unwrap(c.verdict);
     const cmd = registered.find((r) => r.type === "command:local:Command" && r.name === "big-nccl")!.inputs;
-    const env = cmd.environment.value as Record<string, string>;
+    const env = cmd.environment as Record<string, string>;
     assert.ok(Object.keys(env).length >= 10, "the environment was read");
     for (const [k, v] of Object.entries(env)) assert.ok(Buffer.byteLength(v) <= LIMIT, `environment ${k}: ${Buffer.byteLength(v)} bytes`);
     // argv of the process the provider starts: the interpreter and the script

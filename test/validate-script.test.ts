@@ -9,7 +9,8 @@
  * 2. A stand-in ansible-playbook that "fetches" a real single-node log (../shared/ref/nccl-tests-logs 05, p5, 16 GiB
  *    rows) and prints noise: the grade against the p5 plan's single-node expectation passes, the noise stays out.
  */
-import { sha256 } from "../components/provision/ansible";
+import { RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
+import { serveKeyLocally } from "../components/provision/keysocket";
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "fs";
@@ -72,11 +73,12 @@ function stub(bin: string, name: string, body: string): void {
  * the environment. `stdin` replaces what goes in, to feed a broken input.
  */
 function runScript(s: ReturnType<typeof scratch>, inventory: string, varsJson: string, env: Record<string, string>, stdin?: string) {
-    const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
+    const served = serveKeyLocally(s.key);
+    const r = spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), VALIDATE_SCRIPT], {
         cwd: ROOT, encoding: "utf8", timeout: 240_000, input: stdin ?? JSON.stringify({ inventory, extraVars: varsJson }),
         env: {
             PATH: `${s.bin}:${process.env.PATH}`, HOME: process.env.HOME ?? s.dir,
-            RDMAKIT_OUT: s.out, RDMAKIT_SSH_PRIVATE_KEY: s.key, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "",
+            RDMAKIT_OUT: s.out, ...served.env, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "",
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(s.out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory),
@@ -84,6 +86,7 @@ function runScript(s: ReturnType<typeof scratch>, inventory: string, varsJson: s
             ...env,
         },
     });
+    served.close();
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -151,7 +154,8 @@ test("a healthy run: stdout is the nccl-report summary and its result line, noth
         assert.equal(r.code, 0, r.stdout + r.stderr);
         assert.doesNotMatch(r.stdout + r.stderr, /PLAY \[|TASK \[|argv:/);
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
-        const argv = /^argv: -i \S+ --private-key \S+ playbooks\/validate\.yml -e @(\S+)\/vars\.json$/m.exec(log);
+        // no --private-key: the key is in the run's agent only
+        const argv = /^argv: -i \S+ playbooks\/validate\.yml -e @(\S+)\/vars\.json$/m.exec(log);
         assert.ok(argv, log);
         assert.match(log, /TASK \[nccl_validate : Run nccl-tests on this node alone\]/);
         assert.equal(fs.readFileSync(path.join(s.out, "vars-seen.json"), "utf8"), vars, "the variables arrive whole");

@@ -336,14 +336,10 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
             region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 22, toPort: 22,
             referencedSecurityGroupId: access.bastionSecurityGroupId, description: "SSH from the bastion", tags: tagsFor(ctx, "efa"),
         }, o);
-    } else {
-        spec.ssh.allowedCidrs.forEach((cidr, i) => {
-            new aws.vpc.SecurityGroupIngressRule(`${name}-ssh-in-${i}`, {
-                region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 22, toPort: 22, cidrIpv4: cidr,
-                description: "SSH from cluster.ssh.allowedCidrs", tags: tagsFor(ctx, "efa"),
-            }, o);
-        });
     }
+    // `ssm`: no SSH ingress at all. Session Manager's sessions (and SSH tunnelled through them) are opened by the SSM
+    // agent on the node, outbound; no inbound rule is needed.
+    // source: https://docs.aws.amazon.com/systems-manager/latest/userguide/session-manager-getting-started-enable-ssh-connections.html
     return sg;
 }
 
@@ -424,8 +420,11 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         metadataOptions: {
             httpEndpoint: "enabled",
             httpTokens: "required",
-            // 2: containers on the node (one hop more) still reach IMDSv2
-            httpPutResponseHopLimit: 2,
+            // 1: the IMDSv2 token's PUT answer dies one hop out, so a container on the node cannot fetch the role's
+            // credentials; 2 only when the spec says containers need them (one hop more).
+            // source: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-data-retrieval.html
+            // ("hop limit ... containers ... we recommend setting the hop limit to 2")
+            httpPutResponseHopLimit: spec.aws.containersUseInstanceRole ? 2 : 1,
             instanceMetadataTags: "disabled",
         },
         blockDeviceMappings: [{

@@ -1,7 +1,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { Command } from "commander";
-import { SpecError } from "../errors";
+import { redactSecrets, SpecError } from "../errors";
 import { countByType, formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
 import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
@@ -117,7 +117,7 @@ async function runProgramPlan(opts: PlanOptions, out: (s: string) => void, err: 
             err(`rdmakit plan: ${e.message}`);
             return 2;
         }
-        err(`rdmakit plan: the program ${opts.program} failed on the mock engine: ${(e as Error).message ?? String(e)}`);
+        err(redactSecrets(`rdmakit plan: the program ${opts.program} failed on the mock engine: ${(e as Error).message ?? String(e)}`));
         return 2;
     }
     const verdicts = evaluatePolicies(run.resources, { stack: run.stack, project: run.project });

@@ -6,6 +6,7 @@ import * as command from "@pulumi/command";
 import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { summariserScript } from "./summarise";
 import { assetPath } from "../assets";
+import { KEY_CLIENT, serveSshKey } from "./keysocket";
 
 export interface AnsiblePlaybookArgs {
     /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
@@ -16,7 +17,10 @@ export interface AnsiblePlaybookArgs {
     playbooksDir?: string;
     /** Extra variables (`-e @file`, JSON). A change re-runs the playbook. @default {} */
     extraVars?: pulumi.Input<Record<string, pulumi.Input<unknown>>>;
-    /** SSH private key (PEM/OpenSSH text) for the nodes and the bastion. Kept secret; written to a 0600 temp file. */
+    /**
+     * SSH private key (PEM/OpenSSH text) for the nodes and the bastion. Kept secret and out of the command's inputs:
+     * the program serves it to the run's own ssh-agent (keysocket.ts), so a rotated key re-runs nothing.
+     */
     sshPrivateKey: pulumi.Input<string>;
     /** Stack name for the output folder. @default pulumi.getStack() */
     stack?: string;
@@ -32,24 +36,57 @@ export interface AnsiblePlaybookArgs {
 export const DEFAULT_PLAYBOOKS_DIR = path.relative(process.cwd(), assetPath("playbooks")) || ".";
 
 /**
- * Shell lines every Ansible run of the kit starts with: the key from `$RDMAKIT_SSH_PRIVATE_KEY` goes into a 0600
- * file in a private temp dir (`$tmp/id`) and into an ssh-agent of this run, so the bastion hop (ProxyCommand ssh)
- * authenticates with it too; both are removed when the run ends, whatever its outcome.
+ * How every run of the kit is started: under its own ssh-agent (`ssh-agent /bin/bash -c <script>`). The agent starts
+ * empty before the script; ssh-agent runs the command in the parent process (the one the command provider started and
+ * signals) and stays as its child, exiting within 10 s of the command's end whatever ended it, KILL included
+ * (openssh-portable ssh-agent.c: with a command, `parent_alive_interval = 10`, and the agent exits once its parent
+ * is gone); SSH_KEY_PRELUDE makes that immediate where it can. bash, not sh: dash runs no EXIT trap on a signal.
+ */
+export const RUN_INTERPRETER = ["ssh-agent", "/bin/bash", "-c"];
+
+/** The most a key stays in the run's agent (ssh-add -t), should the run outlive every other guard. 24 h. */
+export const KEY_LIFETIME_S = 86400;
+
+/**
+ * Shell lines every Ansible run of the kit starts with (under RUN_INTERPRETER). The key never enters an environment or
+ * a file: the Pulumi program serves it on a private socket (keysocket.ts), and it goes from there through a pipe into
+ * this run's agent, which holds it for the run (and at most KEY_LIFETIME_S). INT, TERM and HUP stop the playbook and
+ * the agent and remove the temporary folder; a KILL of the shell or of its whole process group closes the pipe the
+ * agent's watcher reads, which stops the agent at once; the agent's own parent check (10 s) backs that up.
  */
 export const SSH_KEY_PRELUDE = [
-    "set -u",
+    "set -u -o pipefail",
     "umask 077",
-    'tmp=$(mktemp -d) || exit 1',
-    'eval "$(ssh-agent -s)" >/dev/null || { echo "ssh-agent is required to run Ansible" >&2; rm -rf "$tmp"; exit 1; }',
-    "trap 'ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
-    'printf \'%s\\n\' "$RDMAKIT_SSH_PRIVATE_KEY" >"$tmp/id"',
-    'ssh-add -q "$tmp/id" 2>/dev/null || { echo "the SSH private key could not be loaded (ssh-add)" >&2; exit 1; }',
-    // ansible-playbook and what it starts do not need the key in their environment: the agent holds it
-    "unset RDMAKIT_SSH_PRIVATE_KEY",
+    'if [ -z "${SSH_AGENT_PID:-}" ] || [ ! -S "${SSH_AUTH_SOCK:-}" ]; then echo "rdmakit: the run must start under its own ssh-agent (ssh-agent /bin/bash -c ...)" >&2; exit 1; fi',
+    'tmp=$(mktemp -d) || { kill "$SSH_AGENT_PID"; exit 1; }',
+    'child=""',
+    // the children first (they hold no key, but their ssh connections would go on using the agent), then the agent
+    'cleanup() { trap - EXIT INT TERM HUP; if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; fi; kill "$SSH_AGENT_PID" 2>/dev/null; rm -rf "$tmp"; }',
+    "trap cleanup EXIT",
+    "trap 'cleanup; exit 129' HUP",
+    "trap 'cleanup; exit 130' INT",
+    "trap 'cleanup; exit 143' TERM",
+    // fd 9: a pipe only this shell writes (every command below gets 9>&-); its watcher stops the agent at end of file,
+    // that is as soon as this shell is gone, however it ended. The watcher has a session of its own (setsid), so a
+    // signal to the run's process group, KILL included, does not stop it first (where setsid(1) exists: util-linux;
+    // elsewhere, macOS, the agent's own 10 s check stands behind a group KILL).
+    "w=\"cat >/dev/null; kill \\\"\\$SSH_AGENT_PID\\\" 2>/dev/null\"",
+    'if command -v setsid >/dev/null 2>&1; then exec 9> >(exec setsid sh -c "$w"); else exec 9> >(exec sh -c "$w"); fi',
+    "unset w",
+    ...runChild(`node -e "${KEY_CLIENT}" ${KEY_LIFETIME_S}`),
+    `if [ "$rc" -ne 0 ]; then echo "rdmakit: the SSH private key could not be loaded into the run's agent (ssh-add)" >&2; exit 1; fi`,
     // Connections of this run only: ansible.cfg keeps SSH masters open (ControlPersist), and a later run reusing
     // one would forward this run's agent, gone by then (validation's mpirun needs its own forwarded agent).
     'export ANSIBLE_SSH_CONTROL_PATH_DIR="$tmp/cp"',
 ];
+
+/**
+ * Runs `command` (one shell line, no 9>&- of its own) as the run's child so that a trapped signal stops it at once
+ * (bash runs a trap only after the foreground command ends; `wait` returns at the signal), and sets `$rc`.
+ */
+export function runChild(command: string): string[] {
+    return [`${command} 9>&- &`, 'child=$!', 'wait "$child"', "rc=$?", 'child=""'];
+}
 
 /**
  * What the run reads on stdin: the inventory and the extra variables. Not the environment: the inventory grows with
@@ -69,7 +106,13 @@ export function readAnsibleRunInput(stdin: string): AnsibleRunInput {
 
 /**
  * Node one-liner the script runs: stdin → the inventory file and $tmp/vars.json, refusing input whose digests do not
- * match the environment's (a truncated pipe must not run Ansible on half an inventory).
+ * match the environment's (a truncated pipe must not run Ansible on half an inventory). Every string of the variables
+ * that Jinja could read as a template (one holding `{`: Jinja's delimiters are `{{`, `{%` and `{#`) is written as
+ * `{"__ansible_unsafe": ...}`, which Ansible loads as an unsafe value it never templates, so a
+ * `{{ lookup('pipe', ...) }}` in a variable stays that text (markUnsafe in inventory.ts does the same for the
+ * inventory). source: ansible/ansible lib/ansible/parsing/ajson.py (AnsibleJSONDecoder: `__ansible_unsafe` →
+ * wrap_var), lib/ansible/utils/vars.py load_extra_vars (`-e @file` goes through that decoder);
+ * Jinja "Template Designer Documentation" (default delimiters).
  */
 export const UNPACK_INPUT = [
     "const fs = require('fs'), c = require('crypto');",
@@ -77,7 +120,9 @@ export const UNPACK_INPUT = [
     "let d; try { d = JSON.parse(fs.readFileSync(0, 'utf8')); } catch (e) { console.error('rdmakit: the run input on stdin is not JSON'); process.exit(1); }",
     "if (h(d.inventory) !== process.env.RDMAKIT_INVENTORY_HASH || h(d.extraVars) !== process.env.RDMAKIT_VARS_HASH) {",
     "  console.error('rdmakit: the inventory or variables on stdin do not match their digests'); process.exit(1); }",
-    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], d.extraVars);",
+    "const u = (v) => typeof v === 'string' ? (v.includes('{') ? { __ansible_unsafe: v } : v) : Array.isArray(v) ? v.map(u)",
+    "  : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, u(x)])) : v;",
+    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
 ].join(" ");
 
 /**
@@ -85,7 +130,7 @@ export const UNPACK_INPUT = [
  * `varsFile` (a shell word), checking both against `$RDMAKIT_INVENTORY_HASH` / `$RDMAKIT_VARS_HASH`; exits 1 otherwise.
  */
 export function unpackRunInput(varsFile: string, stdinFd = 0): string {
-    return `node -e "${UNPACK_INPUT}" ${varsFile}${stdinFd === 0 ? "" : ` <&${stdinFd}`} || exit 1`;
+    return `node -e "${UNPACK_INPUT}" ${varsFile}${stdinFd === 0 ? "" : ` <&${stdinFd}`} 9>&- || exit 1`;
 }
 
 /** The pieces of a run's environment that carry the input's digests (what makes a change re-run). */
@@ -100,10 +145,9 @@ export const ANSIBLE_RUN_SCRIPT = [
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
     unpackRunInput('"$tmp/vars.json"'),
     "exec </dev/null",
-    'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
-    "rc=$?",
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1'),
     'if [ "$rc" -ne 0 ]; then',
-    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" >&2 || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
+    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" >&2 9>&- || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
     "fi",
     'exit "$rc"',
 ].join("\n");
@@ -144,8 +188,20 @@ export function sha256(text: string): string {
 }
 
 /** Every problem with the plain arguments, each with its field path (checked before anything is created). */
-export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs): SpecIssue[] {
+export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs, name = "run"): SpecIssue[] {
     const issues: SpecIssue[] = [];
+    // the name goes into a file name (inventory-<name>.yml): no folder separators, no shell or control characters
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) issues.push({ path: "name", message: "must be letters, digits and . _ - (it names the inventory file)", value: name });
+    if (args.stack !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(args.stack)) issues.push({ path: "stack", message: "must be letters, digits and . _ -", value: args.stack });
+    if (args.outDir !== undefined && /\p{Cc}/u.test(args.outDir)) issues.push({ path: "outDir", message: "must not hold control characters", value: args.outDir });
+    const vars = args.extraVars;
+    if (vars !== undefined && !pulumi.Output.isInstance(vars) && !(vars instanceof Promise)) {
+        for (const key of Object.keys(vars)) {
+            if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+                issues.push({ path: `extraVars.${key}`, message: "is not a valid Ansible variable name", value: key, allowed: "[A-Za-z_][A-Za-z0-9_]*" });
+            }
+        }
+    }
     const dir = args.playbooksDir ?? DEFAULT_PLAYBOOKS_DIR;
     const playbook = args.playbook ?? "site.yml";
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
@@ -181,7 +237,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
     public readonly run: command.local.Command;
 
     constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
-        const issues = checkAnsiblePlaybookArgs(args);
+        const issues = checkAnsiblePlaybookArgs(args, name);
         if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues, `invalid AnsiblePlaybook ${name}`));
         super("rdmakit:index:AnsiblePlaybook", name, {}, opts);
 
@@ -203,7 +259,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         this.run = new command.local.Command(`${name}-run`, {
             create: ANSIBLE_RUN_SCRIPT,
             update: ANSIBLE_RUN_SCRIPT,
-            interpreter: ["/bin/sh", "-c"],
+            interpreter: RUN_INTERPRETER,
             environment: {
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
@@ -211,7 +267,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_ANSIBLE_LOG: this.logPath,
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 RDMAKIT_INVENTORY_FILE: inventoryFile,
-                RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
+                ...serveSshKey(`${name}-run`, args.sshPrivateKey),
                 RDMAKIT_PLAYBOOKS_HASH: this.playbooksHash,
                 RDMAKIT_INVENTORY_HASH: inventory.apply(sha256),
                 RDMAKIT_VARS_HASH: varsJson.apply(sha256),

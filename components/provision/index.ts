@@ -1,8 +1,11 @@
 // Public API of the provisioning step: the inventory renderer, the Ansible run as a Pulumi resource and the log
 // summariser it uses.
-export { renderInventory, checkInventoryArgs, sshCommonArgs } from "./inventory";
+export { renderInventory, checkInventoryArgs, sshCommonArgs, markUnsafe } from "./inventory";
 export type { InventoryArgs, InventoryHost, InventoryBastion } from "./inventory";
-export { AnsiblePlaybook, ANSIBLE_RUN_SCRIPT, checkAnsiblePlaybookArgs, hashFolder, stableJson, sha256 } from "./ansible";
+export { AnsiblePlaybook, ANSIBLE_RUN_SCRIPT, RUN_INTERPRETER, checkAnsiblePlaybookArgs, hashFolder, stableJson, sha256 } from "./ansible";
+// the key's way into a run (no input, no file, no environment) and the pinned host identities
+export { serveKeyLocally, serveSshKey, type KeyEnv } from "./keysocket";
+export { ed25519HostKey, knownHostsPath, renderKnownHosts, writeKnownHosts, type HostKeyPair, type KnownHost } from "./knownhosts";
 export type { AnsiblePlaybookArgs } from "./ansible";
 export { parseAnsibleLog, formatAnsibleFailures, summariserScript } from "./summarise";
 export type { AnsibleFailure, AnsibleRecap, AnsibleLogSummary } from "./summarise";

@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { Scalar, stringify } from "yaml";
 import { SpecError, SpecIssue } from "../errors";
 
 /** One node Ansible provisions. `name` becomes the inventory host name, `address` its `ansible_host`. */
@@ -31,6 +31,12 @@ export interface InventoryArgs {
      * is used with the same rule (ansible.cfg).
      */
     knownHostsFile?: string;
+    /**
+     * The host keys in `knownHostsFile` are pinned (knownhosts.ts writes them before the first contact): any host, the
+     * bastion included, whose key is not there is refused (StrictHostKeyChecking=yes) instead of accepted on first
+     * contact. @default false
+     */
+    pinnedHostKeys?: boolean;
     /** Private key for the nodes and the bastion. Omit it when the caller passes `--private-key` or an agent holds it. */
     privateKeyFile?: string;
 }
@@ -94,9 +100,13 @@ function checkVarNames(vars: Record<string, unknown>, base: string, issues: Spec
     }
 }
 
-/** The options every SSH hop gets: where host keys live and how unknown ones are treated. */
-function hostKeyOptions(knownHostsFile: string | undefined): string[] {
-    const opts = ["-o StrictHostKeyChecking=accept-new"];
+/**
+ * The options every SSH hop gets: where host keys live and how unknown ones are treated. ssh takes the first value it
+ * gets for an option, so ansible.cfg's ssh_args, which come first on Ansible's ssh command line, set no host-key rule.
+ * source: OpenBSD ssh_config(5) ("the first obtained value will be used"; StrictHostKeyChecking yes / accept-new).
+ */
+function hostKeyOptions(knownHostsFile: string | undefined, pinned = false): string[] {
+    const opts = [`-o StrictHostKeyChecking=${pinned && knownHostsFile !== undefined ? "yes" : "accept-new"}`];
     if (knownHostsFile !== undefined) opts.push(`-o UserKnownHostsFile=${knownHostsFile}`);
     return opts;
 }
@@ -106,16 +116,36 @@ function hostKeyOptions(knownHostsFile: string | undefined): string[] {
  * ProxyCommand rather than ProxyJump because `-o` options given to ssh are not passed to the jump hop's own ssh,
  * so with ProxyJump the bastion's host key would be checked against a different known_hosts and policy.
  */
-export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "knownHostsFile" | "privateKeyFile">): string {
-    const opts = hostKeyOptions(args.knownHostsFile);
+export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys">): string {
+    const opts = hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys);
     if (args.bastion) {
         const b = args.bastion;
-        const hop = ["ssh", "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile)];
+        const hop = ["ssh", "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys)];
         if (args.privateKeyFile !== undefined) hop.push("-i", args.privateKeyFile);
         hop.push(`${b.user}@${b.address}`);
         opts.push(`-o ProxyCommand="${hop.join(" ")}"`);
     }
     return opts.join(" ");
+}
+
+/**
+ * `value` with every string Jinja could read as a template (one holding `{`: Jinja's delimiters are `{{`, `{%`, `{#`)
+ * tagged `!unsafe`, the YAML tag Ansible loads as a value it never templates; other values as they are. Pure.
+ * source: docs.ansible.com playbook_guide/playbooks_advanced_syntax.html ("Unsafe or raw strings": `!unsafe`);
+ * ansible/ansible lib/ansible/parsing/yaml/constructor.py (construct_yaml_unsafe).
+ */
+export function markUnsafe(value: unknown): unknown {
+    if (typeof value === "string") {
+        if (!value.includes("{")) return value;
+        const s = new Scalar(value);
+        s.tag = "!unsafe";
+        return s;
+    }
+    if (Array.isArray(value)) return value.map(markUnsafe);
+    if (value !== null && typeof value === "object") {
+        return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, markUnsafe(v)]));
+    }
+    return value;
 }
 
 /**
@@ -136,7 +166,7 @@ export function renderInventory(args: InventoryArgs): string {
     if (args.privateKeyFile !== undefined) connection.ansible_ssh_private_key_file = args.privateKeyFile;
     const sortedVars: Record<string, unknown> = {};
     for (const key of Object.keys(args.vars).sort()) sortedVars[key] = args.vars[key];
-    const doc = { all: { hosts, vars: { ...connection, ...sortedVars } } };
+    const doc = markUnsafe({ all: { hosts, vars: { ...connection, ...sortedVars } } });
     return "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
         stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
 }

@@ -17,7 +17,8 @@ import { parseClusterSpec } from "../spec";
 import { planCluster } from "../plan";
 import { SpecError } from "../errors";
 import { PACKAGE_ROOT } from "../assets";
-import { sha256 } from "../provision/ansible";
+import { RUN_INTERPRETER, sha256 } from "../provision/ansible";
+import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, validationVars, varsDigest } from "./component";
 import { validationArgsFromPlan } from "./fromPlan";
@@ -123,11 +124,15 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
     }
     const summariser = path.join(checkDir, SUMMARISER_NAME);
     fs.writeFileSync(summariser, summariserScript());
-    const r = spawnSync("/bin/bash", ["-c", VALIDATE_SCRIPT], {
+    // the key goes to the run's own agent from this process (provision/keysocket.ts), never through the run's environment
+    const { RDMAKIT_SSH_PRIVATE_KEY: _dropped, ...runEnv } = env;
+    const served = serveKeyLocally(key);
+    const [interpreter, ...interpreterArgs] = RUN_INTERPRETER;
+    const r = spawnSync(interpreter, [...interpreterArgs, VALIDATE_SCRIPT], {
         cwd: PACKAGE_ROOT, encoding: "utf8", input: JSON.stringify({ inventory, extraVars: varsJson }), maxBuffer: 64 * 1024 * 1024,
         env: {
-            ...env,
-            RDMAKIT_SSH_PRIVATE_KEY: key,
+            ...runEnv,
+            ...served.env,
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: runArgs.expectations.all, single: runArgs.expectations.single, pair: runArgs.expectations.pair }),
             RDMAKIT_FABRIC_ARGS: fabricReportArgs(runArgs),
@@ -135,6 +140,7 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
             ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
         },
     });
+    served.close();
     // the script's 2 (neither a log nor a preflight result) is a failed cluster here, not a usage error
     const code = r.status === 0 ? 0 : 1;
     const where = `rdmakit check: ${hosts.length} node(s) from ${path.relative(cwd, invFile) || invFile}; logs and report in ${path.relative(cwd, checkDir) || checkDir}\n`;

@@ -9,7 +9,8 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
-import { type AnsibleRunInput, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { type AnsibleRunInput, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
 import { planPairRounds } from "./slow";
@@ -79,7 +80,10 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
      * validation runs again on a fresh checkout without a file from an earlier run.
      */
     inventory: pulumi.Input<string>;
-    /** SSH private key for the nodes (and the bastion); kept secret, loaded into an agent for the run only. */
+    /**
+     * SSH private key for the nodes (and the bastion); kept secret and out of the command's inputs, served by the
+     * program to the run's own agent (provision/keysocket.ts) for the run only.
+     */
     sshPrivateKey: pulumi.Input<string>;
     /**
      * Anything whose change should re-run the validation, e.g. the provisioning run's digest.
@@ -144,6 +148,21 @@ export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
     const dup = firstDuplicate(args.hosts);
     if (dup !== undefined) issues.push({ path: "hosts", message: `lists ${dup} twice`, value: dup });
     if (args.hosts.some((h) => h.includes("+") || h.includes("/"))) issues.push({ path: "hosts", message: "host names cannot hold + or /", value: args.hosts });
+    args.hosts.forEach((h, i) => {
+        // inventory names (renderInventory's rule): they become log file names and Ansible host patterns
+        if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(h)) issues.push({ path: `hosts[${i}]`, message: "is not an inventory host name", value: h, allowed: "letters, digits, '.', '_', '-' (not first)" });
+    });
+    if (args.group !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(args.group)) {
+        issues.push({ path: "group", message: "is not an Ansible group name", value: args.group, allowed: "[A-Za-z_][A-Za-z0-9_]*" });
+    }
+    for (const k of ["nccltestsDir", "mpiHome"] as const) {
+        // they go into every mpirun line (quoted) and into file paths on the nodes: absolute, no shell or control characters
+        if (!/^\/[A-Za-z0-9._+/-]*$/.test(args[k])) issues.push({ path: k, message: "must be an absolute path of letters, digits and . _ + / -", value: args[k] });
+    }
+    for (const [k, v] of Object.entries(args.ncclEnv)) {
+        // quoted in the shell line, marked unsafe for Ansible; a control character (a newline) has no place in either
+        if (typeof v !== "string" || /\p{Cc}/u.test(v)) issues.push({ path: `ncclEnv.${k}`, message: "must be a one-line string without control characters", value: v });
+    }
     if (!Number.isInteger(args.gpusPerNode) || args.gpusPerNode < 1) issues.push({ path: "gpusPerNode", message: "must be an integer >= 1", value: args.gpusPerNode });
     checkExpectation(args.expectations.all, "expectations.all", issues);
     checkExpectation(args.expectations.single, "expectations.single", issues);
@@ -353,10 +372,10 @@ export const VALIDATE_SCRIPT = [
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
-    'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" playbooks/validate.yml -e "@$vars" >"$log" 2>&1',
-    "play=$?",
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" >"$log" 2>&1'),
+    "play=$rc",
     'if [ "$play" -ne 0 ]; then',
-    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
+    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 9>&- || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
     '  echo "validate.yml exited $play; per-node preflight results: $RDMAKIT_OUT/preflight/" >&2',
     "fi",
     'set -- "$RDMAKIT_OUT"/nccl/*.log',
@@ -365,7 +384,7 @@ export const VALIDATE_SCRIPT = [
     'if [ $# -eq 0 ] && ! ls "$RDMAKIT_OUT"/preflight/*.json >/dev/null 2>&1; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
     'if [ $# -eq 0 ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl: reporting the preflight results" >&2; fi',
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
-    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line',
+    'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
     'if [ "$RDMAKIT_FAIL_ON_FAILURE" = "false" ]; then exit 0; fi',
@@ -411,7 +430,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
             dir: repoRoot,
-            interpreter: ["/bin/bash", "-c"],
+            interpreter: RUN_INTERPRETER,
             stdin: input.apply((i) => JSON.stringify(i)),
             environment: {
                 ...digests,
@@ -419,7 +438,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),
                 RDMAKIT_OUT: this.reportDir,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
-                RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
+                ...serveSshKey(`${name}-nccl`, args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),

@@ -227,7 +227,7 @@ export const awsEfaNoPublicIp = efaResource({
 export const awsEfaImdsv2Required = efaResource({
     name: "aws-efa-imdsv2-required",
     description: "EFA launch templates and instances require IMDSv2 (metadataOptions.httpTokens \"required\").",
-    remediationSteps: "Set metadataOptions: { httpEndpoint: \"enabled\", httpTokens: \"required\", httpPutResponseHopLimit: 2 } (2 lets containers on the node reach IMDS).",
+    remediationSteps: "Set metadataOptions: { httpEndpoint: \"enabled\", httpTokens: \"required\", httpPutResponseHopLimit: 1 } (1 keeps containers on the node from the instance role; 2 only where they need it).",
     severity: "medium",
     // source: the page below (httpTokens required = IMDSv2 only; the provider's default is "optional")
     url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-IMDS-new-instances.html",
