@@ -192,6 +192,10 @@ const SLUG: Record<RuleId, [string, "critical" | "high" | "medium"]> = {
     C11: ["pfc-watchdog", "medium"],
     C12: ["mode-agreement", "critical"],
     C13: ["nccl-interfaces", "high"],
+    C14: ["fabric-lossless", "critical"],
+    C15: ["pfc-pg-map", "critical"],
+    C16: ["headroom-fits-buffer", "high"],
+    C17: ["ecn-before-pfc", "medium"],
 };
 
 function rulePolicy(id: RuleId) {
