@@ -51,8 +51,8 @@ function prelude(cfg: RenderedSwitchConfig, rollback: string): string[] {
         "set -u",
         `sw=${shq(cfg.switch)}`,
         // fail <step> <why>: stop, undo what the step's stage requires, say which switch and step
-        `undo=""`,
-        `fail() { if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); nothing was saved or confirmed" >&2; exit 1; }`,
+        `undo=""; state="nothing was saved or confirmed"`,
+        `fail() { if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); $state" >&2; exit 1; }`,
         `rollback=${shq(rollback)}`,
     ];
 }
@@ -93,7 +93,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan): string {
         // Confirming form: `nv config apply --confirm-yes` (NAPALM Cumulus driver napalm_cumulus/cumulus.py
         // confirm_commit; NVIDIA's docs do not show the CLI form, roce-operations.md §1a: M)
         step("nv config apply --confirm-yes", "nv config apply --confirm-yes -y"),
-        `undo=""`,
+        `undo=""; state="the change is confirmed and live, but not saved: push again"`,
         step("nv config save", "nv config save"),
         step("record the applied file", `mv "$f.new" "$f"`),
         step("record the owned ports", `printf '%s\\n' ${ports.map(shq).join(" ")} > "$owned"`),
@@ -108,6 +108,9 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan): string {
  */
 const NVUE_VERIFY_PY = String.raw`
 import json, sys, yaml
+# YAML 1.1 (PyYAML) reads a bare on/off as a boolean; NVUE prints them as strings
+def norm(x):
+    return "on" if x is True else "off" if x is False else str(x)
 want = {}
 for op in yaml.safe_load(open(sys.argv[1])):
     want.update(op.get("set", {}))
@@ -122,7 +125,7 @@ def walk(w, h, path):
             if not isinstance(h, dict) or str(k) not in {str(x) for x in h}:
                 sys.exit("applied configuration lacks %s" % "/".join(path + [str(k)]))
             walk(v, {str(x): y for x, y in h.items()}[str(k)], path + [str(k)])
-    elif str(w) != str(h):
+    elif norm(w) != norm(h):
         sys.exit("applied %s is %s, rendered %s" % ("/".join(path), h, w))
 walk(want, have, [])
 `;
@@ -156,7 +159,7 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
         step("read CONFIG_DB after the patch", `sudo sonic-cfggen -d --print-data > "$d/after.json"`),
         step("verify (CONFIG_DB holds every rendered row)", `python3 -c "$PY" verify "$f.new" "$d/after.json" ${shq(own)} ${shq(ports)}`),
         step("config save", "sudo config save -y"),
-        `undo=""`,
+        `undo=""; state="the change is applied and saved"`,
         step("config delete-checkpoint (the configuration is applied and saved)", `sudo config delete-checkpoint "$cp"`),
         step("record the applied file", `mv "$f.new" "$f"`),
         `echo "rdmakit: applied ${cfg.digest} to $sw"`,
@@ -185,15 +188,16 @@ function eosScript(cfg: RenderedSwitchConfig, sw: SwitchPlan): string {
         `if [ -n "\${RDMAKIT_SSH_KEY:-}" ]; then key="$t/id"; printf '%s\\n' "$RDMAKIT_SSH_KEY" > "$key" || fail "write the SSH key" "exit $?"; chmod 600 "$key" || fail "chmod the SSH key" "exit $?"; fi`,
         `sw_ssh() { ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$t/known_hosts" -o GlobalKnownHostsFile=/dev/null -p ${sw.sshPort} \${key:+-i "$key"} ${shq(`${sw.sshUser}@${sw.managementAddress}`)}; }`,
         `{ echo enable; echo ${shq(`configure session ${session}`)}; cat "$t/config"; echo end; } > "$t/in" || fail "build the session" "exit $?"`,
-        step("configure session (stage the configuration)", `sw_ssh < "$t/in" > "$t/out" 2>&1`),
+        // from here a session exists on the switch (perhaps half-staged): abort it on any failure
         `undo="$rollback"`,
+        step("configure session (stage the configuration)", `sw_ssh < "$t/in" > "$t/out" 2>&1`),
         `if grep -q '^% ' "$t/out"; then cat "$t/out" >&2; fail "configure session (stage the configuration)" "the switch refused a line"; fi`,
         // EOS-SESS / commit-timer TOI: live now, reverted when the timer ends unless committed again
         ...cli("commit timer", [`configure session ${session}`, "commit timer 00:10:00"]),
         ...cli("verify (session and running config agree)", [`show session-config named ${session} diffs`]),
         `if grep -qE '^[-+][^-+]' "$t/out"; then cat "$t/out" >&2; fail "verify (session and running config agree)" "the running config differs from the session"; fi`,
         ...cli("confirm (configure session commit)", [`configure session ${session} commit`]),
-        `undo=""`,
+        `undo=""; state="the change is committed and live, but not saved to startup-config: push again"`,
         // a commit does not write startup-config (NVCM-EOS, roce-operations.md §1c)
         ...cli("copy running-config startup-config", ["copy running-config startup-config"]),
         `echo "rdmakit: applied ${cfg.digest} to $sw"`,

@@ -35,43 +35,55 @@ run = json.load(open(run_file))
 def ptr(*parts):
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 ops = []
-def put_row(t, k, want, cur_table):
-    if t not in run and not any(o["path"] == ptr(t) for o in ops):
-        ops.append({"op": "add", "path": ptr(t), "value": {}})
-    if cur_table.get(k) != want:
-        ops.append({"op": "add", "path": ptr(t, k), "value": want})
+sim = json.loads(json.dumps(run))  # the running CONFIG_DB with the patch so far applied
+def add(parts, value):
+    node = sim
+    for p in parts[:-1]:
+        node = node[p]
+    node[parts[-1]] = value
+    ops.append({"op": "add", "path": ptr(*parts), "value": value})
+def remove(parts):
+    del sim[parts[0]][parts[1]]
+    ops.append({"op": "remove", "path": ptr(*parts)})
+def put_row(t, k, want):
+    if t not in sim:
+        add([t], {k: want})
+    elif sim[t].get(k) != want:
+        add([t, k], want)
 def put_fields(t, k, want):
-    cur = run.get(t, {})
-    if t not in run:
-        ops.append({"op": "add", "path": ptr(t), "value": {k: want}})
-    elif k not in cur:
-        ops.append({"op": "add", "path": ptr(t, k), "value": want})
+    if t not in sim:
+        add([t], {k: want})
+    elif k not in sim[t]:
+        add([t, k], want)
     else:
         for f in sorted(want):
-            if cur[k].get(f) != want[f]:
-                ops.append({"op": "add", "path": ptr(t, k, f), "value": want[f]})
+            if sim[t][k].get(f) != want[f]:
+                add([t, k, f], want[f])
 for t in own["portTables"]:
-    cur, want = run.get(t, {}), frag.get(t, {})
-    for k in sorted(cur):
+    want = frag.get(t, {})
+    for k in sorted(sim.get(t, {})):
         if k.split("|")[0] in ports and k not in want:
-            ops.append({"op": "remove", "path": ptr(t, k)})
+            remove([t, k])
     for k in sorted(want):
         if k.split("|")[0] in ports:
-            put_row(t, k, want[k], cur)
+            put_row(t, k, want[k])
         else:
             put_fields(t, k, want[k])
 for t in own["namedTables"]:
-    cur, want = run.get(t, {}), frag.get(t, {})
-    for k in sorted(cur):
+    want = frag.get(t, {})
+    for k in sorted(sim.get(t, {})):
         if k.startswith(own["prefix"]) and k not in want:
-            ops.append({"op": "remove", "path": ptr(t, k)})
+            remove([t, k])
     for k in sorted(want):
-        put_row(t, k, want[k], cur)
+        put_row(t, k, want[k])
 for t in own["fieldTables"]:
     for k in sorted(frag.get(t, {})):
         put_fields(t, k, frag[t][k])
-# a table the patch empties is refused by config apply-patch; the kit never empties one it does not fill again
-ops = [o for o in ops if not (o["op"] == "add" and o["value"] == {} and not any(p["path"].startswith(o["path"] + "/") for p in ops))]
+# config apply-patch refuses a patch that leaves a table empty: remove such a table whole instead
+for t in [t for t in sim if sim[t] == {}]:
+    ops = [o for o in ops if not (o["path"] == ptr(t) or o["path"].startswith(ptr(t) + "/"))]
+    if t in run:
+        ops.append({"op": "remove", "path": ptr(t)})
 if mode == "patch":
     json.dump(ops, sys.stdout, indent=1)
     sys.stdout.write("\n")
