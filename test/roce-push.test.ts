@@ -13,12 +13,11 @@ import { readSonic } from "../components/roce/consistency";
 import { pushCommandFor, type PushCommand } from "../components/roce/push";
 import { planQos, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
-import { mergeConfigDb } from "../components/roce/switches/sonic-yang";
-import { BASE_CONFIG_DB, HOST_KEY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
+import { FACTORY_CONFIG_DB, HOST_KEY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 const STUBS = path.join(__dirname, "fixtures", "roce", "stubs");
-const FACTORY: Db = mergeConfigDb(BASE_CONFIG_DB, JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "roce", "sonic-factory-qos.json"), "utf8")));
+const FACTORY: Db = FACTORY_CONFIG_DB;
 
 function pushes(qos: Record<string, unknown> = {}): { plan: QosPlan; cmd: Record<string, PushCommand> } {
     const plan = planQos(spec(qos));
