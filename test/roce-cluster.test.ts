@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
-import { roceSpecSchema, type RoceSpec } from "../components/roce/spec";
+import type { RoceSpec } from "../components/roce/spec";
 import type { ClusterSpecInput } from "../components/types";
 import { HOST_KEY, spec, specInput } from "./fixtures/roce/helpers";
 

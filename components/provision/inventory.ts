@@ -1,4 +1,5 @@
 import { stringify } from "yaml";
+import { rememberParsed } from "../parsed";
 import { SpecError, SpecIssue } from "../errors";
 
 /** One node Ansible provisions. `name` becomes the inventory host name, `address` its `ansible_host`. */
@@ -137,6 +138,8 @@ export function renderInventory(args: InventoryArgs): string {
     const sortedVars: Record<string, unknown> = {};
     for (const key of Object.keys(args.vars).sort()) sortedVars[key] = args.vars[key];
     const doc = { all: { hosts, vars: { ...connection, ...sortedVars } } };
-    return "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
+    const text = "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
         stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+    rememberParsed(text, doc); // the RoCE policies read it back (policies/rules/roce.ts) without parsing it again
+    return text;
 }

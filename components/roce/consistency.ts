@@ -6,9 +6,10 @@
  * a renderer bug, a hand edit of a saved config or a plan/host mismatch all show up as violations. Each violation
  * names the rule, the devices and the values that disagree.
  */
+import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import type { QosPlan, HostPlan } from "./qos";
-import { parsedOf } from "./parsed";
+import { parsedOf } from "../parsed";
 import type { RenderedSwitchConfig } from "./render";
 import type { NetworkOs } from "./spec";
 
@@ -96,6 +97,14 @@ export function readSonic(name: string, text: string | Db): SwitchView {
     const wd = t("PFC_WD");
     const poll = Number(wd.GLOBAL?.POLL_INTERVAL ?? 0);
     const ports: PortView[] = [];
+    // each named map converted once, shared by the ports that bind it (views are read-only)
+    const maps = new Map<string, Record<number, number>>();
+    const mapOf = (table: string, name: string | undefined) => {
+        const key = `${table}|${name ?? ""}`;
+        let m = maps.get(key);
+        if (!m) maps.set(key, (m = toNumMap(t(table)[name ?? ""])));
+        return m;
+    };
     // rows of a `PORT|index` table grouped by port once, so a 1,000-port switch is read in linear time
     const byPort = (table: string) => {
         const m = new Map<string, Array<[string, any]>>();
@@ -132,16 +141,16 @@ export function readSonic(name: string, text: string | Db): SwitchView {
         const pw = wd[port];
         ports.push({
             port,
-            dscpToTc: toNumMap(t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map ?? ""]),
-            tcToQueue: toNumMap(t("TC_TO_QUEUE_MAP")[qm.tc_to_queue_map ?? ""]),
-            tcToPg: toNumMap(t("TC_TO_PRIORITY_GROUP_MAP")[qm.tc_to_pg_map ?? ""]),
-            pfcToQueue: toNumMap(t("MAP_PFC_PRIORITY_TO_QUEUE")[qm.pfc_to_queue_map ?? ""]),
+            dscpToTc: mapOf("DSCP_TO_TC_MAP", qm.dscp_to_tc_map),
+            tcToQueue: mapOf("TC_TO_QUEUE_MAP", qm.tc_to_queue_map),
+            tcToPg: mapOf("TC_TO_PRIORITY_GROUP_MAP", qm.tc_to_pg_map),
+            pfcToQueue: mapOf("MAP_PFC_PRIORITY_TO_QUEUE", qm.pfc_to_queue_map),
             pfcPriorities: pfc,
             watchdogPriorities: pw ? nums(qm.pfcwd_sw_enable ?? "") : [],
             watchdogAction: pw?.action,
             watchdogTimersOk: !pw || (Number(pw.detection_time) >= poll && Number(pw.restoration_time) >= poll),
             ecnQueues, strictQueues, ecnMinBytes,
-            pfcToPg: qm.pfc_to_pg_map ? toNumMap(t("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP")[qm.pfc_to_pg_map]) : undefined,
+            pfcToPg: qm.pfc_to_pg_map ? mapOf("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", qm.pfc_to_pg_map) : undefined,
             mtu: db.PORT?.[port]?.mtu !== undefined ? Number(db.PORT[port].mtu) : undefined,
             trustDscp: Boolean(qm.dscp_to_tc_map && t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map]),
             linkPause: false, // config_db has no 802.3x pause field; SONiC ports do not send link pause by default
@@ -307,11 +316,39 @@ function hostPfcPriorities(vars: HostPlan["vars"]): number[] {
     return vars.roce_host_pfc_vector.split(",").map((x, i) => (x.trim() === "1" ? i : -1)).filter((i) => i >= 0);
 }
 
-const planPort = (ps: QosPlan["switches"][number], name: string) => ps.ports?.find((x) => x.name === name);
+// ports by name, built once per plan switch / view (a spine has hundreds)
+const planPorts = new WeakMap<object, Map<string, QosPlan["switches"][number]["ports"][number]>>();
+const planPort = (ps: QosPlan["switches"][number], name: string) => {
+    let m = planPorts.get(ps);
+    if (!m) planPorts.set(ps, (m = new Map((ps.ports ?? []).map((x) => [x.name, x]))));
+    return m.get(name);
+};
+const viewPorts = new WeakMap<SwitchView, Map<string, PortView>>();
+const viewPort = (v: SwitchView | undefined, name: string) => {
+    if (!v) return undefined;
+    let m = viewPorts.get(v);
+    if (!m) viewPorts.set(v, (m = new Map(v.ports.map((x) => [x.port, x]))));
+    return m.get(name);
+};
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
 
 /** Evaluates C1–C13. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
+    // RoceCluster and `rdmakit plan` check the same (shared, read-only) plan against the same texts: check once
+    const h = createHash("sha256");
+    for (const r of rendered) h.update(`${r.os} ${r.switch} ${r.text.length}\n`).update(r.text);
+    const key = h.digest("hex");
+    let byTexts = checked.get(plan);
+    if (!byTexts) checked.set(plan, (byTexts = new Map()));
+    const hit = byTexts.get(key);
+    if (hit) return hit.map((v) => ({ ...v }));
+    const out = checkOnce(plan, rendered);
+    byTexts.set(key, out);
+    return out.map((v) => ({ ...v }));
+}
+const checked = new WeakMap<QosPlan, Map<string, Violation[]>>();
+
+function checkOnce(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
     const out: Violation[] = [];
     const v = (rule: RuleId, devices: string[], message: string, values: Record<string, unknown>) => out.push({ rule, devices, message, values });
     const views = rendered.map(readSwitchView);
@@ -319,7 +356,8 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
     const lossless = plan.mode === "lossless";
     const hosts = plan.hosts;
     const sp = (s: SwitchView, p: PortView) => `${s.name}:${p.port}`;
-    const planSwitch = (name: string) => plan.switches.find((s) => s.name === name);
+    const planSwitches = new Map(plan.switches.map((s) => [s.name, s]));
+    const planSwitch = (name: string) => planSwitches.get(name);
 
     // Host facts, per host.
     const hostDscp = (h: HostPlan) => Number(h.ncclEnv.NCCL_IB_TC) >> 2;
@@ -386,12 +424,12 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
             if (bare.length) v("C14", [s.name], `fabric ports without RoCE QoS in the rendered config: ${bare.join(", ")} (RoCE crossing them rides a lossy queue)`, { missing: bare });
             if (lossless) {
                 for (const fp of fabric) {
-                    const pv = s.ports.find((x) => x.port === fp.name);
+                    const pv = viewPort(s, fp.name);
                     if (pv && !pv.pfcPriorities.includes(plan.roce.priority)) v("C14", [sp(s, pv)], `fabric port ${sp(s, pv)} (to ${fp.peer}) runs PFC on [${pv.pfcPriorities}], not the RoCE priority ${plan.roce.priority}`, { pfc: pv.pfcPriorities, priority: plan.roce.priority });
                     // both ends pause the same priorities (the peer's view, when it is among the rendered configs); MTU is
                     // C9's (each hop ≥ the host MTU: EOS tops out at 9214, SONiC at 9216, and both carry 9000-byte frames)
                     const [peerName, peerPort] = (fp.peer ?? ":").split(":");
-                    const peer = viewByName.get(peerName)?.ports.find((x) => x.port === peerPort);
+                    const peer = viewPort(viewByName.get(peerName), peerPort);
                     if (pv && peer && !same(pv.pfcPriorities, peer.pfcPriorities)) {
                         v("C14", [sp(s, pv), `${peerName}:${peerPort}`], `the two ends of ${sp(s, pv)} ↔ ${fp.peer} pause different priorities: [${pv.pfcPriorities}] vs [${peer.pfcPriorities}]`, { pfc: [pv.pfcPriorities, peer.pfcPriorities] });
                     }

@@ -209,6 +209,19 @@ export function ncclHcaList(railNics: readonly string[]): string {
  * problems, so no caller plans from an inconsistent spec.
  */
 export function planQos(spec: RoceSpec): QosPlan {
+    // `pulumi up` and `rdmakit plan` plan the same spec more than once (the plan hub, the component, the CLI); on a
+    // fabric of hundreds of switches that is seconds, so equal specs share one plan. Treat the plan as read-only.
+    const key = JSON.stringify(spec);
+    const hit = planned.get(key);
+    if (hit) return hit;
+    const plan = planQosOnce(spec);
+    if (planned.size >= 8) planned.delete(planned.keys().next().value!);
+    planned.set(key, plan);
+    return plan;
+}
+const planned = new Map<string, QosPlan>();
+
+function planQosOnce(spec: RoceSpec): QosPlan {
     const issues = checkRoceSpec(spec);
     if (issues.length) throw new SpecError(issues, "invalid cluster.roce");
     const q = spec.qos;
@@ -270,7 +283,8 @@ export function planQos(spec: RoceSpec): QosPlan {
         if (values.size === 1) ncclEnv[key] = [...values][0];
     }
 
-    const switches: SwitchPlan[] = spec.switches.map((s) => switchPlan(spec, s));
+    const uplinksTo = uplinksByPeer(spec);
+    const switches: SwitchPlan[] = spec.switches.map((s) => switchPlan(spec, s, uplinksTo));
 
     return {
         mode: q.mode,
@@ -289,7 +303,7 @@ export function planQos(spec: RoceSpec): QosPlan {
 }
 
 /** The ports of one switch on the RoCE path: its host ports and uplinks, or (a spine) the leaves' uplinks that end on it. */
-export function switchPorts(spec: RoceSpec, s: RoceSwitchInput): Omit<PortPlan, "headroomBytes">[] {
+export function switchPorts(spec: RoceSpec, s: RoceSwitchInput, uplinksTo = uplinksByPeer(spec)): Omit<PortPlan, "headroomBytes">[] {
     const host = (s.hostPorts ?? []).map((p): Omit<PortPlan, "headroomBytes"> => ({
         name: p, kind: "host",
         speedGbps: s.portOverrides?.[p]?.speedGbps ?? s.speedGbps,
@@ -298,17 +312,24 @@ export function switchPorts(spec: RoceSpec, s: RoceSwitchInput): Omit<PortPlan, 
     const up = (s.uplinks ?? []).map((u): Omit<PortPlan, "headroomBytes"> => ({
         name: u.port, kind: "uplink", speedGbps: u.speedGbps ?? s.speedGbps, cableLengthM: u.cableLengthM, peer: `${u.peer}:${u.peerPort}`,
     }));
-    const down = spec.switches.flatMap((leaf) => (leaf.uplinks ?? []).filter((u) => u.peer === s.name).map((u): Omit<PortPlan, "headroomBytes"> => ({
+    const down = (uplinksTo.get(s.name) ?? []).map(({ leaf, u }): Omit<PortPlan, "headroomBytes"> => ({
         name: u.peerPort, kind: "downlink", speedGbps: u.speedGbps ?? leaf.speedGbps, cableLengthM: u.cableLengthM, peer: `${leaf.name}:${u.port}`,
-    })));
+    }));
     return [...host, ...up, ...down];
 }
 
-function switchPlan(spec: RoceSpec, s: RoceSwitchInput): SwitchPlan {
+/** Every leaf uplink, by the spine it ends on (spec order). */
+function uplinksByPeer(spec: RoceSpec): Map<string, Array<{ leaf: RoceSwitchInput; u: NonNullable<RoceSwitchInput["uplinks"]>[number] }>> {
+    const m = new Map<string, Array<{ leaf: RoceSwitchInput; u: NonNullable<RoceSwitchInput["uplinks"]>[number] }>>();
+    for (const leaf of spec.switches) for (const u of leaf.uplinks ?? []) (m.get(u.peer) ?? m.set(u.peer, []).get(u.peer)!).push({ leaf, u });
+    return m;
+}
+
+function switchPlan(spec: RoceSpec, s: RoceSwitchInput, uplinksTo: ReturnType<typeof uplinksByPeer>): SwitchPlan {
     const q = spec.qos;
     const model = s.model === undefined ? undefined : SWITCH_CATALOG[s.model];
     const lossless = q.mode === "lossless";
-    const ports: PortPlan[] = switchPorts(spec, s).map((p) => {
+    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo).map((p) => {
         const h = lossless ? pgHeadroomBytes(model, p.speedGbps, p.cableLengthM) : 0;
         return h === undefined ? p : { ...p, headroomBytes: h };
     });

@@ -303,8 +303,9 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
         const swMtu = q.switchMtu ?? SWITCH_MAX_MTU[s.os];
         if (swMtu > SWITCH_MAX_MTU[s.os]) add("qos.switchMtu", `switch ${s.name} runs ${s.os}, whose ports take at most ${SWITCH_MAX_MTU[s.os]}`, swMtu, `<= ${SWITCH_MAX_MTU[s.os]}`);
     });
+    const peers = new Set(spec.switches.flatMap((s) => (s.uplinks ?? []).map((u) => u.peer)));
     spec.switches.forEach((s, i) => {
-        if ((s.role ?? "leaf") === "spine" && ![...peerEnds.keys()].some((e) => e.startsWith(`${s.name}:`))) add(`switches[${i}]`, "a spine no leaf uplink points at carries no RoCE", s.name, "list the leaf → spine links under the leaves' uplinks");
+        if ((s.role ?? "leaf") === "spine" && !peers.has(s.name)) add(`switches[${i}]`, "a spine no leaf uplink points at carries no RoCE", s.name, "list the leaf → spine links under the leaves' uplinks");
     });
     const rails = spec.hosts.reduce((n, h) => n + h.railNics.length, 0);
     const ports = spec.switches.reduce((n, s) => n + (s.hostPorts ?? []).length, 0);

@@ -9,7 +9,6 @@
  * .../Quality-of-Service/_index.md, content/nvue-reference/Set-and-Unset-Commands/QoS.md. Check them against
  * `nv config show -o yaml` on the target release (roce.md: M confidence for the YAML tree).
  */
-import { stringify } from "yaml";
 import type { QosPlan, SwitchPlan } from "../qos";
 
 /** The profile NVUE applies to every port unless a port names another. source: CL-QoS ("modify the default PFC profile (default-global)") */
@@ -106,10 +105,38 @@ export function nvuePfcProfile(cableLengthM: number): string {
     return `rdmakit-pfc-${Math.ceil(cableLengthM)}m`;
 }
 
-/** The file `nv config patch` takes, from the rendered document. */
+/**
+ * The file `nv config patch` takes, from the rendered document: block YAML, two spaces per level, as the `yaml`
+ * package prints it (test/roce-render.test.ts holds the two equal). Written out because the document is only maps,
+ * one list and scalars, and the general printer costs seconds on a fabric of a few hundred switches.
+ */
 export function nvueText(doc: NvuePatch): string {
-    // no anchors: they cost a search per node on 1,000-port switches, and `nv config patch` gains nothing from them
-    return stringify(doc, { aliasDuplicateObjects: false });
+    const out: string[] = [];
+    const emit = (v: unknown, indent: string): void => {
+        for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+            if (x !== null && typeof x === "object") {
+                if (Object.keys(x).length === 0) { out.push(`${indent}${yamlScalar(k)}: {}`); continue; }
+                out.push(`${indent}${yamlScalar(k)}:`);
+                emit(x, indent + "  ");
+            } else out.push(`${indent}${yamlScalar(k)}: ${yamlScalar(x as string | number)}`);
+        }
+    };
+    for (const op of doc) {
+        const [k, v] = Object.entries(op)[0];
+        out.push(`- ${k}:`);
+        emit(v, "    ");
+    }
+    return out.join("\n") + "\n";
+}
+
+// A plain scalar YAML reads back as the same string: letters first, no YAML 1.2 keyword (true/false/null, which
+// the core schema would turn into another type), nothing that starts a flow, comment or tag. `on`/`off` stay plain
+// (strings in YAML 1.2, as NVUE prints them). Everything else is double-quoted JSON, which YAML reads as-is.
+const PLAIN = /^[A-Za-z][A-Za-z0-9_.\/-]*$/;
+const KEYWORD = /^(true|false|null|True|False|Null|TRUE|FALSE|NULL)$/;
+function yamlScalar(v: string | number): string {
+    if (typeof v === "number") return String(v);
+    return PLAIN.test(v) && !KEYWORD.test(v) ? v : JSON.stringify(v);
 }
 
 /** The file `nv config patch` takes. */
