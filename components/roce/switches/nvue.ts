@@ -132,7 +132,7 @@ export function nvueText(doc: NvuePatch): string {
 // A plain scalar YAML reads back as the same string: letters first, no YAML 1.2 keyword (true/false/null, which
 // the core schema would turn into another type), nothing that starts a flow, comment or tag. `on`/`off` stay plain
 // (strings in YAML 1.2, as NVUE prints them). Everything else is double-quoted JSON, which YAML reads as-is.
-const PLAIN = /^[A-Za-z][A-Za-z0-9_.\/-]*$/;
+const PLAIN = /^[A-Za-z][A-Za-z0-9_./-]*$/;
 const KEYWORD = /^(true|false|null|True|False|Null|TRUE|FALSE|NULL)$/;
 function yamlScalar(v: string | number): string {
     if (typeof v === "number") return String(v);
