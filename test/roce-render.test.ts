@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
 import { renderSonic, SONIC_NAMES } from "../components/roce/switches/sonic";
-import { renderNvue } from "../components/roce/switches/nvue";
+import { nvueText, renderNvue } from "../components/roce/switches/nvue";
 import { renderEos } from "../components/roce/switches/eos";
 import { fabricSpec, NON_DEFAULT_LOSSY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
 
@@ -138,6 +138,19 @@ describe("NVUE renderer", () => {
         assert.equal(set.qos.pfc, undefined);
         assert.equal(set.qos["pfc-watchdog"], undefined);
         assert.deepEqual(set.interface.swp1, { link: { mtu: 9216 } });
+    });
+
+    it("the fast NVUE printer writes what the yaml package writes, and it reads back as the rendered document", () => {
+        for (const p of [planQos(spec()), planQos(fabricSpec()), planQos(spec(NON_DEFAULT_LOSSY))]) {
+            for (const sw of p.switches.filter((s) => s.os === "nvue")) {
+                const doc = renderNvue(p, sw);
+                const text = nvueText(doc);
+                assert.equal(text, stringifyYaml(doc, { aliasDuplicateObjects: false }), sw.name);
+                assert.deepEqual(parseYaml(text), doc);
+            }
+        }
+        // keys and values that are not plain YAML strings are quoted
+        assert.equal(nvueText([{ set: { a: { "0": "true", b: "10m", c: "x y", d: 3, e: {} } } }]), '- set:\n    a:\n      "0": "true"\n      b: "10m"\n      c: "x y"\n      d: 3\n      e: {}\n');
     });
 
     it("text is the `- set:` operation list nv config patch takes", () => {
