@@ -1,6 +1,6 @@
 import type {
     AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
-    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
+    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
 } from "./types";
 
 /*
@@ -73,7 +73,7 @@ export interface RoceQos extends RoceQosInput {
 }
 
 export interface RoceSwitch extends RoceSwitchInput {
-    role: "leaf" | "spine";
+    role: RoceSwitchRole;
     hostPorts: string[];
     uplinks: RoceUplinkInput[];
 }

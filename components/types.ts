@@ -83,6 +83,15 @@ export const NetworkOs = {
 } as const;
 export type NetworkOs = (typeof NetworkOs)[keyof typeof NetworkOs];
 
+/** Where a switch sits in the RoCE fabric. */
+export const RoceSwitchRole = {
+    /** faces GPU hosts (host ports) and has uplinks */
+    Leaf: "leaf",
+    /** faces leaves only; its ports are the far ends of the leaves' uplinks */
+    Spine: "spine",
+} as const;
+export type RoceSwitchRole = (typeof RoceSwitchRole)[keyof typeof RoceSwitchRole];
+
 /** RoCE QoS mode. */
 export const QosMode = {
     /** PFC on the RoCE priority plus ECN */
@@ -304,7 +313,7 @@ export interface RoceSwitchInput {
     name: string;
     os: NetworkOs;
     /** @default leaf */
-    role?: "leaf" | "spine";
+    role?: RoceSwitchRole;
     /** Switch model from components/catalog/switches.ts; required for eos. */
     model?: string;
     /** Address the kit SSHes to when it pushes the configuration. */

@@ -175,6 +175,23 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         assert.equal(y.status, 0, y.output);
     });
 
+    it("moving from lossless to lossy removes PFC, the watchdog rows and the lossless PG, and keeps ECN", (t) => {
+        const first = run(c, {}, fresh());
+        assert.equal(first.status, 0, show(first));
+        const r = run(pushes({ mode: "lossy" }).cmd["leaf-sonic"], {}, first.dir);
+        assert.equal(r.status, 0, show(r));
+        assert.ok(!has(r, "buffer_model"), "a lossy plan needs no dynamic buffer model");
+        const db = sonicDb(r.dir);
+        assert.equal(db.PORT_QOS_MAP.Ethernet0.pfc_enable, "");
+        assert.equal(db.PFC_WD.Ethernet0, undefined);
+        assert.equal(db.BUFFER_PG["Ethernet0|3"], undefined);
+        assert.deepEqual(db.QUEUE["Ethernet0|3"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const y = yanglint(db);
+        assert.equal(y.status, 0, y.output);
+    });
+
     const steps: Array<[string, string, "none" | "checkpoint" | "rollback"]> = [
         ["buffer_model", "read DEVICE_METADATA.localhost.buffer_model", "none"],
         ["--print-data", "read CONFIG_DB", "none"],

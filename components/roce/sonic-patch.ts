@@ -80,7 +80,8 @@ for t in own["fieldTables"]:
     for k in sorted(frag.get(t, {})):
         put_fields(t, k, frag[t][k])
 # config apply-patch refuses a patch that leaves a table empty: remove such a table whole instead
-for t in [t for t in sim if sim[t] == {}]:
+touched = lambda t: any(o["path"] == ptr(t) or o["path"].startswith(ptr(t) + "/") for o in ops)
+for t in [t for t in sim if sim[t] == {} and touched(t)]:
     ops = [o for o in ops if not (o["path"] == ptr(t) or o["path"].startswith(ptr(t) + "/"))]
     if t in run:
         ops.append({"op": "remove", "path": ptr(t)})
