@@ -2,6 +2,9 @@
  * Scale benchmark: `rdmakit plan` (index.ts on Pulumi's mock engine) for growing clusters of each fabric.
  * Each run is its own process, as `pulumi up` would be. Prints nodes, resources registered and wall time.
  *
+ * Bare metal (roce-h100.yaml scaled) is a rail-optimised two-tier fabric (railFabric): 2,048 hosts are 8 rails over
+ * 256 leaves of 64 host ports and 128 spines, the topology `rdmakit plan` must plan within 3 s.
+ *
  *   npm run bench                 # default sizes
  *   npm run bench -- 8 1024 4096  # AWS sizes of your choice (Azure is capped at one 300-VM partition)
  */
@@ -23,17 +26,48 @@ export function scaledStack(example: string, nodes: number): unknown {
         c.roce.hosts = Array.from({ length: nodes }, (_, i) => ({
             ...host, name: `gpu${String(i + 1).padStart(4, "0")}`, address: `10.${20 + ((i + 1) >> 16)}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`,
         }));
-        // one NVUE leaf per rail, each with a port per host
-        const rails = host.railNics.length;
-        c.roce.switches = Array.from({ length: rails }, (_, r) => ({
-            name: `rail${r}`, os: "nvue", managementAddress: `10.99.0.${r + 1}`, sshUser: "cumulus",
-            hostPorts: Array.from({ length: nodes }, (_, i) => `swp${i + 1}`), speedGbps: 400, cableLengthM: 5,
-        }));
+        c.roce.switches = railFabric(nodes, host.railNics.length, c.roce.switches[0].hostKey);
     } else {
         c.nodes = nodes;
         if (c.azure && nodes > 100) c.azure.quotaRaised = true;
     }
     return doc;
+}
+
+/**
+ * A rail-optimised two-tier fabric for `nodes` hosts of `rails` rails: rail r of every host lands in rail plane r;
+ * each plane has one NVUE leaf (SN5600) per 64 hosts, 64 host ports at 400G (breakout sub-ports swp1s0 … swp32s1) and
+ * 32 uplinks at 800G (swp33 … swp64, 40 m) spread evenly over the plane's SONiC spines (SN5600, at most 64 ports
+ * each; 16 per plane once there are 32 leaves). 2,048 hosts make 256 leaves and 128 spines.
+ */
+export function railFabric(nodes: number, rails: number, hostKey: string): unknown[] {
+    const HOSTS_PER_LEAF = 64, UPLINKS = 32;
+    const leavesPerPlane = Math.ceil(nodes / HOSTS_PER_LEAF);
+    // spines per plane: a power of two (so it divides the 32 uplinks), up to 16, each with at most 64 ports
+    const SPINES_PER_PLANE = Math.min(16, 2 ** Math.ceil(Math.log2(Math.ceil(leavesPerPlane / 2))));
+    const linksPerSpine = UPLINKS / SPINES_PER_PLANE;
+    const leaves: Record<string, unknown>[] = [];
+    const spines: Record<string, unknown>[] = [];
+    const mgmt = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+    let n = 1;
+    for (let r = 0; r < rails; r++) {
+        for (let s = 0; s < SPINES_PER_PLANE; s++) {
+            spines.push({ name: `spine-r${r}-${s}`, os: "sonic", role: "spine", model: "SN5600", managementAddress: mgmt(n++), hostKey, speedGbps: 800, cableLengthM: 40 });
+        }
+        for (let l = 0; l < leavesPerPlane; l++) {
+            const hosts = Math.min(HOSTS_PER_LEAF, nodes - l * HOSTS_PER_LEAF);
+            leaves.push({
+                name: `leaf-r${r}-${l}`, os: "nvue", model: "SN5600", managementAddress: mgmt(n++), sshUser: "cumulus", hostKey,
+                hostPorts: Array.from({ length: hosts }, (_, i) => `swp${(i >> 1) + 1}s${i & 1}`), speedGbps: 400, cableLengthM: 5,
+                // uplink u goes to spine u mod SPINES_PER_PLANE of the plane, on that spine's port for (leaf, link)
+                uplinks: Array.from({ length: UPLINKS }, (_, u) => ({
+                    port: `swp${33 + u}`, peer: `spine-r${r}-${u % SPINES_PER_PLANE}`,
+                    peerPort: `Ethernet${(l * linksPerSpine + Math.floor(u / SPINES_PER_PLANE)) * 8}`, cableLengthM: 40, speedGbps: 800,
+                })),
+            });
+        }
+    }
+    return [...leaves, ...spines];
 }
 
 export interface BenchRow {
@@ -69,7 +103,7 @@ if (require.main === module) {
     const runs: Array<[string, number]> = [
         ...(awsSizes.length ? awsSizes : [8, 128, 1024, 4096]).map((n) => ["aws-p5.yaml", n] as [string, number]),
         ["azure-h100.yaml", 4], ["azure-h100.yaml", 300],
-        ["roce-h100.yaml", 8], ["roce-h100.yaml", 1024],
+        ["roce-h100.yaml", 8], ["roce-h100.yaml", 1024], ["roce-h100.yaml", 2048],
     ];
     console.log("example          nodes  resources  seconds");
     for (const [example, nodes] of runs) {

@@ -140,11 +140,17 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     const failures: unknown[] = [];
     const onRejection = (e: unknown) => failures.push(e);
     process.on("unhandledRejection", onRejection);
+    // The Node SDK takes a stack trace for every promise it makes (@pulumi/pulumi runtime/debuggable.js), and with
+    // source maps on (tsx) each one is mapped frame by frame: seconds on a fabric of hundreds of switch commands.
+    // Nothing offline reads those traces, so they stay unmapped while the program runs.
+    const maps = process.sourceMapsEnabled;
+    process.setSourceMapsEnabled(false);
     try {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         require(path.resolve(programPath));
         await pulumi.runtime.disconnect();
     } finally {
+        process.setSourceMapsEnabled(maps);
         process.off("unhandledRejection", onRejection);
     }
     if (failures.length > 0) throw failures[0];

@@ -1,6 +1,6 @@
 import type {
     AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
-    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
+    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
 } from "./types";
 
 /*
@@ -74,7 +74,14 @@ export interface RoceQos extends RoceQosInput {
     gidIndex: number;
 }
 
+export interface RoceSwitch extends RoceSwitchInput {
+    role: RoceSwitchRole;
+    hostPorts: string[];
+    uplinks: RoceUplinkInput[];
+}
+
 export interface RoceSpec extends RoceSpecInput {
+    switches: RoceSwitch[];
     qos: RoceQos;
 }
 

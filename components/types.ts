@@ -83,6 +83,15 @@ export const NetworkOs = {
 } as const;
 export type NetworkOs = (typeof NetworkOs)[keyof typeof NetworkOs];
 
+/** Where a switch sits in the RoCE fabric. */
+export const RoceSwitchRole = {
+    /** faces GPU hosts (host ports) and has uplinks */
+    Leaf: "leaf",
+    /** faces leaves only; its ports are the far ends of the leaves' uplinks */
+    Spine: "spine",
+} as const;
+export type RoceSwitchRole = (typeof RoceSwitchRole)[keyof typeof RoceSwitchRole];
+
 /** RoCE QoS mode. */
 export const QosMode = {
     /** PFC on the RoCE priority plus ECN */
@@ -286,24 +295,54 @@ export interface RoceHostInput {
     gidIndex?: number;
 }
 
-/** A switch whose host-facing ports carry RoCE. */
+/** A leaf → spine link, declared on the leaf. */
+export interface RoceUplinkInput {
+    /** This switch's port. */
+    port: string;
+    /** The spine at the other end (a name in cluster.roce.switches). */
+    peer: string;
+    /** The spine's port at the other end. */
+    peerPort: string;
+    /** Cable length in metres; sizes both ends' headroom. */
+    cableLengthM: number;
+    /** @default the switch's speedGbps */
+    speedGbps?: number;
+}
+
+/** Per-port speed or cable length of a host port. */
+export interface RocePortOverrideInput {
+    /** @default the switch's speedGbps */
+    speedGbps?: number;
+    /** @default the switch's cableLengthM */
+    cableLengthM?: number;
+}
+
+/** A switch on the RoCE path: a leaf (host ports, uplinks) or a spine. */
 export interface RoceSwitchInput {
     /** Switch name; resource and file names derive from it. */
     name: string;
     os: NetworkOs;
+    /** @default leaf */
+    role?: RoceSwitchRole;
+    /** Switch model from components/catalog/switches.ts; required for eos. */
+    model?: string;
     /** Address the kit SSHes to when it pushes the configuration. */
     managementAddress: string;
     /** @default cumulus (nvue), admin (sonic, eos) */
     sshUser?: string;
     /** @default 22 */
     sshPort?: number;
-    /** The switch's SSH host key line (ssh-keyscan -t ed25519 <switch>). */
-    hostKey?: string;
-    /** Front-panel ports that face GPU-host rail NICs. */
-    hostPorts: string[];
-    /** Speed of the host-facing ports in Gb/s. */
+    /** The switch's SSH host key line (ssh-keyscan -t ed25519 <switch>); every push verifies it. */
+    hostKey: string;
+    /** Front-panel ports that face GPU-host rail NICs (required on a leaf). @default [] */
+    hostPorts?: string[];
+    /** Per-port speed or cable length of host ports. */
+    portOverrides?: Record<string, RocePortOverrideInput>;
+    /** Links to the spine tier. @default [] */
+    uplinks?: RoceUplinkInput[];
+    /** Default port speed in Gb/s. */
     speedGbps: number;
-    /** Longest host cable in metres; sizes the lossless headroom. */
+    /** Default (longest host) cable length in metres; sizes the lossless headroom. */
     cableLengthM: number;
 }
 

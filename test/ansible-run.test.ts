@@ -104,7 +104,7 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             nicModel: "ConnectX-7",
             hosts: hosts.map((name, i) => ({ name, address: addresses[i], sshUser: "root", railNics: ["mlx5_0", "mlx5_1"],
                 bootstrapNic: "eth0", gpu: { model: "H100", count: 8 } })),
-            switches: [{ name: "leaf", os: "sonic", managementAddress: "127.0.0.10", hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"],
+            switches: [{ name: "leaf", os: "sonic", managementAddress: "127.0.0.10", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"],
                 speedGbps: 400, cableLengthM: 5 }],
         },
     });

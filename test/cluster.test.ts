@@ -121,8 +121,8 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     assert.equal(hosts.gpu01.roce_host_pfc_vector, "0,0,0,1,0,0,0,0");
     assert.equal(hosts.gpu01.roce_host_tos, 106);
     assert.equal(hosts.gpu01.nccl_conf.NCCL_IB_TC, "106");
-    // switches are pushed by the RoCE component, one command per switch
-    assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 2);
+    // switches are pushed by the RoCE component, one command per switch (two leaves and the spine)
+    assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 3);
 });
 
 test("provision: false creates only the fabric", async () => {

@@ -55,7 +55,7 @@ after(() => fs.rmSync(work, { recursive: true, force: true }));
 
 test("the tarball ships the compiled library, its declarations and the runtime assets, not the tests", () => {
     for (const f of ["dist/components/index.js", "dist/components/index.d.ts", "dist/components/index.js.map", "playbooks/site.yml",
-        "playbooks/ansible.cfg", "components/roce/playbooks/eos-push.yml", "PulumiPlugin.yaml", "components/index.ts", "bin/rdmakit.cjs"]) {
+        "playbooks/ansible.cfg", "components/roce/sonic-patch.ts", "PulumiPlugin.yaml", "components/index.ts", "bin/rdmakit.cjs"]) {
         assert.ok(files.includes(f), `${f} is in the tarball`);
     }
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");

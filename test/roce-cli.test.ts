@@ -12,23 +12,26 @@ import { yangAvailable, yanglint } from "./fixtures/roce/helpers";
 const EXAMPLE = path.join(__dirname, "..", "examples", "roce-h100.yaml");
 
 describe("examples/roce-h100.yaml", () => {
-    it("is a valid cluster spec: 4 hosts x 8 ConnectX-7 rails, one SONiC and one NVUE leaf", () => {
+    it("is a valid cluster spec: 4 hosts x 8 ConnectX-7 rails, one SONiC and one NVUE leaf, a SONiC spine", () => {
         const raw = parseYaml(fs.readFileSync(EXAMPLE, "utf8")).config["rdmakit:cluster"];
         const s = parseClusterSpec(raw);
         assert.equal(s.fabric, "roce");
         assert.equal(s.roce!.hosts.length, 4);
         assert.ok(s.roce!.hosts.every((h) => h.railNics.length === 8 && h.gpu.model === "H100" && h.gpu.count === 8));
-        assert.deepEqual(s.roce!.switches.map((w) => [w.os, w.hostPorts.length]), [["sonic", 16], ["nvue", 16]]);
+        assert.deepEqual(s.roce!.switches.map((w) => [w.os, w.role, w.hostPorts.length, w.uplinks.length]), [["sonic", "leaf", 16, 2], ["nvue", "leaf", 16, 2], ["sonic", "spine", 0, 0]]);
+        assert.ok(s.roce!.switches.every((w) => /^ssh-ed25519 /.test(w.hostKey)), "every switch pins its host key");
     });
     it("renders without issues or consistency violations, and its config_db.json passes yanglint", (t) => {
         const r = switchConfigFromStackFile(EXAMPLE);
         assert.deepEqual(r.issues, []);
         assert.deepEqual(r.violations, []);
-        assert.deepEqual(r.configs.map((c) => c.fileName), ["leaf-sonic.config_db.json", "leaf-nvue.nvue.yaml"]);
+        assert.deepEqual(r.configs.map((c) => c.fileName), ["leaf-sonic.config_db.json", "leaf-nvue.nvue.yaml", "spine.config_db.json"]);
         const avail = yangAvailable();
         if (!avail.ok) return t.skip(avail.why);
-        const y = yanglint(JSON.parse(r.configs[0].text));
-        assert.equal(y.status, 0, y.output);
+        for (const c of [r.configs[0], r.configs[2]]) {
+            const y = yanglint(JSON.parse(c.text));
+            assert.equal(y.status, 0, `${c.fileName}: ${y.output}`);
+        }
     });
 });
 
@@ -63,7 +66,7 @@ describe("rdmakit switch-config", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sw-"));
         try {
             const r = await run(["--config", EXAMPLE, "--out", dir]);
-            assert.deepEqual(fs.readdirSync(dir).sort(), ["leaf-nvue.nvue.yaml", "leaf-sonic.config_db.json"]);
+            assert.deepEqual(fs.readdirSync(dir).sort(), ["leaf-nvue.nvue.yaml", "leaf-sonic.config_db.json", "spine.config_db.json"]);
             const sonic = JSON.parse(fs.readFileSync(path.join(dir, "leaf-sonic.config_db.json"), "utf8"));
             assert.equal(sonic.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"], "3");
             assert.match(r.out, /leaf-sonic\.config_db\.json {2}sha256 [0-9a-f]{64}/);
@@ -89,7 +92,7 @@ describe("rdmakit switch-config", () => {
     it("an unknown --switch is an error listing the known ones", () => {
         const r = switchConfigFromStackFile(EXAMPLE, "leaf-x");
         assert.equal(r.issues[0].path, "--switch");
-        assert.equal(r.issues[0].allowed, "leaf-sonic, leaf-nvue");
+        assert.equal(r.issues[0].allowed, "leaf-sonic, leaf-nvue, spine");
     });
     it("a non-roce stack file is refused", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sw-"));

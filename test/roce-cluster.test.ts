@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
-import { roceSpecSchema, type RoceSpec } from "../components/roce/spec";
+import type { RoceSpec } from "../components/roce/spec";
 import type { ClusterSpecInput } from "../components/types";
-import { spec, specInput } from "./fixtures/roce/helpers";
+import { HOST_KEY, spec, specInput } from "./fixtures/roce/helpers";
 
 interface Rec { type: string; name: string; inputs: Record<string, any> }  
 const created: Rec[] = [];
@@ -44,17 +44,23 @@ async function build(name: string, s = spec(), extra: Partial<import("../compone
 }
 
 describe("RoceCluster under mocks", () => {
-    it("a switch host key from the spec is checked on its push", async () => {
-        const input = specInput();
-        const hostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u leaf-sonic";
-        (input.switches as any[])[0].hostKey = hostKey;
-        await build("hk", roceSpecSchema.parse(input));
+    it("every push verifies the switch's pinned host key; a switch without one is refused before anything is created", async () => {
+        await build("hk");
         const cmds = byName("hk");
-        assert.equal(reveal(cmds["leaf-sonic-qos"].inputs.connection).hostKey, hostKey);
-        assert.equal(reveal(cmds["leaf-nvue-qos"].inputs.connection).hostKey, undefined);
+        assert.equal(reveal(cmds["leaf-sonic-qos"].inputs.connection).hostKey, `${HOST_KEY} leaf-sonic`);
+        assert.equal(reveal(cmds["leaf-nvue-qos"].inputs.connection).hostKey, `${HOST_KEY} leaf-nvue`);
+        // EOS runs ssh here: the script trusts only the pinned key
+        assert.match(cmds["leaf-eos-qos"].inputs.create, /StrictHostKeyChecking=yes/);
+        assert.ok(cmds["leaf-eos-qos"].inputs.create.includes(HOST_KEY));
+        const input = specInput();
+        delete (input.switches[2] as { hostKey?: string }).hostKey;
+        created.length = 0;
+        assert.throws(() => new mod.RoceCluster("nokey", { spec: cluster(input as RoceSpec) }), (e: unknown) => e instanceof Error && /cluster\.roce\.switches\[2\]\.hostKey: is missing/.test(e.message));
+        await new Promise((r) => setTimeout(r, 20));
+        assert.equal(commands("nokey").length, 0);
     });
 
-    it("registers the component and one push per switch: remote SSH for SONiC/NVUE, Ansible (local) for EOS", async () => {
+    it("registers the component and one push per switch: remote SSH for SONiC/NVUE, local ssh for EOS", async () => {
         const c = await build("fab");
         assert.equal(created.filter((r) => r.type === "rdmakit:index:RoceCluster").length, 1);
         const cmds = byName("fab");
@@ -70,22 +76,22 @@ describe("RoceCluster under mocks", () => {
         assert.ok(SECRET_SIG in nvue.connection, "the connection (with the private key) is a secret");
         const conn = reveal(nvue.connection);
         assert.deepEqual([conn.host, conn.user, conn.port], ["10.0.1.2", "cumulus", 22]);
-        assert.equal(conn.hostKey, undefined, "no host key in the spec: nothing to pin");
+        assert.equal(conn.hostKey, `${HOST_KEY} leaf-nvue`);
         assert.match(conn.privateKey, /BEGIN OPENSSH PRIVATE KEY/);
         assert.match(nvue.create, new RegExp(rendered["leaf-nvue"].digest));
-        assert.match(nvue.create, /nv config patch "\$f\.new" && nv config apply -y && nv config save/);
+        assert.match(nvue.create, /^nv config apply --confirm 600s -y > "\$d\/apply\.log" 2>&1 \|\| fail /m);
+        assert.doesNotMatch(nvue.create, /&& nv config|set -e/);
         assert.equal(nvue.update, nvue.create);
         assert.doesNotMatch(nvue.delete, /unset|config load/);
         const sonic = cmds["leaf-sonic-qos"].inputs;
         assert.equal(sonic.stdin, rendered["leaf-sonic"].text);
         assert.deepEqual([reveal(sonic.connection).host, reveal(sonic.connection).user], ["10.0.1.1", "admin"]);
-        assert.match(sonic.create, /sudo config load -y "\$f\.new" && sudo config save -y/);
+        assert.match(sonic.create, /^sudo config apply-patch "\$d\/patch\.json" \|\| fail /m);
         assert.match(sonic.create, /roce-qos\.config_db\.json/);
         const eos = cmds["leaf-eos-qos"].inputs;
         assert.equal(eos.stdin, rendered["leaf-eos"].text);
-        assert.match(eos.create, /ansible-playbook -i '10\.0\.1\.3,' -u 'admin'/);
-        assert.match(eos.create, /eos-push\.yml/);
-        assert.match(eos.create, /out\/test\/switches\/leaf-eos\.eos\.cfg/);
+        assert.match(eos.create, /'admin@10\.0\.1\.3'/);
+        assert.match(eos.create, /commit timer 00:10:00/);
         const env = reveal(eos.environment);
         assert.equal(env.RDMAKIT_CONFIG_DIGEST, rendered["leaf-eos"].digest);
         assert.match(env.RDMAKIT_SSH_KEY, /BEGIN OPENSSH PRIVATE KEY/);

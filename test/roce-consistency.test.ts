@@ -4,7 +4,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { checkConsistency, formatViolation, RULES, type RuleId, type Violation } from "../components/roce/consistency";
 import { planQos, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "../components/roce/render";
-import { NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
+import { fabricSpec, NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 type Obj = Record<string, any>;  
@@ -40,9 +40,15 @@ describe("checkConsistency: passing plans", () => {
             assert.deepEqual(checkConsistency(plan, rendered).map(formatViolation), []);
         });
     }
-    it("documents all thirteen rules", () => {
-        assert.deepEqual(Object.keys(RULES), ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13"]);
+    it("documents all seventeen rules", () => {
+        assert.deepEqual(Object.keys(RULES), ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13", "C14", "C15", "C16", "C17"]);
     });
+    for (const [label, qos] of [["default lossless", {}], ["DSCP 24 / priority 4 lossless", { roceDscp: 24, rocePriority: 4 }], ["lossy", NON_DEFAULT_LOSSY]] as const) {
+        it(`two-tier fabric, ${label}: leaves, uplinks and both spines agree (no violation)`, () => {
+            const plan = planQos(fabricSpec(qos));
+            assert.deepEqual(checkConsistency(plan, renderSwitchConfigs(plan)).map(formatViolation), []);
+        });
+    }
 });
 
 describe("checkConsistency: each rule catches its violation", () => {
@@ -160,6 +166,47 @@ describe("checkConsistency: each rule catches its violation", () => {
         const { plan, rendered } = setup();
         const vs = checkConsistency(plan, editSonic(rendered, (db) => { delete db.PORT_QOS_MAP.Ethernet8; }));
         assert.ok(vs.some((v) => v.rule === "C5" && (v.values.missing as string[]).includes("Ethernet8")), vs.map(formatViolation).join("\n"));
+    });
+    it("C14: an uplink left out of the rendered config, or lossy on one end, is named with its peer", () => {
+        const plan = planQos(fabricSpec());
+        const rendered = renderSwitchConfigs(plan);
+        const gone = only(checkConsistency(plan, editSonic(rendered.filter((c) => c.switch === "leaf-sonic"), (db) => { delete db.PORT_QOS_MAP.Ethernet248; })), "C14");
+        assert.deepEqual(gone[0].values.missing, ["Ethernet248"]);
+        const spine = rendered.map((c) => (c.switch !== "spine-sonic" ? c : { ...c, text: c.text.replace(/"pfc_enable": "3"/g, '"pfc_enable": ""').replace(/"pfcwd_sw_enable": "3"/g, '"pfcwd_sw_enable": ""') }));
+        const vs = only(checkConsistency(plan, spine), "C14");
+        assert.ok(vs.some((v) => v.devices.includes("leaf-nvue:swp64") && v.devices.includes("spine-sonic:Ethernet8")), vs.map(formatViolation).join("\n"));
+    });
+    it("C15: a SONiC port whose PFC priority maps to no lossless PG never sends pause", () => {
+        const { plan, rendered } = setup({ rocePriority: 5, cnpPriority: 6 });
+        const a = only(checkConsistency(plan, editSonic(rendered, (db) => { delete db.PORT_QOS_MAP.Ethernet0.pfc_to_pg_map; })), "C15");
+        assert.deepEqual(a.map((v) => v.devices[0]), ["leaf-sonic:Ethernet0"]);
+        const b = only(checkConsistency(plan, editSonic(rendered, (db) => { db.PFC_PRIORITY_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE["5"] = "0"; })), "C15");
+        assert.equal(b[0].values.pg, 0);
+    });
+    it("C16: headroom beyond the SN5600 lossless pool is refused; a model without published figures stays unchecked", () => {
+        const s = fabricSpec();
+        const plan = planQos(s);
+        const sp = plan.switches.find((x) => x.name === "spine-sonic")!;
+        // 3 downlinks × 40 m at 400G: 303 104 B each (SN5600 pg_profile_lookup.ini)
+        assert.deepEqual([sp.buffer.headroomBytes, sp.buffer.poolBytes], [3 * 303_104, 52_161_690]);
+        assert.equal(plan.switches.find((x) => x.name === "spine-nvue")!.buffer.headroomBytes, undefined, "no model: unknown");
+        // 200 leaves on 300 m cables reserve 200 × 697 344 B > 52 MB
+        const big = structuredClone(s);
+        const leaf = big.switches[0];
+        leaf.uplinks = [...leaf.uplinks.filter((u) => u.peer === "spine-nvue"),
+            ...Array.from({ length: 100 }, (_, i) => ({ port: `Ethernet${1000 + i * 8}`, peer: "spine-sonic", peerPort: `Ethernet${200 + i * 8}`, cableLengthM: 300 }))];
+        big.switches[1].uplinks = Array.from({ length: 100 }, (_, i) => ({ port: `swp${100 + i}`, peer: "spine-sonic", peerPort: `Ethernet${2000 + i * 8}`, cableLengthM: 300 }));
+        big.switches[2].uplinks = [];
+        const bp = planQos(big);
+        const vs = only(checkConsistency(bp, renderSwitchConfigs(bp)), "C16");
+        assert.deepEqual(vs.map((v) => v.devices), [["spine-sonic"]]);
+        assert.equal(vs[0].values.headroomBytes, 200 * 697_344);
+    });
+    it("C17: an ECN minimum above the pause point of the SN5600 pool never marks before PFC", () => {
+        const plan = planQos(fabricSpec({ ecn: { minBytes: 30_000_000, maxBytes: 40_000_000, maxProbabilityPct: 100 } }));
+        const vs = only(checkConsistency(plan, renderSwitchConfigs(plan)), "C17");
+        assert.ok(vs.every((v) => v.devices[0].startsWith("spine-sonic:")), vs.map(formatViolation).join("\n"));
+        assert.equal(vs[0].values.pausePointBytes, Math.floor((52_161_690 - 3 * 303_104) / 2));
     });
     it("formatViolation names the rule and devices", () => {
         assert.equal(formatViolation({ rule: "C8", devices: ["gpu01"], message: "m", values: {} }), "[C8] gpu01: m");

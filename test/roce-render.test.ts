@@ -1,12 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
 import { renderSonic, SONIC_NAMES } from "../components/roce/switches/sonic";
-import { renderNvue } from "../components/roce/switches/nvue";
+import { nvueText, renderNvue } from "../components/roce/switches/nvue";
 import { renderEos } from "../components/roce/switches/eos";
-import { NON_DEFAULT_LOSSY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
+import { fabricSpec, NON_DEFAULT_LOSSY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 const sonicOf = (qos: Record<string, unknown> = {}) => {
@@ -24,8 +24,10 @@ describe("SONiC config_db.json renderer", () => {
         for (const d of ["0", "3", "4", "24", "46", "63"]) assert.equal(map[d], "0", `DSCP ${d}`);
         assert.deepEqual(db.PORT_QOS_MAP.Ethernet0, {
             dscp_to_tc_map: "RDMAKIT_ROCE", tc_to_pg_map: "RDMAKIT_ROCE", tc_to_queue_map: "RDMAKIT_ROCE", pfc_to_queue_map: "RDMAKIT_ROCE",
-            pfc_enable: "3", pfcwd_sw_enable: "3",
+            pfc_to_pg_map: "RDMAKIT_ROCE", pfc_enable: "3", pfcwd_sw_enable: "3",
         });
+        // the PG that sends pause for priority 3 (SONiC's factory map covers only 3 and 4)
+        assert.deepEqual(db.PFC_PRIORITY_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE, { 3: "3" });
         assert.equal(db.TC_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE["3"], "3");
         assert.equal(db.MAP_PFC_PRIORITY_TO_QUEUE.RDMAKIT_ROCE["3"], "3");
         assert.deepEqual(db.QUEUE["Ethernet8|3"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
@@ -34,7 +36,14 @@ describe("SONiC config_db.json renderer", () => {
         assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_min_threshold, "150000");
         assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_max_threshold, "1500000");
         assert.equal(db.WRED_PROFILE.RDMAKIT_ROCE_ECN.green_drop_probability, "100");
-        assert.deepEqual(db.BUFFER_PG, { "Ethernet0|3": { profile: "NULL" }, "Ethernet8|3": { profile: "NULL" } });
+        assert.deepEqual(db.BUFFER_PG, {
+            "Ethernet0|0": { profile: "ingress_lossy_profile" }, "Ethernet0|3": { profile: "NULL" },
+            "Ethernet8|0": { profile: "ingress_lossy_profile" }, "Ethernet8|3": { profile: "NULL" },
+        });
+        assert.deepEqual(Object.keys(db.BUFFER_QUEUE).filter((k) => k.startsWith("Ethernet0|")), ["Ethernet0|0-2", "Ethernet0|4-6", "Ethernet0|3"]);
+        assert.equal(db.BUFFER_QUEUE["Ethernet0|3"].profile, "egress_lossless_profile");
+        // the buffer model is the switch's: the push checks it, the fragment does not set it
+        assert.equal(db.DEVICE_METADATA, undefined);
         assert.deepEqual(db.PFC_WD.GLOBAL, { POLL_INTERVAL: "100" });
         assert.deepEqual(db.PFC_WD.Ethernet0, { action: "drop", detection_time: "300", restoration_time: "300" });
         assert.deepEqual(db.PORT.Ethernet0, { mtu: "9216", speed: "400000" });
@@ -48,7 +57,8 @@ describe("SONiC config_db.json renderer", () => {
         assert.equal(db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"], "0");
         assert.equal(db.PORT_QOS_MAP.Ethernet0.pfc_enable, "");
         assert.equal(db.PORT_QOS_MAP.Ethernet0.pfcwd_sw_enable, "");
-        assert.equal(db.BUFFER_PG, undefined);
+        assert.deepEqual(db.BUFFER_PG, { "Ethernet0|0": { profile: "ingress_lossy_profile" }, "Ethernet8|0": { profile: "ingress_lossy_profile" } });
+        assert.deepEqual(Object.keys(db.BUFFER_QUEUE).filter((k) => k.startsWith("Ethernet0|")), ["Ethernet0|0-6"]);
         assert.equal(db.PFC_WD, undefined);
         assert.deepEqual(db.QUEUE["Ethernet0|4"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
         assert.equal(db.QUEUE["Ethernet0|3"], undefined);
@@ -130,6 +140,19 @@ describe("NVUE renderer", () => {
         assert.deepEqual(set.interface.swp1, { link: { mtu: 9216 } });
     });
 
+    it("the fast NVUE printer writes what the yaml package writes, and it reads back as the rendered document", () => {
+        for (const p of [planQos(spec()), planQos(fabricSpec()), planQos(spec(NON_DEFAULT_LOSSY))]) {
+            for (const sw of p.switches.filter((s) => s.os === "nvue")) {
+                const doc = renderNvue(p, sw);
+                const text = nvueText(doc);
+                assert.equal(text, stringifyYaml(doc, { aliasDuplicateObjects: false }), sw.name);
+                assert.deepEqual(parseYaml(text), doc);
+            }
+        }
+        // keys and values that are not plain YAML strings are quoted
+        assert.equal(nvueText([{ set: { a: { "0": "true", b: "10m", c: "x y", d: 3, e: {} } } }]), '- set:\n    a:\n      "0": "true"\n      b: "10m"\n      c: "x y"\n      d: 3\n      e: {}\n');
+    });
+
     it("text is the `- set:` operation list nv config patch takes", () => {
         const plan = planQos(spec());
         const r = renderSwitchConfig(plan, plan.switches.find((s) => s.os === "nvue")!);
@@ -157,7 +180,7 @@ describe("EOS renderer", () => {
             "priority-flow-control pause watchdog action drop",
             "qos profile RDMAKIT_ROCE",
             "   qos trust dscp",
-            "   tx-queue 3",
+            "   uc-tx-queue 3",
             "      random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100",
             "   priority-flow-control on",
             "   priority-flow-control priority 3 no-drop",
@@ -167,7 +190,7 @@ describe("EOS renderer", () => {
             "   flowcontrol receive off",
             "   service-profile RDMAKIT_ROCE",
         ]) assert.ok(L.includes(line), `missing: ${line}`);
-        const q6 = L.indexOf("   tx-queue 6");
+        const q6 = L.indexOf("   uc-tx-queue 6");
         assert.equal(L[q6 + 1], "      priority strict");
         // every DSCP mapped exactly once
         const mapped = L.filter((l) => l.startsWith("qos map dscp ")).flatMap((l) => l.replace(/^qos map dscp /, "").replace(/ to traffic-class \d+$/, "").split(" "));
@@ -179,7 +202,7 @@ describe("EOS renderer", () => {
         assert.ok(L.includes("qos map dscp 24 to traffic-class 4"));
         assert.ok(L.includes("   no priority-flow-control"));
         assert.ok(!L.some((l) => /no-drop|pause watchdog/.test(l)));
-        const q4 = L.indexOf("   tx-queue 4");
+        const q4 = L.indexOf("   uc-tx-queue 4");
         assert.ok(q4 > 0 && L[q4 + 3].includes("random-detect ecn"));
     });
 });
@@ -193,5 +216,75 @@ describe("renderSwitchConfigs", () => {
         assert.deepEqual(again.map((c) => c.digest), a.map((c) => c.digest));
         const other = renderSwitchConfigs(planQos(spec({ ecn: { minBytes: 200000, maxBytes: 1500000, maxProbabilityPct: 100 } })));
         for (let i = 0; i < a.length; i++) assert.notEqual(other[i].digest, a[i].digest, a[i].switch);
+    });
+});
+
+describe("every port on the RoCE path: uplinks, spine downlinks, per-port cables", () => {
+    const plan = planQos(fabricSpec());
+    const sw = (n: string) => plan.switches.find((s) => s.name === n)!;
+
+    it("plans host ports, uplinks and the spines' downlinks with their own speed and cable", () => {
+        assert.deepEqual(sw("leaf-sonic").ports.map((p) => [p.name, p.kind, p.cableLengthM, p.peer]), [
+            ["Ethernet0", "host", 3, undefined], ["Ethernet8", "host", 3, undefined],
+            ["Ethernet248", "uplink", 40, "spine-sonic:Ethernet0"], ["Ethernet240", "uplink", 100, "spine-nvue:swp1"],
+        ]);
+        assert.deepEqual(sw("spine-sonic").ports.map((p) => [p.name, p.kind, p.peer]), [
+            ["Ethernet0", "downlink", "leaf-sonic:Ethernet248"], ["Ethernet8", "downlink", "leaf-nvue:swp64"], ["Ethernet16", "downlink", "leaf-eos:Ethernet32/1"],
+        ]);
+    });
+
+    it("SONiC: uplinks get the same maps, PFC, PG map, ECN queue and watchdog as host ports, headroom for their cable", () => {
+        const db = renderSonic(plan, sw("leaf-sonic")) as Db;
+        for (const p of ["Ethernet248", "Ethernet240"]) {
+            assert.deepEqual(db.PORT_QOS_MAP[p], db.PORT_QOS_MAP.Ethernet0, p);
+            assert.deepEqual(db.QUEUE[`${p}|3`], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+            assert.deepEqual(db.BUFFER_PG[`${p}|3`], { profile: "NULL" });
+            assert.ok(db.PFC_WD[p]);
+        }
+        assert.deepEqual([db.CABLE_LENGTH.AZURE.Ethernet0, db.CABLE_LENGTH.AZURE.Ethernet248, db.CABLE_LENGTH.AZURE.Ethernet240], ["3m", "40m", "100m"]);
+    });
+
+    it("yanglint accepts the SONiC leaf with uplinks and the SONiC spine", (t) => {
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        for (const n of ["leaf-sonic", "spine-sonic"]) {
+            const r = yanglint(renderSonic(plan, sw(n)) as Db);
+            assert.equal(r.status, 0, `${n}: ${r.output}`);
+        }
+    });
+
+    it("NVUE: uplinks and downlinks bind a PFC profile with their own cable length; all eight TCs scheduled, DWRR total 100", () => {
+        const leaf = renderNvue(plan, sw("leaf-nvue"))[0].set as Record<string, any>;
+        assert.deepEqual(leaf.interface.swp64.qos, { "pfc-watchdog": { state: "enable" }, pfc: { profile: "rdmakit-pfc-40m" } });
+        assert.deepEqual(leaf.interface.swp1.qos, { "pfc-watchdog": { state: "enable" } }, "host port on default-global");
+        assert.deepEqual(leaf.qos.pfc["rdmakit-pfc-40m"], { "switch-priority": { 3: {} }, tx: "enable", rx: "enable", "cable-length": 40 });
+        const spine = renderNvue(plan, sw("spine-nvue"))[0].set as Record<string, any>;
+        assert.deepEqual(Object.keys(spine.interface), ["swp1"]);
+        assert.equal(spine.qos.pfc["default-global"]["cable-length"], 100);
+        const sched = leaf.qos["egress-scheduler"]["default-global"]["traffic-class"] as Record<string, { mode: string; "bw-percent"?: number }>;
+        assert.deepEqual(Object.keys(sched), ["0", "1", "2", "3", "4", "5", "6", "7"]);
+        assert.equal(Object.values(sched).filter((x) => x.mode === "dwrr").reduce((n, x) => n + (x["bw-percent"] ?? 0), 0), 100);
+        assert.deepEqual([sched["3"], sched["6"], sched["0"], sched["1"]], [{ mode: "dwrr", "bw-percent": 50 }, { mode: "strict" }, { mode: "dwrr", "bw-percent": 45 }, { mode: "dwrr", "bw-percent": 1 }]);
+    });
+
+    it("EOS: the uplink gets the service profile; Strata models take uc-tx-queue, Sand models tx-queue", () => {
+        const L = renderEos(plan, sw("leaf-eos"));
+        const i = L.indexOf("interface Ethernet32/1");
+        assert.ok(i > 0 && L.slice(i, i + 5).includes("   service-profile RDMAKIT_ROCE"));
+        assert.ok(L.includes("   uc-tx-queue 3"));
+        const sand = spec();
+        sand.switches[2].model = "7280R3";
+        const p2 = planQos(sand);
+        const S = renderEos(p2, p2.switches[2]);
+        assert.ok(S.includes("   tx-queue 3") && !S.some((l) => l.includes("uc-tx-queue")));
+    });
+
+    it("SONiC on a Broadcom model: no PFC → PG map (SONiC renders it on Mellanox/Barefoot only)", () => {
+        const s = spec();
+        s.switches[0].model = "7050CX3-32S";
+        const p = planQos(s);
+        const db = renderSonic(p, p.switches[0]) as Db;
+        assert.equal(db.PFC_PRIORITY_TO_PRIORITY_GROUP_MAP, undefined);
+        assert.equal(db.PORT_QOS_MAP.Ethernet0.pfc_to_pg_map, undefined);
     });
 });

@@ -96,3 +96,44 @@ describe("checkRoceSpec cross-field checks", () => {
         assert.equal(is[0].path, "cluster.roce.qos.ecn.maxBytes");
     });
 });
+
+describe("switch fabric fields: host keys, models, uplinks, spines", () => {
+    const msgs = (input: unknown) => parseRoceSpec(input).issues.map(formatIssue);
+    it("a switch without a pinned host key is refused, naming the field (EOS included)", () => {
+        const m = msgs(mutate((s) => { delete s.switches[2].hostKey; }));
+        assert.ok(m.some((x) => x.startsWith("cluster.roce.switches[2].hostKey: is required")), m.join("\n"));
+    });
+    it("an eos switch needs a catalog model (its queue keyword), a model must be known", () => {
+        const a = msgs(mutate((s) => { delete s.switches[2].model; }));
+        assert.ok(a.some((x) => x.startsWith("cluster.roce.switches[2].model: an eos switch needs its model") && x.includes("7060DX4-32")), a.join("\n"));
+        const b = msgs(mutate((s) => { s.switches[0].model = "SN9999"; }));
+        assert.ok(b.some((x) => x.startsWith("cluster.roce.switches[0].model: not a switch model the catalog knows") && x.includes("SN5600")), b.join("\n"));
+    });
+    it("uplinks must go to a listed spine, on a port that is not cabled twice; a spine has no host ports and is used", () => {
+        const spine = { name: "spine1", os: "sonic", role: "spine", managementAddress: "10.0.2.1", hostKey: specInput().switches[0].hostKey, speedGbps: 400, cableLengthM: 40 };
+        const up = (peer: string, peerPort: string) => ({ port: "Ethernet248", peer, peerPort, cableLengthM: 40 });
+        const m = msgs(mutate((s) => {
+            s.switches.push(spine, { ...spine, name: "spine2", managementAddress: "10.0.2.2", hostPorts: ["Ethernet0"] });
+            s.switches[0].uplinks = [up("spine1", "Ethernet0")];
+            s.switches[1].uplinks = [{ ...up("spine1", "Ethernet0"), port: "swp64" }, { ...up("leaf-eos", "Ethernet9/1"), port: "swp65" }, { ...up("nowhere", "x"), port: "swp66" }];
+        }));
+        for (const want of [
+            "cluster.roce.switches[1].uplinks[0].peerPort: spine1:Ethernet0 is already cabled to leaf-sonic:Ethernet248",
+            "cluster.roce.switches[1].uplinks[1].peer: uplinks go to a spine; leaf-eos is a leaf",
+            "cluster.roce.switches[1].uplinks[2].peer: no switch of that name",
+            "cluster.roce.switches[4].hostPorts: a spine faces leaves only",
+        ]) assert.ok(m.some((x) => x.startsWith(want)), `${want}\n---\n${m.join("\n")}`);
+        const lonely = msgs(mutate((s) => { s.switches.push(spine); }));
+        assert.ok(lonely.some((x) => x.startsWith("cluster.roce.switches[3]: a spine no leaf uplink points at")), lonely.join("\n"));
+    });
+    it("a port listed as host port and uplink, a portOverrides entry for a port the switch does not list", () => {
+        const m = msgs(mutate((s) => {
+            s.switches.push({ name: "spine1", os: "sonic", role: "spine", managementAddress: "10.0.2.1", hostKey: s.switches[0].hostKey, speedGbps: 400, cableLengthM: 40 });
+            s.switches[0].uplinks = [{ port: "Ethernet8", peer: "spine1", peerPort: "Ethernet0", cableLengthM: 40 }];
+            s.switches[1].portOverrides = { swp9: { cableLengthM: 30 }, swp1: { speedGbps: 999 } };
+        }));
+        assert.ok(m.some((x) => x.startsWith("cluster.roce.switches[0].uplinks[0].port: port listed twice")), m.join("\n"));
+        assert.ok(m.some((x) => x.startsWith("cluster.roce.switches[1].portOverrides.swp9: not one of this switch's hostPorts")), m.join("\n"));
+        assert.ok(m.some((x) => x.startsWith("cluster.roce.switches[1].portOverrides.swp1.speedGbps: ConnectX-7 does not run at this speed")), m.join("\n"));
+    });
+});

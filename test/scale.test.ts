@@ -5,7 +5,7 @@ import { benchOne } from "../bench/scale";
 /*
  * Program evaluation stays flat as clusters grow: the same resources at 8 and 1,024 nodes (the node group and the
  * scale set carry the count), and a 1,024-node plan in about the time of an 8-node one. Each plan is a real
- * `rdmakit plan` process (index.ts on the mock engine). The time bound is loose for 2-core CI machines.
+ * `rdmakit plan` process (index.ts on the mock engine). The time bounds are loose for 2-core CI machines.
  */
 
 test("AWS: 8, 1,024 and 4,096 nodes register the same resources, and the large plan is not slower to speak of", () => {
@@ -26,11 +26,14 @@ test("Azure: 4 and 300 nodes (one raised partition) register the same resources"
     assert.equal(large.resources, small.resources);
 });
 
-test("bare metal: 1,024 hosts need no resource per host and plan in seconds", () => {
-    const small = benchOne("roce-h100.yaml", 8);
-    const large = benchOne("roce-h100.yaml", 1024);
+test("bare metal: a 2,048-host two-tier fabric (256 leaves, 128 spines) needs one resource per switch, none per host, and plans well within a generous bound", () => {
+    // bench/scale.ts railFabric: 64 hosts = 8 leaves + 8 spines; 2,048 hosts = 256 leaves + 128 spines
+    const small = benchOne("roce-h100.yaml", 64);
+    const large = benchOne("roce-h100.yaml", 2048);
     assert.equal(small.code, 0);
     assert.equal(large.code, 0);
-    assert.equal(large.resources, small.resources);
-    assert.ok(large.seconds < 30, `1,024 hosts took ${large.seconds}s`);
+    assert.equal(large.resources - small.resources, (256 + 128) - (8 + 8), "one push per switch and nothing per host");
+    // 3 s is the target on an idle machine (npm run bench prints the figure); this only catches a return to the
+    // quadratic or re-parsing costs, on 2 cores shared with other tests (103 s was seen at load average 15)
+    assert.ok(large.seconds < 300, `2,048 hosts took ${large.seconds}s`);
 });

@@ -222,9 +222,9 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     const roce = spec.roce!;
     const qos = planQos(roce);
     const first = roce.hosts[0];
-    // rails run at the speed of the switch ports they land on; the slowest switch bounds the rail
-    // (the spec checks each speed against the NIC model, components/roce/spec.ts)
-    const portGbps = Math.min(...roce.switches.map((sw) => sw.speedGbps));
+    // rails run at the speed of the host ports they land on; the slowest bounds the rail (spines and uplinks do not
+    // count; the spec checks each host-port speed against the NIC model, components/roce/spec.ts)
+    const portGbps = Math.min(...qos.switches.flatMap((sw) => sw.ports.filter((p) => p.kind === "host").map((p) => p.speedGbps)));
     const rails = first.railNics;
     const gpu = gpuModel(first.gpu.model);
     const rdmaGbpsPerNode = rails.length * portGbps;

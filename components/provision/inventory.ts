@@ -1,4 +1,5 @@
 import { Scalar, stringify } from "yaml";
+import { rememberParsed } from "../parsed";
 import { SpecError, SpecIssue } from "../errors";
 
 /** One node Ansible provisions. `name` becomes the inventory host name, `address` its `ansible_host`. */
@@ -166,7 +167,11 @@ export function renderInventory(args: InventoryArgs): string {
     if (args.privateKeyFile !== undefined) connection.ansible_ssh_private_key_file = args.privateKeyFile;
     const sortedVars: Record<string, unknown> = {};
     for (const key of Object.keys(args.vars).sort()) sortedVars[key] = args.vars[key];
-    const doc = markUnsafe({ all: { hosts, vars: { ...connection, ...sortedVars } } });
-    return "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
-        stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+    const doc = { all: { hosts, vars: { ...connection, ...sortedVars } } };
+    const text = "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
+        stringify(markUnsafe(doc), { lineWidth: 0, aliasDuplicateObjects: false });
+    // the RoCE policies read it back (policies/rules/roce.ts) without parsing it again: the plain values, which is what
+    // parsing the text gives (an `!unsafe` scalar reads as its string)
+    rememberParsed(text, doc); // the RoCE policies read it back (policies/rules/roce.ts) without parsing it again
+    return text;
 }

@@ -6,7 +6,6 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import * as path from "node:path";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation, type Violation } from "./consistency";
 import { pushCommandFor } from "./push";
@@ -31,8 +30,6 @@ export interface RoceClusterArgs {
      * @default spec.provision
      */
     pushSwitchConfig?: boolean;
-    /** Where copies of EOS configurations (and their backups) are kept. @default out/<stack>/switches */
-    outDir?: string;
 }
 
 /** One GPU host as the Ansible run needs it. */
@@ -89,21 +86,20 @@ export class RoceCluster extends pulumi.ComponentResource {
         }
         super(ROCE_CLUSTER_TOKEN, name, {}, opts);
         const push = args.pushSwitchConfig ?? spec.provision;
-        const outDir = args.outDir ?? path.join("out", pulumi.getStack(), "switches");
         const key = args.sshPrivateKey === undefined ? undefined : pulumi.secret(args.sshPrivateKey);
         const pushes: RoceParts["pushes"] = {};
         if (push) {
-            const hostKeys = new Map(roce.switches.map((s) => [s.name, s.hostKey]));
+            const byName = new Map(plan.switches.map((s) => [s.name, s]));
             for (const cfg of rendered) {
-                const sw = plan.switches.find((s) => s.name === cfg.switch)!;
-                const cmd = pushCommandFor(cfg, sw, outDir);
+                const sw = byName.get(cfg.switch)!;
+                const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless");
                 const resName = `${name}-${sw.name}-qos`;
                 if (cmd.via === "remote") {
                     pushes[sw.name] = new command.remote.Command(resName, {
                         connection: {
                             host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}),
-                            // verified when the spec pins it; @pulumi/command ignores the host key otherwise
-                            ...(hostKeys.get(sw.name) ? { hostKey: hostKeys.get(sw.name) } : {}),
+                            // spec.ts requires it: @pulumi/command verifies the switch against it
+                            hostKey: sw.hostKey,
                         },
                         create: cmd.create,
                         update: cmd.update,

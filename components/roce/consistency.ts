@@ -6,12 +6,14 @@
  * a renderer bug, a hand edit of a saved config or a plan/host mismatch all show up as violations. Each violation
  * names the rule, the devices and the values that disagree.
  */
+import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import type { QosPlan, HostPlan } from "./qos";
+import { parsedOf } from "../parsed";
 import type { RenderedSwitchConfig } from "./render";
 import type { NetworkOs } from "./spec";
 
-export type RuleId = "C1" | "C2" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13";
+export type RuleId = "C1" | "C2" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "C14" | "C15" | "C16" | "C17";
 
 export interface Violation {
     rule: RuleId;
@@ -35,6 +37,10 @@ export const RULES: Readonly<Record<RuleId, string>> = {
     C11: "PFC watchdog on every PFC port and priority, action drop, detection ≥ poll interval",
     C12: "switch mode and host mode agree (lossless ⇔ host PFC on; lossy ⇔ host PFC off + lossy NIC tuning)",
     C13: "NCCL_IB_HCA lists exactly the rail NICs; NCCL_SOCKET_IFNAME is the bootstrap NIC",
+    C14: "every fabric port (leaf uplink, spine downlink) carries the lossless class like a host port, and both ends of a link agree",
+    C15: "the PFC priority → priority group map sends the RoCE priority's pause from the PG with the lossless buffer (SONiC)",
+    C16: "the lossless headroom of all RoCE ports fits the switch's lossless buffer pool (catalog figure; unknown is not checked)",
+    C17: "ECN starts marking before PFC can fire: the RoCE queue's ECN minimum is below the point where the shared buffer pauses",
 };
 
 /** What one switch port does with traffic, as read from a rendered configuration. */
@@ -60,6 +66,10 @@ export interface PortView {
     /** PGs with a lossless buffer profile (SONiC BUFFER_PG). undefined where the OS sizes headroom itself (EOS). */
     losslessPgs?: number[];
     cableLengthM?: number;
+    /** SONiC PFC_PRIORITY_TO_PRIORITY_GROUP_MAP bound on the port (undefined where the OS has no such map). */
+    pfcToPg?: Record<number, number>;
+    /** ECN marking start (bytes) per queue. */
+    ecnMinBytes: Record<number, number>;
 }
 
 export interface SwitchView {
@@ -81,12 +91,20 @@ const identity8 = (): Record<number, number> => Object.fromEntries(Array.from({ 
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 
-export function readSonic(name: string, text: string): SwitchView {
-    const db = JSON.parse(text) as Db;
+export function readSonic(name: string, text: string | Db): SwitchView {
+    const db = (typeof text === "string" ? JSON.parse(text) : text) as Db;
     const t = (table: string) => db[table] ?? {};
     const wd = t("PFC_WD");
     const poll = Number(wd.GLOBAL?.POLL_INTERVAL ?? 0);
     const ports: PortView[] = [];
+    // each named map converted once, shared by the ports that bind it (views are read-only)
+    const maps = new Map<string, Record<number, number>>();
+    const mapOf = (table: string, name: string | undefined) => {
+        const key = `${table}|${name ?? ""}`;
+        let m = maps.get(key);
+        if (!m) maps.set(key, (m = toNumMap(t(table)[name ?? ""])));
+        return m;
+    };
     // rows of a `PORT|index` table grouped by port once, so a 1,000-port switch is read in linear time
     const byPort = (table: string) => {
         const m = new Map<string, Array<[string, any]>>();
@@ -98,35 +116,41 @@ export function readSonic(name: string, text: string): SwitchView {
     };
     const queueRows = byPort("QUEUE");
     const pgRows = byPort("BUFFER_PG");
+    const cableRows = Object.values(t("CABLE_LENGTH"));
     for (const [port, qm] of Object.entries(t("PORT_QOS_MAP"))) {
         if (port === "global") continue;
         const pfc = nums(qm.pfc_enable ?? "");
         const queues = queueRows.get(port) ?? [];
         const ecnQueues: number[] = [];
         const strictQueues: number[] = [];
+        const ecnMinBytes: Record<number, number> = {};
         for (const [k, q] of queues) {
             const idx = nums(k.split("|")[1].replace("-", ","));
             const wred = q.wred_profile ? t("WRED_PROFILE")[q.wred_profile] : undefined;
-            if (wred && wred.ecn && wred.ecn !== "ecn_none") ecnQueues.push(...idx);
+            if (wred && wred.ecn && wred.ecn !== "ecn_none") {
+                ecnQueues.push(...idx);
+                for (const i of idx) ecnMinBytes[i] = Number(wred.green_min_threshold);
+            }
             const sched = q.scheduler ? t("SCHEDULER")[q.scheduler] : undefined;
             if (sched?.type === "STRICT") strictQueues.push(...idx);
         }
         const pgs = (pgRows.get(port) ?? [])
             .filter(([, v]) => v.profile === "NULL" || /lossless/.test(v.profile ?? ""))
             .flatMap(([k]) => { const [a, b] = k.split("|")[1].split("-").map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); });
-        const cable = Object.values(t("CABLE_LENGTH")).map((row) => row[port]).find((v) => v !== undefined);
+        const cable = cableRows.map((row) => row[port]).find((v) => v !== undefined);
         const pw = wd[port];
         ports.push({
             port,
-            dscpToTc: toNumMap(t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map ?? ""]),
-            tcToQueue: toNumMap(t("TC_TO_QUEUE_MAP")[qm.tc_to_queue_map ?? ""]),
-            tcToPg: toNumMap(t("TC_TO_PRIORITY_GROUP_MAP")[qm.tc_to_pg_map ?? ""]),
-            pfcToQueue: toNumMap(t("MAP_PFC_PRIORITY_TO_QUEUE")[qm.pfc_to_queue_map ?? ""]),
+            dscpToTc: mapOf("DSCP_TO_TC_MAP", qm.dscp_to_tc_map),
+            tcToQueue: mapOf("TC_TO_QUEUE_MAP", qm.tc_to_queue_map),
+            tcToPg: mapOf("TC_TO_PRIORITY_GROUP_MAP", qm.tc_to_pg_map),
+            pfcToQueue: mapOf("MAP_PFC_PRIORITY_TO_QUEUE", qm.pfc_to_queue_map),
             pfcPriorities: pfc,
             watchdogPriorities: pw ? nums(qm.pfcwd_sw_enable ?? "") : [],
             watchdogAction: pw?.action,
             watchdogTimersOk: !pw || (Number(pw.detection_time) >= poll && Number(pw.restoration_time) >= poll),
-            ecnQueues, strictQueues,
+            ecnQueues, strictQueues, ecnMinBytes,
+            pfcToPg: qm.pfc_to_pg_map ? mapOf("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", qm.pfc_to_pg_map) : undefined,
             mtu: db.PORT?.[port]?.mtu !== undefined ? Number(db.PORT[port].mtu) : undefined,
             trustDscp: Boolean(qm.dscp_to_tc_map && t("DSCP_TO_TC_MAP")[qm.dscp_to_tc_map]),
             linkPause: false, // config_db has no 802.3x pause field; SONiC ports do not send link pause by default
@@ -145,8 +169,8 @@ export function readSonic(name: string, text: string): SwitchView {
 
 type Obj = Record<string, any>;  
 
-export function readNvue(name: string, text: string): SwitchView {
-    const doc = parseYaml(text) as Obj[];
+export function readNvue(name: string, text: string | Obj[]): SwitchView {
+    const doc = (typeof text === "string" ? parseYaml(text) : text) as Obj[];
     const set: Obj = Object.assign({}, ...doc.filter((op) => op.set).map((op) => op.set));
     const qos: Obj = set.qos ?? {};
     const prof = "default-global";
@@ -154,13 +178,22 @@ export function readNvue(name: string, text: string): SwitchView {
     const dscpToPriority = Object.fromEntries(Object.entries<Obj>(mapping.dscp ?? {}).map(([d, v]) => [Number(d), Number(v["switch-priority"])]));
     const spToTc = Object.fromEntries(Object.entries<Obj>(qos["egress-queue-mapping"]?.[prof]?.["switch-priority"] ?? {}).map(([sp, v]) => [Number(sp), Number(v["traffic-class"])]));
     const dscpToTc = Object.fromEntries(Object.entries(dscpToPriority).map(([d, sp]) => [Number(d), spToTc[sp]]));
-    const pfcProf: Obj | undefined = qos.pfc?.[prof];
-    const pfcOn = pfcProf && pfcProf.tx !== "disable" && pfcProf.rx !== "disable";
-    const pfc = pfcOn ? Object.keys(pfcProf["switch-priority"] ?? {}).map(Number) : [];
+    // a port binds a PFC profile by name (`interface <if> qos pfc profile <p>`), else default-global (CL-QoS)
+    const pfcOf = (profile: string) => {
+        const pfcProf: Obj | undefined = qos.pfc?.[profile];
+        const pfcOn = pfcProf && pfcProf.tx !== "disable" && pfcProf.rx !== "disable";
+        return { pfc: pfcOn ? Object.keys(pfcProf["switch-priority"] ?? {}).map(Number) : [], cable: pfcProf?.["cable-length"] };
+    };
     const sched: Obj = qos["egress-scheduler"]?.[prof]?.["traffic-class"] ?? {};
     const cc: Obj = qos["congestion-control"]?.[prof]?.["traffic-class"] ?? {};
     const wd: Obj = qos["pfc-watchdog"] ?? {};
-    const ports: PortView[] = Object.entries<Obj>(set.interface ?? {}).map(([port, iface]) => ({
+    const ecnQueues = Object.entries(cc).filter(([, v]) => v.ecn === "enable").map(([tc]) => Number(tc));
+    const ecnMinBytes = Object.fromEntries(Object.entries(cc).filter(([, v]) => v.ecn === "enable").map(([tc, v]) => [Number(tc), Number(v["min-threshold"])]));
+    const strictQueues = Object.entries(sched).filter(([, v]) => v.mode === "strict").map(([tc]) => Number(tc));
+    const anyPfc = pfcOf(prof).pfc.length > 0;
+    const ports: PortView[] = Object.entries<Obj>(set.interface ?? {}).map(([port, iface]) => {
+      const { pfc, cable } = pfcOf(iface.qos?.pfc?.profile ?? prof);
+      return {
         port,
         dscpToTc, dscpToPriority,
         tcToQueue: identity8(), // NVUE traffic class = egress queue (CL-QoS)
@@ -170,29 +203,31 @@ export function readNvue(name: string, text: string): SwitchView {
         watchdogPriorities: iface.qos?.["pfc-watchdog"]?.state === "enable" ? pfc : [],
         watchdogAction: iface.qos?.["pfc-watchdog"]?.state === "enable" ? "drop" : undefined, // the Cumulus watchdog drops on the stuck queue (CL-QoS)
         watchdogTimersOk: wd.robustness === undefined || Number(wd.robustness) >= 1,
-        ecnQueues: Object.entries(cc).filter(([, v]) => v.ecn === "enable").map(([tc]) => Number(tc)),
-        strictQueues: Object.entries(sched).filter(([, v]) => v.mode === "strict").map(([tc]) => Number(tc)),
+        ecnQueues, strictQueues, ecnMinBytes,
         mtu: iface.link?.mtu !== undefined ? Number(iface.link.mtu) : undefined,
         trustDscp: mapping.trust === "l3" || mapping.trust === "both",
         linkPause: qos["link-pause"] !== undefined,
         losslessPgs: undefined,
-        cableLengthM: pfcProf?.["cable-length"] !== undefined ? Number(pfcProf["cable-length"]) : undefined,
-    }));
-    const mode = qos.roce?.mode === "lossy" ? "lossy" : qos.roce?.mode === "lossless" ? "lossless" : (pfc.length ? "lossless" : "lossy");
+        cableLengthM: cable !== undefined ? Number(cable) : undefined,
+      };
+    });
+    const mode = qos.roce?.mode === "lossy" ? "lossy" : qos.roce?.mode === "lossless" ? "lossless" : (anyPfc ? "lossless" : "lossy");
     return { name, os: "nvue", mode, ports };
 }
 
-export function readEos(name: string, text: string): SwitchView {
+export function readEos(name: string, text: string | string[]): SwitchView {
     const dscpToTc: Record<number, number> = {};
     const tcToQueue = identity8();
-    const profiles: Record<string, { trust: boolean; pfcOn: boolean; pfc: number[]; wd: boolean; wdAction?: string; ecn: number[]; strict: number[] }> = {};
+    const profiles: Record<string, { trust: boolean; pfcOn: boolean; pfc: number[]; wd: boolean; wdAction?: string; ecn: number[]; ecnMin: Record<number, number>; strict: number[] }> = {};
     const ifaces: { port: string; mtu?: number; pauseOff: { send: boolean; receive: boolean }; profile?: string }[] = [];
     let globalWdAction: string | undefined;
     let ctx: { kind: "profile"; name: string } | { kind: "iface"; idx: number } | undefined;
     let txq: number | undefined;
-    for (const raw of text.split("\n")) {
+    for (const raw of typeof text === "string" ? text.split("\n") : text) {
         const line = raw.trim();
         if (!line || line.startsWith("!")) continue; // separators and comments
+        // a top-level `no …` removes what an earlier push left before the section is written again (eos.ts)
+        if (!raw.startsWith(" ") && line.startsWith("no ")) { ctx = undefined; txq = undefined; continue; }
         const top = !raw.startsWith(" ");
         let m: RegExpMatchArray | null;
         if (top) {
@@ -200,16 +235,20 @@ export function readEos(name: string, text: string): SwitchView {
             if ((m = line.match(/^qos map dscp ([\d ]+) to traffic-class (\d+)$/))) for (const d of m[1].split(" ")) dscpToTc[Number(d)] = Number(m[2]);
             else if ((m = line.match(/^qos map traffic-class (\d+) to tx-queue (\d+)$/))) tcToQueue[Number(m[1])] = Number(m[2]);
             else if ((m = line.match(/^priority-flow-control pause watchdog action (\S+)$/))) globalWdAction = m[1];
-            else if ((m = line.match(/^qos profile (\S+)$/))) { profiles[m[1]] = { trust: false, pfcOn: false, pfc: [], wd: false, ecn: [], strict: [] }; ctx = { kind: "profile", name: m[1] }; }
+            else if ((m = line.match(/^qos profile (\S+)$/))) { profiles[m[1]] = { trust: false, pfcOn: false, pfc: [], wd: false, ecn: [], ecnMin: {}, strict: [] }; ctx = { kind: "profile", name: m[1] }; }
             else if ((m = line.match(/^interface (\S+)$/))) { ifaces.push({ port: m[1], pauseOff: { send: false, receive: false } }); ctx = { kind: "iface", idx: ifaces.length - 1 }; }
             continue;
         }
         if (ctx?.kind === "profile") {
             const p = profiles[ctx.name];
             if (line === "qos trust dscp") p.trust = true;
-            else if ((m = line.match(/^tx-queue (\d+)$/))) txq = Number(m[1]);
+            else if ((m = line.match(/^(?:uc-)?tx-queue (\d+)$/))) txq = Number(m[1]);
             else if (line === "priority strict" && txq !== undefined) p.strict.push(txq);
-            else if (line.startsWith("random-detect ecn ") && txq !== undefined) p.ecn.push(txq);
+            else if (line.startsWith("random-detect ecn ") && txq !== undefined) {
+                p.ecn.push(txq);
+                const mm = line.match(/minimum-threshold (\d+) bytes/);
+                if (mm) p.ecnMin[txq] = Number(mm[1]);
+            }
             else if (line === "priority-flow-control on") p.pfcOn = true;
             else if (line === "no priority-flow-control") p.pfcOn = false;
             else if ((m = line.match(/^priority-flow-control priority (\d) no-drop$/))) p.pfc.push(Number(m[1]));
@@ -235,6 +274,7 @@ export function readEos(name: string, text: string): SwitchView {
             watchdogAction: p?.wd ? (p.wdAction ?? globalWdAction) : undefined,
             watchdogTimersOk: true,
             ecnQueues: p?.ecn ?? [],
+            ecnMinBytes: p?.ecnMin ?? {},
             strictQueues: p?.strict ?? [],
             mtu: i.mtu,
             trustDscp: p?.trust ?? false,
@@ -246,8 +286,18 @@ export function readEos(name: string, text: string): SwitchView {
     return { name, os: "eos", mode: ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy", ports };
 }
 
+const views = new Map<string, SwitchView>();
+
+/** The switch's view, read from its text; the same text is read once per process (parsed.ts). */
 export function readSwitchView(r: RenderedSwitchConfig): SwitchView {
-    return r.os === "sonic" ? readSonic(r.switch, r.text) : r.os === "nvue" ? readNvue(r.switch, r.text) : readEos(r.switch, r.text);
+    const key = `${r.os} ${r.switch}\n${r.text}`;
+    const hit = views.get(key);
+    if (hit) return hit;
+    const parsed = parsedOf(r.text) as any;
+    const v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
+    if (views.size >= 64) views.delete(views.keys().next().value!);
+    views.set(key, v);
+    return v;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -266,17 +316,48 @@ function hostPfcPriorities(vars: HostPlan["vars"]): number[] {
     return vars.roce_host_pfc_vector.split(",").map((x, i) => (x.trim() === "1" ? i : -1)).filter((i) => i >= 0);
 }
 
+// ports by name, built once per plan switch / view (a spine has hundreds)
+const planPorts = new WeakMap<object, Map<string, QosPlan["switches"][number]["ports"][number]>>();
+const planPort = (ps: QosPlan["switches"][number], name: string) => {
+    let m = planPorts.get(ps);
+    if (!m) planPorts.set(ps, (m = new Map((ps.ports ?? []).map((x) => [x.name, x]))));
+    return m.get(name);
+};
+const viewPorts = new WeakMap<SwitchView, Map<string, PortView>>();
+const viewPort = (v: SwitchView | undefined, name: string) => {
+    if (!v) return undefined;
+    let m = viewPorts.get(v);
+    if (!m) viewPorts.set(v, (m = new Map(v.ports.map((x) => [x.port, x]))));
+    return m.get(name);
+};
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
 
 /** Evaluates C1–C13. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
+    // RoceCluster and `rdmakit plan` check the same (shared, read-only) plan against the same texts: check once
+    const h = createHash("sha256");
+    for (const r of rendered) h.update(`${r.os} ${r.switch} ${r.text.length}\n`).update(r.text);
+    const key = h.digest("hex");
+    let byTexts = checked.get(plan);
+    if (!byTexts) checked.set(plan, (byTexts = new Map()));
+    const hit = byTexts.get(key);
+    if (hit) return hit.map((v) => ({ ...v }));
+    const out = checkOnce(plan, rendered);
+    byTexts.set(key, out);
+    return out.map((v) => ({ ...v }));
+}
+const checked = new WeakMap<QosPlan, Map<string, Violation[]>>();
+
+function checkOnce(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
     const out: Violation[] = [];
     const v = (rule: RuleId, devices: string[], message: string, values: Record<string, unknown>) => out.push({ rule, devices, message, values });
     const views = rendered.map(readSwitchView);
+    const viewByName = new Map(views.map((x) => [x.name, x]));
     const lossless = plan.mode === "lossless";
     const hosts = plan.hosts;
     const sp = (s: SwitchView, p: PortView) => `${s.name}:${p.port}`;
-    const planSwitch = (name: string) => plan.switches.find((s) => s.name === name);
+    const planSwitches = new Map(plan.switches.map((s) => [s.name, s]));
+    const planSwitch = (name: string) => planSwitches.get(name);
 
     // Host facts, per host.
     const hostDscp = (h: HostPlan) => Number(h.ncclEnv.NCCL_IB_TC) >> 2;
@@ -337,6 +418,28 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
             const configured = new Set(s.ports.map((x) => x.port));
             const missing = ps.hostPorts.filter((p) => !configured.has(p));
             if (missing.length) v("C5", [s.name], `host ports without RoCE QoS in the rendered config: ${missing.join(", ")}`, { missing });
+            // C14: fabric ports configured and lossless
+            const fabric = (ps.ports ?? []).filter((p) => p.kind !== "host");
+            const bare = fabric.filter((p) => !configured.has(p.name)).map((p) => p.name);
+            if (bare.length) v("C14", [s.name], `fabric ports without RoCE QoS in the rendered config: ${bare.join(", ")} (RoCE crossing them rides a lossy queue)`, { missing: bare });
+            if (lossless) {
+                for (const fp of fabric) {
+                    const pv = viewPort(s, fp.name);
+                    if (pv && !pv.pfcPriorities.includes(plan.roce.priority)) v("C14", [sp(s, pv)], `fabric port ${sp(s, pv)} (to ${fp.peer}) runs PFC on [${pv.pfcPriorities}], not the RoCE priority ${plan.roce.priority}`, { pfc: pv.pfcPriorities, priority: plan.roce.priority });
+                    // both ends pause the same priorities (the peer's view, when it is among the rendered configs); MTU is
+                    // C9's (each hop ≥ the host MTU: EOS tops out at 9214, SONiC at 9216, and both carry 9000-byte frames)
+                    const [peerName, peerPort] = (fp.peer ?? ":").split(":");
+                    const peer = viewPort(viewByName.get(peerName), peerPort);
+                    if (pv && peer && !same(pv.pfcPriorities, peer.pfcPriorities)) {
+                        v("C14", [sp(s, pv), `${peerName}:${peerPort}`], `the two ends of ${sp(s, pv)} ↔ ${fp.peer} pause different priorities: [${pv.pfcPriorities}] vs [${peer.pfcPriorities}]`, { pfc: [pv.pfcPriorities, peer.pfcPriorities] });
+                    }
+                }
+            }
+            // C16 (plan side: the catalog's buffer facts for the switch model)
+            const b = ps.buffer;
+            if (lossless && b?.headroomBytes !== undefined && b.poolBytes !== undefined && b.headroomBytes > b.poolBytes) {
+                v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
+            }
         }
         for (const p of s.ports) {
             for (const g of groups) {
@@ -378,7 +481,27 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
                     const pg = roceTc === undefined ? undefined : p.tcToPg[roceTc];
                     if (pg === undefined || !p.losslessPgs.includes(pg)) v("C4", [sp(s, p)], `RoCE TC ${roceTc} → PG ${pg ?? "(none)"} on ${sp(s, p)} has no lossless BUFFER_PG profile (lossless PGs [${p.losslessPgs}])`, { trafficClass: roceTc, pg, losslessPgs: p.losslessPgs });
                 }
-                if (s.os !== "eos" && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(ps.cableLengthM))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${ps.cableLengthM} m)`, { configured: p.cableLengthM, actual: ps.cableLengthM });
+                const real = planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM;
+                if (s.os !== "eos" && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(real))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${real} m)`, { configured: p.cableLengthM, actual: real });
+            }
+            // C15: the PFC priority → PG map (SONiC, where the switch needs it)
+            // the plan says whether the switch needs the map; without a plan (the policy pack) only a bound map is checked
+            const needsPgMap = ps?.pfcToPgMap ?? p.pfcToPg !== undefined;
+            if (lossless && s.os === "sonic" && needsPgMap && p.losslessPgs !== undefined) {
+                for (const pr of p.pfcPriorities) {
+                    const pg = p.pfcToPg?.[pr];
+                    if (pg === undefined || !p.losslessPgs.includes(pg)) v("C15", [sp(s, p)], `PFC priority ${pr} on ${sp(s, p)} maps to PG ${pg ?? "(none: no pfc_to_pg_map entry)"}, not a lossless PG [${p.losslessPgs}]: the switch never sends pause for it`, { priority: pr, pg, losslessPgs: p.losslessPgs });
+                }
+            }
+            // C17: ECN before PFC. With SONiC's default dynamic_th 0 (alpha 2^0 = 1; DEFAULT_LOSSLESS_BUFFER_PARAMETER,
+            // roce-operations.md §2) one congested PG can hold alpha/(1+alpha) = half of the free shared pool before it
+            // pauses, the most any queue gets; an ECN minimum above that never marks before PFC (L for the model).
+            if (lossless && ps?.buffer?.poolBytes !== undefined && ps.buffer.headroomBytes !== undefined) {
+                const roceTc = p.dscpToTc[plan.roce.dscp];
+                const q = roceTc === undefined ? undefined : p.tcToQueue[roceTc] ?? roceTc;
+                const kmin = q === undefined ? undefined : p.ecnMinBytes?.[q];
+                const pausePoint = Math.floor((ps.buffer.poolBytes - ps.buffer.headroomBytes) / 2);
+                if (kmin !== undefined && kmin >= pausePoint) v("C17", [sp(s, p)], `ECN on ${sp(s, p)} starts at ${kmin} B, but PFC pauses once the RoCE PG holds ${pausePoint} B of the shared pool: ECN never acts first`, { ecnMinBytes: kmin, pausePointBytes: pausePoint });
             }
             // C5 (switch side)
             if (!p.trustDscp) v("C5", [sp(s, p)], `${sp(s, p)} does not trust DSCP`, { trustDscp: p.trustDscp });

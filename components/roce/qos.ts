@@ -5,6 +5,8 @@
  */
 import { SpecError } from "../errors";
 import type { NicModel } from "../catalog/nics";
+import { pgHeadroomBytes, SWITCH_CATALOG } from "../catalog/switches";
+import type { RoceSwitchInput } from "../types";
 import { checkRoceSpec, DEFAULT_SWITCH_USER, SWITCH_MAX_MTU, type NetworkOs, type RoceSpec } from "./spec";
 
 /** Where one class of traffic sits inside a switch. Priorities are what must agree across devices (rule C2). */
@@ -19,13 +21,35 @@ export interface ClassLayout {
     priorityGroup: number;
 }
 
+/** One switch port on the RoCE path. Every one gets the same classification, PFC, ECN, watchdog and MTU. */
+export interface PortPlan {
+    name: string;
+    /** host: faces a GPU rail; uplink: leaf → spine; downlink: spine → leaf. */
+    kind: "host" | "uplink" | "downlink";
+    speedGbps: number;
+    /** The cable on this port, metres (sizes its headroom). */
+    cableLengthM: number;
+    /** `switch:port` at the other end of a fabric link. */
+    peer?: string;
+    /** Lossless PG size for this port's speed and cable from the catalog, bytes; undefined when unknown. */
+    headroomBytes?: number;
+}
+
 export interface SwitchPlan {
     name: string;
     os: NetworkOs;
+    role: "leaf" | "spine";
+    /** Catalog model, when the spec names one. */
+    model?: string;
     managementAddress: string;
     sshUser: string;
     sshPort: number;
+    /** Pinned SSH host key line; every push verifies it. */
+    hostKey: string;
+    /** Host-facing port names (a subset of `ports`). */
     hostPorts: string[];
+    /** Every port on the RoCE path: host ports, then uplinks (leaf) or downlinks (spine). */
+    ports: PortPlan[];
     speedGbps: number;
     cableLengthM: number;
     /** Port MTU to configure (≥ host MTU, rule C9). */
@@ -34,6 +58,15 @@ export interface SwitchPlan {
     cnp: ClassLayout;
     /** Everything else (DSCPs other than RoCE and CNP). */
     other: ClassLayout;
+    /**
+     * Headroom the lossless PGs of all RoCE ports reserve vs the switch's lossless pool (rule C16); each figure
+     * undefined when the catalog does not know it.
+     */
+    buffer: { headroomBytes?: number; poolBytes?: number; source?: string };
+    /** EOS queue keyword of the platform. */
+    eosQueueKeyword?: "uc-tx-queue" | "tx-queue";
+    /** SONiC: render PFC_PRIORITY_TO_PRIORITY_GROUP_MAP (SONiC's own template does so on mellanox/barefoot ASICs). */
+    pfcToPgMap: boolean;
 }
 
 /**
@@ -176,14 +209,27 @@ export function ncclHcaList(railNics: readonly string[]): string {
  * problems, so no caller plans from an inconsistent spec.
  */
 export function planQos(spec: RoceSpec): QosPlan {
+    // `pulumi up` and `rdmakit plan` plan the same spec more than once (the plan hub, the component, the CLI); on a
+    // fabric of hundreds of switches that is seconds, so equal specs share one plan. Treat the plan as read-only.
+    const key = JSON.stringify(spec);
+    const hit = planned.get(key);
+    if (hit) return hit;
+    const plan = planQosOnce(spec);
+    if (planned.size >= 8) planned.delete(planned.keys().next().value!);
+    planned.set(key, plan);
+    return plan;
+}
+const planned = new Map<string, QosPlan>();
+
+function planQosOnce(spec: RoceSpec): QosPlan {
     const issues = checkRoceSpec(spec);
     if (issues.length) throw new SpecError(issues, "invalid cluster.roce");
     const q = spec.qos;
     const lossless = q.mode === "lossless";
     const pfcPriorities = lossless ? [q.rocePriority] : [];
     const tos = tosFor(q.roceDscp);
-    // whole metres, rounded up as the switch renderers do: mlnx_qos --cable_len takes an integer
-    const maxCable = Math.ceil(Math.max(...spec.switches.map((s) => s.cableLengthM)));
+    // whole metres, rounded up as the switch renderers do: mlnx_qos --cable_len takes an integer; the longest host cable
+    const maxCable = Math.ceil(Math.max(...spec.switches.flatMap((s) => (s.hostPorts ?? []).map((p) => s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM))));
 
     const sharedNccl: Record<string, string> = {
         NCCL_IB_TC: String(tos),
@@ -237,18 +283,8 @@ export function planQos(spec: RoceSpec): QosPlan {
         if (values.size === 1) ncclEnv[key] = [...values][0];
     }
 
-    const switches: SwitchPlan[] = spec.switches.map((s) => ({
-        name: s.name,
-        os: s.os,
-        managementAddress: s.managementAddress,
-        sshUser: s.sshUser ?? DEFAULT_SWITCH_USER[s.os],
-        sshPort: s.sshPort ?? 22,
-        hostPorts: [...s.hostPorts],
-        speedGbps: s.speedGbps,
-        cableLengthM: s.cableLengthM,
-        mtu: q.switchMtu ?? SWITCH_MAX_MTU[s.os],
-        ...classLayout(s.os, q.rocePriority, q.cnpPriority),
-    }));
+    const uplinksTo = uplinksByPeer(spec);
+    const switches: SwitchPlan[] = spec.switches.map((s) => switchPlan(spec, s, uplinksTo));
 
     return {
         mode: q.mode,
@@ -263,5 +299,66 @@ export function planQos(spec: RoceSpec): QosPlan {
         hosts,
         switches,
         ncclEnv,
+    };
+}
+
+/** The ports of one switch on the RoCE path: its host ports and uplinks, or (a spine) the leaves' uplinks that end on it. */
+export function switchPorts(spec: RoceSpec, s: RoceSwitchInput, uplinksTo = uplinksByPeer(spec)): Omit<PortPlan, "headroomBytes">[] {
+    const host = (s.hostPorts ?? []).map((p): Omit<PortPlan, "headroomBytes"> => ({
+        name: p, kind: "host",
+        speedGbps: s.portOverrides?.[p]?.speedGbps ?? s.speedGbps,
+        cableLengthM: s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM,
+    }));
+    const up = (s.uplinks ?? []).map((u): Omit<PortPlan, "headroomBytes"> => ({
+        name: u.port, kind: "uplink", speedGbps: u.speedGbps ?? s.speedGbps, cableLengthM: u.cableLengthM, peer: `${u.peer}:${u.peerPort}`,
+    }));
+    const down = (uplinksTo.get(s.name) ?? []).map(({ leaf, u }): Omit<PortPlan, "headroomBytes"> => ({
+        name: u.peerPort, kind: "downlink", speedGbps: u.speedGbps ?? leaf.speedGbps, cableLengthM: u.cableLengthM, peer: `${leaf.name}:${u.port}`,
+    }));
+    return [...host, ...up, ...down];
+}
+
+/** Every leaf uplink, by the spine it ends on (spec order). */
+function uplinksByPeer(spec: RoceSpec): Map<string, Array<{ leaf: RoceSwitchInput; u: NonNullable<RoceSwitchInput["uplinks"]>[number] }>> {
+    const m = new Map<string, Array<{ leaf: RoceSwitchInput; u: NonNullable<RoceSwitchInput["uplinks"]>[number] }>>();
+    for (const leaf of spec.switches) for (const u of leaf.uplinks ?? []) (m.get(u.peer) ?? m.set(u.peer, []).get(u.peer)!).push({ leaf, u });
+    return m;
+}
+
+function switchPlan(spec: RoceSpec, s: RoceSwitchInput, uplinksTo: ReturnType<typeof uplinksByPeer>): SwitchPlan {
+    const q = spec.qos;
+    const model = s.model === undefined ? undefined : SWITCH_CATALOG[s.model];
+    const lossless = q.mode === "lossless";
+    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo).map((p) => {
+        const h = lossless ? pgHeadroomBytes(model, p.speedGbps, p.cableLengthM) : 0;
+        return h === undefined ? p : { ...p, headroomBytes: h };
+    });
+    // one lossless PG per port (rule C3), so the switch reserves one PG's headroom per RoCE port
+    const known = ports.every((p) => p.headroomBytes !== undefined);
+    const headroom = known ? ports.reduce((n, p) => n + (p.headroomBytes ?? 0), 0) : undefined;
+    return {
+        name: s.name,
+        os: s.os,
+        role: s.role ?? "leaf",
+        ...(s.model ? { model: s.model } : {}),
+        managementAddress: s.managementAddress,
+        sshUser: s.sshUser ?? DEFAULT_SWITCH_USER[s.os],
+        sshPort: s.sshPort ?? 22,
+        hostKey: s.hostKey,
+        hostPorts: [...(s.hostPorts ?? [])],
+        ports,
+        speedGbps: s.speedGbps,
+        cableLengthM: s.cableLengthM,
+        mtu: q.switchMtu ?? SWITCH_MAX_MTU[s.os],
+        ...classLayout(s.os, q.rocePriority, q.cnpPriority),
+        buffer: {
+            ...(headroom !== undefined ? { headroomBytes: headroom } : {}),
+            ...(model?.losslessPoolBytes !== undefined ? { poolBytes: model.losslessPoolBytes, source: model.source } : {}),
+        },
+        ...(model?.eosQueueKeyword ? { eosQueueKeyword: model.eosQueueKeyword } : {}),
+        // SONiC renders and binds pfc_to_pg_map only where asic_type is mellanox or barefoot (qos_config.j2
+        // pfc_to_pg_map_supported_asics, roce-operations.md §2); a model the catalog does not know gets it too, since
+        // without it a Spectrum switch never pauses a priority other than 3 or 4 (issue 15).
+        pfcToPgMap: model === undefined || model.vendor === "mellanox",
     };
 }

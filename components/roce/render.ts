@@ -5,9 +5,10 @@
 import { createHash } from "node:crypto";
 import type { QosPlan, SwitchPlan } from "./qos";
 import type { NetworkOs } from "./spec";
-import { renderEosText } from "./switches/eos";
-import { renderNvueText } from "./switches/nvue";
-import { renderSonicText } from "./switches/sonic";
+import { rememberParsed } from "../parsed";
+import { renderEos } from "./switches/eos";
+import { nvueText, renderNvue } from "./switches/nvue";
+import { renderSonic } from "./switches/sonic";
 
 export interface RenderedSwitchConfig {
     switch: string;
@@ -31,8 +32,38 @@ export function sha256(text: string): string {
     return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/** The text each OS takes and the structure it was serialised from. */
+function render(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown } {
+    if (sw.os === "nvue") {
+        const value = renderNvue(plan, sw);
+        return { value, text: nvueText(value) };
+    }
+    if (sw.os === "sonic") {
+        const value = renderSonic(plan, sw);
+        return { value, text: JSON.stringify(value, null, 4) + "\n" };
+    }
+    const value = renderEos(plan, sw);
+    return { value, text: value.join("\n") + "\n" };
+}
+
+/**
+ * What a switch's text depends on: the switch and the fabric-wide QoS (not the hosts). `pulumi up` and `rdmakit plan`
+ * render the same switches twice (the component, then the plan's artifacts), so the second render is a lookup.
+ */
+const rendered = new Map<string, { text: string; value: unknown }>();
+function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown } {
+    const key = JSON.stringify([plan.mode, plan.roce, plan.cnp, plan.pfc, plan.ecn, plan.ets, plan.hostMtu, sw]);
+    const hit = rendered.get(key);
+    if (hit) return hit;
+    const r = render(plan, sw);
+    if (rendered.size >= 1024) rendered.delete(rendered.keys().next().value!);
+    rendered.set(key, r);
+    return r;
+}
+
 export function renderSwitchConfig(plan: QosPlan, sw: SwitchPlan): RenderedSwitchConfig {
-    const text = sw.os === "nvue" ? renderNvueText(plan, sw) : sw.os === "sonic" ? renderSonicText(plan, sw) : renderEosText(plan, sw);
+    const { text, value } = renderOnce(plan, sw);
+    rememberParsed(text, value);
     return { switch: sw.name, os: sw.os, format: FORMAT[sw.os].format, fileName: `${sw.name}.${FORMAT[sw.os].ext}`, text, digest: sha256(text) };
 }
 

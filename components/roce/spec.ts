@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { NIC_CATALOG, NIC_MODELS, type NicModel } from "../catalog/nics";
+import { SWITCH_CATALOG, SWITCH_MODELS } from "../catalog/switches";
 import type { SpecIssue } from "../errors";
 
 export const NETWORK_OS = ["nvue", "sonic", "eos"] as const;
@@ -82,26 +83,52 @@ export const roceHostSchema = z.strictObject({
         .describe("Per-host override of the RoCEv2/IPv4 GID index. @default cluster.roce.qos.gidIndex"),
 });
 
+const cableLength = (what: string) => z.number({ error: `${what} must be a number of metres` })
+    .positive({ error: `${what} must be positive` }).max(100000, { error: `${what} must be at most 100000 m` });
+const portSpeed = (what: string) => z.number({ error: `${what} must be a number of Gb/s` }).positive({ error: `${what} must be positive` });
+
+/** @internal A link from this switch to a switch of the tier above (leaf → spine); the spine's port comes from it. */
+export const roceUplinkSchema = z.strictObject({
+    port: z.string().min(1, { error: "port name must not be empty" }).describe("This switch's port that faces the peer."),
+    peer: name("peer switch name").describe("Name of the switch at the other end (in cluster.roce.switches)."),
+    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).describe("The peer's port at the other end of the cable."),
+    cableLengthM: cableLength("uplink cable length").describe("Length of this cable in metres; sizes the headroom of both ends."),
+    speedGbps: portSpeed("uplink speed").optional().describe("Speed of the link in Gb/s. @default the switch's speedGbps"),
+});
+
+/** @internal Per-port overrides of a host port (e.g. a breakout sub-port at a lower speed, a longer cable). */
+export const rocePortOverrideSchema = z.strictObject({
+    speedGbps: portSpeed("port speed").optional().describe("Speed of this port in Gb/s (a breakout sub-port, e.g. 100). @default the switch's speedGbps"),
+    cableLengthM: cableLength("cable length").optional().describe("Length of this port's cable in metres. @default the switch's cableLengthM"),
+});
+
 /** @internal */
 export const roceSwitchSchema = z.strictObject({
     name: name("switch name").describe("Switch name; resource and file names derive from it."),
     os: z.enum(NETWORK_OS, { error: `network OS must be one of ${NETWORK_OS.join(", ")} (Cumulus/NVUE, SONiC, Arista EOS)` })
         .describe("Network OS: nvue (Cumulus Linux 5.x), sonic (config_db.json), eos (Arista CLI)."),
+    role: z.enum(["leaf", "spine"], { error: "switch role must be leaf (faces GPU hosts) or spine (faces leaves only)" }).default("leaf")
+        .describe("leaf: has host ports (and uplinks); spine: its ports are the peer ends of the leaves' uplinks. @default leaf"),
+    model: z.string().min(1, { error: "switch model must be a non-empty string" }).optional()
+        .describe("Switch model from the catalog (components/catalog/switches.ts), e.g. SN5600; required for eos (its queue keyword depends on the platform). Sizes the headroom check (rule C16)."),
     managementAddress: address.describe("Address the kit SSHes to when it pushes the configuration."),
     sshUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, "must be a user name (letters, digits, _ . -)").optional()
         .describe("SSH login on the switch. @default cumulus (nvue), admin (sonic, eos)"),
     sshPort: int("SSH port", 1, 65535).optional().describe("SSH port. @default 22"),
-    hostKey: z.string().regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
-        .optional()
-        .describe("The switch's SSH host key; pushes check it (without it, @pulumi/command remote pushes do not verify the switch)."),
+    hostKey: z.string({ error: "is required: the switch's SSH host key line, so a push never trusts a switch on first contact (ssh-keyscan -t ed25519 <switch>)" })
+        .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
+        .describe("The switch's SSH host key (`ssh-keyscan -t ed25519 <switch>` prints it); every push verifies it."),
     hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
-        .min(1, { error: "must list at least one port that faces a GPU host" })
-        .describe("Front-panel ports that face GPU-host rail NICs; they get the RoCE QoS, PFC watchdog and MTU."),
-    speedGbps: z.number({ error: "port speed must be a number of Gb/s" }).positive({ error: "port speed must be positive" })
-        .describe("Speed of the host-facing ports in Gb/s; must be a speed the NIC model supports."),
-    cableLengthM: z.number({ error: "cable length must be a number of metres" })
-        .positive({ error: "cable length must be positive" }).max(100000, { error: "cable length must be at most 100000 m" })
-        .describe("Longest host cable in metres; sizes the lossless headroom (too short drops before pause takes effect)."),
+        .default([])
+        .describe("Front-panel ports that face GPU-host rail NICs (breakout sub-ports by their own names, e.g. swp1s0). Required on a leaf. @default []"),
+    portOverrides: z.record(z.string(), rocePortOverrideSchema, { error: "must map port names to { speedGbps?, cableLengthM? }" }).optional()
+        .describe("Per-port speed or cable length for host ports that differ from the switch defaults."),
+    uplinks: z.array(roceUplinkSchema, { error: "must be a list of uplinks" }).default([])
+        .describe("Links to the tier above (leaf → spine). Every port on the RoCE path gets the same lossless QoS, with headroom for its own cable. @default []"),
+    speedGbps: portSpeed("port speed")
+        .describe("Default port speed in Gb/s (host ports must run at a speed the NIC model supports)."),
+    cableLengthM: cableLength("cable length")
+        .describe("Default cable length in metres (the longest host cable); sizes the lossless headroom (too short drops before pause takes effect)."),
 });
 
 /** @internal */
@@ -139,7 +166,7 @@ export const roceSpecSchema = z.strictObject({
     hosts: z.array(roceHostSchema, { error: "must be a list of hosts" }).min(1, { error: "must list at least one GPU host" })
         .describe("Existing bare-metal GPU hosts."),
     switches: z.array(roceSwitchSchema, { error: "must be a list of switches" }).min(1, { error: "must list at least one switch" })
-        .describe("Switches whose host-facing ports carry RoCE."),
+        .describe("Switches on the RoCE path: leaves (host ports and uplinks) and spines."),
     qos: qosSchema.default(() => qosSchema.parse({})).describe("QoS intent; the defaults are NVIDIA's lossless RoCE plan."),
 }).describe("Bare-metal RoCEv2 fabric: hosts, switches and one QoS plan.");
 
@@ -230,19 +257,58 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
     const nic = NIC_CATALOG[spec.nicModel];
     for (const [n, idx] of duplicates(spec.switches.map((s) => s.name))) add(`switches[${idx[1]}].name`, `duplicate switch name (also switches[${idx[0]}])`, n, "unique names");
     for (const [a, idx] of duplicates(spec.switches.map((s) => s.managementAddress))) add(`switches[${idx[1]}].managementAddress`, `duplicate management address (also switches[${idx[0]}])`, a, "one address per switch");
+    const byName = new Map(spec.switches.map((s, i) => [s.name, { s, i }]));
+    // every port a spine gets from the leaves' uplinks, to find a spine port cabled twice
+    const peerEnds = new Map<string, string>();
     spec.switches.forEach((s, i) => {
         if (!(NETWORK_OS as readonly string[]).includes(s.os)) { add(`switches[${i}].os`, "unknown network OS", s.os, NETWORK_OS.join(", ")); return; }
+        const role = s.role ?? "leaf";
+        if (!s.hostKey) add(`switches[${i}].hostKey`, "is required: every push verifies the switch's SSH host key, so it never trusts a switch on first contact", s.hostKey, `the line \`ssh-keyscan -t ed25519 ${s.managementAddress}\` prints`);
+        const model = s.model === undefined ? undefined : SWITCH_CATALOG[s.model];
+        if (s.model !== undefined && !model) add(`switches[${i}].model`, "not a switch model the catalog knows (components/catalog/switches.ts)", s.model, SWITCH_MODELS.join(", "));
+        if (s.os === "eos" && !model?.eosQueueKeyword) add(`switches[${i}].model`, "an eos switch needs its model: Strata platforms take uc-tx-queue, Sand platforms tx-queue", s.model, SWITCH_MODELS.filter((m) => SWITCH_CATALOG[m].eosQueueKeyword).join(", "));
+        const hostPorts = s.hostPorts ?? [];
+        if (role === "leaf" && hostPorts.length === 0) add(`switches[${i}].hostPorts`, "a leaf must list at least one port that faces a GPU host", hostPorts, "one or more port names");
+        if (role === "spine" && hostPorts.length > 0) add(`switches[${i}].hostPorts`, "a spine faces leaves only; GPU hosts plug into leaves", hostPorts, "[] (the spine's ports come from the leaves' uplinks)");
+        if (role === "spine" && (s.uplinks ?? []).length > 0) add(`switches[${i}].uplinks`, "the fabric has two tiers: a spine has no uplinks (list the link on the leaf, with this spine as peer)", s.uplinks!.length, "[]");
         const pat = PORT_NAME_PATTERNS[s.os];
-        s.hostPorts.forEach((p, j) => {
+        hostPorts.forEach((p, j) => {
             if (!pat.re.test(p)) add(`switches[${i}].hostPorts[${j}]`, `not a ${s.os} port name`, p, pat.example);
         });
-        for (const [p, idx] of duplicates(s.hostPorts)) add(`switches[${i}].hostPorts[${idx[1]}]`, `port listed twice (also hostPorts[${idx[0]}])`, p, "each port once");
-        if (nic && !nic.ethernetSpeedsGbps.includes(s.speedGbps)) add(`switches[${i}].speedGbps`, `${spec.nicModel} does not run at this speed`, s.speedGbps, nic.ethernetSpeedsGbps.join(", ") + " Gb/s");
+        const speeds = (v: number, path: string) => {
+            if (nic && !nic.ethernetSpeedsGbps.includes(v)) add(path, `${spec.nicModel} does not run at this speed`, v, nic.ethernetSpeedsGbps.join(", ") + " Gb/s");
+        };
+        if (role === "leaf") speeds(s.speedGbps, `switches[${i}].speedGbps`);
+        for (const [p, o] of Object.entries(s.portOverrides ?? {})) {
+            if (!hostPorts.includes(p)) add(`switches[${i}].portOverrides.${p}`, "not one of this switch's hostPorts", p, hostPorts.join(", ") || "(none)");
+            else if (o.speedGbps !== undefined) speeds(o.speedGbps, `switches[${i}].portOverrides.${p}.speedGbps`);
+        }
+        const all = [...hostPorts, ...(s.uplinks ?? []).map((u) => u.port)];
+        for (const [p, idx] of duplicates(all)) {
+            const at = idx[1] < hostPorts.length ? `hostPorts[${idx[1]}]` : `uplinks[${idx[1] - hostPorts.length}].port`;
+            add(`switches[${i}].${at}`, "port listed twice on this switch (host ports and uplinks together)", p, "each port once");
+        }
+        (s.uplinks ?? []).forEach((u, j) => {
+            const at = `switches[${i}].uplinks[${j}]`;
+            if (!pat.re.test(u.port)) add(`${at}.port`, `not a ${s.os} port name`, u.port, pat.example);
+            const peer = byName.get(u.peer);
+            if (!peer) { add(`${at}.peer`, "no switch of that name in cluster.roce.switches", u.peer, [...byName.keys()].join(", ")); return; }
+            if ((peer.s.role ?? "leaf") !== "spine") add(`${at}.peer`, `uplinks go to a spine; ${u.peer} is a ${peer.s.role ?? "leaf"}`, u.peer, "a switch with role: spine");
+            const ppat = PORT_NAME_PATTERNS[peer.s.os];
+            if (ppat && !ppat.re.test(u.peerPort)) add(`${at}.peerPort`, `not a ${peer.s.os} port name (switch ${u.peer} runs ${peer.s.os})`, u.peerPort, ppat.example);
+            const end = `${u.peer}:${u.peerPort}`;
+            if (peerEnds.has(end)) add(`${at}.peerPort`, `${end} is already cabled to ${peerEnds.get(end)}`, u.peerPort, "one cable per port");
+            else peerEnds.set(end, `${s.name}:${u.port}`);
+        });
         const swMtu = q.switchMtu ?? SWITCH_MAX_MTU[s.os];
         if (swMtu > SWITCH_MAX_MTU[s.os]) add("qos.switchMtu", `switch ${s.name} runs ${s.os}, whose ports take at most ${SWITCH_MAX_MTU[s.os]}`, swMtu, `<= ${SWITCH_MAX_MTU[s.os]}`);
     });
+    const peers = new Set(spec.switches.flatMap((s) => (s.uplinks ?? []).map((u) => u.peer)));
+    spec.switches.forEach((s, i) => {
+        if ((s.role ?? "leaf") === "spine" && !peers.has(s.name)) add(`switches[${i}]`, "a spine no leaf uplink points at carries no RoCE", s.name, "list the leaf → spine links under the leaves' uplinks");
+    });
     const rails = spec.hosts.reduce((n, h) => n + h.railNics.length, 0);
-    const ports = spec.switches.reduce((n, s) => n + s.hostPorts.length, 0);
+    const ports = spec.switches.reduce((n, s) => n + (s.hostPorts ?? []).length, 0);
     if (ports < rails) add("switches", `${rails} rail NICs but only ${ports} host-facing switch ports; every rail must plug into a listed port to get the RoCE QoS`, ports, `>= ${rails} hostPorts in total`);
     return issues;
 }

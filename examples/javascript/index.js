@@ -24,6 +24,8 @@ const cluster = new RdmaCluster("lab", {
             hosts,
             switches: [{
                 name: "leaf1", os: "sonic", managementAddress: "10.0.1.1",
+                // `ssh-keyscan -t ed25519 10.0.1.1` prints the switch's key; every push verifies it (placeholder: replace)
+                hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBsYWNlaG9sZGVyLWxlYWYxLXJlcGxhY2UtLS0tLS0t leaf1",
                 hostPorts: Array.from({ length: 16 }, (_, i) => `Ethernet${i * 8}`), speedGbps: 400, cableLengthM: 3,
             }],
         },

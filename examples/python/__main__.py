@@ -33,6 +33,8 @@ cluster = rdmakit.RdmaCluster(
                     name="leaf1",
                     os=rdmakit.NetworkOs.SONIC,
                     management_address="10.0.1.1",
+                    # `ssh-keyscan -t ed25519 10.0.1.1` prints the switch's key; every push verifies it (placeholder: replace)
+                    host_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBsYWNlaG9sZGVyLWxlYWYxLXJlcGxhY2UtLS0tLS0t leaf1",
                     host_ports=[f"Ethernet{i * 8}" for i in range(16)],
                     speed_gbps=400,
                     cable_length_m=3,

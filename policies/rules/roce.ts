@@ -13,7 +13,9 @@
  * anything; the rest of C4 (a lossless buffer profile on the RoCE PG) and C5 (trust DSCP, no link pause) run here.
  */
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
+import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
+import { parsedOf } from "../../components/parsed";
 import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
 import { FORMAT, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
@@ -88,11 +90,13 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
             continue; // another command's stdin (validation variables, a switch config)
         }
         if (typeof text !== "string") continue;
-        let doc: any;
-        try {
-            doc = parseYaml(text);
-        } catch {
-            continue; // not an inventory (the validation command passes a file path)
+        let doc: any = parsedOf(text); // rendered in this process: no second parse (components/parsed.ts)
+        if (doc === undefined) {
+            try {
+                doc = parseYaml(text);
+            } catch {
+                continue; // not an inventory (the validation command passes a file path)
+            }
         }
         const hosts = doc?.all?.hosts;
         if (!hosts || typeof hosts !== "object") continue;
@@ -118,8 +122,13 @@ interface RoceView {
 let cache: { key: string; view: RoceView } | undefined;
 function roceView(resources: PolicyResource[]): RoceView {
     // everything the view is read from: the command resources' scripts and stdin
-    const key = JSON.stringify(resources.filter((r) => r.type === TYPES.remoteCommand || r.type === TYPES.localCommand)
-        .map((r) => [r.urn, known(() => r.props.create), known(() => r.props.stdin)]));
+    // hashed rather than concatenated: on a fabric of hundreds of switches the texts are tens of megabytes
+    const h = createHash("sha256");
+    for (const r of resources) {
+        if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
+        for (const part of [r.urn, known(() => r.props.create), known(() => r.props.stdin)]) h.update(`${typeof part === "string" ? part.length : -1}:${typeof part === "string" ? part : JSON.stringify(part ?? null)}`);
+    }
+    const key = h.digest("hex");
     if (cache?.key === key) return cache.view;
     const pushed = pushedSwitchConfigs(resources);
     const inventories = inventoryRoceHosts(resources);
@@ -192,6 +201,10 @@ const SLUG: Record<RuleId, [string, "critical" | "high" | "medium"]> = {
     C11: ["pfc-watchdog", "medium"],
     C12: ["mode-agreement", "critical"],
     C13: ["nccl-interfaces", "high"],
+    C14: ["fabric-lossless", "critical"],
+    C15: ["pfc-pg-map", "critical"],
+    C16: ["headroom-fits-buffer", "high"],
+    C17: ["ecn-before-pfc", "medium"],
 };
 
 function rulePolicy(id: RuleId) {

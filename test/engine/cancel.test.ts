@@ -80,7 +80,7 @@ test("an interrupted pulumi up leaves no key behind and the next pulumi up recov
         roce: {
             nicModel: "ConnectX-7",
             hosts: [1, 2].map((i) => ({ name: `gpu0${i}`, address: `10.20.0.1${i}`, sshUser: "ubuntu", railNics: ["mlx5_0"], bootstrapNic: "eno1", gpu: { model: "H100", count: 8 } })),
-            switches: [{ name: "leaf-sonic", os: "sonic", managementAddress: "10.20.1.1", hostPorts: ["Ethernet0", "Ethernet8"], speedGbps: 400, cableLengthM: 5 }],
+            switches: [{ name: "leaf-sonic", os: "sonic", managementAddress: "10.20.1.1", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", hostPorts: ["Ethernet0", "Ethernet8"], speedGbps: 400, cableLengthM: 5 }],
         },
     };
     const keyFile = path.join(eng.tmp, "id_ed25519");

@@ -15,7 +15,7 @@ const CLUSTER = {
     roce: {
         nicModel: "ConnectX-7",
         hosts: [1, 2].map((i) => ({ name: `gpu0${i}`, address: `10.30.0.1${i}`, sshUser: "ubuntu", railNics: ["mlx5_0", "mlx5_1"], bootstrapNic: "eno1", gpu: { model: "H100", count: 8 } })),
-        switches: [{ name: "leaf1", os: "sonic", managementAddress: "10.30.1.1", hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"], speedGbps: 400, cableLengthM: 5 }],
+        switches: [{ name: "leaf1", os: "sonic", managementAddress: "10.30.1.1", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"], speedGbps: 400, cableLengthM: 5 }],
     },
 };
 

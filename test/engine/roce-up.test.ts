@@ -24,8 +24,8 @@ function cluster(qos: Record<string, unknown> = {}): Record<string, unknown> {
         roce: {
             nicModel: "ConnectX-7", hosts: [host(1), host(2)],
             switches: [
-                { name: "leaf-sonic", os: "sonic", managementAddress: "10.20.1.1", sshUser: "admin", hostPorts: ["Ethernet0", "Ethernet8"], speedGbps: 400, cableLengthM: 5 },
-                { name: "leaf-nvue", os: "nvue", managementAddress: "10.20.1.2", sshUser: "cumulus", hostPorts: ["swp1", "swp2"], speedGbps: 400, cableLengthM: 5 },
+                { name: "leaf-sonic", os: "sonic", managementAddress: "10.20.1.1", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", sshUser: "admin", hostPorts: ["Ethernet0", "Ethernet8"], speedGbps: 400, cableLengthM: 5 },
+                { name: "leaf-nvue", os: "nvue", managementAddress: "10.20.1.2", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", sshUser: "cumulus", hostPorts: ["swp1", "swp2"], speedGbps: 400, cableLengthM: 5 },
             ],
             qos: { mode: "lossless", roceDscp: 26, rocePriority: 3, cnpDscp: 48, cnpPriority: 6, mtu: 9000, gidIndex: 3, ...qos },
         },

@@ -45,8 +45,11 @@ export function renderEos(plan: QosPlan, sw: SwitchPlan): string[] {
         L.push(`priority-flow-control pause watchdog action ${plan.pfc.watchdog.action}`);
     }
 
-    // The profile (qos-profiles.j2): trust, tx-queues, PFC.
+    // The profile (qos-profiles.j2): trust, tx-queues, PFC. The kit owns it: removed and written again inside the
+    // configure session (push.ts), so a queue or PFC priority of an earlier plan does not survive; the session commits
+    // only the difference to the running config (EOS-SESS, roce-operations.md §1c).
     L.push("!");
+    L.push(`no qos profile ${EOS_PROFILE}`);
     L.push(`qos profile ${EOS_PROFILE}`);
     L.push("   qos trust dscp");
     const queues = [
@@ -62,9 +65,12 @@ export function renderEos(plan: QosPlan, sw: SwitchPlan): string[] {
         },
         { q: sw.cnp.queue, lines: ["priority strict"] },
     ].sort((a, b) => a.q - b.q);
+    // Strata (Trident/Tomahawk) splits unicast and multicast queues and takes uc-tx-queue; Sand takes tx-queue
+    // (catalog/switches.ts). spec.ts refuses an eos switch without a catalog model, so the keyword is always known.
+    const kw = sw.eosQueueKeyword ?? "tx-queue";
     for (const { q, lines } of queues) {
         L.push("   !");
-        L.push(`   tx-queue ${q}`);
+        L.push(`   ${kw} ${q}`);
         for (const l of lines) L.push(`      ${l}`);
     }
     L.push("   !");
@@ -77,9 +83,10 @@ export function renderEos(plan: QosPlan, sw: SwitchPlan): string[] {
         L.push("   no priority-flow-control");
     }
 
-    for (const p of sw.hostPorts) {
+    // every port on the RoCE path: host ports, uplinks, a spine's downlinks (EOS sizes headroom itself)
+    for (const p of sw.ports) {
         L.push("!");
-        L.push(`interface ${p}`);
+        L.push(`interface ${p.name}`);
         L.push(`   mtu ${sw.mtu}`);
         // 802.3x link pause off wherever PFC runs (rule C5).
         L.push("   flowcontrol send off");

@@ -39,6 +39,13 @@ const TABLES: Record<string, TableDef> = {
     SCHEDULER: { kind: "list", module: "sonic-scheduler", keys: ["name"], fields: { type: "str", weight: "num", priority: "num", meter_type: "str", cir: "u64", pir: "u64", cbs: "num", pbs: "num" } },
     QUEUE: { kind: "list", module: "sonic-queue", keys: ["ifname", "qindex"], fields: { scheduler: "str", wred_profile: "str" } },
     BUFFER_PG: { kind: "list", module: "sonic-buffer-pg", keys: ["port", "pg_num"], fields: { profile: "str" } },
+    BUFFER_QUEUE: { kind: "list", module: "sonic-buffer-queue", keys: ["port", "qindex"], fields: { profile: "str" } },
+    BUFFER_PROFILE: {
+        kind: "list", module: "sonic-buffer-profile", keys: ["name"],
+        fields: { pool: "str", size: "u64", static_th: "u64", dynamic_th: "num", xon: "u64", xoff: "u64", xon_offset: "u64", headroom_type: "str" },
+    },
+    BUFFER_POOL: { kind: "list", module: "sonic-buffer-pool", keys: ["name"], fields: { type: "str", mode: "str", size: "u64", xoff: "u64", percentage: "num" } },
+    PFC_PRIORITY_TO_PRIORITY_GROUP_MAP: { kind: "map", module: "sonic-pfc-priority-priority-group-map", keyLeaf: "pfc_priority", valueLeaf: "pg", keyKind: "str", valueKind: "str" },
     PFC_WD: { kind: "list", module: "sonic-pfcwd", keys: ["ifname"], fields: { action: "str", detection_time: "num", restoration_time: "num", pfc_stat_history: "str", POLL_INTERVAL: "num" } },
     PORT: {
         kind: "list", module: "sonic-port", keys: ["name"],

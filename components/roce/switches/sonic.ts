@@ -33,6 +33,18 @@ export function sonicCableLength(m: number): string {
     return `${Math.ceil(m)}m`;
 }
 
+/** [0,1,2,4,5,6] → ["0-2", "4-6"]: contiguous queue indexes as BUFFER_QUEUE keys take them (`[0-9]+(-[0-9]+)?`). */
+export function queueRanges(qs: readonly number[]): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < qs.length;) {
+        let j = i;
+        while (j + 1 < qs.length && qs[j + 1] === qs[j] + 1) j++;
+        out.push(i === j ? String(qs[i]) : `${qs[i]}-${qs[j]}`);
+        i = j + 1;
+    }
+    return out;
+}
+
 /** Renders the config_db.json fragment for one SONiC switch. Pure. */
 export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
     if (sw.os !== "sonic") throw new Error(`renderSonic: switch ${sw.name} runs ${sw.os}`);
@@ -58,6 +70,8 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
     // The RoCE priority must pause the RoCE queue even where priority ≠ TC.
     pfcToQueue[String(sw.roce.priority)] = String(sw.roce.queue);
 
+    const pfcToPg: Record<string, string> = { [String(sw.roce.priority)]: String(sw.roce.priorityGroup) };
+
     const portQos: Record<string, Record<string, string>> = {
         // PORT_QOS_MAP|global carries the switch-wide DSCP map on current images; ports bind it explicitly too.
         global: { dscp_to_tc_map: n.map },
@@ -65,29 +79,41 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
     const queue: Record<string, Record<string, string>> = {};
     const port: Record<string, Record<string, string>> = {};
     const bufferPg: Record<string, Record<string, string>> = {};
+    const bufferQueue: Record<string, Record<string, string>> = {};
     const pfcWd: Record<string, Record<string, string>> = {};
     const cable: Record<string, string> = {};
-    for (const p of sw.hostPorts) {
-        portQos[p] = {
+    // Egress buffers: the RoCE queue lossless, queues 0-6 around it lossy, in ranges as buffers_config.j2 writes them
+    // (`port|0-2`, `port|3-4`, `port|5-6`). The kit replaces the factory rows of every port it owns (push.ts).
+    const lossyRanges = queueRanges(range(7).filter((q) => !lossless || q !== sw.roce.queue));
+    for (const p of sw.ports) {
+        portQos[p.name] = {
             dscp_to_tc_map: n.map,
             tc_to_pg_map: n.map,
             tc_to_queue_map: n.map,
             pfc_to_queue_map: n.map,
+            // the PG that sends pause for the RoCE priority (without it a Spectrum switch pauses only 3 and 4)
+            ...(sw.pfcToPgMap ? { pfc_to_pg_map: n.map } : {}),
             pfc_enable: pfc,
             // Watchdog on exactly the PFC priorities (rule C11: pfcwd_sw_enable == pfc_enable).
             pfcwd_sw_enable: pfc,
         };
-        queue[`${p}|${sw.roce.queue}`] = { scheduler: n.schedRoce, wred_profile: n.wred };
-        queue[`${p}|${sw.other.queue}`] = { scheduler: n.schedOther };
-        queue[`${p}|${sw.cnp.queue}`] = { scheduler: n.schedCnp };
+        queue[`${p.name}|${sw.roce.queue}`] = { scheduler: n.schedRoce, wred_profile: n.wred };
+        queue[`${p.name}|${sw.other.queue}`] = { scheduler: n.schedOther };
+        queue[`${p.name}|${sw.cnp.queue}`] = { scheduler: n.schedCnp };
         // PORT.speed is in Mb/s (sonic-port.yang speed range 1..1600000); mtu range 68..9216.
-        port[p] = { mtu: String(sw.mtu), speed: String(sw.speedGbps * 1000) };
-        cable[p] = sonicCableLength(sw.cableLengthM);
+        port[p.name] = { mtu: String(sw.mtu), speed: String(p.speedGbps * 1000) };
+        cable[p.name] = sonicCableLength(p.cableLengthM);
+        // Profile names SONiC's buffer templates create on every SKU (DYN-HLD "mandatory entries": ingress_lossy_profile,
+        // egress_lossless_profile, egress_lossy_profile); BUFFER_PG port|0 lossy as buffers_config.j2 renders it.
+        bufferPg[`${p.name}|${sw.other.priorityGroup}`] = { profile: "ingress_lossy_profile" };
+        for (const r of lossyRanges) bufferQueue[`${p.name}|${r}`] = { profile: "egress_lossy_profile" };
         if (lossless) {
             // profile "NULL": the dynamic buffer model computes the lossless headroom from speed, cable and MTU.
-            // source: roce.md §4b (BUFFER_PG profile `"NULL"` = compute dynamically; dynamic model default since 202012)
-            bufferPg[`${p}|${sw.roce.priorityGroup}`] = { profile: "NULL" };
-            pfcWd[p] = {
+            // source: roce.md §4b (BUFFER_PG profile `"NULL"` = compute dynamically; dynamic model default since 202012).
+            // The push refuses a switch on the traditional model instead of assuming (push.ts).
+            bufferPg[`${p.name}|${sw.roce.priorityGroup}`] = { profile: "NULL" };
+            bufferQueue[`${p.name}|${sw.roce.queue}`] = { profile: "egress_lossless_profile" };
+            pfcWd[p.name] = {
                 action: plan.pfc.watchdog.action,
                 detection_time: String(plan.pfc.watchdog.detectionMs),
                 restoration_time: String(plan.pfc.watchdog.restorationMs),
@@ -100,6 +126,7 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
         TC_TO_PRIORITY_GROUP_MAP: { [n.map]: tcToPg },
         TC_TO_QUEUE_MAP: { [n.map]: tcToQueue },
         MAP_PFC_PRIORITY_TO_QUEUE: { [n.map]: pfcToQueue },
+        ...(sw.pfcToPgMap ? { PFC_PRIORITY_TO_PRIORITY_GROUP_MAP: { [n.map]: pfcToPg } } : {}),
         PORT_QOS_MAP: portQos,
         // ECN marking on the RoCE queue. Thresholds in bytes (uint64), probability 0..100 (sonic-wred-profile.yang).
         WRED_PROFILE: {
@@ -128,15 +155,14 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
         QUEUE: queue,
         PORT: port,
         CABLE_LENGTH: { [n.azure]: cable },
+        BUFFER_PG: bufferPg,
+        BUFFER_QUEUE: bufferQueue,
     };
     if (lossless) {
-        db.BUFFER_PG = bufferPg;
         // Headroom assumes this largest lossless frame (default 1024 would under-size it; rule C9).
         db.LOSSLESS_TRAFFIC_PATTERN = { [n.azure]: { mtu: String(plan.hostMtu), small_packet_percentage: "50" } };
         // GLOBAL.POLL_INTERVAL 100..1000 ms (sonic-pfcwd.yang); per-port detection/restoration must be >= it.
         db.PFC_WD = { GLOBAL: { POLL_INTERVAL: String(plan.pfc.watchdog.pollMs) }, ...pfcWd };
-        // BUFFER_PG profile NULL needs the dynamic buffer model (sonic-device_metadata.yang buffer_model).
-        db.DEVICE_METADATA = { localhost: { buffer_model: "dynamic" } };
     }
     return db;
 }

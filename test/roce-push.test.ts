@@ -1,0 +1,302 @@
+// Every push script, run for real by bash against stand-ins of the switch commands (test/fixtures/roce/stubs: nv,
+// sonic-cfggen, config, sudo, ssh) that fail at each step in turn: the script exits non-zero, names the switch and
+// the step, never saves or confirms, and rolls back what went live. The SONiC stand-in applies the JSON patch to a
+// CONFIG_DB file, so the patch the switch would get is checked for what it leaves behind (yanglint, the rules).
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { readSonic } from "../components/roce/consistency";
+import { pushCommandFor, type PushCommand } from "../components/roce/push";
+import { planQos, type QosPlan } from "../components/roce/qos";
+import { renderSwitchConfigs } from "../components/roce/render";
+import { FACTORY_CONFIG_DB, HOST_KEY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
+
+type Db = Record<string, Record<string, Record<string, string>>>;
+const STUBS = path.join(__dirname, "fixtures", "roce", "stubs");
+const FACTORY: Db = FACTORY_CONFIG_DB;
+
+function pushes(qos: Record<string, unknown> = {}): { plan: QosPlan; cmd: Record<string, PushCommand> } {
+    const plan = planQos(spec(qos));
+    const cmd: Record<string, PushCommand> = {};
+    for (const r of renderSwitchConfigs(plan)) cmd[r.switch] = pushCommandFor(r, plan.switches.find((s) => s.name === r.switch)!, plan.mode === "lossless");
+    return { plan, cmd };
+}
+
+interface Run { status: number | null; stdout: string; stderr: string; log: string[]; dir: string }
+
+/** Runs a push script under bash with the stubs first on PATH; `dir` keeps the switch's state between runs. */
+function run(cmd: PushCommand, env: Record<string, string> = {}, dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"))): Run {
+    fs.mkdirSync(path.join(dir, "home"), { recursive: true });
+    const log = path.join(dir, "log");
+    fs.writeFileSync(log, "");
+    const r = spawnSync("bash", ["-c", cmd.create], {
+        input: cmd.stdin, encoding: "utf8", timeout: 30_000,
+        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_SSH_KEY: "", ...env },
+    });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: fs.readFileSync(log, "utf8").split("\n").filter(Boolean), dir };
+}
+
+const has = (r: Run, s: string) => r.log.some((l) => l.includes(s));
+const show = (r: Run) => `exit ${r.status}\n--- stderr\n${r.stderr}\n--- log\n${r.log.join("\n")}`;
+
+/** The applied tree `nv config show -o json` prints after a good apply: what the file set. */
+function nvueApplied(dir: string, text: string, edit?: (set: Record<string, any>) => void): void {
+    const doc = parseYaml(text) as Array<{ set: Record<string, any> }>;
+    edit?.(doc[0].set);
+    fs.writeFileSync(path.join(dir, "nvue-applied.json"), JSON.stringify(doc));
+}
+
+function sonicState(dir: string, db: Db = FACTORY): void {
+    fs.writeFileSync(path.join(dir, "configdb.json"), JSON.stringify(db));
+}
+const sonicDb = (dir: string): Db => JSON.parse(fs.readFileSync(path.join(dir, "configdb.json"), "utf8"));
+
+describe("NVUE push: apply --confirm, verify, confirm, save", () => {
+    const { cmd } = pushes();
+    const c = cmd["leaf-nvue"];
+    const fresh = () => { const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-")); nvueApplied(dir, c.stdin); return dir; };
+
+    it("succeeds in order: detach, unset the kit's sections, patch, apply with a timer, verify, confirm, save", () => {
+        const r = run(c, {}, fresh());
+        assert.equal(r.status, 0, show(r));
+        const order = ["nv config detach", "nv unset qos", "nv config patch", "nv config apply --confirm 600s -y", "nv config show -o json", "nv config apply --confirm-yes -y", "nv config save"];
+        assert.deepEqual(r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0), [0, 1, 2, 3, 4, 5, 6], show(r));
+        assert.match(r.stdout, new RegExp(`applied [0-9a-f]{64} to leaf-nvue`));
+        // the next push replaces the qos of the ports this one owned
+        const again = run(c, {}, r.dir);
+        assert.equal(again.status, 0, show(again));
+        assert.ok(has(again, "nv unset interface swp1 qos") && has(again, "nv unset interface swp2 qos"), show(again));
+        assert.ok(again.log.findIndex((l) => l.startsWith("nv unset interface")) < again.log.findIndex((l) => l.startsWith("nv config patch")));
+    });
+
+    const steps: Array<[string, string, boolean]> = [
+        // [the call that fails, the step the message names, whether the change was live (rolled back with --confirm-no)]
+        ["nv config detach", "nv config detach", false],
+        ["nv unset qos", "nv unset qos", false],
+        ["nv config patch", "nv config patch", false],
+        ["nv config apply --confirm 600s", "nv config apply --confirm 600s", false],
+        ["nv config show", "read the applied configuration", true],
+        ["nv config apply --confirm-yes", "nv config apply --confirm-yes", true],
+    ];
+    for (const [call, stepName, live] of steps) {
+        it(`a failing '${call}' stops the push before anything is confirmed or saved`, () => {
+            const r = run(c, { STUB_FAIL: call }, fresh());
+            assert.notEqual(r.status, 0, show(r));
+            assert.match(r.stderr, new RegExp(`rdmakit: leaf-nvue: step '${stepName.replace(/[-]/g, "\\-")}[^']*' failed`), show(r));
+            assert.ok(!has(r, "nv config save"), show(r));
+            assert.equal(has(r, "nv config apply --confirm-no"), live, show(r));
+            if (!live && call !== "nv config detach") assert.ok(r.log.filter((l) => l === "nv config detach").length >= 2, "pending edits discarded");
+        });
+    }
+    it("a failing save after the confirm names the step and says the change is live but unsaved", () => {
+        const r = run(c, { STUB_FAIL: "nv config save" }, fresh());
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /step 'nv config save' failed .*live, but not saved/);
+    });
+    it("an apply that prints an error but exits 0 is rolled back (netlab saw NVUE do this)", () => {
+        const r = run(c, { STUB_NV_APPLY_OUTPUT: "Error: Invalid config [qos.pfc]" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /printed an error/);
+        assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes"), show(r));
+    });
+    it("verify: an applied tree without the rendered PFC priority is rolled back, not confirmed", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+        nvueApplied(dir, c.stdin, (set) => { delete set.qos.pfc["default-global"]["switch-priority"]["3"]; });
+        const r = run(c, {}, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify[^']*' failed/);
+        assert.match(r.stderr, /switch-priority\/3/);
+        assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes") && !has(r, "nv config save"), show(r));
+    });
+    it("a text whose digest is not the planned one is refused before the switch is touched", () => {
+        const r = run({ ...c, stdin: c.stdin + "# edited\n" }, {}, fresh());
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /step 'digest check' failed/);
+        assert.deepEqual(r.log, []);
+    });
+});
+
+describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save; rollback on failure", () => {
+    const { cmd } = pushes();
+    const c = cmd["leaf-sonic"];
+    const fresh = (db: Db = FACTORY) => { const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-")); sonicState(dir, db); return dir; };
+
+    it("replaces the factory QoS of its ports: the result has no factory key, passes yanglint and the rules", (t) => {
+        const r = run(c, {}, fresh());
+        assert.equal(r.status, 0, show(r));
+        const order = ["sudo config checkpoint", "sudo config apply-patch --dry-run", "sudo config apply-patch /", "sudo config save -y", "sudo config delete-checkpoint"];
+        assert.deepEqual(r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0), [0, 1, 2, 3, 4], show(r));
+        const db = sonicDb(r.dir);
+        for (const p of ["Ethernet0", "Ethernet8"]) {
+            assert.equal(db.QUEUE[`${p}|4`], undefined, "factory lossless queue 4 removed");
+            assert.equal(db.BUFFER_PG[`${p}|3-4`], undefined, "factory PG 3-4 replaced");
+            assert.equal(db.BUFFER_QUEUE[`${p}|3-4`], undefined, "factory queue buffers 3-4 replaced");
+            assert.deepEqual(db.BUFFER_PG[`${p}|3`], { profile: "NULL" });
+            assert.equal(db.PORT_QOS_MAP[p].pfc_enable, "3");
+            assert.equal(db.PORT_QOS_MAP[p].pfc_to_pg_map, "RDMAKIT_ROCE");
+            assert.equal(db.PORT[p].lanes, FACTORY.PORT[p].lanes, "platform fields stay");
+        }
+        // ports the kit does not own keep the factory rows
+        assert.equal(db.PORT_QOS_MAP.Ethernet16.pfc_enable, "3,4");
+        assert.ok(db.DSCP_TO_TC_MAP.AZURE, "factory maps other ports use stay");
+        const view = readSonic("leaf-sonic", db);
+        assert.deepEqual(view.ports.filter((p) => ["Ethernet0", "Ethernet8"].includes(p.port)).map((p) => [p.port, p.dscpToTc[26], p.losslessPgs]), [["Ethernet0", 3, [3]], ["Ethernet8", 3, [3]]]);
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const y = yanglint(db);
+        assert.equal(y.status, 0, y.output);
+    });
+
+    it("moving RoCE from priority 3 to 4 removes PFC, the ECN queue and the lossless PG of priority 3", (t) => {
+        const first = run(c, {}, fresh());
+        assert.equal(first.status, 0, show(first));
+        const moved = pushes({ rocePriority: 4 }).cmd["leaf-sonic"];
+        const r = run(moved, {}, first.dir);
+        assert.equal(r.status, 0, show(r));
+        const db = sonicDb(r.dir);
+        for (const p of ["Ethernet0", "Ethernet8"]) {
+            assert.equal(db.PORT_QOS_MAP[p].pfc_enable, "4");
+            assert.equal(db.PORT_QOS_MAP[p].pfcwd_sw_enable, "4");
+            assert.equal(db.QUEUE[`${p}|3`], undefined, "no scheduler/ECN left on queue 3");
+            assert.deepEqual(db.QUEUE[`${p}|4`], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+            assert.equal(db.BUFFER_PG[`${p}|3`], undefined);
+            assert.deepEqual(db.BUFFER_PG[`${p}|4`], { profile: "NULL" });
+            assert.deepEqual(db.BUFFER_QUEUE[`${p}|4`], { profile: "egress_lossless_profile" });
+        }
+        assert.deepEqual(db.PFC_PRIORITY_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE, { 4: "4" });
+        assert.equal(db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"], "4");
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const y = yanglint(db);
+        assert.equal(y.status, 0, y.output);
+    });
+
+    it("moving from lossless to lossy removes PFC, the watchdog rows and the lossless PG, and keeps ECN", (t) => {
+        const first = run(c, {}, fresh());
+        assert.equal(first.status, 0, show(first));
+        const r = run(pushes({ mode: "lossy" }).cmd["leaf-sonic"], {}, first.dir);
+        assert.equal(r.status, 0, show(r));
+        assert.ok(!has(r, "buffer_model"), "a lossy plan needs no dynamic buffer model");
+        const db = sonicDb(r.dir);
+        assert.equal(db.PORT_QOS_MAP.Ethernet0.pfc_enable, "");
+        assert.equal(db.PFC_WD.Ethernet0, undefined);
+        assert.equal(db.BUFFER_PG["Ethernet0|3"], undefined);
+        assert.deepEqual(db.QUEUE["Ethernet0|3"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
+        const avail = yangAvailable();
+        if (!avail.ok) return t.skip(avail.why);
+        const y = yanglint(db);
+        assert.equal(y.status, 0, y.output);
+    });
+
+    const steps: Array<[string, string, "none" | "checkpoint" | "rollback"]> = [
+        ["buffer_model", "read DEVICE_METADATA.localhost.buffer_model", "none"],
+        ["--print-data", "read CONFIG_DB", "none"],
+        ["config checkpoint", "config checkpoint", "none"],
+        ["apply-patch --dry-run", "config apply-patch --dry-run (YANG validation)", "checkpoint"],
+        ["apply-patch /", "config apply-patch", "rollback"],
+        ["config save", "config save", "rollback"],
+    ];
+    for (const [call, stepName, undo] of steps) {
+        it(`a failing '${call}' stops the push, nothing saved${undo === "rollback" ? ", CONFIG_DB rolled back to the checkpoint" : ""}`, () => {
+            const r = run(c, { STUB_FAIL: call }, fresh());
+            assert.notEqual(r.status, 0, show(r));
+            assert.ok(r.stderr.includes(`rdmakit: leaf-sonic: step '${stepName}' failed`), show(r));
+            assert.ok(!fs.existsSync(path.join(r.dir, "saved.json")), "nothing saved");
+            assert.equal(has(r, "sudo config rollback"), undo === "rollback", show(r));
+            assert.deepEqual(sonicDb(r.dir), FACTORY, "CONFIG_DB as it was");
+        });
+    }
+    it("verify: a switch that reports success but drops a change is rolled back, not saved", () => {
+        const r = run(c, { STUB_PATCH_DROP: "1" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify[^']*' failed/);
+        assert.match(r.stderr, /CONFIG_DB differs from the rendered configuration/);
+        assert.ok(has(r, "sudo config rollback") && !fs.existsSync(path.join(r.dir, "saved.json")), show(r));
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+    });
+    it("a switch on the traditional buffer model is refused with the reason, untouched", () => {
+        const r = run(c, { STUB_BUFFER_MODEL: "traditional" }, fresh());
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /step 'buffer model check' failed \(buffer_model is 'traditional'; the lossless PGs need the dynamic model/);
+        assert.ok(!has(r, "config checkpoint"));
+    });
+});
+
+describe("EOS push: configure session, commit timer, verify, confirm, save, over ssh with the pinned host key", () => {
+    const { cmd } = pushes();
+    const c = cmd["leaf-eos"];
+    const session = `rdmakit-${c.environment.RDMAKIT_CONFIG_DIGEST.slice(0, 12)}`;
+
+    it("stages the rendered lines in a session, commits with a timer, verifies, confirms and saves", () => {
+        const r = run(c);
+        assert.equal(r.status, 0, show(r));
+        const calls = r.log.filter((l) => l.startsWith("ssh "));
+        assert.match(calls[0], /^ssh enable;configure session rdmakit-[0-9a-f]{12};! rdmakit RoCE QoS/);
+        assert.ok(calls[0].includes(";no qos profile RDMAKIT_ROCE;qos profile RDMAKIT_ROCE;"));
+        assert.match(calls[1], /configure session rdmakit-[0-9a-f]{12};commit timer 00:10:00;$/);
+        assert.match(calls[2], /show session-config named rdmakit-[0-9a-f]{12} diffs/);
+        assert.match(calls[3], /;configure session rdmakit-[0-9a-f]{12} commit;$/);
+        assert.match(calls[4], /copy running-config startup-config/);
+        // the host key is the one the spec pins, and nothing else is trusted
+        assert.equal(fs.readFileSync(path.join(r.dir, "known_hosts.seen"), "utf8"), `10.0.1.3 ${HOST_KEY}\n`);
+        const args = r.log.find((l) => l.startsWith("ssh-args "))!;
+        assert.match(args, /-o StrictHostKeyChecking=yes/);
+        assert.match(args, /-o GlobalKnownHostsFile=\/dev\/null/);
+        assert.match(args, /admin@10\.0\.1\.3$/);
+    });
+
+    const steps: Array<[string, string, boolean]> = [
+        ["qos trust dscp", "configure session (stage the configuration)", true],
+        ["commit timer", "commit timer", true],
+        ["show session-config named", "verify (session and running config agree)", true],
+        [`${session} commit`, "confirm (configure session commit)", true],
+    ];
+    for (const [call, stepName, aborted] of steps) {
+        it(`a failing '${call.trim()}' aborts the session; nothing confirmed or saved`, () => {
+            const r = run(c, { STUB_FAIL: call });
+            assert.notEqual(r.status, 0, show(r));
+            assert.ok(r.stderr.includes(`rdmakit: leaf-eos: step '${stepName}' failed`), show(r));
+            assert.ok(!has(r, "copy running-config"), show(r));
+            assert.equal(has(r, "abort;"), aborted, show(r));
+            if (!call.endsWith(" commit")) assert.ok(!r.log.some((l) => / commit;$/.test(l) && !l.includes("timer")), show(r));
+        });
+        it(`a line the switch refuses at '${call.trim()}' ('% Invalid input') is a failure too`, () => {
+            const r = run(c, { STUB_EOS_REFUSE: call });
+            assert.notEqual(r.status, 0, show(r));
+            assert.ok(r.stderr.includes(`step '${stepName}' failed (the switch refused a line)`), show(r));
+            assert.ok(!has(r, "copy running-config"));
+        });
+    }
+    it("verify: a running config that differs from the session is aborted", () => {
+        const r = run(c, { STUB_EOS_DIFF: "--- system:/running-config\n+++ session:/rdmakit-x\n+   priority-flow-control priority 3 no-drop\n" });
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /the running config differs from the session/);
+        assert.ok(has(r, "abort;") && !has(r, "copy running-config"));
+    });
+    it("a failing save names the step and says the change is committed but unsaved", () => {
+        const r = run(c, { STUB_FAIL: "copy running-config" });
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /step 'copy running-config startup-config' failed .*not saved to startup-config/);
+    });
+});
+
+describe("rendered changes when RoCE moves from priority 3 to 4 (NVUE, EOS)", () => {
+    it("NVUE: the new file has PFC, the switch-priority map and ECN only for priority 4, and the push unsets qos first", () => {
+        const c = pushes({ rocePriority: 4 }).cmd["leaf-nvue"];
+        const set = (parseYaml(c.stdin) as Array<{ set: Record<string, any> }>)[0].set;
+        assert.deepEqual(Object.keys(set.qos.pfc["default-global"]["switch-priority"]), ["4"]);
+        assert.deepEqual(set.qos["egress-queue-mapping"]["default-global"]["switch-priority"]["3"], { "traffic-class": 0 });
+        assert.deepEqual(set.qos["egress-queue-mapping"]["default-global"]["switch-priority"]["4"], { "traffic-class": 3 });
+        assert.ok(c.create.indexOf("nv unset qos") < c.create.indexOf("nv config patch"));
+    });
+    it("EOS: the profile is removed and written again with no-drop on 4 only", () => {
+        const L = pushes({ rocePriority: 4 }).cmd["leaf-eos"].stdin.split("\n");
+        assert.ok(L.indexOf("no qos profile RDMAKIT_ROCE") < L.indexOf("qos profile RDMAKIT_ROCE"));
+        assert.deepEqual(L.filter((l) => /no-drop$/.test(l)), ["   priority-flow-control priority 4 no-drop"]);
+        assert.ok(L.includes("qos map dscp 26 to traffic-class 4"));
+    });
+});
