@@ -5,7 +5,7 @@ import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, sha256 } from "./provision/ansible";
-import { nodeInventory } from "./provision/nodes";
+import { NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
 import { RoceCluster } from "./roce/cluster";
 import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -67,6 +67,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly sshUser: string;
     /** Private addresses of the GPU nodes (bare metal: the host addresses). */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /**
+     * Every GPU node: inventory name, address and, on a cloud, its instance id as the cloud lists it at this
+     * `pulumi up`. The ids are the nodes' identity: when the cloud replaces a node, the next `pulumi preview` shows the
+     * new id here, and the next `pulumi up` provisions and validates again (the inventory carries the ids).
+     */
+    public readonly nodeInstances: pulumi.Output<NodeInstance[]>;
     /** Bastion / jump host address, when the fabric has one. */
     public readonly entryAddress: pulumi.Output<string | undefined>;
     /** The NCCL environment every rank runs with. */
@@ -97,11 +103,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let software: AnsiblePlaybook | undefined;
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
+        let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
                 fabric = aws;
                 this.nodePrivateIps = aws.nodePrivateIps;
+                instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 break;
             }
@@ -120,10 +128,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
             }
         }
         this.entryAddress = entryAddress ?? pulumi.output(undefined);
+        this.nodeInstances = pulumi.all([this.nodePrivateIps, instanceIds]).apply(([ips, ids]) => nodeInstances(plan, ips, ids));
         const entry = plan.entry ? { address: this.entryAddress, user: plan.entry.user } : undefined;
 
         if (spec.provision) {
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry);
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds);
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -148,6 +157,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         parts.set(this, { spec, plan, fabric, software });
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
+            nodeInstances: this.nodeInstances,
             entryAddress: this.entryAddress,
             ncclEnv: plan.ncclEnv,
             validation: this.validation,

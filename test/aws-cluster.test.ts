@@ -84,8 +84,19 @@ before(async () => {
             return {};
         },
     }, "rdmakit", "test", false);
+    // the resource options as the engine receives them (the mock's newResource sees only the inputs)
+    const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
+    const register = monitor.registerResource.bind(monitor);
+    monitor.registerResource = (req: any, cb: unknown) => {
+        options.set(req.getName(), {
+            replaceOnChanges: req.getReplaceonchangesList(), deleteBeforeReplace: req.getDeletebeforereplace(),
+            ignoreChanges: req.getIgnorechangesList(), dependsOn: req.getDependenciesList(),
+        });
+        return register(req, cb);
+    };
     mod = await import("../components/aws/cluster");
 });
+const options = new Map<string, { replaceOnChanges: string[]; deleteBeforeReplace: boolean; ignoreChanges: string[]; dependsOn: string[] }>();
 
 beforeEach(() => {
     registered = [];
@@ -370,8 +381,8 @@ describe("nodes as one group", () => {
         assert.deepEqual(small.invokes, large.invokes);
         // and the list itself, so a per-node resource cannot sneak in at both sizes
         assert.deepEqual(small.names, [
-            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-efa-self-in",
-            "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
+            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-capacity",
+            "-efa-self-in", "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
             "-private", "-private-rt", "-private-rta", "-public", "-public-rt", "-public-rta", "-ssh-from-bastion", "-vpc",
         ]);
         // the AMI lookups, the group's IPs, and the three questions asked of AWS first (components/aws/cloud.ts)
@@ -381,13 +392,40 @@ describe("nodes as one group", () => {
         assert.equal((await unwrap(large.c.nodePrivateIps)).length, 512);
     });
 
-    test("the group runs the launch template's latest version and waits for its capacity", async () => {
+    test("the group runs the launch template's latest version; the kit's command waits for its capacity", async () => {
         await build(raw("p5.48xlarge"));
         const asg = one(T.asg).inputs;
         const lt = one(T.lt);
         assert.deepEqual(asg.launchTemplate, { id: lt.id, version: "3" });
-        assert.equal(asg.waitForCapacityTimeout, "30m");
+        // the provider does not wait (it would time out without AWS's reason); the capacity command does
+        assert.equal(asg.waitForCapacityTimeout, "0");
+        assert.equal(asg.ignoreFailedScalingActivities, true);
         assert.equal(asg.healthCheckType, "EC2");
+        const wait = one("command:local:Command", "-capacity").inputs;
+        assert.deepEqual(wait.interpreter, ["node", "-e"]);
+        assert.deepEqual(wait.environment, {
+            RDMAKIT_GROUP: one(T.asg).state.name, RDMAKIT_DESIRED: "4", RDMAKIT_TEMPLATE_VERSION: "3", RDMAKIT_REGION: "us-east-2",
+            RDMAKIT_WAIT_SECONDS: "1800", RDMAKIT_POLL_SECONDS: "15",
+        });
+    });
+
+    test("a launch-template change replaces the group, old group first; a newer default DLAMI does not", async () => {
+        await build(raw("p5.48xlarge"));
+        const asg = options.get(one(T.asg).name)!;
+        assert.deepEqual([asg.replaceOnChanges, asg.deleteBeforeReplace], [["launchTemplate"], true]);
+        assert.deepEqual(options.get(one(T.lt).name)!.ignoreChanges, ["imageId"]);
+        // the wait comes after the group, and it is what the node lookup waits for
+        assert.ok(options.get(one("command:local:Command", "-capacity").name)!.dependsOn.some((u) => u.endsWith(`::${one(T.asg).name}`)));
+        await build(raw("p5.48xlarge", { ami: "ami-0123456789abcdef0" }));
+        assert.deepEqual(options.get(ofType(T.lt).at(-1)!.name)!.ignoreChanges, [], "a pinned AMI moves the template, and so replaces the group");
+    });
+
+    test("the nodes are instance ids paired with their addresses, sorted by address", async () => {
+        const { c } = await build(raw("p5.48xlarge", {}, { nodes: 3 }));
+        // the mock lists 10.0.0.84 (i-0), 10.0.0.47 (i-1), 10.0.0.10 (i-2)
+        assert.deepEqual(await unwrap(c.nodes), [
+            { instanceId: "i-2", privateIp: "10.0.0.10" }, { instanceId: "i-1", privateIp: "10.0.0.47" }, { instanceId: "i-0", privateIp: "10.0.0.84" },
+        ]);
     });
 
     test("private IPs come from one lookup of the group, sorted", async () => {
@@ -432,6 +470,8 @@ describe("AMI, region, given network", () => {
         await build(raw("p5.48xlarge", { access: "ssm" }));
         for (const r of registered) {
             if (r.type === T.component) continue;
+            // the capacity wait is a local command: the region is its environment's
+            if (r.type === "command:local:Command") { assert.equal(r.inputs.environment.RDMAKIT_REGION, "us-east-2"); continue; }
             const want = r.type.startsWith("aws:iam/") ? undefined : "us-east-2";
             assert.equal(r.inputs.region, want, `${r.type} ${r.name}`);
         }

@@ -16,6 +16,8 @@ import { readAnsibleRunInput } from "../components/provision/ansible";
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
+/** the instance ids EC2 lists for NODE_IPS (a test replaces one) */
+let nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
 
 let mod: typeof ClusterModule;
 
@@ -38,7 +40,7 @@ before(async () => {
         },
         call(args) {
             if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
-            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS };
+            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: nodeIds, privateIps: NODE_IPS };
             return {};
         },
     }, "rdmakit", "test", false);
@@ -123,6 +125,33 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     assert.equal(hosts.gpu01.nccl_conf.NCCL_IB_TC, "106");
     // switches are pushed by the RoCE component, one command per switch
     assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 2);
+});
+
+test("AWS: a node the group replaced at the same address changes the inventory, so software and validation run again", async () => {
+    async function up() {
+        registered = [];
+        const c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
+        const instances = await unwrap(c.nodeInstances);
+        await settle();
+        const run = registered.find((r) => r.name === "demo-software-run")!;
+        const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+        return { instances, run: envOf(run).RDMAKIT_INVENTORY_HASH, triggers: nccl.inputs.triggers, stdin: run.inputs.stdin };
+    }
+    try {
+        const first = await up();
+        assert.deepEqual(first.instances.map((n) => [n.address, n.instanceId]), NODE_IPS.map((ip, i) => [ip, `i-${i}`]));
+        const hosts = parseYaml(readAnsibleRunInput(first.stdin).inventory).all.hosts;
+        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3"]);
+        assert.deepEqual((await up()).run, first.run, "the same nodes: nothing to run again");
+        nodeIds = ["i-0", "i-1", "i-2", "i-9"];
+        const replaced = await up();
+        assert.equal(replaced.instances[3].instanceId, "i-9");
+        assert.equal(replaced.instances[3].address, "10.0.0.24", "the replacement took the old address");
+        assert.notEqual(replaced.run, first.run, "the software step's input changed");
+        assert.notDeepEqual(replaced.triggers, first.triggers, "validation runs again");
+    } finally {
+        nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
+    }
 });
 
 test("provision: false creates only the fabric", async () => {

@@ -1,5 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import * as local from "@pulumi/command/local";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { efaDeviceCount } from "../plan/aws";
@@ -9,7 +10,8 @@ import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
 import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
-import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
+import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, pairNodes } from "./lifecycle";
+import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
@@ -43,13 +45,6 @@ export interface AwsFabricSummary {
     busbwSource: string;
 }
 
-/**
- * How long `pulumi up` waits for every node of the group to be InService. The provider's default is 10 minutes;
- * 32-interface P5/P6 instances are often slower than that to launch, and a group that is still short of capacity
- * after half an hour is better reported as an error than waited on.
- */
-export const GROUP_CAPACITY_TIMEOUT = "30m";
-
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
 
 /**
@@ -65,6 +60,12 @@ const plans = new Internals<AwsEfaCluster, FabricPlan>();
 export class AwsEfaCluster extends pulumi.ComponentResource {
     /** private IPv4 of each node's primary interface, sorted; from one lookup of the group */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /**
+     * The nodes as EC2 has them at this `pulumi up`, in nodePrivateIps order: instance id and address. The instance
+     * ids are the nodes' identity: the inventory carries them, so a node the group replaced (new id, even at a reused
+     * address) makes the next `pulumi up` provision and validate again.
+     */
+    public readonly nodes: pulumi.Output<AwsNode[]>;
     /** public IP of the bastion; undefined with `access: ssm` */
     public readonly bastionAddress: pulumi.Output<string | undefined>;
     /** login user on the nodes */
@@ -113,15 +114,17 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
+        // Read at every pulumi up (an invoke is never cached), after the capacity wait: the group's members now.
         const found = aws.ec2.getInstancesOutput({
             region: ctx.region,
             filters: [{ name: "tag:aws:autoscaling:groupName", values: [nodes.group.name] }],
             instanceStateNames: ["running"],
-        }, { parent: this, dependsOn: [nodes.group] });
+        }, { parent: this, dependsOn: [nodes.group, nodes.capacity] });
 
         const allNodes = plan.validation.allNodes;
         plans.set(this, plan);
-        this.nodePrivateIps = found.privateIps.apply(sortIpv4);
+        this.nodes = pulumi.all([found.ids, found.privateIps]).apply(([ids, ips]) => pairNodes(ids, ips));
+        this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
@@ -146,6 +149,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
 
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
+            nodes: this.nodes,
             bastionAddress: this.bastionAddress,
             sshUser: this.sshUser,
             bastionUser: this.bastionUser,
@@ -391,6 +395,8 @@ function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, pare
 interface Nodes {
     template: aws.ec2.LaunchTemplate;
     group: aws.autoscaling.Group;
+    /** waits until every node is InService (./lifecycle.ts CAPACITY_WAIT_SCRIPT) */
+    capacity: local.Command;
     placementGroup?: aws.ec2.PlacementGroup;
 }
 
@@ -454,13 +460,31 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         ...(placementGroup ? { placementGroup: placementGroup.name }
             : reservation && plan.aws.placement.kind === "capacity-reservation" ? { placementGroup: reservation.placementGroup } : {}),
         healthCheckType: "EC2",
-        waitForCapacityTimeout: GROUP_CAPACITY_TIMEOUT,
-        // An insufficient-capacity or quota error of one launch is retried by the group; without this the provider
-        // fails on the first failed scaling activity while the group keeps retrying behind it. The wait still ends
-        // at waitForCapacityTimeout. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
+        // The provider does not wait ("0": skip all capacity waiting, @pulumi/aws autoscaling/group.d.ts
+        // waitForCapacityTimeout); the capacity command below does, and reports AWS's reason (./lifecycle.ts).
+        waitForCapacityTimeout: "0",
+        // Should the provider's wait ever be turned on again: a failed launch (capacity, quota) is retried by the
+        // group, so it must not fail the update. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
         ignoreFailedScalingActivities: true,
         tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
-    }, o);
+    }, { ...o, replaceOnChanges: [...GROUP_REPLACEMENT.replaceOnChanges], deleteBeforeReplace: GROUP_REPLACEMENT.deleteBeforeReplace });
+    const profile = new pulumi.Config("aws").get("profile");
+    const capacity = new local.Command(`${name}-capacity`, {
+        create: CAPACITY_WAIT_SCRIPT,
+        interpreter: ["node", "-e"],
+        // what it waits for: a new group (name), another size or another template version runs it again
+        environment: {
+            RDMAKIT_GROUP: group.name,
+            RDMAKIT_DESIRED: String(spec.nodes),
+            RDMAKIT_TEMPLATE_VERSION: template.latestVersion.apply((v) => `${v}`),
+            RDMAKIT_REGION: region,
+            RDMAKIT_WAIT_SECONDS: String(GROUP_CAPACITY_WAIT_SECONDS),
+            RDMAKIT_POLL_SECONDS: String(GROUP_CAPACITY_POLL_SECONDS),
+            ...(profile ? { AWS_PROFILE: profile } : {}),
+        },
+        addPreviousOutputInEnv: false,
+        logging: "stderr",
+    }, { parent, dependsOn: [group] });
     if (reservation && plan.aws.placement.kind === "capacity-block") {
         // to zero before EC2 terminates the block's instances (./cloud.ts BLOCK_SCALE_IN_BEFORE_END_MINUTES)
         new aws.autoscaling.Schedule(`${name}-block-end`, {
@@ -473,5 +497,5 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
             desiredCapacity: 0,
         }, o);
     }
-    return { template, group, placementGroup };
+    return { template, group, capacity, placementGroup };
 }
