@@ -2,6 +2,7 @@ import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
+import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages } from "./fixtures/azure/arm-answers";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
@@ -28,8 +29,12 @@ function nicListStdout(n: number): string {
 let nicBase = "10.10.0.";
 
 let mod: typeof import("../components/azure/cluster");
+const invokes: string[] = [];
+// ARM's answers that fit: the size offered in eastus, room in the family quota for 90 nodes
+const arm = armFetch({ skus: [h100Sku()], usages: usages(0, 96 * 100) });
 
 before(async () => {
+    globalThis.fetch = arm.impl;
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
@@ -45,7 +50,11 @@ before(async () => {
                 return { id, state };
             },
             call(args: pulumi.runtime.MockCallArgs) {
-                throw new Error(`unexpected invoke ${args.token}: the component makes no invokes`);
+                invokes.push(args.token);
+                // the subscription and the ARM token the pre-create checks use (components/azure/cloud.ts)
+                if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
+                if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
+                throw new Error(`unexpected invoke ${args.token}`);
             },
         },
         "rdmakit",
@@ -296,6 +305,15 @@ function refused(name: string, spec: any): { paths: string[]; message: string } 
     assert.equal(registered.length, before, "nothing registered");
     return { paths: err.errors.map((e) => e.propertyPath), message: err.message };
 }
+
+test("Azure is asked first, with the provider's subscription and token: the size in the location, the quotas", async () => {
+    await build("asked", azureSpec("asked", 4));
+    assert.ok(invokes.includes("azure-native:authorization:getClientConfig") && invokes.includes("azure-native:authorization:getClientToken"));
+    const urls = arm.seen.map((x) => x.url);
+    assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20'eastus'`), urls.join("\n"));
+    assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/locations/eastus/usages?api-version=2024-07-01`), urls.join("\n"));
+    assert.ok(arm.seen.every((x) => x.auth === `Bearer ${CLIENT_TOKEN.token}`));
+});
 
 test("bad input is refused before anything is created, with the field named", () => {
     const aws = parseClusterSpec({

@@ -3,10 +3,11 @@ import * as compute from "@pulumi/azure-native/compute";
 import * as network from "@pulumi/azure-native/network";
 import * as resources from "@pulumi/azure-native/resources";
 import * as local from "@pulumi/command/local";
-import { SpecError, toInputPropertiesError } from "../errors";
+import { keepMessage, SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
+import { askAzureCloud } from "./cloud";
 import { nodeIpLookupScript, parseNodeIps, subscriptionOf } from "./nodeIps";
 import { AzureLayout, azureLayout, fabricIssues, jumpHostArgs, layoutIssues, nsgRules, scaleSetArgs } from "./settings";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
@@ -51,9 +52,15 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         const az = spec.azure!;
         const { location, tags } = layout;
 
+        // Nothing is created until Azure has confirmed the size and the quota (./cloud.ts): the resource group (or the
+        // given group's name, which every other child takes) waits on the answers, and a refusal registers nothing.
+        const allowed = askAzureCloud(spec, this).apply((issues) => {
+            if (issues.length > 0) throw keepMessage(new SpecError(issues, `AzureInfinibandCluster ${name}: Azure refuses this cluster`));
+            return true;
+        });
         const resourceGroupName: pulumi.Output<string> = layout.existingResourceGroup !== undefined
-            ? checkedId(layout.existingResourceGroup, "resourceGroupName", "cluster.azure.resourceGroupName")
-            : new resources.ResourceGroup(`${name}-rg`, { location, tags }, child).name;
+            ? pulumi.all([allowed, checkedId(layout.existingResourceGroup, "resourceGroupName", "cluster.azure.resourceGroupName")]).apply(([, rgName]) => rgName)
+            : new resources.ResourceGroup(`${name}-rg`, { location: allowed.apply(() => location), tags }, child).name;
         const rg = { resourceGroupName, location };
 
         const nsg = new network.NetworkSecurityGroup(`${name}-nsg`, { ...rg, securityRules: nsgRules(spec.ssh.allowedCidrs), tags }, child);
