@@ -117,6 +117,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const az = new AzureInfinibandCluster(`${name}-azure`, { spec }, parent);
                 fabric = az;
                 this.nodePrivateIps = az.nodePrivateIps;
+                instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 break;
             }

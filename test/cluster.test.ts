@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { readAnsibleRunInput } from "../components/provision/ansible";
+import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -22,17 +23,17 @@ let nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
 let mod: typeof ClusterModule;
 
 before(async () => {
+    // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's four NICs
+    globalThis.fetch = armFetch({
+        skus: [h100Sku()], usages: usages(0, 960),
+        nics: (vmss) => vmssNics("demo", vmss, ["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"]),
+    }).impl;
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
             const state: Record<string, any> = { ...args.inputs };
             if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
             if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
-            // the Azure component lists the scale set's NICs with one command; answer as the CLI would
-            if (args.type === "command:local:Command" && args.name.endsWith("-node-ips")) {
-                // rows as the JMESPath query prints them: [privateIPAddress, privateIpAddress], in the 10.10.0.0/24 subnet
-                state.stdout = JSON.stringify(["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"].map((ip) => [ip, null]));
-            }
             const id = args.type.startsWith("azure-native:")
                 ? `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/demo/providers/${args.type}/${args.name}`
                 : `${args.name}-id`;
@@ -41,6 +42,8 @@ before(async () => {
         call(args) {
             if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
             if (args.token === "aws:ec2/getInstances:getInstances") return { ids: nodeIds, privateIps: NODE_IPS };
+            if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
+            if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
             return {};
         },
     }, "rdmakit", "test", false);
