@@ -83,10 +83,12 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.deepEqual(registered.map((r) => [r.type, r.name]), [["rdmakit:index:ClusterValidation", "val"], ["command:local:Command", "val-nccl"]]);
     const cmd = registered[1].inputs;
     assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
-    assert.equal(cmd.dir, ROOT);
+    // every path relative: the command runs in the kit's root as seen from the program's folder
+    assert.equal(cmd.dir, path.relative(process.cwd(), ROOT));
     assert.deepEqual(cmd.interpreter, ["/bin/bash", "-c"]);
-    // reports go to the program's own out/<stack>, not the kit's folder
-    const outDir = path.resolve("out", "dev");
+    // reports go to the program's own out/<stack>, not the kit's folder; given relative to where the command runs
+    const outDir = path.relative(ROOT, path.resolve("out", "dev"));
+    assert.ok(!path.isAbsolute(outDir));
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
     // inventory and variables travel on stdin (no size limit), their digests in the environment and the triggers
@@ -107,16 +109,17 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_SSH_PRIVATE_KEY: "test-key-not-real",
         RDMAKIT_RERUN_ON: "",
         RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
-        ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
+        ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });
     assert.deepEqual(cmd.triggers, [digest, invDigest, expectJson, "--fabric efa --nodes 4 --gpus-per-node 8"]);
     assert.equal(cmd.addPreviousOutputInEnv, false);
-    assert.equal(c.reportDir, outDir);
+    assert.equal(c.reportDir, path.join("out", "dev"));
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
-    assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
+    assert.equal(fs.readFileSync(path.join("out", "dev", "ansible-summarise.cjs"), "utf8"), summariserScript());
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1/);
+    // with the logs' folder made absolute at run time (fetch would take a relative one from the playbook's folder)
+    assert.match(mod.VALIDATE_SCRIPT, /\nout_abs=\$\(cd "\$RDMAKIT_OUT" && pwd\) \|\| exit 1\nansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" --private-key "\$tmp\/id" playbooks\/validate\.yml -e "@\$vars" -e "nccl_validate_out_dir=\$out_abs\/nccl" >"\$log" 2>&1/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
     assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 \|\| exit 1\nexec 3<&-\n/);
@@ -127,15 +130,17 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.equal(mod.fabricReportArgs({ fabric: "roce", hosts: ["a", "b", "c"], gpusPerNode: 4 }), "--fabric roce --nodes 3 --gpus-per-node 4");
 });
 
-test("a relative repo root becomes absolute (the command runs in the repo root, not the program's folder)", async () => {
+test("a relative and an absolute repo root give the same command inputs, none of them absolute", async () => {
     const rel = path.relative(process.cwd(), ROOT);
     assert.ok(!path.isAbsolute(rel));
     commandStdout = "";
     await settle(new mod.ClusterValidation("rel", args({ repoRoot: rel })));
-    const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
-    assert.equal(cmd.dir, ROOT);
-    assert.equal(cmd.environment.value.RDMAKIT_OUT, path.resolve("out", "dev"));
-    assert.equal(cmd.environment.value.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
+    await settle(new mod.ClusterValidation("abs", args({ repoRoot: ROOT })));
+    const [a, b] = registered.filter((r) => r.type === "command:local:Command").map((r) => r.inputs);
+    assert.deepEqual(a, b);
+    assert.equal(a.dir, rel);
+    for (const v of Object.values(a.environment.value as Record<string, string>)) assert.ok(!path.isAbsolute(v), v);
+    assert.ok(!JSON.parse(JSON.parse(a.stdin).extraVars).nccl_validate_out_dir.startsWith("/"));
 });
 
 test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {

@@ -29,8 +29,11 @@ export function shq(s: string): string {
     return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Where the EOS push playbook lives (shipped with the kit). */
-export const EOS_PLAYBOOK = assetPath("components", "roce", "playbooks", "eos-push.yml");
+/**
+ * Where the EOS push playbook lives (shipped with the kit), relative to the program's directory where the command
+ * runs: an absolute path would change the push command's input, and so re-push, whenever the checkout moves.
+ */
+export const EOS_PLAYBOOK = path.relative(process.cwd(), assetPath("components", "roce", "playbooks", "eos-push.yml"));
 
 // Applying: NVUE stages the file with `nv config patch` (absolute path required) and commits it with
 // `nv config apply -y`; `nv config save` persists it to /etc/nvue.d/startup.yaml.
