@@ -130,10 +130,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
         }
         this.entryAddress = entryAddress ?? pulumi.output(undefined);
         this.nodeInstances = pulumi.all([this.nodePrivateIps, instanceIds]).apply(([ips, ids]) => nodeInstances(plan, ips, ids));
-        const entry = plan.entry ? { address: this.entryAddress, user: plan.entry.user } : undefined;
+        const entry = plan.entry && plan.entry.kind !== "ssm" ? { address: this.entryAddress, user: plan.entry.user } : undefined;
+        // the stack's AWS CLI profile, if its provider uses one, for the Session Manager hop of each SSH connection
+        const awsProfile = new pulumi.Config("aws").get("profile");
+        const ssm = plan.entry?.kind === "ssm" ? { region: plan.entry.region, ...(awsProfile ? { profile: awsProfile } : {}) } : undefined;
 
         if (spec.provision) {
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds);
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm);
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",

@@ -111,8 +111,8 @@ function raw(instanceType: string, aws: Record<string, unknown> = {}, top: Recor
         ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
         aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType, ...aws },
         tags: { team: "ml" },
-        // Blackwell needs a newer CUDA than the default pin (catalog minVersions); SSM without the user's own VPC
-        // leaves Ansible no way in, so those specs only build the fabric
+        // Blackwell needs a newer CUDA than the default pin (catalog minVersions); the SSM specs here test the fabric
+        // only (test/cluster.test.ts runs Ansible's inventory through Session Manager)
         ...(instanceType.startsWith("p6-") ? { software: { cudaVersion: "13.0" } } : {}),
         ...(aws.access === "ssm" ? { provision: false } : {}),
         ...top,
@@ -242,9 +242,8 @@ describe("security groups", () => {
     test("with access ssm: no bastion, SSH to the nodes from the allowed CIDRs, SSM instance profile", async () => {
         const { c } = await build(raw("p5.48xlarge", { access: "ssm" }));
         assert.equal(ofType(T.instance).length, 0);
-        assert.equal(ofType(T.sg).length, 1);
         const efa = one(T.sg, "-efa-sg");
-        const ssh = registered.filter((r) => r.type === T.ingress && r.inputs.ipProtocol === "tcp");
+        const ssh = registered.filter((r) => r.type === T.ingress && r.inputs.ipProtocol === "tcp" && r.inputs.fromPort === 22);
         assert.deepEqual(ssh.map((r) => [r.inputs.securityGroupId, r.inputs.cidrIpv4, r.inputs.fromPort]), [
             [efa.id, "203.0.113.0/24", 22], [efa.id, "198.51.100.0/24", 22],
         ]);
@@ -256,6 +255,25 @@ describe("security groups", () => {
         assert.deepEqual(one(T.lt).inputs.iamInstanceProfile, { arn: profile.state.arn });
         assert.equal(await unwrap(c.bastionAddress), undefined);
         assert.equal(c.bastionUser, undefined);
+    });
+
+    test("with access ssm in the kit's VPC: interface endpoints for ssm, ssmmessages, ec2messages, HTTPS from the nodes only", async () => {
+        await build(raw("p5.48xlarge", { access: "ssm" }));
+        const efa = one(T.sg, "-efa-sg");
+        const sg = one(T.sg, "-ssm-endpoints-sg");
+        assert.equal(sg.inputs.vpcId, one(T.vpc).id);
+        const https = registered.filter((r) => r.type === T.ingress && r.inputs.securityGroupId === sg.id);
+        assert.deepEqual(https.map((r) => [r.inputs.ipProtocol, r.inputs.fromPort, r.inputs.toPort, r.inputs.referencedSecurityGroupId, r.inputs.cidrIpv4]),
+            [["tcp", 443, 443, efa.id, undefined]]);
+        const endpoints = ofType("aws:ec2/vpcEndpoint:VpcEndpoint");
+        assert.deepEqual(endpoints.map((e) => ({ ...e.inputs, tags: undefined })), ["ssm", "ssmmessages", "ec2messages"].map((svc) => ({
+            region: "us-east-2", vpcId: one(T.vpc).id, serviceName: `com.amazonaws.us-east-2.${svc}`, vpcEndpointType: "Interface",
+            privateDnsEnabled: true, subnetIds: [one(T.subnet, "-private").id], securityGroupIds: [sg.id], tags: undefined,
+        })));
+        // and none with a bastion, or in a VPC of your own
+        await build(raw("p5.48xlarge"));
+        await build(raw("p5.48xlarge", { access: "ssm", network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] } }));
+        assert.equal(ofType("aws:ec2/vpcEndpoint:VpcEndpoint").length, 3, "only the first cluster's three");
     });
 });
 

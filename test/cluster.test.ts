@@ -157,6 +157,23 @@ test("AWS: a node the group replaced at the same address changes the inventory, 
     }
 });
 
+test("AWS access ssm: Ansible reaches each node by instance id through Session Manager; nccl-tests use the private IPs", async () => {
+    const spec = example("aws-p5.yaml");
+    spec.aws.access = "ssm";
+    const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
+    await unwrap(c.nodeInstances);
+    await settle();
+    assert.ok(!registered.some((r) => r.type === "aws:ec2/instance:Instance"), "no bastion");
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
+    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o StrictHostKeyChecking=accept-new " +
+        "-o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
+    assert.deepEqual(vars.nccl_validate_hosts.map((h: any) => h.address), NODE_IPS, "mpirun between nodes over their private addresses");
+});
+
 test("provision: false creates only the fabric", async () => {
     const spec = { ...example("aws-p5.yaml"), provision: false };
     const c = new mod.RdmaCluster("demo", { spec });

@@ -110,6 +110,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const net = createNetwork(ctx);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
+        createSsmEndpoints(ctx, net, sg);
         const nodes = createNodes(ctx, net, sg, access, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
@@ -248,7 +249,11 @@ interface Access {
 /**
  * The way in. `bastion`: a small instance in the public subnet, SSH from cluster.ssh.allowedCidrs only, IMDSv2,
  * encrypted root. `ssm`: no bastion; the nodes get an instance profile with AmazonSSMManagedInstanceCore
- * (source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-instance-permissions.html).
+ * (source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-instance-permissions.html), and
+ * Ansible's SSH runs inside Session Manager sessions (the inventory's ProxyCommand, provision/inventory.ts), which
+ * need the AWS CLI and its Session Manager plugin where pulumi up runs. The SSM Agent comes with the AMI: AWS lists
+ * it as preinstalled on Ubuntu Server 22.04 AMIs, which the DLAMI is built on
+ * (https://docs.aws.amazon.com/systems-manager/latest/userguide/ami-preinstalled-agent.html; a given AMI must have it).
  */
 function createAccess(ctx: Ctx, net: Network): Access {
     const { name, spec, region, parent } = ctx;
@@ -349,6 +354,37 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
         });
     }
     return sg;
+}
+
+/**
+ * The interface endpoints Session Manager needs, in the VPC the kit creates with `access: ssm`: the SSM Agent on
+ * each node talks to ssm, ssmmessages and ec2messages; with the endpoints (private DNS on) that traffic stays in the
+ * VPC instead of leaving through the NAT gateway, and the sessions Ansible opens do not depend on it.
+ * source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html (the three services,
+ * private DNS, HTTPS 443 from the instances); service names follow com.amazonaws.<region>.<service> (the pattern the
+ * provider's getVpcEndpointService `service` argument assumes, @pulumi/aws ec2/getVpcEndpointService.d.ts).
+ * In a VPC of your own (cluster.aws.network) the kit creates none: that network's way to SSM is yours.
+ */
+export const SSM_ENDPOINT_SERVICES = ["ssm", "ssmmessages", "ec2messages"] as const;
+
+function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): void {
+    const { name, spec, region, parent } = ctx;
+    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return;
+    const o = { parent };
+    const sg = new aws.ec2.SecurityGroup(`${name}-ssm-endpoints-sg`, {
+        region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: Session Manager endpoints, HTTPS from the nodes`,
+        tags: tagsFor(ctx, "ssm"),
+    }, o);
+    new aws.vpc.SecurityGroupIngressRule(`${name}-ssm-endpoints-https`, {
+        region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 443, toPort: 443, referencedSecurityGroupId: nodeSg.id,
+        description: "HTTPS from the nodes' SSM Agent", tags: tagsFor(ctx, "ssm"),
+    }, o);
+    for (const svc of SSM_ENDPOINT_SERVICES) {
+        new aws.ec2.VpcEndpoint(`${name}-${svc}`, {
+            region, vpcId: net.vpcId, serviceName: region.apply((r) => `com.amazonaws.${r}.${svc}`), vpcEndpointType: "Interface",
+            privateDnsEnabled: true, subnetIds: [net.subnetId], securityGroupIds: [sg.id], tags: tagsFor(ctx, `ssm-${svc}`),
+        }, o);
+    }
 }
 
 /** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { FabricPlan } from "../plan";
-import { InventoryHost, renderInventory } from "./inventory";
+import { InventoryHost, InventorySsm, renderInventory } from "./inventory";
 
 /**
  * The GPU nodes as inventory hosts: the plan's names in placement order, the addresses the fabric reported, the
@@ -29,6 +29,11 @@ export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceId
     });
 }
 
+function requireIds(ids: string[] | undefined, nodes: number): string[] {
+    if (!ids || ids.length !== nodes) throw new Error(`Session Manager needs the instance id of each of the ${nodes} nodes; the fabric reported ${ids?.length ?? 0}`);
+    return ids;
+}
+
 /** A GPU node as the stack reports it: its inventory name, its address, and the cloud's id for it where there is one. */
 export interface NodeInstance {
     name: string;
@@ -52,11 +57,14 @@ export function nodeInventory(
     addresses: pulumi.Output<string[]>,
     entry?: { address: pulumi.Output<string | undefined>; user: string },
     instanceIds?: pulumi.Output<string[] | undefined>,
+    ssm?: InventorySsm,
 ): pulumi.Output<string> {
     return pulumi.all([addresses, entry?.address, instanceIds]).apply(([ips, bastion, ids]) =>
         renderInventory({
-            hosts: inventoryHosts(plan, ips, ids),
+            // through Session Manager, Ansible's address of a node is its instance id (the session's target)
+            hosts: inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids),
             bastion: bastion ? { address: bastion, user: entry!.user } : undefined,
+            ...(ssm ? { ssm } : {}),
             vars: plan.ansibleVars,
         }));
 }
