@@ -393,7 +393,9 @@ export class ClusterValidation extends pulumi.ComponentResource {
 
         // Every path in the command's inputs is relative, so the same stack run from another checkout (or another
         // machine) leaves them unchanged and re-runs nothing: the command runs in the kit's root given relative to the
-        // program's directory (where pulumi runs the provider), and the program's out/<stack> is given relative to it.
+        // program's directory, which is where the command provider runs (a relative `dir` is taken from its working
+        // directory, and no `dir` means that directory: pulumi/pulumi-command provider/pkg/provider/local/commandOutputs.go
+        // `cmd.Dir = *in.Dir` else `os.Getwd()`), and the program's out/<stack> is given relative to the kit's root.
         const repoRoot = path.resolve(args.repoRoot ?? PACKAGE_ROOT);
         const runDir = path.relative(process.cwd(), repoRoot) || ".";
         // reports belong to the program's project (its out/<stack>, beside the Ansible logs), also when the kit is
