@@ -427,15 +427,28 @@ describe("nodes as one group", () => {
         });
     });
 
-    test("a launch-template change replaces the group, old group first; a newer default DLAMI does not", async () => {
+    test("a new node definition replaces the group, old group first; a rotated key or another node count does not", async () => {
+        const prefix = async (rawSpec: unknown) => {
+            await build(rawSpec);
+            const asg = ofType(T.asg).at(-1)!;
+            assert.equal(options.get(asg.name)!.deleteBeforeReplace, true, "old group first: a reservation has no room for both");
+            assert.deepEqual(options.get(asg.name)!.replaceOnChanges, []);
+            return asg.inputs.namePrefix as string;
+        };
+        const base = await prefix(raw("p5.48xlarge"));
+        assert.match(base, /^train-nodes-[0-9a-f]{8}-$/);
+        // the group's name carries the nodes' definition: an Auto Scaling group cannot be renamed, so it is replaced
+        const otherKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGw1p3bFf2B0z9Fv7lZ3a8l9s1Q0c2kYy4mX3tR6uV8w rotated";
+        assert.equal(await prefix({ ...raw("p5.48xlarge"), ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: otherKey } }), base, "a rotated key keeps the nodes");
+        assert.equal(await prefix(raw("p5.48xlarge", {}, { nodes: 6 })), base, "the count changes in place");
+        assert.notEqual(await prefix(raw("p5.48xlarge", { ami: "ami-0123456789abcdef0" })), base, "a pinned image replaces the nodes");
+        assert.notEqual(await prefix(raw("p5.48xlarge", { rootVolumeGiB: 400 })), base, "so does another root volume");
+        assert.notEqual(await prefix(raw("p5en.48xlarge")), base, "and another type");
+        // the default image lookup does not move the template (so neither the name): a newer DLAMI changes nothing
         await build(raw("p5.48xlarge"));
-        const asg = options.get(one(T.asg).name)!;
-        assert.deepEqual([asg.replaceOnChanges, asg.deleteBeforeReplace], [["launchTemplate"], true]);
-        assert.deepEqual(options.get(one(T.lt).name)!.ignoreChanges, ["imageId"]);
+        assert.deepEqual(options.get(ofType(T.lt).at(-1)!.name)!.ignoreChanges, ["imageId"]);
         // the wait comes after the group, and it is what the node lookup waits for
-        assert.ok(options.get(one("command:local:Command", "-capacity").name)!.dependsOn.some((u) => u.endsWith(`::${one(T.asg).name}`)));
-        await build(raw("p5.48xlarge", { ami: "ami-0123456789abcdef0" }));
-        assert.deepEqual(options.get(ofType(T.lt).at(-1)!.name)!.ignoreChanges, [], "a pinned AMI moves the template, and so replaces the group");
+        assert.ok(options.get(ofType("command:local:Command").at(-1)!.name)!.dependsOn.some((u) => u.endsWith(`::${ofType(T.asg).at(-1)!.name}`)));
     });
 
     test("the nodes are instance ids paired with their addresses, sorted by address", async () => {

@@ -10,7 +10,7 @@ import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
 import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
-import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, pairNodes } from "./lifecycle";
+import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
 import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
@@ -485,8 +485,14 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         // replaces to another driver/EFA stack; pin cluster.aws.ami to change it on purpose
     }, spec.aws.ami === undefined ? { ...o, ignoreChanges: ["imageId"] } : o);
 
+    // the nodes' definition in the name: a new image, type, layout, volume or placement replaces the group (./lifecycle.ts)
+    const namePrefix = template.imageId.apply((imageId) => groupNamePrefix(spec.name, {
+        imageId: imageId ?? "", instanceType: plan.aws.instanceType, interfaces: plan.aws.interfaces, rootVolumeGiB: spec.aws.rootVolumeGiB,
+        placement: plan.aws.placement, instanceProfile: access.instanceProfileArn !== undefined,
+    }));
     const group = new aws.autoscaling.Group(`${name}-nodes`, {
         region,
+        namePrefix,
         minSize: spec.nodes,
         maxSize: spec.nodes,
         desiredCapacity: spec.nodes,
@@ -503,7 +509,7 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         // group, so it must not fail the update. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
         ignoreFailedScalingActivities: true,
         tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
-    }, { ...o, replaceOnChanges: [...GROUP_REPLACEMENT.replaceOnChanges], deleteBeforeReplace: GROUP_REPLACEMENT.deleteBeforeReplace });
+    }, { ...o, ...GROUP_REPLACEMENT });
     const profile = new pulumi.Config("aws").get("profile");
     const capacity = new local.Command(`${name}-capacity`, {
         create: CAPACITY_WAIT_SCRIPT,

@@ -1,3 +1,4 @@
+import { sha256, stableJson } from "../provision/ansible";
 import { sortIpv4 } from "./network";
 
 /*
@@ -76,18 +77,39 @@ for (;;) {
 `;
 
 /**
- * What a launch-template change does to a running cluster: the group is REPLACED, old group first. Chosen over the
- * group's own `instanceRefresh` because the provider starts a refresh and does not wait for it
+ * What a change to the nodes' definition does to a running cluster: the group is REPLACED, old group first. Chosen
+ * over the group's own `instanceRefresh` because the provider starts a refresh and does not wait for it
  * (@pulumi/aws types/input.d.ts GroupInstanceRefresh: "This resource does not wait for the instance refresh to
  * complete"), so the same `pulumi up` would run Ansible and nccl-tests on nodes that are being terminated, and the
  * new ones would join after it returned, unprovisioned. A replacement is one step the engine waits for and orders:
  * `pulumi preview` shows the group as replaced (the operator sees every node go), the old group is deleted before
- * the new one launches (a Capacity Block or ODCR sized to the cluster has no room for both; the provider's delete
- * waits for the instances to drain), then the capacity wait, the inventory (new instance ids) and so the software
- * and validation steps follow in that order. Changes that do not touch the template (node count) stay in place.
- * A newer default DLAMI does not change the template (ignoreChanges imageId); pin `cluster.aws.ami` to move on.
+ * the new one launches (deleteBeforeReplace: a Capacity Block or ODCR sized to the cluster has no room for both; the
+ * provider's delete waits for the instances to drain), then the capacity wait, the inventory (new instance ids) and
+ * so the software and validation steps follow in that order.
+ * What counts as the nodes' definition is `nodeShape`: image, type, interface layout, root volume, placement and
+ * instance profile. Its digest is in the group's name prefix (an Auto Scaling group cannot be renamed, so the
+ * provider replaces it). Not the launch template's version: a rotated SSH key makes a new key pair and so a new
+ * version, and must not cost the cluster its nodes (the group moves to the new version in place, for the nodes it
+ * launches later). The node count changes in place too. A newer default DLAMI does not change the template
+ * (ignoreChanges imageId); pin `cluster.aws.ami` to move on.
  */
-export const GROUP_REPLACEMENT: { replaceOnChanges: string[]; deleteBeforeReplace: true } = { replaceOnChanges: ["launchTemplate"], deleteBeforeReplace: true };
+export const GROUP_REPLACEMENT = { deleteBeforeReplace: true } as const;
+
+/** What the nodes are, for the group's name: a change here replaces every node. */
+export interface NodeShape {
+    /** the image the launch template holds (not the newest lookup, which the template ignores) */
+    imageId: string;
+    instanceType: string;
+    interfaces: ReadonlyArray<{ networkCardIndex: number; deviceIndex: number; interfaceType: string }>;
+    rootVolumeGiB: number;
+    placement: unknown;
+    instanceProfile: boolean;
+}
+
+/** `<cluster>-nodes-<8 hex of the shape's digest>-`: the group's name prefix. Pure. */
+export function groupNamePrefix(cluster: string, shape: NodeShape): string {
+    return `${cluster}-nodes-${sha256(stableJson(shape)).slice(0, 8)}-`;
+}
 
 /** One GPU node as EC2 has it. */
 export interface AwsNode {
