@@ -77,6 +77,8 @@ async function settle(c: ComponentModule.ClusterValidation) {
 
 test("registers the component and one local Command with exact inputs", async () => {
     commandStdout = "playbook output\nrdmakit-result: {\"pass\":true,\"busbwGBps\":487.9,\"sizeBytes\":17179869184,\"slowNodes\":[]}\n";
+    // written afresh by this program run, in the program's folder (the kit's root is elsewhere here)
+    fs.rmSync(path.join("out", "dev", "ansible-summarise.cjs"), { force: true });
     const c = new mod.ClusterValidation("val", args());
     const out = await settle(c);
     assert.deepEqual(out, { verdict: "PASS", busbw: 487.9, size: 17179869184, slow: [] });

@@ -412,9 +412,10 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
         // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
+        // written from here (the program's folder), named to the command from where it runs (the kit's root)
         const summariser = path.join(outFromRun, SUMMARISER_NAME);
         fs.mkdirSync(this.reportDir, { recursive: true });
-        fs.writeFileSync(summariser, summariserScript());
+        fs.writeFileSync(path.join(this.reportDir, SUMMARISER_NAME), summariserScript());
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
