@@ -44,6 +44,8 @@ function isSecretConfig(key: string): boolean {
 export const fabric = cluster.plan.fabric;
 export const nodes = cluster.plan.nodes;
 export const nodePrivateIps = cluster.nodePrivateIps;
+/** name, address and cloud instance id of every node: a node the cloud replaced shows here with its new id */
+export const nodeInstances = cluster.nodeInstances;
 export const entryAddress = cluster.entryAddress;
 export const sshUser = cluster.plan.sshUser;
 export const ncclEnv = cluster.plan.ncclEnv;

@@ -5,7 +5,7 @@ import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, sha256 } from "./provision/ansible";
-import { nodeInventory } from "./provision/nodes";
+import { NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
 import { RoceCluster } from "./roce/cluster";
 import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -73,6 +73,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly sshUser: string;
     /** Private addresses of the GPU nodes (bare metal: the host addresses). */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /**
+     * Every GPU node: inventory name, address and, on a cloud, its instance id as the cloud lists it at this
+     * `pulumi up`. The ids are the nodes' identity: when the cloud replaces a node, the next `pulumi preview` shows the
+     * new id here, and the next `pulumi up` provisions and validates again (the inventory carries the ids).
+     */
+    public readonly nodeInstances: pulumi.Output<NodeInstance[]>;
     /** Bastion / jump host address, when the fabric has one. */
     public readonly entryAddress: pulumi.Output<string | undefined>;
     /** The NCCL environment every rank runs with. */
@@ -103,11 +109,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let software: AnsiblePlaybook | undefined;
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
+        let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
                 fabric = aws;
                 this.nodePrivateIps = aws.nodePrivateIps;
+                instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 break;
             }
@@ -115,6 +123,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const az = new AzureInfinibandCluster(`${name}-azure`, { spec }, parent);
                 fabric = az;
                 this.nodePrivateIps = az.nodePrivateIps;
+                instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 break;
             }
@@ -126,10 +135,14 @@ export class RdmaCluster extends pulumi.ComponentResource {
             }
         }
         this.entryAddress = entryAddress ?? pulumi.output(undefined);
-        const entry = plan.entry ? { address: this.entryAddress, user: plan.entry.user } : undefined;
+        this.nodeInstances = pulumi.all([this.nodePrivateIps, instanceIds]).apply(([ips, ids]) => nodeInstances(plan, ips, ids));
+        const entry = plan.entry && plan.entry.kind !== "ssm" ? { address: this.entryAddress, user: plan.entry.user } : undefined;
+        // the stack's AWS CLI profile, if its provider uses one, for the Session Manager hop of each SSH connection
+        const awsProfile = new pulumi.Config("aws").get("profile");
+        const ssm = plan.entry?.kind === "ssm" ? { region: plan.entry.region, ...(awsProfile ? { profile: awsProfile } : {}) } : undefined;
 
         if (spec.provision) {
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry);
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm);
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -154,6 +167,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         parts.set(this, { spec, plan, fabric, software });
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
+            nodeInstances: this.nodeInstances,
             entryAddress: this.entryAddress,
             ncclEnv: plan.ncclEnv,
             validation: this.validation,

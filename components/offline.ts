@@ -3,6 +3,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as YAML from "yaml";
 import { awsCloudCheckList } from "./aws/cloud";
+import { azureCloudCheckList } from "./azure/cloud";
 import { fabricIssues } from "./checks";
 import { SpecError } from "./errors";
 import { withDependencies } from "./record";
@@ -240,6 +241,10 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
     if (r.spec.fabric === "aws-efa") {
         lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
         for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);
+    }
+    if (r.spec.fabric === "azure-ib") {
+        lines.push("", "asked of Azure at pulumi up, before anything is created (not checked offline):");
+        for (const c of azureCloudCheckList(r.spec)) lines.push(`  - ${c}`);
     }
     lines.push(...extra);
     return lines.join("\n");

@@ -338,7 +338,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
         });
     }
     issues.push(...softwareIssues(spec));
-    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user, spec.software, spec.provision));
+    if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
         issues.push(...checkRoceSpec(spec.roce));
@@ -384,7 +384,7 @@ export function versionLess(a: string, b: string): boolean {
     return false;
 }
 
-function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined, sw: ClusterSpec["software"], provision: boolean): SpecIssue[] {
+function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const p = "cluster.aws";
     const type = awsInstanceType(aws.instanceType);
@@ -429,13 +429,6 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined, s
     }
     if (zones.length === 1 && zones[0] !== aws.availabilityZone) {
         issues.push({ path: `${p}.network.subnets[0].availabilityZone`, value: zones[0], message: `differs from cluster.aws.availabilityZone (${aws.availabilityZone})`, allowed: aws.availabilityZone });
-    }
-    if (aws.access === "ssm" && provision && subnets.length === 0) {
-        issues.push({
-            path: `${p}.access`, value: "ssm",
-            message: "leaves Ansible no way to reach nodes in the private subnet the kit creates (no bastion, no route from you)",
-            allowed: "bastion (the default), or ssm with your own VPC in cluster.aws.network that you reach over VPN",
-        });
     }
     if (subnets.length > 0 && !aws.network.vpcId) {
         issues.push({ path: `${p}.network.vpcId`, message: "is missing: an existing subnet needs its VPC id", allowed: "vpc-..." });

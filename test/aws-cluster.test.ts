@@ -84,8 +84,19 @@ before(async () => {
             return {};
         },
     }, "rdmakit", "test", false);
+    // the resource options as the engine receives them (the mock's newResource sees only the inputs)
+    const monitor = (pulumi.runtime as unknown as { getMonitor(): any }).getMonitor();
+    const register = monitor.registerResource.bind(monitor);
+    monitor.registerResource = (req: any, cb: unknown) => {
+        options.set(req.getName(), {
+            replaceOnChanges: req.getReplaceonchangesList(), deleteBeforeReplace: req.getDeletebeforereplace(),
+            ignoreChanges: req.getIgnorechangesList(), dependsOn: req.getDependenciesList(),
+        });
+        return register(req, cb);
+    };
     mod = await import("../components/aws/cluster");
 });
+const options = new Map<string, { replaceOnChanges: string[]; deleteBeforeReplace: boolean; ignoreChanges: string[]; dependsOn: string[] }>();
 
 beforeEach(() => {
     registered = [];
@@ -100,8 +111,8 @@ function raw(instanceType: string, aws: Record<string, unknown> = {}, top: Recor
         ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
         aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType, ...aws },
         tags: { team: "ml" },
-        // Blackwell needs a newer CUDA than the default pin (catalog minVersions); SSM without the user's own VPC
-        // leaves Ansible no way in, so those specs only build the fabric
+        // Blackwell needs a newer CUDA than the default pin (catalog minVersions); the SSM specs here test the fabric
+        // only (test/cluster.test.ts runs Ansible's inventory through Session Manager)
         ...(instanceType.startsWith("p6-") ? { software: { cudaVersion: "13.0" } } : {}),
         ...(aws.access === "ssm" ? { provision: false } : {}),
         ...top,
@@ -231,10 +242,13 @@ describe("security groups", () => {
     test("with access ssm: no bastion, no SSH ingress from anywhere, SSM instance profile", async () => {
         const { c } = await build(raw("p5.48xlarge", { access: "ssm" }));
         assert.equal(ofType(T.instance).length, 0);
-        assert.equal(ofType(T.sg).length, 1);
-        // the only ingress is the EFA group's own (all protocols from itself): nothing from allowedCidrs, no port 22
-        const ingress = registered.filter((r) => r.type === T.ingress);
-        assert.deepEqual(ingress.map((r) => [r.inputs.ipProtocol, r.inputs.cidrIpv4, r.inputs.fromPort]), [["-1", undefined, undefined]]);
+        const efa = one(T.sg, "-efa-sg");
+        // nothing opens port 22, from anywhere: Session Manager needs no inbound path to the nodes
+        const ssh = registered.filter((r) => r.type === T.ingress && r.inputs.ipProtocol !== "-1" && r.inputs.fromPort <= 22 && r.inputs.toPort >= 22);
+        assert.deepEqual(ssh.map((r) => r.name), []);
+        // the EFA group's only ingress is its own (all protocols from itself)
+        const onEfa = registered.filter((r) => r.type === T.ingress && r.inputs.securityGroupId === efa.id);
+        assert.deepEqual(onEfa.map((r) => [r.inputs.ipProtocol, r.inputs.cidrIpv4, r.inputs.referencedSecurityGroupId]), [["-1", undefined, efa.id]]);
         const role = one(T.role);
         assert.deepEqual(JSON.parse(role.inputs.assumeRolePolicy).Statement[0].Principal, { Service: "ec2.amazonaws.com" });
         const attach = one(T.attach);
@@ -243,6 +257,25 @@ describe("security groups", () => {
         assert.deepEqual(one(T.lt).inputs.iamInstanceProfile, { arn: profile.state.arn });
         assert.equal(await unwrap(c.bastionAddress), undefined);
         assert.equal(c.bastionUser, undefined);
+    });
+
+    test("with access ssm in the kit's VPC: interface endpoints for ssm, ssmmessages, ec2messages, HTTPS from the nodes only", async () => {
+        await build(raw("p5.48xlarge", { access: "ssm" }));
+        const efa = one(T.sg, "-efa-sg");
+        const sg = one(T.sg, "-ssm-endpoints-sg");
+        assert.equal(sg.inputs.vpcId, one(T.vpc).id);
+        const https = registered.filter((r) => r.type === T.ingress && r.inputs.securityGroupId === sg.id);
+        assert.deepEqual(https.map((r) => [r.inputs.ipProtocol, r.inputs.fromPort, r.inputs.toPort, r.inputs.referencedSecurityGroupId, r.inputs.cidrIpv4]),
+            [["tcp", 443, 443, efa.id, undefined]]);
+        const endpoints = ofType("aws:ec2/vpcEndpoint:VpcEndpoint");
+        assert.deepEqual(endpoints.map((e) => ({ ...e.inputs, tags: undefined })), ["ssm", "ssmmessages", "ec2messages"].map((svc) => ({
+            region: "us-east-2", vpcId: one(T.vpc).id, serviceName: `com.amazonaws.us-east-2.${svc}`, vpcEndpointType: "Interface",
+            privateDnsEnabled: true, subnetIds: [one(T.subnet, "-private").id], securityGroupIds: [sg.id], tags: undefined,
+        })));
+        // and none with a bastion, or in a VPC of your own
+        await build(raw("p5.48xlarge"));
+        await build(raw("p5.48xlarge", { access: "ssm", network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] } }));
+        assert.equal(ofType("aws:ec2/vpcEndpoint:VpcEndpoint").length, 3, "only the first cluster's three");
     });
 });
 
@@ -373,8 +406,8 @@ describe("nodes as one group", () => {
         assert.deepEqual(small.invokes, large.invokes);
         // and the list itself, so a per-node resource cannot sneak in at both sizes
         assert.deepEqual(small.names, [
-            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-efa-self-in",
-            "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
+            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-capacity",
+            "-efa-self-in", "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
             "-private", "-private-rt", "-private-rta", "-public", "-public-rt", "-public-rta", "-ssh-from-bastion", "-vpc",
         ]);
         // the AMI lookups, the group's IPs, and the three questions asked of AWS first (components/aws/cloud.ts)
@@ -384,13 +417,53 @@ describe("nodes as one group", () => {
         assert.equal((await unwrap(large.c.nodePrivateIps)).length, 512);
     });
 
-    test("the group runs the launch template's latest version and waits for its capacity", async () => {
+    test("the group runs the launch template's latest version; the kit's command waits for its capacity", async () => {
         await build(raw("p5.48xlarge"));
         const asg = one(T.asg).inputs;
         const lt = one(T.lt);
         assert.deepEqual(asg.launchTemplate, { id: lt.id, version: "3" });
-        assert.equal(asg.waitForCapacityTimeout, "30m");
+        // the provider does not wait (it would time out without AWS's reason); the capacity command does
+        assert.equal(asg.waitForCapacityTimeout, "0");
+        assert.equal(asg.ignoreFailedScalingActivities, true);
         assert.equal(asg.healthCheckType, "EC2");
+        const wait = one("command:local:Command", "-capacity").inputs;
+        assert.deepEqual(wait.interpreter, ["node", "-e"]);
+        assert.deepEqual(wait.environment, {
+            RDMAKIT_GROUP: one(T.asg).state.name, RDMAKIT_DESIRED: "4", RDMAKIT_TEMPLATE_VERSION: "3", RDMAKIT_REGION: "us-east-2",
+            RDMAKIT_WAIT_SECONDS: "1800", RDMAKIT_POLL_SECONDS: "15",
+        });
+    });
+
+    test("a new node definition replaces the group, old group first; a rotated key or another node count does not", async () => {
+        const prefix = async (rawSpec: unknown) => {
+            await build(rawSpec);
+            const asg = ofType(T.asg).at(-1)!;
+            assert.equal(options.get(asg.name)!.deleteBeforeReplace, true, "old group first: a reservation has no room for both");
+            assert.deepEqual(options.get(asg.name)!.replaceOnChanges, []);
+            return asg.inputs.namePrefix as string;
+        };
+        const base = await prefix(raw("p5.48xlarge"));
+        assert.match(base, /^train-nodes-[0-9a-f]{8}-$/);
+        // the group's name carries the nodes' definition: an Auto Scaling group cannot be renamed, so it is replaced
+        const otherKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGw1p3bFf2B0z9Fv7lZ3a8l9s1Q0c2kYy4mX3tR6uV8w rotated";
+        assert.equal(await prefix({ ...raw("p5.48xlarge"), ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: otherKey } }), base, "a rotated key keeps the nodes");
+        assert.equal(await prefix(raw("p5.48xlarge", {}, { nodes: 6 })), base, "the count changes in place");
+        assert.notEqual(await prefix(raw("p5.48xlarge", { ami: "ami-0123456789abcdef0" })), base, "a pinned image replaces the nodes");
+        assert.notEqual(await prefix(raw("p5.48xlarge", { rootVolumeGiB: 400 })), base, "so does another root volume");
+        assert.notEqual(await prefix(raw("p5en.48xlarge")), base, "and another type");
+        // the default image lookup does not move the template (so neither the name): a newer DLAMI changes nothing
+        await build(raw("p5.48xlarge"));
+        assert.deepEqual(options.get(ofType(T.lt).at(-1)!.name)!.ignoreChanges, ["imageId"]);
+        // the wait comes after the group, and it is what the node lookup waits for
+        assert.ok(options.get(ofType("command:local:Command").at(-1)!.name)!.dependsOn.some((u) => u.endsWith(`::${ofType(T.asg).at(-1)!.name}`)));
+    });
+
+    test("the nodes are instance ids paired with their addresses, sorted by address", async () => {
+        const { c } = await build(raw("p5.48xlarge", {}, { nodes: 3 }));
+        // the mock lists 10.0.0.84 (i-0), 10.0.0.47 (i-1), 10.0.0.10 (i-2)
+        assert.deepEqual(await unwrap(c.nodes), [
+            { instanceId: "i-2", privateIp: "10.0.0.10" }, { instanceId: "i-1", privateIp: "10.0.0.47" }, { instanceId: "i-0", privateIp: "10.0.0.84" },
+        ]);
     });
 
     test("private IPs come from one lookup of the group, sorted", async () => {
@@ -435,6 +508,8 @@ describe("AMI, region, given network", () => {
         await build(raw("p5.48xlarge", { access: "ssm" }));
         for (const r of registered) {
             if (r.type === T.component) continue;
+            // the capacity wait is a local command: the region is its environment's
+            if (r.type === "command:local:Command") { assert.equal(r.inputs.environment.RDMAKIT_REGION, "us-east-2"); continue; }
             const want = r.type.startsWith("aws:iam/") ? undefined : "us-east-2";
             assert.equal(r.inputs.region, want, `${r.type} ${r.name}`);
         }

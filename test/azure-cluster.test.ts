@@ -2,10 +2,11 @@ import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
+import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
- * one lookup command answers like `az vmss nic list --query ...` for the capacity it is given.
+ * ARM answers (a stand-in fetch) list the scale set's NICs for the capacity it was given.
  */
 
 interface Registered {
@@ -18,18 +19,23 @@ const registered: Registered[] = [];
 const SUB = "00000000-1111-2222-3333-444444444444";
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
 
-/** What `az vmss nic list --query` prints for n NICs: unsorted, with both field spellings. */
-function nicListStdout(n: number): string {
-    const rows = Array.from({ length: n }, (_, i) => (i % 2 ? [null, `${nicBase}${4 + i}`] : [`${nicBase}${4 + i}`, null]));
-    return JSON.stringify(rows.reverse());
+/** The scale set's NICs as ARM lists them for n VMs: VM i at .(4+i), listed in reverse. */
+function nicsOf(vmssName: string) {
+    const vmss = registered.find((r) => r.type === "azure-native:compute:VirtualMachineScaleSet" && `${r.name}-a1b2c3` === vmssName);
+    const n = Number(vmss?.inputs.sku.capacity ?? 0);
+    return vmssNics("mock-rg", vmssName, Array.from({ length: n }, (_, i) => `${nicBase}${4 + i}`)).reverse();
 }
 
 /** First three octets of the mocked NIC addresses (Azure hands out .4 upwards in the nodes' subnet). */
 let nicBase = "10.10.0.";
 
 let mod: typeof import("../components/azure/cluster");
+const invokes: string[] = [];
+// ARM's answers that fit: the size offered in eastus, room in the family quota for 90 nodes
+const arm = armFetch({ skus: [h100Sku()], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v) });
 
 before(async () => {
+    globalThis.fetch = arm.impl;
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
@@ -41,11 +47,14 @@ before(async () => {
                 const id = `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${args.type}/${name}`;
                 if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = args.name.endsWith("-jump-ip") ? "20.30.40.50" : "20.30.40.51";
                 if (args.type === "azure-native:compute:VirtualMachineScaleSet") state.uniqueId = `uid-${args.name}`;
-                if (args.type === "command:local:Command") state.stdout = nicListStdout(Number(args.inputs.environment.RDMAKIT_CAPACITY));
                 return { id, state };
             },
             call(args: pulumi.runtime.MockCallArgs) {
-                throw new Error(`unexpected invoke ${args.token}: the component makes no invokes`);
+                invokes.push(args.token);
+                // the subscription and the ARM token the pre-create checks use (components/azure/cloud.ts)
+                if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
+                if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
+                throw new Error(`unexpected invoke ${args.token}`);
             },
         },
         "rdmakit",
@@ -95,6 +104,7 @@ async function build(name: string, spec: ReturnType<typeof azureSpec>) {
     return { cluster, out, mine, one };
 }
 
+const one0 = (rs: Registered[], type: string) => rs.filter((r) => r.type === type)[0];
 const idOf = (type: string, name: string) => `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${type}/${name}-a1b2c3`;
 
 test("the scale set is one Uniform, single-placement-group IB partition with exactly the planned settings", async () => {
@@ -225,18 +235,16 @@ test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", 
 });
 
 test("node IPs come from one lookup of the scale set, sorted by address; outputs name the fabric", async () => {
-    const { one, out, mine } = await build("ips", azureSpec("ips", 12));
-    const cmd = one("command:local:Command");
-    assert.equal(cmd.name, "ips-node-ips");
-    assert.match(cmd.inputs.create, /az vmss nic list --subscription "\$RDMAKIT_SUBSCRIPTION" --resource-group "\$RDMAKIT_RESOURCE_GROUP" --vmss-name "\$RDMAKIT_VMSS"/);
-    assert.deepEqual(cmd.inputs.environment, {
-        RDMAKIT_SUBSCRIPTION: SUB,
-        RDMAKIT_RESOURCE_GROUP: "ips-rg-a1b2c3",
-        RDMAKIT_VMSS: "ips-vmss-a1b2c3",
-        RDMAKIT_VMSS_UNIQUE_ID: "uid-ips-vmss",
-        RDMAKIT_CAPACITY: "12",
-    });
-    assert.equal(cmd.inputs.addPreviousOutputInEnv, false);
+    const { out, mine, cluster } = await build("ips", azureSpec("ips", 12));
+    // one list of the scale set's NICs, with the provider's token; no command, no per-VM lookup
+    const lists = arm.seen.filter((x) => x.url.includes("/virtualMachineScaleSets/ips-vmss-a1b2c3/networkInterfaces"));
+    assert.deepEqual(lists.map((x) => x.url), [`https://management.azure.com/subscriptions/${SUB}/resourceGroups/ips-rg-a1b2c3/providers/microsoft.Compute/virtualMachineScaleSets/ips-vmss-a1b2c3/networkInterfaces?api-version=2018-10-01`]);
+    assert.equal(lists[0].auth, `Bearer ${CLIENT_TOKEN.token}`);
+    assert.equal(mine.filter((r) => r.type.startsWith("command:")).length, 0);
+    // instance ids: VM i at .(4+i), listed in reverse and sorted back by address
+    assert.deepEqual((await unwrap(cluster.nodes)).slice(0, 2), [{ instanceId: "0", privateIp: "10.10.0.4" }, { instanceId: "1", privateIp: "10.10.0.5" }]);
+    // the pinned image version of the plan (the mock's scale set answers no exactVersion)
+    assert.equal(await unwrap(cluster.imageVersion), one0(mine, "azure-native:compute:VirtualMachineScaleSet").inputs.virtualMachineProfile.storageProfile.imageReference.version);
     assert.equal(mine.filter((r) => r.type.startsWith("azure-native:compute:VirtualMachineScaleSetVM")).length, 0);
     assert.deepEqual(out.nodePrivateIps, Array.from({ length: 12 }, (_, i) => `10.10.0.${4 + i}`));
     assert.equal(out.resourceGroupName, "ips-rg-a1b2c3");
@@ -268,7 +276,6 @@ test("the resource count and types are the same at 4 and 90 nodes", async () => 
         "azure-native:network:Subnet -subnet",
         "azure-native:network:VirtualNetwork -vnet",
         "azure-native:resources:ResourceGroup -rg",
-        "command:local:Command -node-ips",
         "rdmakit:index:AzureInfinibandCluster ",
     ]);
     assert.equal(ninety.one("azure-native:compute:VirtualMachineScaleSet").inputs.sku.capacity, 90);
@@ -281,7 +288,7 @@ test("an existing resource group is used, not created", async () => {
     assert.equal(out.resourceGroupName, "gpu-rg");
     assert.equal(one("azure-native:compute:VirtualMachineScaleSet").inputs.resourceGroupName, "gpu-rg");
     assert.equal(one("azure-native:network:VirtualNetwork").inputs.resourceGroupName, "gpu-rg");
-    assert.equal(mine.length, 11);
+    assert.equal(mine.length, 10);
 });
 
 /** Runs the constructor, expecting InputPropertiesError; returns its property paths. Nothing may be registered. */
@@ -297,6 +304,15 @@ function refused(name: string, spec: any): { paths: string[]; message: string } 
     assert.equal(registered.length, before, "nothing registered");
     return { paths: err.errors.map((e) => e.propertyPath), message: err.message };
 }
+
+test("Azure is asked first, with the provider's subscription and token: the size in the location, the quotas", async () => {
+    await build("asked", azureSpec("asked", 4));
+    assert.ok(invokes.includes("azure-native:authorization:getClientConfig") && invokes.includes("azure-native:authorization:getClientToken"));
+    const urls = arm.seen.map((x) => x.url);
+    assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20'eastus'`), urls.join("\n"));
+    assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/locations/eastus/usages?api-version=2024-07-01`), urls.join("\n"));
+    assert.ok(arm.seen.every((x) => x.auth === `Bearer ${CLIENT_TOKEN.token}`));
+});
 
 test("bad input is refused before anything is created, with the field named", () => {
     const aws = parseClusterSpec({

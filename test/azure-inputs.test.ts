@@ -6,7 +6,8 @@ import { parse as parseYaml } from "yaml";
 import { SpecError } from "../components/errors";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { NIC_IP_QUERY, nodeIpLookupScript, parseNodeIps, subscriptionOf } from "../components/azure/nodeIps";
+import { parseNodeNics, subscriptionOf, vmssNicListUrl } from "../components/azure/nodeIps";
+import { vmssNics } from "./fixtures/azure/arm-answers";
 import { computerNamePrefix, layoutIssues, nsgRules } from "../components/azure/settings";
 import { azureFabricSummary } from "../components/azure/summary";
 
@@ -152,19 +153,22 @@ test("computer name prefix fits Azure's 15 characters without a trailing hyphen"
     assert.equal(computerNamePrefix("abcdefghijklmn-x"), "abcdefghijklmn");
 });
 
-test("node IP lookup: one az call with inputs from the environment; output parsed, checked and sorted", () => {
-    const script = nodeIpLookupScript();
-    assert.equal(script.match(/az vmss nic list/g)?.length, 1);
-    assert.ok(script.includes(`--query '${NIC_IP_QUERY}'`));
-    assert.ok(script.includes('--vmss-name "$RDMAKIT_VMSS"') && script.includes('--subscription "$RDMAKIT_SUBSCRIPTION"'));
+test("node lookup: one ARM list of the scale set's NICs; instance ids and addresses checked and sorted", () => {
+    assert.equal(vmssNicListUrl("sub-1", "rg 1", "vmss1"),
+        "https://management.azure.com/subscriptions/sub-1/resourceGroups/rg%201/providers/microsoft.Compute/virtualMachineScaleSets/vmss1/networkInterfaces?api-version=2018-10-01");
     const expect = { nodes: 3, subnetCidr: "10.10.0.0/24", vmss: "vmss1" };
-    // both spellings of the field, unsorted: 10.10.0.10 sorts after 10.10.0.9 by address, not by text
-    assert.deepEqual(parseNodeIps('[["10.10.0.10", null], [null, "10.10.0.9"], ["10.10.0.4", null]]', expect), ["10.10.0.4", "10.10.0.9", "10.10.0.10"]);
-    assert.throws(() => parseNodeIps('[["10.10.0.4", null]]', expect), /has 1 node NIC, expected 3/);
-    assert.throws(() => parseNodeIps('[["10.10.1.4", null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /10\.10\.1\.4, outside the nodes' subnet 10\.10\.0\.0\/24/);
-    assert.throws(() => parseNodeIps('[[null, null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /NIC 0 of vmss1 has no private IPv4 address/);
-    assert.throws(() => parseNodeIps("ERROR: (AuthorizationFailed)", expect), /did not print JSON/);
-    assert.throws(() => parseNodeIps('[["10.10.0.5", null], ["10.10.0.5", null], ["10.10.0.6", null]]', expect), /same private IP twice/);
+    // VM 0 at .10, VM 1 at .9, VM 2 at .4: 10.10.0.10 sorts after 10.10.0.9 by address, not by text
+    assert.deepEqual(parseNodeNics(vmssNics("rg", "vmss1", ["10.10.0.10", "10.10.0.9", "10.10.0.4"]), expect), [
+        { instanceId: "2", privateIp: "10.10.0.4" }, { instanceId: "1", privateIp: "10.10.0.9" }, { instanceId: "0", privateIp: "10.10.0.10" },
+    ]);
+    assert.throws(() => parseNodeNics(vmssNics("rg", "vmss1", ["10.10.0.4"]), expect), /has 1 node NIC, expected 3/);
+    assert.throws(() => parseNodeNics(vmssNics("rg", "vmss1", ["10.10.1.4", "10.10.0.5", "10.10.0.6"]), expect), /10\.10\.1\.4, outside the nodes' subnet 10\.10\.0\.0\/24/);
+    const noIp = vmssNics("rg", "vmss1", ["10.10.0.4", "10.10.0.5", "10.10.0.6"]);
+    delete (noIp[0].properties.ipConfigurations[0].properties as { privateIPAddress?: string }).privateIPAddress;
+    assert.throws(() => parseNodeNics(noIp, expect), /nic of vmss1 has no private IPv4 address/);
+    const noVm = vmssNics("rg", "vmss1", ["10.10.0.4", "10.10.0.5", "10.10.0.6"]).map((n) => ({ ...n, properties: { ...n.properties, virtualMachine: {} } }));
+    assert.throws(() => parseNodeNics(noVm, expect), /belongs to no scale-set VM/);
+    assert.throws(() => parseNodeNics(vmssNics("rg", "vmss1", ["10.10.0.5", "10.10.0.5", "10.10.0.6"]), expect), /same private IP twice/);
     assert.equal(subscriptionOf("/subscriptions/1234-ab/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/v"), "1234-ab");
     assert.throws(() => subscriptionOf("vmss1"), /not an Azure resource id/);
 });

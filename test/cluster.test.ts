@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { readAnsibleRunInput } from "../components/provision/ansible";
+import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -16,21 +17,23 @@ import { readAnsibleRunInput } from "../components/provision/ansible";
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
+/** the instance ids EC2 lists for NODE_IPS (a test replaces one) */
+let nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
 
 let mod: typeof ClusterModule;
 
 before(async () => {
+    // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's four NICs
+    globalThis.fetch = armFetch({
+        skus: [h100Sku()], usages: usages(0, 960),
+        nics: (vmss) => vmssNics("demo", vmss, ["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"]),
+    }).impl;
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
             const state: Record<string, any> = { ...args.inputs };
             if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
             if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
-            // the Azure component lists the scale set's NICs with one command; answer as the CLI would
-            if (args.type === "command:local:Command" && args.name.endsWith("-node-ips")) {
-                // rows as the JMESPath query prints them: [privateIPAddress, privateIpAddress], in the 10.10.0.0/24 subnet
-                state.stdout = JSON.stringify(["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"].map((ip) => [ip, null]));
-            }
             const id = args.type.startsWith("azure-native:")
                 ? `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/demo/providers/${args.type}/${args.name}`
                 : `${args.name}-id`;
@@ -38,7 +41,9 @@ before(async () => {
         },
         call(args) {
             if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
-            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS };
+            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: nodeIds, privateIps: NODE_IPS };
+            if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
+            if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
             return {};
         },
     }, "rdmakit", "test", false);
@@ -123,6 +128,50 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     assert.equal(hosts.gpu01.nccl_conf.NCCL_IB_TC, "106");
     // switches are pushed by the RoCE component, one command per switch (two leaves and the spine)
     assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 3);
+});
+
+test("AWS: a node the group replaced at the same address changes the inventory, so software and validation run again", async () => {
+    async function up() {
+        registered = [];
+        const c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
+        const instances = await unwrap(c.nodeInstances);
+        await settle();
+        const run = registered.find((r) => r.name === "demo-software-run")!;
+        const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+        return { instances, run: envOf(run).RDMAKIT_INVENTORY_HASH, triggers: nccl.inputs.triggers, stdin: run.inputs.stdin };
+    }
+    try {
+        const first = await up();
+        assert.deepEqual(first.instances.map((n) => [n.address, n.instanceId]), NODE_IPS.map((ip, i) => [ip, `i-${i}`]));
+        const hosts = parseYaml(readAnsibleRunInput(first.stdin).inventory).all.hosts;
+        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3"]);
+        assert.deepEqual((await up()).run, first.run, "the same nodes: nothing to run again");
+        nodeIds = ["i-0", "i-1", "i-2", "i-9"];
+        const replaced = await up();
+        assert.equal(replaced.instances[3].instanceId, "i-9");
+        assert.equal(replaced.instances[3].address, "10.0.0.24", "the replacement took the old address");
+        assert.notEqual(replaced.run, first.run, "the software step's input changed");
+        assert.notDeepEqual(replaced.triggers, first.triggers, "validation runs again");
+    } finally {
+        nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
+    }
+});
+
+test("AWS access ssm: Ansible reaches each node by instance id through Session Manager; nccl-tests use the private IPs", async () => {
+    const spec = example("aws-p5.yaml");
+    spec.aws.access = "ssm";
+    const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
+    await unwrap(c.nodeInstances);
+    await settle();
+    assert.ok(!registered.some((r) => r.type === "aws:ec2/instance:Instance"), "no bastion");
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
+    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o StrictHostKeyChecking=accept-new " +
+        "-o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
+    assert.deepEqual(vars.nccl_validate_hosts.map((h: any) => h.address), NODE_IPS, "mpirun between nodes over their private addresses");
 });
 
 test("provision: false creates only the fabric", async () => {

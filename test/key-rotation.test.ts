@@ -9,6 +9,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
+import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 interface Registered { type: string; name: string; inputs: Record<string, unknown> }
 let registered: Registered[] = [];
@@ -16,10 +17,13 @@ let mod: typeof ClusterModule;
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
 
 before(async () => {
+    // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's NICs (components/azure/cloud.ts)
+    globalThis.fetch = armFetch({ skus: [h100Sku()], usages: usages(0, 96 * 100), nics: (v) => vmssNics("demo", v, ["10.10.0.4", "10.10.0.5", "10.10.0.6", "10.10.0.7"]) }).impl;
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
             const state: Record<string, unknown> = { ...args.inputs };
+            if (args.type.startsWith("azure-native:")) state.name = args.inputs.resourceGroupName ?? args.name;
             if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
             if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
             if (args.type === "command:local:Command" && args.name.endsWith("-node-ips")) {
@@ -33,6 +37,8 @@ before(async () => {
         call(args) {
             if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
             if (args.token === "aws:ec2/getInstances:getInstances") return { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS };
+            if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
+            if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
             return {};
         },
     }, "rdmakit", "rotate", false);

@@ -132,7 +132,6 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["NCCL build for a CUDA released after it", () => edit(awsSpec(), (s) => { s.aws.ami = "ami-0123456789abcdef0"; s.software = { ncclVersion: "2.23.4-1", cudaVersion: "13.0" }; }), "cluster.software.ncclVersion", ["cannot exist", "2.28.9-1+cuda13.0"]],
     ["NCCL below the held one on ubuntu-hpc", () => edit(azureSpec(), (s) => (s.software = { ncclVersion: "2.23.4-1", replace: ["nccl"] })), "cluster.software.ncclVersion", ["never downgrades", ">= 2.30.4-1"]],
     ["driver branch sideways on ubuntu-hpc", () => edit(azureSpec(), (s) => (s.software = { driverBranch: "595" })), "cluster.software.driverBranch", ["580.126.16", "cluster.software.replace"]],
-    ["SSM with the kit's own VPC", () => edit(awsSpec(), (s) => (s.aws.access = "ssm")), "cluster.aws.access", ["bastion", "VPN"]],
     ["sweep larger than the GPU holds", () => edit(awsSpec(), (s) => { s.aws.instanceType = "p4d.24xlarge"; s.validation = { maxBytes: 17179869184 }; }), "cluster.validation.maxBytes", ["A100-40GB", "8 GiB"]],
     ["sweep end not a power of two", () => edit(awsSpec(), (s) => (s.validation = { maxBytes: 12 * 1024 ** 3 })), "cluster.validation.maxBytes", ["power of two"]],
     ["tag key the cloud refuses", () => edit(awsSpec(), (s) => (s.tags = { "aws:team": "ml" })), "cluster.tags.aws:team", ["aws:"]],

@@ -78,16 +78,20 @@ async function settle(c: ComponentModule.ClusterValidation) {
 
 test("registers the component and one local Command with exact inputs", async () => {
     commandStdout = "playbook output\nrdmakit-result: {\"pass\":true,\"busbwGBps\":487.9,\"sizeBytes\":17179869184,\"slowNodes\":[]}\n";
+    // written afresh by this program run, in the program's folder (the kit's root is elsewhere here)
+    fs.rmSync(path.join("out", "dev", "ansible-summarise.cjs"), { force: true });
     const c = new mod.ClusterValidation("val", args());
     const out = await settle(c);
     assert.deepEqual(out, { verdict: "PASS", busbw: 487.9, size: 17179869184, slow: [] });
     assert.deepEqual(registered.map((r) => [r.type, r.name]), [["rdmakit:index:ClusterValidation", "val"], ["command:local:Command", "val-nccl"]]);
     const cmd = registered[1].inputs;
     assert.equal(cmd.create, mod.VALIDATE_SCRIPT);
-    assert.equal(cmd.dir, ROOT);
+    // every path relative: the command runs in the kit's root as seen from the program's folder
+    assert.equal(cmd.dir, path.relative(process.cwd(), ROOT));
     assert.deepEqual(cmd.interpreter, ["ssh-agent", "/bin/bash", "-c"]);
-    // reports go to the program's own out/<stack>, not the kit's folder
-    const outDir = path.resolve("out", "dev");
+    // reports go to the program's own out/<stack>, not the kit's folder; given relative to where the command runs
+    const outDir = path.relative(ROOT, path.resolve("out", "dev"));
+    assert.ok(!path.isAbsolute(outDir));
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
     // inventory and variables travel on stdin (no size limit), their digests in the environment and the triggers
@@ -109,16 +113,18 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_KEY_NAME: "val-nccl",
         RDMAKIT_RERUN_ON: "",
         RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
-        ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
+        ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });
     assert.deepEqual(cmd.triggers, [digest, invDigest, expectJson, "--fabric efa --nodes 4 --gpus-per-node 8"]);
     assert.equal(cmd.addPreviousOutputInEnv, false);
-    assert.equal(c.reportDir, outDir);
+    assert.equal(c.reportDir, path.join("out", "dev"));
     // the summariser the script runs on a failed playbook is the provision step's, written beside the reports
-    assert.equal(fs.readFileSync(path.join(outDir, "ansible-summarise.cjs"), "utf8"), summariserScript());
+    assert.equal(fs.readFileSync(path.join("out", "dev", "ansible-summarise.cjs"), "utf8"), summariserScript());
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
-    assert.match(mod.VALIDATE_SCRIPT, /ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" >"\$log" 2>&1 9>&- &/);
+    // with the logs' folder made absolute at run time (fetch would take a relative one from the playbook's folder);
+    // no --private-key: the key is in the run's agent only
+    assert.match(mod.VALIDATE_SCRIPT, /\nout_abs=\$\(cd "\$RDMAKIT_OUT" && pwd\) \|\| exit 1\nansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" -e "nccl_validate_out_dir=\$out_abs\/nccl" >"\$log" 2>&1 9>&- &/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
     assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 9>&- \|\| exit 1\nexec 3<&-\n/);
@@ -129,15 +135,20 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.equal(mod.fabricReportArgs({ fabric: "roce", hosts: ["a", "b", "c"], gpusPerNode: 4 }), "--fabric roce --nodes 3 --gpus-per-node 4");
 });
 
-test("a relative repo root becomes absolute (the command runs in the repo root, not the program's folder)", async () => {
+test("a relative and an absolute repo root give the same command inputs, none of them absolute", async () => {
     const rel = path.relative(process.cwd(), ROOT);
     assert.ok(!path.isAbsolute(rel));
     commandStdout = "";
     await settle(new mod.ClusterValidation("rel", args({ repoRoot: rel })));
-    const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
-    assert.equal(cmd.dir, ROOT);
-    assert.equal(cmd.environment.RDMAKIT_OUT, path.resolve("out", "dev"));
-    assert.equal(cmd.environment.ANSIBLE_CONFIG, path.join(ROOT, "playbooks", "ansible.cfg"));
+    await settle(new mod.ClusterValidation("abs", args({ repoRoot: ROOT })));
+    const [a, b] = registered.filter((r) => r.type === "command:local:Command").map((r) => r.inputs);
+    // the key's name is the component's ("rel-nccl", "abs-nccl"); everything else is equal
+    const withoutKeyName = (i: any) => ({ ...i, environment: { ...i.environment, RDMAKIT_KEY_NAME: undefined } });
+    assert.deepEqual(withoutKeyName(a), withoutKeyName(b));
+    assert.equal(a.dir, rel);
+    // the key socket is under $TMPDIR (keysocket.ts), never under the checkout
+    for (const [k, v] of Object.entries(a.environment as Record<string, string>)) if (k !== "RDMAKIT_KEY_SOCKET") assert.ok(!path.isAbsolute(v), `${k}=${v}`);
+    assert.ok(!JSON.parse(JSON.parse(a.stdin).extraVars).nccl_validate_out_dir.startsWith("/"));
 });
 
 test("the playbook variables: commands for the mpirun addresses, pair rounds by inventory name", () => {

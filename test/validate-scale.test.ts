@@ -87,7 +87,9 @@ test("1,024 nodes: no environment value or argument of the Command exceeds 32 Ki
     // stdin holds every variable: the whole host list, every pair, the commands
     const input = JSON.parse(cmd.stdin) as { inventory: string; extraVars: string };
     const vars = JSON.parse(input.extraVars) as ComponentModule.ValidationVars;
-    assert.deepEqual(vars, mod.validationVars(validationArgsFromPlan(plan, "big"), ips, path.resolve("out", "big", "nccl")));
+    assert.deepEqual(vars, mod.validationVars(validationArgsFromPlan(plan, "big"), ips,
+        // the program's out/<stack>, as the command sees it from the kit's root where it runs
+        path.join(path.relative(SCRATCH, path.resolve("out", "big")), "nccl")));
     assert.equal(vars.nccl_validate_hosts.length, 1024);
     assert.deepEqual(vars.nccl_validate_hosts[1023], { name: plan.validation.hostNames[1023], address: ips[1023] });
     assert.equal(vars.nccl_validate_pair_rounds.flat().length, 1024, "every node in two pairs");

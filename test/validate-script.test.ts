@@ -142,7 +142,7 @@ test("a healthy run: stdout is the nccl-report summary and its result line, noth
             'echo "TASK [nccl_validate : Run nccl-tests on this node alone] ****"',
             `cp ${JSON.stringify(single)} "$RDMAKIT_OUT/nccl/single-node-0.log"`,
             'echo "argv: $*" >&2',
-            'while [ $# -gt 0 ]; do [ "$1" = "-e" ] && cp "${2#@}" "$RDMAKIT_OUT/vars-seen.json"; shift; done',
+            'while [ $# -gt 0 ]; do case "$1$2" in -e@*) cp "${2#@}" "$RDMAKIT_OUT/vars-seen.json";; esac; shift; done',
         ].join("\n"));
         // the variables of a 2,048-node cluster: more than a pipe buffer (64 KiB), so the provider's write waits while the
         // script's prelude runs; all of it must arrive
@@ -154,9 +154,11 @@ test("a healthy run: stdout is the nccl-report summary and its result line, noth
         assert.equal(r.code, 0, r.stdout + r.stderr);
         assert.doesNotMatch(r.stdout + r.stderr, /PLAY \[|TASK \[|argv:/);
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");
-        // no --private-key: the key is in the run's agent only
-        const argv = /^argv: -i \S+ playbooks\/validate\.yml -e @(\S+)\/vars\.json$/m.exec(log);
+        // no --private-key (the key is in the run's agent only); the logs' folder comes last, made absolute by the
+        // script (fetch takes a relative one from the playbook's folder)
+        const argv = /^argv: -i \S+ playbooks\/validate\.yml -e @(\S+)\/vars\.json -e nccl_validate_out_dir=(\S+)$/m.exec(log);
         assert.ok(argv, log);
+        assert.equal(argv[2], path.join(fs.realpathSync(s.out), "nccl"));
         assert.match(log, /TASK \[nccl_validate : Run nccl-tests on this node alone\]/);
         assert.equal(fs.readFileSync(path.join(s.out, "vars-seen.json"), "utf8"), vars, "the variables arrive whole");
         assert.ok(!fs.existsSync(argv[1]), "the temporary folder with the variables is removed");

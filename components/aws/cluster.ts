@@ -1,5 +1,6 @@
 import * as aws from "@pulumi/aws";
 import * as pulumi from "@pulumi/pulumi";
+import * as local from "@pulumi/command/local";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { efaDeviceCount } from "../plan/aws";
@@ -9,7 +10,8 @@ import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { checkAwsClusterInput } from "./checks";
 import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
-import { carveVpc, isGravitonType, partitionOf, sortIpv4 } from "./network";
+import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
+import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
@@ -43,13 +45,6 @@ export interface AwsFabricSummary {
     busbwSource: string;
 }
 
-/**
- * How long `pulumi up` waits for every node of the group to be InService. The provider's default is 10 minutes;
- * 32-interface P5/P6 instances are often slower than that to launch, and a group that is still short of capacity
- * after half an hour is better reported as an error than waited on.
- */
-export const GROUP_CAPACITY_TIMEOUT = "30m";
-
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
 
 /**
@@ -65,6 +60,12 @@ const plans = new Internals<AwsEfaCluster, FabricPlan>();
 export class AwsEfaCluster extends pulumi.ComponentResource {
     /** private IPv4 of each node's primary interface, sorted; from one lookup of the group */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /**
+     * The nodes as EC2 has them at this `pulumi up`, in nodePrivateIps order: instance id and address. The instance
+     * ids are the nodes' identity: the inventory carries them, so a node the group replaced (new id, even at a reused
+     * address) makes the next `pulumi up` provision and validate again.
+     */
+    public readonly nodes: pulumi.Output<AwsNode[]>;
     /** public IP of the bastion; undefined with `access: ssm` */
     public readonly bastionAddress: pulumi.Output<string | undefined>;
     /** login user on the nodes */
@@ -109,19 +110,22 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const net = createNetwork(ctx);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
+        createSsmEndpoints(ctx, net, sg);
         const nodes = createNodes(ctx, net, sg, access, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
+        // Read at every pulumi up (an invoke is never cached), after the capacity wait: the group's members now.
         const found = aws.ec2.getInstancesOutput({
             region: ctx.region,
             filters: [{ name: "tag:aws:autoscaling:groupName", values: [nodes.group.name] }],
             instanceStateNames: ["running"],
-        }, { parent: this, dependsOn: [nodes.group] });
+        }, { parent: this, dependsOn: [nodes.group, nodes.capacity] });
 
         const allNodes = plan.validation.allNodes;
         plans.set(this, plan);
-        this.nodePrivateIps = found.privateIps.apply(sortIpv4);
+        this.nodes = pulumi.all([found.ids, found.privateIps]).apply(([ids, ips]) => pairNodes(ids, ips));
+        this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
@@ -146,6 +150,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
 
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
+            nodes: this.nodes,
             bastionAddress: this.bastionAddress,
             sshUser: this.sshUser,
             bastionUser: this.bastionUser,
@@ -244,7 +249,11 @@ interface Access {
 /**
  * The way in. `bastion`: a small instance in the public subnet, SSH from cluster.ssh.allowedCidrs only, IMDSv2,
  * encrypted root. `ssm`: no bastion; the nodes get an instance profile with AmazonSSMManagedInstanceCore
- * (source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-instance-permissions.html).
+ * (source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-instance-permissions.html), and
+ * Ansible's SSH runs inside Session Manager sessions (the inventory's ProxyCommand, provision/inventory.ts), which
+ * need the AWS CLI and its Session Manager plugin where pulumi up runs. The SSM Agent comes with the AMI: AWS lists
+ * it as preinstalled on Ubuntu Server 22.04 AMIs, which the DLAMI is built on
+ * (https://docs.aws.amazon.com/systems-manager/latest/userguide/ami-preinstalled-agent.html; a given AMI must have it).
  */
 function createAccess(ctx: Ctx, net: Network): Access {
     const { name, spec, region, parent } = ctx;
@@ -343,6 +352,37 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
     return sg;
 }
 
+/**
+ * The interface endpoints Session Manager needs, in the VPC the kit creates with `access: ssm`: the SSM Agent on
+ * each node talks to ssm, ssmmessages and ec2messages; with the endpoints (private DNS on) that traffic stays in the
+ * VPC instead of leaving through the NAT gateway, and the sessions Ansible opens do not depend on it.
+ * source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html (the three services,
+ * private DNS, HTTPS 443 from the instances); service names follow com.amazonaws.<region>.<service> (the pattern the
+ * provider's getVpcEndpointService `service` argument assumes, @pulumi/aws ec2/getVpcEndpointService.d.ts).
+ * In a VPC of your own (cluster.aws.network) the kit creates none: that network's way to SSM is yours.
+ */
+export const SSM_ENDPOINT_SERVICES = ["ssm", "ssmmessages", "ec2messages"] as const;
+
+function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): void {
+    const { name, spec, region, parent } = ctx;
+    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return;
+    const o = { parent };
+    const sg = new aws.ec2.SecurityGroup(`${name}-ssm-endpoints-sg`, {
+        region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: Session Manager endpoints, HTTPS from the nodes`,
+        tags: tagsFor(ctx, "ssm"),
+    }, o);
+    new aws.vpc.SecurityGroupIngressRule(`${name}-ssm-endpoints-https`, {
+        region, securityGroupId: sg.id, ipProtocol: "tcp", fromPort: 443, toPort: 443, referencedSecurityGroupId: nodeSg.id,
+        description: "HTTPS from the nodes' SSM Agent", tags: tagsFor(ctx, "ssm"),
+    }, o);
+    for (const svc of SSM_ENDPOINT_SERVICES) {
+        new aws.ec2.VpcEndpoint(`${name}-${svc}`, {
+            region, vpcId: net.vpcId, serviceName: region.apply((r) => `com.amazonaws.${r}.${svc}`), vpcEndpointType: "Interface",
+            privateDnsEnabled: true, subnetIds: [net.subnetId], securityGroupIds: [sg.id], tags: tagsFor(ctx, `ssm-${svc}`),
+        }, o);
+    }
+}
+
 /** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */
 interface Reservation {
     issues: pulumi.Output<SpecIssue[]>;
@@ -387,6 +427,8 @@ function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, pare
 interface Nodes {
     template: aws.ec2.LaunchTemplate;
     group: aws.autoscaling.Group;
+    /** waits until every node is InService (./lifecycle.ts CAPACITY_WAIT_SCRIPT) */
+    capacity: local.Command;
     placementGroup?: aws.ec2.PlacementGroup;
 }
 
@@ -442,8 +484,14 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         // replaces to another driver/EFA stack; pin cluster.aws.ami to change it on purpose
     }, spec.aws.ami === undefined ? { ...o, ignoreChanges: ["imageId"] } : o);
 
+    // the nodes' definition in the name: a new image, type, layout, volume or placement replaces the group (./lifecycle.ts)
+    const namePrefix = template.imageId.apply((imageId) => groupNamePrefix(spec.name, {
+        imageId: imageId ?? "", instanceType: plan.aws.instanceType, interfaces: plan.aws.interfaces, rootVolumeGiB: spec.aws.rootVolumeGiB,
+        placement: plan.aws.placement, instanceProfile: access.instanceProfileArn !== undefined,
+    }));
     const group = new aws.autoscaling.Group(`${name}-nodes`, {
         region,
+        namePrefix,
         minSize: spec.nodes,
         maxSize: spec.nodes,
         desiredCapacity: spec.nodes,
@@ -453,13 +501,31 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         ...(placementGroup ? { placementGroup: placementGroup.name }
             : reservation && plan.aws.placement.kind === "capacity-reservation" ? { placementGroup: reservation.placementGroup } : {}),
         healthCheckType: "EC2",
-        waitForCapacityTimeout: GROUP_CAPACITY_TIMEOUT,
-        // An insufficient-capacity or quota error of one launch is retried by the group; without this the provider
-        // fails on the first failed scaling activity while the group keeps retrying behind it. The wait still ends
-        // at waitForCapacityTimeout. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
+        // The provider does not wait ("0": skip all capacity waiting, @pulumi/aws autoscaling/group.d.ts
+        // waitForCapacityTimeout); the capacity command below does, and reports AWS's reason (./lifecycle.ts).
+        waitForCapacityTimeout: "0",
+        // Should the provider's wait ever be turned on again: a failed launch (capacity, quota) is retried by the
+        // group, so it must not fail the update. source: @pulumi/aws autoscaling/group.d.ts ignoreFailedScalingActivities
         ignoreFailedScalingActivities: true,
         tags: Object.entries({ ...ctx.tags, Name: `${spec.name}-nodes` }).map(([key, value]) => ({ key, value, propagateAtLaunch: false })),
-    }, o);
+    }, { ...o, ...GROUP_REPLACEMENT });
+    const profile = new pulumi.Config("aws").get("profile");
+    const capacity = new local.Command(`${name}-capacity`, {
+        create: CAPACITY_WAIT_SCRIPT,
+        interpreter: ["node", "-e"],
+        // what it waits for: a new group (name), another size or another template version runs it again
+        environment: {
+            RDMAKIT_GROUP: group.name,
+            RDMAKIT_DESIRED: String(spec.nodes),
+            RDMAKIT_TEMPLATE_VERSION: template.latestVersion.apply((v) => `${v}`),
+            RDMAKIT_REGION: region,
+            RDMAKIT_WAIT_SECONDS: String(GROUP_CAPACITY_WAIT_SECONDS),
+            RDMAKIT_POLL_SECONDS: String(GROUP_CAPACITY_POLL_SECONDS),
+            ...(profile ? { AWS_PROFILE: profile } : {}),
+        },
+        addPreviousOutputInEnv: false,
+        logging: "stderr",
+    }, { parent, dependsOn: [group] });
     if (reservation && plan.aws.placement.kind === "capacity-block") {
         // to zero before EC2 terminates the block's instances (./cloud.ts BLOCK_SCALE_IN_BEFORE_END_MINUTES)
         new aws.autoscaling.Schedule(`${name}-block-end`, {
@@ -472,5 +538,5 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
             desiredCapacity: 0,
         }, o);
     }
-    return { template, group, placementGroup };
+    return { template, group, capacity, placementGroup };
 }

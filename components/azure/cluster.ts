@@ -2,12 +2,13 @@ import * as pulumi from "@pulumi/pulumi";
 import * as compute from "@pulumi/azure-native/compute";
 import * as network from "@pulumi/azure-native/network";
 import * as resources from "@pulumi/azure-native/resources";
-import * as local from "@pulumi/command/local";
-import { SpecError, toInputPropertiesError } from "../errors";
+import * as authorization from "@pulumi/azure-native/authorization";
+import { keepMessage, SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
-import { nodeIpLookupScript, parseNodeIps, subscriptionOf } from "./nodeIps";
+import { armList, askAzureCloud } from "./cloud";
+import { AzureNode, parseNodeNics, subscriptionOf, VmssNic, vmssNicListUrl } from "./nodeIps";
 import { AzureLayout, azureLayout, fabricIssues, jumpHostArgs, layoutIssues, nsgRules, scaleSetArgs } from "./settings";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
 
@@ -29,8 +30,15 @@ export interface AzureInfinibandClusterArgs {
  * the resource count does not depend on the node count (10 resources, 11 when the kit creates the resource group).
  */
 export class AzureInfinibandCluster extends pulumi.ComponentResource {
-    /** Private IPv4 addresses of the GPU nodes, sorted; one `az vmss nic list` call reads them. */
+    /** Private IPv4 addresses of the GPU nodes, sorted; one ARM list of the scale set's NICs reads them. */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
+    /**
+     * The nodes as Azure lists them at this `pulumi up`, in nodePrivateIps order: the scale set's instance id and the
+     * address. A VM Azure re-created gets a new instance id, so the inventory (which carries the ids) changes.
+     */
+    public readonly nodes: pulumi.Output<AzureNode[]>;
+    /** The image version the scale set runs (the pinned one, or what `latest` resolved to). */
+    public readonly imageVersion: pulumi.Output<string>;
     /** Public IP of the jump host (ProxyJump target); known once the jump host VM exists. */
     public readonly jumpHostAddress: pulumi.Output<string>;
     /** Login user on the jump host and on every node. */
@@ -51,9 +59,15 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         const az = spec.azure!;
         const { location, tags } = layout;
 
+        // Nothing is created until Azure has confirmed the size and the quota (./cloud.ts): the resource group (or the
+        // given group's name, which every other child takes) waits on the answers, and a refusal registers nothing.
+        const allowed = askAzureCloud(spec, this).apply((issues) => {
+            if (issues.length > 0) throw keepMessage(new SpecError(issues, `AzureInfinibandCluster ${name}: Azure refuses this cluster`));
+            return true;
+        });
         const resourceGroupName: pulumi.Output<string> = layout.existingResourceGroup !== undefined
-            ? checkedId(layout.existingResourceGroup, "resourceGroupName", "cluster.azure.resourceGroupName")
-            : new resources.ResourceGroup(`${name}-rg`, { location, tags }, child).name;
+            ? pulumi.all([allowed, checkedId(layout.existingResourceGroup, "resourceGroupName", "cluster.azure.resourceGroupName")]).apply(([, rgName]) => rgName)
+            : new resources.ResourceGroup(`${name}-rg`, { location: allowed.apply(() => location), tags }, child).name;
         const rg = { resourceGroupName, location };
 
         const nsg = new network.NetworkSecurityGroup(`${name}-nsg`, { ...rg, securityRules: nsgRules(spec.ssh.allowedCidrs), tags }, child);
@@ -94,23 +108,18 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
 
         const vmss = new compute.VirtualMachineScaleSet(`${name}-vmss`, scaleSetArgs(layout, plan, spec, refs), child);
 
-        // One list call for all nodes (see nodeIps.ts for why it is the CLI). Its environment carries the scale
-        // set's identity and capacity, so it runs again exactly when the set is replaced or resized.
-        const lookup = new local.Command(`${name}-node-ips`, {
-            create: nodeIpLookupScript(),
-            environment: {
-                RDMAKIT_SUBSCRIPTION: vmss.id.apply(subscriptionOf),
-                RDMAKIT_RESOURCE_GROUP: resourceGroupName,
-                RDMAKIT_VMSS: vmss.name,
-                RDMAKIT_VMSS_UNIQUE_ID: vmss.uniqueId,
-                RDMAKIT_CAPACITY: vmss.sku.apply((s) => String(s?.capacity ?? layout.nodes)),
-            },
-            addPreviousOutputInEnv: false,
-            logging: "stderr",
-        }, child);
-
-        this.nodePrivateIps = pulumi.all([lookup.stdout, vmss.name]).apply(([stdout, vmssName]) =>
-            parseNodeIps(stdout, { nodes: layout.nodes, subnetCidr: az.subnetCidr, vmss: vmssName }));
+        // One list call for all nodes at every pulumi up, with the provider's own token (see nodeIps.ts for why not
+        // the CLI or an invoke); not at preview of a new scale set, whose name is not known yet.
+        const vmssName = vmss.name;
+        this.nodes = pulumi.all([vmss.id, resourceGroupName, vmssName]).apply(async ([id, rgName, setName]) => {
+            const { token } = await authorization.getClientToken({}, { parent: this });
+            const nics = await armList<VmssNic>(vmssNicListUrl(subscriptionOf(id), rgName, setName), token).catch((e: unknown) => {
+                throw new Error(`rdmakit: the NICs of scale set ${setName} could not be listed: ${String((e as Error)?.message ?? e)}`);
+            });
+            return parseNodeNics(nics, { nodes: layout.nodes, subnetCidr: az.subnetCidr, vmss: setName });
+        });
+        this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
+        this.imageVersion = vmss.virtualMachineProfile.apply((p) => p?.storageProfile?.imageReference?.exactVersion || plan.azure!.image.version);
         this.jumpHostAddress = pulumi.all([jumpIp.ipAddress, jump.id]).apply(([address]) => {
             if (!address) throw new Error(`rdmakit: the jump host's static public IP of ${name} has no address`);
             return address;
@@ -125,6 +134,8 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
 
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
+            nodes: this.nodes,
+            imageVersion: this.imageVersion,
             jumpHostAddress: this.jumpHostAddress,
             adminUser: this.adminUser,
             fabricSummary: this.fabricSummary,

@@ -1,37 +1,34 @@
 import { cidrsOverlap, parseCidr } from "../net";
 
 /*
- * Node private IPs, read from the scale set with one list call.
+ * The nodes of the scale set: one list of its NICs from ARM, with the provider's own credentials.
  *
  * @pulumi/azure-native v3 has no invoke that lists a scale set's NICs or VMs: network/ has no
  * `list/getVirtualMachineScaleSet*` function, and compute/ has only per-VM `getVirtualMachineScaleSetVM`, which would
- * be one invoke per node (checked in node_modules/@pulumi/azure-native 3.28.0). So the component runs one
- * `az vmss nic list` (the CLI for Network's ListVirtualMachineScaleSetNetworkInterfaces; source:
- * https://learn.microsoft.com/cli/azure/vmss/nic#az-vmss-nic-list) as a single @pulumi/command local.Command.
- * It needs the Azure CLI, logged in (`az login`), where `pulumi up` runs.
- * Alternatives: @pulumi/azure (classic) `compute.getVirtualMachineScaleSetOutput` returns `instances[].privateIpAddress`
- * in one invoke, at the price of a second Azure provider; or Ansible's `azure.azcollection.azure_rm` inventory
- * plugin lists scale-set VMs at playbook time (needs Azure credentials and the collection's Python SDK on the
- * Ansible side, and leaves the stack without the IPs).
+ * be one invoke per node (checked in node_modules/@pulumi/azure-native 3.28.0). The `az vmss nic list` CLI the kit
+ * used before fails for a service-principal or OIDC login of the provider (ARM_* variables) that the CLI does not
+ * share. So the component takes a token for ARM from the provider itself (`authorization.getClientToken`, the login
+ * pulumi up already uses) and makes the one REST call the CLI makes: Network's
+ * ListVirtualMachineScaleSetNetworkInterfaces, GET /subscriptions/{s}/resourceGroups/{rg}/providers/
+ * microsoft.Compute/virtualMachineScaleSets/{vmss}/networkInterfaces (paged with nextLink), answering
+ * NetworkInterface objects (properties.ipConfigurations[].properties.privateIPAddress, properties.virtualMachine.id).
+ * source: https://learn.microsoft.com/rest/api/virtualnetwork/network-interface-in-vm-ss/list-virtual-machine-scale-set-network-interfaces,
+ * https://learn.microsoft.com/cli/azure/vmss/nic#az-vmss-nic-list (the CLI command for it, Uniform scale sets only).
  */
 
 /**
- * JMESPath for `az vmss nic list`: the primary (only) IP configuration of each NIC. Both spellings of the field are
- * asked for because Azure CLI releases have printed both (`privateIPAddress` now, `privateIpAddress` before).
+ * The api-version of the scale-set NIC operations. Unlike the rest of Microsoft.Network they did not move with the
+ * network API versions; 2018-10-01 is the version the Azure SDKs send for them (recalled from azure-sdk-for-python's
+ * azure-mgmt-network request builders; not confirmed in a stored copy of the spec here). A version ARM does not take
+ * fails the lookup with ARM's InvalidApiVersionParameter text, which names the versions it does take.
  */
-export const NIC_IP_QUERY = "[].ipConfigurations[0].[privateIPAddress, privateIpAddress]";
+export const VMSS_NIC_API_VERSION = "2018-10-01";
 
-/** The shell script of the lookup; its inputs come through the environment, never spliced into the text. */
-export function nodeIpLookupScript(): string {
-    return [
-        "set -eu",
-        "if ! command -v az >/dev/null 2>&1; then",
-        "  echo 'rdmakit: the Azure CLI (az) lists the node IPs of the scale set; install it and run az login' >&2",
-        "  exit 127",
-        "fi",
-        'az vmss nic list --subscription "$RDMAKIT_SUBSCRIPTION" --resource-group "$RDMAKIT_RESOURCE_GROUP" ' +
-            `--vmss-name "$RDMAKIT_VMSS" --query '${NIC_IP_QUERY}' --output json`,
-    ].join("\n");
+/** The list URL for one scale set. */
+export function vmssNicListUrl(subscription: string, resourceGroup: string, vmss: string): string {
+    const e = encodeURIComponent;
+    return `https://management.azure.com/subscriptions/${e(subscription)}/resourceGroups/${e(resourceGroup)}` +
+        `/providers/microsoft.Compute/virtualMachineScaleSets/${e(vmss)}/networkInterfaces?api-version=${VMSS_NIC_API_VERSION}`;
 }
 
 /** The subscription of an Azure resource id (`/subscriptions/<id>/resourceGroups/...`). */
@@ -41,38 +38,52 @@ export function subscriptionOf(resourceId: string): string {
     return m[1];
 }
 
+/** A NIC as ARM answers it (the fields read here). */
+export interface VmssNic {
+    name?: string;
+    properties?: {
+        primary?: boolean;
+        ipConfigurations?: Array<{ properties?: { privateIPAddress?: string; primary?: boolean } }>;
+        virtualMachine?: { id?: string };
+    };
+}
+
+/** One node: the scale set's instance id (the `virtualMachines/<n>` of its VM) and its private IP. */
+export interface AzureNode {
+    instanceId: string;
+    privateIp: string;
+}
+
 function ipValue(ip: string): number {
     return ip.split(".").reduce((acc, o) => acc * 256 + Number(o), 0);
 }
 
 /**
- * Parses the lookup's stdout into the node IPs, sorted by address. Throws with a message that says what is wrong
- * when the output is not what the query returns, an address is outside the nodes' subnet, or the count differs
- * from the scale set's capacity (a run graded on fewer nodes than asked for would pass for the wrong reason).
+ * The nodes from the NIC list, sorted by address. Throws with a message that says what is wrong when a NIC has no
+ * private IPv4 or VM, an address is outside the nodes' subnet, an address repeats, or the count differs from the
+ * scale set's capacity (a run graded on fewer nodes than asked for would pass for the wrong reason).
  */
-export function parseNodeIps(stdout: string, expect: { nodes: number; subnetCidr: string; vmss: string }): string[] {
-    let rows: unknown;
-    try {
-        rows = JSON.parse(stdout);
-    } catch {
-        throw new Error(`rdmakit: az vmss nic list for ${expect.vmss} did not print JSON: ${stdout.slice(0, 200)}`);
-    }
-    if (!Array.isArray(rows)) throw new Error(`rdmakit: az vmss nic list for ${expect.vmss} did not print a list`);
+export function parseNodeNics(nics: readonly VmssNic[], expect: { nodes: number; subnetCidr: string; vmss: string }): AzureNode[] {
     const subnet = parseCidr(expect.subnetCidr);
     if (!subnet) throw new Error(`rdmakit: bad subnet CIDR ${expect.subnetCidr}`);
-    const ips = rows.map((row, i) => {
-        const ip = Array.isArray(row) ? row.find((v) => typeof v === "string") : undefined;
+    const nodes = nics.map((nic, i) => {
+        const configs = nic.properties?.ipConfigurations ?? [];
+        const ip = (configs.find((c) => c.properties?.primary) ?? configs[0])?.properties?.privateIPAddress;
         const addr = ip === undefined ? undefined : parseCidr(`${ip}/32`);
-        if (!addr) throw new Error(`rdmakit: NIC ${i} of ${expect.vmss} has no private IPv4 address (${JSON.stringify(row)})`);
-        if (!cidrsOverlap(subnet, addr)) throw new Error(`rdmakit: NIC ${i} of ${expect.vmss} has ${ip}, outside the nodes' subnet ${expect.subnetCidr}`);
-        return ip as string;
+        const label = nic.name ?? `NIC ${i}`;
+        if (!addr) throw new Error(`rdmakit: ${label} of ${expect.vmss} has no private IPv4 address`);
+        if (!cidrsOverlap(subnet, addr)) throw new Error(`rdmakit: ${label} of ${expect.vmss} has ${ip}, outside the nodes' subnet ${expect.subnetCidr}`);
+        const vm = /\/virtualMachines\/([^/]+)$/i.exec(nic.properties?.virtualMachine?.id ?? "");
+        if (!vm) throw new Error(`rdmakit: ${label} of ${expect.vmss} (${ip}) belongs to no scale-set VM`);
+        return { instanceId: vm[1], privateIp: ip as string };
     });
+    const ips = nodes.map((n) => n.privateIp);
     if (new Set(ips).size !== ips.length) throw new Error(`rdmakit: ${expect.vmss} lists the same private IP twice: ${ips.join(", ")}`);
-    if (ips.length !== expect.nodes) {
+    if (nodes.length !== expect.nodes) {
         throw new Error(
-            `rdmakit: scale set ${expect.vmss} has ${ips.length} node NIC${ips.length === 1 ? "" : "s"}, expected ${expect.nodes}; ` +
+            `rdmakit: scale set ${expect.vmss} has ${nodes.length} node NIC${nodes.length === 1 ? "" : "s"}, expected ${expect.nodes}; ` +
             "check the scale set's instances in the portal (failed allocation or a manual scale), then run pulumi up again",
         );
     }
-    return ips.sort((a, b) => ipValue(a) - ipValue(b));
+    return nodes.sort((a, b) => ipValue(a.privateIp) - ipValue(b.privateIp));
 }

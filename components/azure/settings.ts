@@ -182,6 +182,10 @@ export interface AzureRefs {
  *   ConfidentialVM, and takes "Standard" only on subscriptions with the UseStandardSecurityType feature registered
  *   (Azure/azure-cli:src/azure-cli/azure/cli/command_modules/vm/_params.py, security_type help); left unset, that
  *   API version creates the scale set without Trusted Launch (azure-native SecurityProfileArgs.securityType doc).
+ *   Re-checked against @pulumi/azure-native 3.28.0: compute/virtualMachineScaleSet.d.ts "Uses Azure REST API version
+ *   2024-11-01"; 2025-11-01 (where an unset type reads back as Standard) exists only through `pulumi package add
+ *   azure-native compute 2025-11-01`, a generated local SDK the kit does not ship. So the field stays unset, and the
+ *   policy azure-ib-trusted-launch-off (policies/rules/azure.ts) refuses TrustedLaunch/ConfidentialVM or Secure Boot.
  * - boot diagnostics on, in a managed storage account (no storageUri): a node that never reaches SSH can still be
  *   read from its serial log (azure-native compute BootDiagnosticsArgs: "enabled"; storageUri optional).
  * - no public IP configuration: nodes are reached through the jump host; egress goes through the NAT gateway.

@@ -38,8 +38,11 @@ export interface FabricPlan {
     /** RDMA devices per node and their total rate */
     nics: { perNode: PlannedNic[]; rdmaGbpsPerNode: number; gpuDirectRdma: boolean };
     sshUser: string;
-    /** the host Ansible and operators hop through to reach the private nodes, when the fabric has one */
-    entry?: { kind: "bastion" | "jump-host"; user: string };
+    /**
+     * How Ansible and operators reach the private nodes: through a host (bastion, jump host), or through AWS Systems
+     * Manager Session Manager in the region (`access: ssm`, components/provision/inventory.ts InventorySsm).
+     */
+    entry?: { kind: "bastion" | "jump-host"; user: string } | { kind: "ssm"; region: string };
     aws?: { instanceType: string; interfaces: EfaInterface[]; placement: AwsPlacement; arch: "x86_64" | "arm64" };
     azure?: { vmSize: string; image: AzureImage; topoFile?: string; partitionLimit: number };
     roce?: { qos: QosPlan };
@@ -163,7 +166,7 @@ function planAws(spec: ClusterSpec): FabricPlan {
         ...base,
         nics: { perNode, rdmaGbpsPerNode: type.efaGbps, gpuDirectRdma: type.gpuDirectRdma },
         sshUser: spec.ssh.user ?? DLAMI_SSH_USER,
-        entry: aws.access === "bastion" ? { kind: "bastion", user: DLAMI_SSH_USER } : undefined,
+        entry: aws.access === "bastion" ? { kind: "bastion", user: DLAMI_SSH_USER } : { kind: "ssm", region: aws.region },
         aws: { instanceType: type.name, interfaces, placement: awsPlacement(aws), arch: type.arch },
         ncclEnv,
         ansibleVars: {},

@@ -21,9 +21,24 @@ export interface InventoryBastion {
     port?: number;
 }
 
+/**
+ * AWS Systems Manager Session Manager as the SSH transport: each host's `address` is its EC2 instance id, and ssh
+ * reaches it through `aws ssm start-session` with the AWS-StartSSHSession document (no bastion, no inbound rule).
+ * source: https://docs.aws.amazon.com/systems-manager/latest/userguide/session-manager-getting-started-enable-ssh-connections.html
+ * (the ProxyCommand, document AWS-StartSSHSession, parameter portNumber; the Session Manager plugin for the AWS CLI
+ * must be installed where Ansible runs).
+ */
+export interface InventorySsm {
+    region: string;
+    /** named AWS CLI profile, when the stack's provider uses one */
+    profile?: string;
+}
+
 export interface InventoryArgs {
     hosts: InventoryHost[];
     bastion?: InventoryBastion;
+    /** reach the hosts through Session Manager instead (exclusive with `bastion`) */
+    ssm?: InventorySsm;
     /** Group variables for `all` (the plan's Ansible variables). Keys must be valid Ansible variable names. */
     vars: Record<string, unknown>;
     /**
@@ -83,6 +98,16 @@ export function checkInventoryArgs(args: InventoryArgs): SpecIssue[] {
         checkWord(args.bastion.user, "bastion.user", issues);
         checkPort(args.bastion.port, "bastion.port", issues);
     }
+    if (args.ssm) {
+        if (args.bastion) issues.push({ path: "ssm", message: "cannot be combined with a bastion", allowed: "one of bastion, ssm" });
+        checkWord(args.ssm.region, "ssm.region", issues);
+        if (args.ssm.profile !== undefined) checkWord(args.ssm.profile, "ssm.profile", issues);
+        args.hosts.forEach((h, i) => {
+            if (!/^(i|mi)-[0-9a-f]+$/.test(h.address)) {
+                issues.push({ path: `hosts[${i}].address`, message: "is not an instance id, which Session Manager needs as the target", value: h.address, allowed: "i-0123456789abcdef0" });
+            }
+        });
+    }
     if (args.knownHostsFile !== undefined) checkWord(args.knownHostsFile, "knownHostsFile", issues);
     if (args.privateKeyFile !== undefined) checkWord(args.privateKeyFile, "privateKeyFile", issues);
     checkVarNames(args.vars, "vars", issues);
@@ -117,8 +142,15 @@ function hostKeyOptions(knownHostsFile: string | undefined, pinned = false): str
  * ProxyCommand rather than ProxyJump because `-o` options given to ssh are not passed to the jump hop's own ssh,
  * so with ProxyJump the bastion's host key would be checked against a different known_hosts and policy.
  */
-export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys">): string {
+export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys">): string {
     const opts = hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys);
+    if (args.ssm) {
+        // %h is the host's address, its instance id; %p its SSH port (ssm_config of the AWS guide). Session Manager
+        // checks the caller's IAM (ssm:StartSession on the instance and the document) instead of a network path.
+        const proxy = ["aws", "ssm", "start-session", "--target", "%h", "--document-name", "AWS-StartSSHSession",
+            "--parameters", "portNumber=%p", "--region", args.ssm.region, ...(args.ssm.profile ? ["--profile", args.ssm.profile] : [])];
+        opts.push(`-o ProxyCommand="${proxy.join(" ")}"`);
+    }
     if (args.bastion) {
         const b = args.bastion;
         const hop = ["ssh", "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys)];

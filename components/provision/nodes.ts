@@ -1,28 +1,51 @@
 import * as pulumi from "@pulumi/pulumi";
 import { FabricPlan } from "../plan";
-import { InventoryHost, renderInventory } from "./inventory";
+import { InventoryHost, InventorySsm, renderInventory } from "./inventory";
 
 /**
  * The GPU nodes as inventory hosts: the plan's names in placement order, the addresses the fabric reported, the
- * plan's login user; on bare metal each host also carries its own roce_host_* variables from the QoS plan.
+ * plan's login user; on bare metal each host also carries its own roce_host_* variables from the QoS plan. With the
+ * cloud's instance ids (aligned with `addresses`), each host carries its `rdmakit_instance_id`: a node the cloud
+ * replaced changes the inventory even at a reused address, so the software and validation steps run again.
  */
-export function inventoryHosts(plan: FabricPlan, addresses: string[]): InventoryHost[] {
+export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceIds?: string[]): InventoryHost[] {
     const names = plan.validation.hostNames;
     if (addresses.length !== names.length) {
         throw new Error(`the fabric reported ${addresses.length} node addresses for ${names.length} nodes ` +
             `(${plan.nodes.hostType}); check that every node launched, then run pulumi up again`);
     }
+    if (instanceIds && instanceIds.length !== addresses.length) {
+        throw new Error(`the fabric reported ${instanceIds.length} instance ids for ${addresses.length} node addresses; run pulumi up again`);
+    }
     const hostPlans = new Map((plan.roce?.qos.hosts ?? []).map((h) => [h.name, h]));
     return names.map((name, i) => {
         const hp = hostPlans.get(name);
-        return {
-            name,
-            address: addresses[i],
-            user: plan.sshUser,
-            // a host's own NCCL environment (its rail list, GID index) overrides the cluster-wide nccl_conf
-            ...(hp ? { vars: { ...hp.vars, nccl_conf: hp.ncclEnv } } : {}),
+        // a host's own NCCL environment (its rail list, GID index) overrides the cluster-wide nccl_conf
+        const vars = {
+            ...(hp ? { ...hp.vars, nccl_conf: hp.ncclEnv } : {}),
+            ...(instanceIds ? { rdmakit_instance_id: instanceIds[i] } : {}),
         };
+        return { name, address: addresses[i], user: plan.sshUser, ...(Object.keys(vars).length > 0 ? { vars } : {}) };
     });
+}
+
+function requireIds(ids: string[] | undefined, nodes: number): string[] {
+    if (!ids || ids.length !== nodes) throw new Error(`Session Manager needs the instance id of each of the ${nodes} nodes; the fabric reported ${ids?.length ?? 0}`);
+    return ids;
+}
+
+/** A GPU node as the stack reports it: its inventory name, its address, and the cloud's id for it where there is one. */
+export interface NodeInstance {
+    name: string;
+    address: string;
+    instanceId?: string;
+}
+
+/** The plan's node names with the fabric's addresses and instance ids. Pure. */
+export function nodeInstances(plan: FabricPlan, addresses: string[], instanceIds?: string[]): NodeInstance[] {
+    return inventoryHosts(plan, addresses, instanceIds).map((h, i) => ({
+        name: h.name, address: h.address, ...(instanceIds ? { instanceId: instanceIds[i] } : {}),
+    }));
 }
 
 /**
@@ -33,11 +56,15 @@ export function nodeInventory(
     plan: FabricPlan,
     addresses: pulumi.Output<string[]>,
     entry?: { address: pulumi.Output<string | undefined>; user: string },
+    instanceIds?: pulumi.Output<string[] | undefined>,
+    ssm?: InventorySsm,
 ): pulumi.Output<string> {
-    return pulumi.all([addresses, entry?.address]).apply(([ips, bastion]) =>
+    return pulumi.all([addresses, entry?.address, instanceIds]).apply(([ips, bastion, ids]) =>
         renderInventory({
-            hosts: inventoryHosts(plan, ips),
+            // through Session Manager, Ansible's address of a node is its instance id (the session's target)
+            hosts: inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids),
             bastion: bastion ? { address: bastion, user: entry!.user } : undefined,
+            ...(ssm ? { ssm } : {}),
             vars: plan.ansibleVars,
         }));
 }

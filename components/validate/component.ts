@@ -372,7 +372,10 @@ export const VALIDATE_SCRIPT = [
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
-    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" >"$log" 2>&1'),
+    // fetch resolves a relative dest against the playbook's folder (Ansible's path_dwim): the logs' folder is made
+    // absolute here, at run time, so the command's inputs can stay relative
+    'out_abs=$(cd "$RDMAKIT_OUT" && pwd) || exit 1',
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" >"$log" 2>&1'),
     "play=$rc",
     'if [ "$play" -ne 0 ]; then',
     '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 9>&- || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
@@ -407,41 +410,47 @@ export class ClusterValidation extends pulumi.ComponentResource {
         if (issues.length) throw toInputPropertiesError(new SpecError(issues, "invalid ClusterValidation arguments"));
         super("rdmakit:index:ClusterValidation", name, {}, opts);
 
-        // The command runs in repoRoot, so every path it is given is absolute: a relative one would be read from
-        // repoRoot instead of the program's directory when the package is imported from another project.
+        // Every path in the command's inputs is relative, so the same stack run from another checkout (or another
+        // machine) leaves them unchanged and re-runs nothing: the command runs in the kit's root given relative to the
+        // program's directory, which is where the command provider runs (a relative `dir` is taken from its working
+        // directory, and no `dir` means that directory: pulumi/pulumi-command provider/pkg/provider/local/commandOutputs.go
+        // `cmd.Dir = *in.Dir` else `os.Getwd()`), and the program's out/<stack> is given relative to the kit's root.
         const repoRoot = path.resolve(args.repoRoot ?? PACKAGE_ROOT);
+        const runDir = path.relative(process.cwd(), repoRoot) || ".";
         // reports belong to the program's project (its out/<stack>, beside the Ansible logs), also when the kit is
         // imported from node_modules
-        this.reportDir = path.resolve("out", args.stack);
+        this.reportDir = path.join("out", args.stack);
+        const outFromRun = path.relative(repoRoot, path.resolve(this.reportDir)) || ".";
         // The inventory and the variables grow with the node count: they go on stdin, which has no size limit, and
         // only their digests into the environment and the triggers (VALIDATE_SCRIPT).
         const vars = pulumi.output(args.mpiHosts ?? args.hosts).apply((addrs) =>
-            JSON.stringify(validationVars(args, addrs, path.join(this.reportDir, "nccl"))));
+            JSON.stringify(validationVars(args, addrs, path.join(outFromRun, "nccl"))));
         const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({ inventory, extraVars }));
         const digests = runInputDigests(input);
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
         // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
-        const summariser = path.join(this.reportDir, SUMMARISER_NAME);
+        // written from here (the program's folder), named to the command from where it runs (the kit's root)
+        const summariser = path.join(outFromRun, SUMMARISER_NAME);
         fs.mkdirSync(this.reportDir, { recursive: true });
-        fs.writeFileSync(summariser, summariserScript());
+        fs.writeFileSync(path.join(this.reportDir, SUMMARISER_NAME), summariserScript());
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
-            dir: repoRoot,
+            dir: runDir,
             interpreter: RUN_INTERPRETER,
             stdin: input.apply((i) => JSON.stringify(i)),
             environment: {
                 ...digests,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),
-                RDMAKIT_OUT: this.reportDir,
+                RDMAKIT_OUT: outFromRun,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
                 ...serveSshKey(`${name}-nccl`, args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
-                ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),
+                ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
                 // plain text in the log, which the summariser parses
                 ANSIBLE_NOCOLOR: "1",
             },
