@@ -45,7 +45,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.equal(doc.all.vars.ansible_ssh_private_key_file, "/run/key");
         assert.equal(doc.all.vars.ansible_ssh_common_args,
             "-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts " +
-            '-o ProxyCommand="ssh -W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
+            '-o ProxyCommand="ssh -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C ' +
+            '-W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
         assert.ok(!text.includes("StrictHostKeyChecking=no"));
         assert.equal(sshCommonArgs({}), "-o StrictHostKeyChecking=accept-new");
     });
@@ -151,6 +152,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             extraVars: { b: 2, a: pulumi.output("x") },
             sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
             outDir,
+            forks: 24,
+            maxFailPercentage: 5,
         });
         const env = await unwrap(pb.run.environment as pulumi.Output<Record<string, string>>);
         assert.deepEqual(recorded.map((r) => [r.type, r.name]), [
@@ -158,16 +161,22 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             ["command:local:Command", "prov-run"],
         ]);
         const cmd = recorded[1].inputs;
-        assert.equal(cmd.create, ansible.ANSIBLE_RUN_SCRIPT);
-        assert.equal(cmd.update, ansible.ANSIBLE_RUN_SCRIPT);
+        // the command text is one line (a failed command's error quotes it); the script travels in the environment
+        assert.equal(cmd.create, 'eval "$RDMAKIT_RUN_SCRIPT"');
+        assert.equal(cmd.update, 'eval "$RDMAKIT_RUN_SCRIPT"');
         assert.deepEqual(cmd.interpreter, ["/bin/sh", "-c"]);
-        assert.equal(cmd.logging, "none");
+        // stdout (progress lines and the outcome) streams; stderr (the failure summary) goes only into the error
+        assert.equal(cmd.logging, "stdout");
         assert.equal(cmd.addPreviousOutputInEnv, false);
         assert.equal(cmd.triggers, undefined, "triggers would force a replacement");
         const playbooksHash = ansible.hashFolder("playbooks");
         assert.deepEqual(env, {
+            RDMAKIT_RUN_SCRIPT: ansible.ANSIBLE_RUN_SCRIPT,
             ANSIBLE_CONFIG: "playbooks/ansible.cfg",
             ANSIBLE_NOCOLOR: "1",
+            ANSIBLE_FORKS: "24",
+            RDMAKIT_MAX_FAIL_PERCENTAGE: "5",
+            RDMAKIT_PROGRESS_LABEL: "site",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),

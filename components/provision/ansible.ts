@@ -4,7 +4,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
-import { summariserScript } from "./summarise";
+import { parseRunOutcome, summariserScript } from "./summarise";
 import { assetPath } from "../assets";
 
 export interface AnsiblePlaybookArgs {
@@ -22,6 +22,19 @@ export interface AnsiblePlaybookArgs {
     stack?: string;
     /** Where the full log, the inventory used and the failure summariser go. @default `out/<stack>` */
     outDir?: string;
+    /** Hosts Ansible works on at once (`ANSIBLE_FORKS`; plan.provision.forks). @default ansible.cfg's forks */
+    forks?: number;
+    /**
+     * Percentage of the hosts that may fail without failing the step; the failed ones are then in `failedNodes`
+     * (plan.provision.maxFailPercentage). @default 0: any failed host fails the step
+     */
+    maxFailPercentage?: number;
+}
+
+/** A node the last run left failed, at its first failing task. */
+export interface FailedNode {
+    node: string;
+    task: string;
 }
 
 /**
@@ -41,7 +54,8 @@ export const SSH_KEY_PRELUDE = [
     "umask 077",
     'tmp=$(mktemp -d) || exit 1',
     'eval "$(ssh-agent -s)" >/dev/null || { echo "ssh-agent is required to run Ansible" >&2; rm -rf "$tmp"; exit 1; }',
-    "trap 'ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
+    // SSH masters of this run (ControlPersist in ansible.cfg, the bastion hop's in inventory.ts) are closed with it
+    "trap 'for s in \"$tmp\"/cp/*; do [ -S \"$s\" ] && ssh -o ControlPath=\"$s\" -O exit rdmakit >/dev/null 2>&1; done; ssh-agent -k >/dev/null 2>&1; rm -rf \"$tmp\"' EXIT",
     'printf \'%s\\n\' "$RDMAKIT_SSH_PRIVATE_KEY" >"$tmp/id"',
     'ssh-add -q "$tmp/id" 2>/dev/null || { echo "the SSH private key could not be loaded (ssh-add)" >&2; exit 1; }',
     // ansible-playbook and what it starts do not need the key in their environment: the agent holds it
@@ -93,20 +107,34 @@ export function runInputDigests(input: pulumi.Output<AnsibleRunInput>): { RDMAKI
     return { RDMAKIT_INVENTORY_HASH: input.apply((i) => sha256(i.inventory)), RDMAKIT_VARS_HASH: input.apply((i) => sha256(i.extraVars)) };
 }
 
-/** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
+/**
+ * The shell the Command runs (create and update). Static text: what changes between runs is in `environment`.
+ * stdout carries only the progress lines of playbooks/callback_plugins/rdmakit_progress.py (fd 3: play and task
+ * names with host counts, never a result or a variable), then the summary when hosts failed within the tolerance,
+ * then the outcome line (summarise.ts PROVISION_RESULT_PREFIX). The full output goes to the log; stderr gets the
+ * failure summary when the step fails.
+ */
 export const ANSIBLE_RUN_SCRIPT = [
     ...SSH_KEY_PRELUDE,
     'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")"',
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
     unpackRunInput('"$tmp/vars.json"'),
     "exec </dev/null",
-    'ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
+    'RDMAKIT_PROGRESS_FD=3 ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" --private-key "$tmp/id" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" 3>&1 >"$RDMAKIT_ANSIBLE_LOG" 2>&1',
     "rc=$?",
-    'if [ "$rc" -ne 0 ]; then',
-    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" >&2 || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
+    'if [ ! -f "$RDMAKIT_ANSIBLE_SUMMARISER" ]; then',
+    '  [ "$rc" -eq 0 ] || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
+    '  exit "$rc"',
     "fi",
-    'exit "$rc"',
+    'node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}"',
 ].join("\n");
+
+/**
+ * What the Command runs: the script from its environment. The provider puts the command text into the error of a
+ * failed run (pulumi-command provider/pkg/provider/local/commandOutputs.go: `running %q:`), so the text is this one
+ * line and the error shows the summary the script printed, not the script.
+ */
+export const RUN_FROM_ENV = 'eval "$RDMAKIT_RUN_SCRIPT"';
 
 /** SHA-256 over every file under `dir` (relative path and content, in sorted order). Cheap: a few hundred small files. */
 export function hashFolder(dir: string): string {
@@ -179,6 +207,8 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
     public readonly playbooksHash: string;
     /** The command resource that runs ansible-playbook. */
     public readonly run: command.local.Command;
+    /** Nodes the last run left failed (within `maxFailPercentage`), each with its first failing task; [] when none. */
+    public readonly failedNodes: pulumi.Output<FailedNode[]>;
 
     constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
         const issues = checkAnsiblePlaybookArgs(args);
@@ -192,21 +222,27 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         this.logPath = path.join(outDir, `ansible-${playbook.replace(/\.ya?ml$/, "")}.log`);
         this.playbooksHash = hashFolder(dir);
 
-        // Written at every program run so the script always matches this version of the kit.
+        // Written at every deployment so the script always matches this version of the kit; a preview writes nothing.
         const summariser = path.join(outDir, "ansible-summarise.cjs");
-        fs.mkdirSync(outDir, { recursive: true });
-        fs.writeFileSync(summariser, summariserScript());
+        if (!pulumi.runtime.isDryRun()) {
+            fs.mkdirSync(outDir, { recursive: true });
+            fs.writeFileSync(summariser, summariserScript());
+        }
 
         const inventory = pulumi.output(args.inventory);
         const varsJson = pulumi.output(args.extraVars ?? {}).apply((v) => stableJson(v));
 
         this.run = new command.local.Command(`${name}-run`, {
-            create: ANSIBLE_RUN_SCRIPT,
-            update: ANSIBLE_RUN_SCRIPT,
+            create: RUN_FROM_ENV,
+            update: RUN_FROM_ENV,
             interpreter: ["/bin/sh", "-c"],
             environment: {
+                RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
+                ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
+                RDMAKIT_MAX_FAIL_PERCENTAGE: String(args.maxFailPercentage ?? 0),
+                RDMAKIT_PROGRESS_LABEL: playbook.replace(/\.ya?ml$/, ""),
                 RDMAKIT_PLAYBOOK: path.join(dir, playbook),
                 RDMAKIT_ANSIBLE_LOG: this.logPath,
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
@@ -217,12 +253,19 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_VARS_HASH: varsJson.apply(sha256),
             },
             stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
-            // Output goes to the log file; nothing secret can reach the state or the console through stdout/stderr.
-            logging: "none",
+            // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
+            // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.
+            // Both stay secret in the state.
+            logging: "stdout",
             addPreviousOutputInEnv: false,
         }, { parent: this, additionalSecretOutputs: ["stdout", "stderr"] });
 
         this.inventoryFile = this.run.id.apply(() => inventoryFile);
-        this.registerOutputs({ logPath: this.logPath, inventoryFile: this.inventoryFile, playbooksHash: this.playbooksHash });
+        // node and task names only (no task output), so the list leaves the secret stdout as a plain output
+        this.failedNodes = pulumi.unsecret(this.run.stdout.apply((out) =>
+            (parseRunOutcome(out)?.failed ?? []).map((f): FailedNode => ({ node: f.host, task: f.task }))));
+        this.registerOutputs({
+            logPath: this.logPath, inventoryFile: this.inventoryFile, playbooksHash: this.playbooksHash, failedNodes: this.failedNodes,
+        });
     }
 }

@@ -94,6 +94,12 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
      */
     failOnFailure?: boolean;
     /**
+     * Nodes left out of the cluster's Ansible steps (cluster.ansible.exclude), not in `hosts`: the report says that
+     * the verdict is about the other nodes and names these.
+     * @default []
+     */
+    excludedNodes?: string[];
+    /**
      * Repository root (where `playbooks/`, `bin/` and `out/` are); a relative path is taken from the working
      * directory.
      * @default the installed rdmakit package (PACKAGE_ROOT, components/assets.ts)
@@ -367,6 +373,10 @@ export const VALIDATE_SCRIPT = [
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line',
     "rc=$?",
+    'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',
+    '  note="graded the provisioned nodes only; left out by cluster.ansible.exclude: $RDMAKIT_EXCLUDED"',
+    '  echo "$note"; [ -f "$RDMAKIT_OUT/nccl-summary.txt" ] && echo "$note" >>"$RDMAKIT_OUT/nccl-summary.txt"',
+    "fi",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
     'if [ "$RDMAKIT_FAIL_ON_FAILURE" = "false" ]; then exit 0; fi',
     'exit "$rc"',
@@ -403,10 +413,13 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
-        // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
+        // Written at every deployment, as AnsiblePlaybook does, so the script always matches this version of the kit;
+        // a preview writes nothing.
         const summariser = path.join(this.reportDir, SUMMARISER_NAME);
-        fs.mkdirSync(this.reportDir, { recursive: true });
-        fs.writeFileSync(summariser, summariserScript());
+        if (!pulumi.runtime.isDryRun()) {
+            fs.mkdirSync(this.reportDir, { recursive: true });
+            fs.writeFileSync(summariser, summariserScript());
+        }
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
@@ -422,6 +435,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_SSH_PRIVATE_KEY: pulumi.secret(args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+                ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
                 ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),
                 // plain text in the log, which the summariser parses
                 ANSIBLE_NOCOLOR: "1",
