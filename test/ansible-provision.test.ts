@@ -11,6 +11,8 @@ import { parse } from "yaml";
 
 interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
 const recorded: Recorded[] = [];
+/** stdout the mocked engine reports for a Command, by resource name */
+const stdoutFor = new Map<string, string>();
 
 const fixture = (name: string): string => fs.readFileSync(path.join(__dirname, "fixtures", "ansible", name), "utf8");
 const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
@@ -19,7 +21,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
     await pulumi.runtime.setMocks({
         newResource: (args) => {
             recorded.push({ type: args.type, name: args.name, inputs: args.inputs });
-            return { id: `${args.name}-id`, state: args.inputs };
+            const stdout = stdoutFor.get(args.name);
+            return { id: `${args.name}-id`, state: stdout === undefined ? args.inputs : { ...args.inputs, stdout } };
         },
         call: () => ({}),
     }, "rdmakit", "teststack", false);
@@ -210,6 +213,87 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.throws(() => new ansible.AnsiblePlaybook("bad2", { inventory: "x", sshPrivateKey: "k", playbooksDir: "no/such/dir" }),
             /playbooksDir: is not a folder/);
         assert.deepEqual(recorded.filter((r) => r.type === "command:local:Command"), []);
+    });
+
+    await t.test("decideRun: any failed host fails the step by default; within maxFailPercentage it passes and lists them", () => {
+        const s = summarise.parseAnsibleLog(fixture("site-roce-unreachable.log"));
+        const strict = summarise.decideRun(s, 4, 0, "x.log");
+        assert.equal(strict.ok, false);
+        assert.deepEqual(strict.failed, [{ host: "h3", task: "Gathering Facts", kind: "unreachable" }]);
+        assert.match(strict.summary ?? "", /^ansible-playbook failed on 1 of 3 hosts/);
+        // 1 of 3 hosts is 33.3 %
+        assert.equal(summarise.decideRun(s, 4, 33, "x.log").ok, false);
+        assert.equal(summarise.decideRun(s, 4, 34, "x.log").ok, true);
+        // every host failing, a playbook error or another exit status is never tolerated
+        const all = summarise.parseAnsibleLog(fixture("site-require-hardware-failed.log"));
+        assert.equal(summarise.decideRun(all, 2, 99, "x.log").ok, false);
+        const loadError = summarise.parseAnsibleLog("ERROR! the role 'nope' was not found\n");
+        assert.equal(summarise.decideRun(loadError, 1, 99, "x.log").ok, false);
+        assert.equal(summarise.decideRun(s, 1, 99, "x.log").ok, false);
+        assert.deepEqual(summarise.decideRun({ failures: [], recap: [] }, 0, 0, "x.log"), { ok: true, hosts: 0, failed: [] });
+        // a failure a rescue block absorbed (recap failed=0) is not a failed host
+        const rescued = summarise.parseAnsibleLog([
+            "TASK [try] ***", 'fatal: [n1]: FAILED! => {"msg": "first try"}', "", "PLAY RECAP ***",
+            "n1                         : ok=3    changed=0    unreachable=0    failed=0    skipped=0    rescued=1    ignored=0",
+        ].join("\n"));
+        assert.deepEqual(summarise.decideRun(rescued, 0, 0, "x.log"), { ok: true, hosts: 1, failed: [] });
+    });
+
+    await t.test("summariser script, verdict mode: exit status, summary on stderr or stdout, outcome line", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-summ-"));
+        const script = path.join(dir, "s.cjs");
+        fs.writeFileSync(script, summarise.summariserScript());
+        const log = path.join(__dirname, "fixtures", "ansible", "site-roce-unreachable.log");
+        const failed = spawnSync(process.execPath, [script, log, "4", "0"], { encoding: "utf8" });
+        assert.equal(failed.status, 4);
+        assert.match(failed.stderr, /^ansible-playbook failed on 1 of 3 hosts[^]*h3: unreachable at task "Gathering Facts"/);
+        assert.deepEqual(summarise.parseRunOutcome(failed.stdout), { ok: false, hosts: 3, failed: [{ host: "h3", task: "Gathering Facts", kind: "unreachable" }] });
+        const tolerated = spawnSync(process.execPath, [script, log, "4", "50"], { encoding: "utf8" });
+        assert.equal(tolerated.status, 0);
+        assert.equal(tolerated.stderr, "");
+        assert.match(tolerated.stdout, /^ansible-playbook failed on 1 of 3 hosts/);
+        assert.equal(summarise.parseRunOutcome(tolerated.stdout)?.ok, true);
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("progress plugin: one line per play and task with counts, nothing else, only with RDMAKIT_PROGRESS_FD", () => {
+        // a real ansible-playbook run on three local hosts, one failing a task; a no_log variable must not show
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-progress-"));
+        fs.writeFileSync(path.join(dir, "p.yml"), [
+            "- name: Prepare", "  hosts: all", "  gather_facts: false", "  vars:", "    token: tok-77e1-never-shown", "  tasks:",
+            "    - name: Use the token", "      ansible.builtin.debug:", "        msg: \"{{ token }}\"",
+            "    - name: Break on b", "      ansible.builtin.fail:", "        msg: \"disk full {{ token }}\"", "      when: inventory_hostname == 'b'",
+            "- name: Install", "  hosts: all", "  gather_facts: false", "  strategy: free", "  tasks:",
+            "    - name: Build", "      ansible.builtin.command: \"true\"", "      changed_when: false",
+        ].join("\n") + "\n");
+        const base = { ...process.env, ANSIBLE_CONFIG: path.join(__dirname, "..", "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" };
+        const args = ["/bin/sh", "-c", "ansible-playbook -i a,b,c, -c local p.yml 3>&1 >ansible.log 2>&1"];
+        const r = spawnSync(args[0], args.slice(1), { cwd: dir, encoding: "utf8", env: { ...base, RDMAKIT_PROGRESS_FD: "3", RDMAKIT_PROGRESS_LABEL: "site" } });
+        assert.equal(r.status, 2, fs.readFileSync(path.join(dir, "ansible.log"), "utf8"));
+        assert.deepEqual(r.stdout.trimEnd().split("\n"), [
+            "[site] PLAY Prepare \u2014 3 hosts",
+            "[site] TASK Use the token \u2014 3/3 ok",
+            "[site] TASK Break on b \u2014 2/3 ok, 1 failed",
+            "[site] PLAY Install \u2014 3 hosts",
+            "[site] TASK Build \u2014 2/3 ok, 1 failed",
+            "[site] RECAP \u2014 2/3 hosts ok, 1 failed or unreachable",
+        ]);
+        assert.ok(!r.stdout.includes("tok-77e1") && !r.stdout.includes("disk full"));
+        // the full output is in the log as before
+        assert.match(fs.readFileSync(path.join(dir, "ansible.log"), "utf8"), /fatal: \[b\]: FAILED! => \{"changed": false, "msg": "disk full tok-77e1-never-shown"\}/);
+        const quiet = spawnSync(args[0], args.slice(1), { cwd: dir, encoding: "utf8", env: base });
+        assert.equal(quiet.stdout, "");
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("AnsiblePlaybook: failedNodes from the run's outcome line, node and task only, not secret", async () => {
+        const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-out-"));
+        const outcome = `${summarise.PROVISION_RESULT_PREFIX}${JSON.stringify({ ok: true, hosts: 3, failed: [{ host: "n2", task: "nccl : Install libnccl2", kind: "failed" }] })}`;
+        stdoutFor.set("tol-run", `[site] RECAP \u2014 2/3 hosts ok\n${outcome}`);
+        const pb = new ansible.AnsiblePlaybook("tol", { inventory: "x", sshPrivateKey: "k", outDir, maxFailPercentage: 40 });
+        assert.deepEqual(await unwrap(pb.failedNodes), [{ node: "n2", task: "nccl : Install libnccl2" }]);
+        assert.equal(await pulumi.isSecret(pb.failedNodes), false);
+        fs.rmSync(outDir, { recursive: true });
     });
 
     await t.test("hashFolder and stableJson: content-sensitive, order-insensitive", () => {

@@ -50,7 +50,7 @@ class CallbackModule(CallbackBase):
         self._hosts = set()
         # hosts out of the run (a failed host takes no part in the later plays either)
         self._down = {"failed": set(), "unreachable": set()}
-        # task uuid -> {"name", "ok", "failed", "unreachable", "emitted"}; insertion order is start order
+        # task key (_key) -> {"name", "ok", "failed", "unreachable", "emitted"}; insertion order is start order
         self._tasks = {}
         self._current = None
         self._linear = True
@@ -118,9 +118,15 @@ class CallbackModule(CallbackBase):
             self._linear = (play.strategy or "linear") != "free"
             self._write("PLAY %s \u2014 %d host%s" % (play.get_name().strip(), self._total, "" if self._total == 1 else "s"))
 
+    @staticmethod
+    def _key(task):
+        # the task's place in its file: one key for the copies an include makes per host (free strategy), where
+        # each copy has its own uuid
+        return task.get_path() or task._uuid
+
     def _start(self, task, kind):
         with self._lock:
-            uuid = task._uuid
+            uuid = self._key(task)
             if uuid in self._tasks:
                 self._current = uuid
                 return
@@ -140,7 +146,7 @@ class CallbackModule(CallbackBase):
 
     def _result(self, result, outcome):
         with self._lock:
-            uuid = result._task._uuid
+            uuid = self._key(result._task)
             t = self._tasks.get(uuid)
             if t is None:
                 return
