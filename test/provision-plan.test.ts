@@ -59,3 +59,15 @@ test("an excluded node is in neither the inventory nor the validation; the other
     // the plan still reports every node; only the Ansible steps leave one out
     assert.deepEqual(plan.validation.hostNames, names);
 });
+
+test("the jump host's user data: a cloud-config that installs the sshd drop-in with the raised MaxStartups", async () => {
+    const { jumpHostCloudConfig, JUMP_HOST_SSHD_SETTINGS } = await import("../components/provision/jump");
+    const text = jumpHostCloudConfig();
+    assert.ok(text.startsWith("#cloud-config\n"));
+    const doc = parse(text);
+    assert.deepEqual(doc.write_files, [{ path: "/etc/ssh/sshd_config.d/60-rdmakit-jump.conf", owner: "root:root", permissions: "0644", content: JUMP_HOST_SSHD_SETTINGS }]);
+    // at least the default cap on forks (cluster.ansible.maxForks) may be pending at once
+    const start = Number(/^MaxStartups (\d+):/m.exec(JUMP_HOST_SSHD_SETTINGS)?.[1]);
+    assert.ok(start >= parseClusterSpec({ ...example("aws-p5.yaml") }).ansible.maxForks);
+    assert.deepEqual(doc.runcmd, [["systemctl", "try-reload-or-restart", "ssh.service"]]);
+});
