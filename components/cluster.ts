@@ -155,6 +155,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     rerunOn: inventory.apply((inv) => sha256(`${playbooksHash}\n${inv}`)),
                     mpiHosts: this.nodePrivateIps.apply((ips) => keepNodes(plan.validation.hostNames, ips, plan.provision.excluded).values),
                     excludedNodes: plan.provision.excluded,
+                    forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,

@@ -100,6 +100,12 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
      */
     excludedNodes?: string[];
     /**
+     * Nodes Ansible works on at once (`ANSIBLE_FORKS`; plan.provision.forks): the single-node runs and each round
+     * of pairs run on this many nodes together.
+     * @default ansible.cfg's forks
+     */
+    forks?: number;
+    /**
      * Repository root (where `playbooks/`, `bin/` and `out/` are); a relative path is taken from the working
      * directory.
      * @default the installed rdmakit package (PACKAGE_ROOT, components/assets.ts)
@@ -436,6 +442,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
+                ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
                 ANSIBLE_CONFIG: path.join(repoRoot, "playbooks", "ansible.cfg"),
                 // plain text in the log, which the summariser parses
                 ANSIBLE_NOCOLOR: "1",
