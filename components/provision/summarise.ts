@@ -206,9 +206,9 @@ export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercent
 
 /**
  * The Node script (CommonJS) the Ansible commands run on a log. `node s.cjs <log>`: prints the failure summary to
- * stderr (validation's use). `node s.cjs <log> <rc> <maxFailPercentage>`: the node-software step's verdict: the summary
- * on stderr and exit status `rc` when the step fails; the summary on stdout (a warning) and 0 when the failures stay
- * within the tolerance; either way the RunOutcome line (PROVISION_RESULT_PREFIX) last on stdout.
+ * stderr (validation's use). `node s.cjs <log> <rc> <maxFailPercentage>`: the node-software step's verdict: the
+ * RunOutcome line (PROVISION_RESULT_PREFIX) on stdout, then the summary on stderr and exit status `rc` when the step
+ * fails, or the summary on stdout (a warning) and 0 when the failures stay within the tolerance.
  */
 export function summariserScript(): string {
     return [
@@ -227,8 +227,9 @@ export function summariserScript(): string {
         "} else {",
         "  var rc = Number(process.argv[3]);",
         "  var o = decideRun(parseAnsibleLog(text), rc, Number(process.argv[4] || 0), log);",
-        '  if (o.summary !== undefined) (o.ok ? process.stdout : process.stderr).write(o.summary + "\\n");',
+        // the outcome line first: a failed command's error is its stdout and stderr in order, so it ends with the summary
         `  process.stdout.write(${JSON.stringify(PROVISION_RESULT_PREFIX)} + JSON.stringify({ ok: o.ok, hosts: o.hosts, failed: o.failed }) + "\\n");`,
+        '  if (o.summary !== undefined) (o.ok ? process.stdout : process.stderr).write(o.summary + "\\n");',
         "  process.exitCode = o.ok ? 0 : (rc === 0 ? 1 : rc);",
         "}",
         "",
