@@ -154,6 +154,8 @@ class CallbackModule(CallbackBase):
             t["seen"] += 1
             if outcome == "ok":
                 t["ok"] += 1
+                # a host that goes on after a failure was rescued (block/rescue): it is not out of the run
+                self._down["failed"].discard(host)
             else:
                 self._down[outcome].add(host)
             active = len(self._hosts - self._down["failed"] - self._down["unreachable"])
