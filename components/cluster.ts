@@ -4,7 +4,7 @@ import { AzureInfinibandCluster } from "./azure/cluster";
 import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
-import { AnsiblePlaybook, sha256 } from "./provision/ansible";
+import { AnsiblePlaybook, type FailedNode, sha256 } from "./provision/ansible";
 import { nodeInventory } from "./provision/nodes";
 import { keepNodes, provisionIssues } from "./plan/provision";
 import { RoceCluster } from "./roce/cluster";
@@ -51,7 +51,7 @@ export interface ValidationOutputs {
 /** What the node-software step left behind. */
 export interface SoftwareOutputs {
     /** nodes that failed within cluster.ansible.maxFailPercentage, each with its first failing task */
-    failedNodes: pulumi.Output<Array<{ node: string; task: string }>>;
+    failedNodes: pulumi.Output<FailedNode[]>;
     /** nodes left out (cluster.ansible.exclude) */
     excludedNodes: string[];
 }
