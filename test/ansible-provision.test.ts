@@ -305,6 +305,11 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.equal(ansible.hashFolder(dir), h1);
         fs.writeFileSync(path.join(dir, "roles", "r", "main.yml"), "c");
         assert.notEqual(ansible.hashFolder(dir), h1);
+        // the bytecode Python leaves beside a callback plugin does not count
+        const h2 = ansible.hashFolder(dir);
+        fs.mkdirSync(path.join(dir, "callback_plugins", "__pycache__"), { recursive: true });
+        fs.writeFileSync(path.join(dir, "callback_plugins", "__pycache__", "p.cpython-311.pyc"), "x");
+        assert.equal(ansible.hashFolder(dir), h2);
         assert.equal(ansible.stableJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
         fs.rmSync(dir, { recursive: true });
     });

@@ -136,7 +136,10 @@ export const ANSIBLE_RUN_SCRIPT = [
  */
 export const RUN_FROM_ENV = 'eval "$RDMAKIT_RUN_SCRIPT"';
 
-/** SHA-256 over every file under `dir` (relative path and content, in sorted order). Cheap: a few hundred small files. */
+/**
+ * SHA-256 over every file under `dir` (relative path and content, in sorted order), `__pycache__` folders left out.
+ * Cheap: a few hundred small files.
+ */
 export function hashFolder(dir: string): string {
     const h = createHash("sha256");
     const walk = (rel: string): void => {
@@ -144,6 +147,8 @@ export function hashFolder(dir: string): string {
             .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {
             const r = rel === "" ? e.name : `${rel}/${e.name}`;
+            // Python's bytecode cache (written next to callback_plugins/ when Ansible loads the plugin) is not content
+            if (e.isDirectory() && e.name === "__pycache__") continue;
             if (e.isDirectory()) {
                 walk(r);
             } else if (e.isFile()) {
