@@ -51,3 +51,5 @@ export const sshUser = cluster.plan.sshUser;
 export const ncclEnv = cluster.plan.ncclEnv;
 export const expectedBusbw = cluster.plan.validation.allNodes;
 export const validation = cluster.validation;
+/** Nodes the node-software step left failed (within cluster.ansible.maxFailPercentage) or that the spec excludes. */
+export const provisioning = cluster.provisioning;

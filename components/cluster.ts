@@ -4,8 +4,9 @@ import { AzureInfinibandCluster } from "./azure/cluster";
 import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
-import { AnsiblePlaybook, sha256 } from "./provision/ansible";
+import { AnsiblePlaybook, type FailedNode, sha256 } from "./provision/ansible";
 import { NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
+import { keepNodes, provisionIssues } from "./plan/provision";
 import { RoceCluster } from "./roce/cluster";
 import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -49,6 +50,16 @@ export interface ValidationOutputs {
     slowNodes: pulumi.Output<string[]>;
     /** folder with the report (text, JSON, chart) */
     reportDir: string;
+    /** nodes left out of provisioning and validation (cluster.ansible.exclude): the verdict is about the others */
+    excludedNodes: string[];
+}
+
+/** What the node-software step left behind. */
+export interface SoftwareOutputs {
+    /** nodes that failed within cluster.ansible.maxFailPercentage, each with its first failing task */
+    failedNodes: pulumi.Output<FailedNode[]>;
+    /** nodes left out (cluster.ansible.exclude) */
+    excludedNodes: string[];
 }
 
 /** What TypeScript callers read and the multi-language schema leaves out (see components/internal.ts). */
@@ -85,6 +96,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly ncclEnv: Record<string, string>;
     /** The validation step's result; unset when provisioning or validation is off. */
     public readonly validation?: ValidationOutputs;
+    /** The node-software step's failed and excluded nodes; unset when provisioning is off. */
+    public readonly provisioning?: SoftwareOutputs;
 
     /** The parsed spec, defaults applied. */
     get spec(): ClusterSpec { return parts.of(this).spec; }
@@ -148,7 +161,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 playbook: "site.yml",
                 inventory,
                 sshPrivateKey: args.sshPrivateKey!,
+                forks: plan.provision.forks,
+                maxFailPercentage: plan.provision.maxFailPercentage,
             }, { parent: this, dependsOn: [fabric] });
+            this.provisioning = { failedNodes: software.failedNodes, excludedNodes: plan.provision.excluded };
             const playbooksHash = software.playbooksHash;
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
@@ -156,10 +172,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts
                     rerunOn: inventory.apply((inv) => sha256(`${playbooksHash}\n${inv}`)),
-                    mpiHosts: this.nodePrivateIps,
+                    mpiHosts: this.nodePrivateIps.apply((ips) => keepNodes(plan.validation.hostNames, ips, plan.provision.excluded).values),
+                    excludedNodes: plan.provision.excluded,
+                    forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
+                    excludedNodes: plan.provision.excluded,
                 };
             }
         }
@@ -171,6 +190,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             entryAddress: this.entryAddress,
             ncclEnv: plan.ncclEnv,
             validation: this.validation,
+            provisioning: this.provisioning,
         });
     }
 }
@@ -185,7 +205,7 @@ function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } 
         throw e;
     }
     const plan = planCluster(spec);
-    const issues: SpecIssue[] = fabricIssues(spec, plan);
+    const issues: SpecIssue[] = [...fabricIssues(spec, plan), ...provisionIssues(spec, plan.validation.hostNames)];
     if (spec.provision && args.sshPrivateKey === undefined) {
         issues.push({
             path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",

@@ -1,6 +1,6 @@
 import type {
     AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
-    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput,
+    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput, AnsibleSpecInput,
 } from "./types";
 
 /*
@@ -27,6 +27,12 @@ export interface ValidationSpec extends ValidationSpecInput {
     minFraction: number;
     iterations: number;
     timeoutMinutes: number;
+}
+
+export interface AnsibleSpec extends AnsibleSpecInput {
+    maxFailPercentage: number;
+    exclude: string[];
+    maxForks: number;
 }
 
 export interface AwsNetwork extends AwsNetworkInput {
@@ -92,6 +98,7 @@ export interface ClusterSpec extends ClusterSpecInput {
     provision: boolean;
     software: SoftwareSpec;
     validation: ValidationSpec;
+    ansible: AnsibleSpec;
     tags: Record<string, string>;
     aws?: AwsSpec;
     azure?: AzureSpec;

@@ -128,6 +128,18 @@ const validationSchema = z
     })
     .describe("what `pulumi up` proves at the end");
 
+// The controller's cap on parallel connections: each fork is one ansible-playbook worker process with its own SSH
+// client (ansible-core lib/ansible/executor/process/worker.py); `npm run bench` measures what one host costs.
+const ansibleSchema = z
+    .strictObject({
+        maxFailPercentage: z.int().min(0).max(99).default(0)
+            .describe("percent of the nodes that may fail the node-software step without failing pulumi up (listed in the stack output); 0: any failed node fails it"),
+        exclude: z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a node name")).default([])
+            .describe("node names left out of provisioning and validation (validation grades the rest and names these)"),
+        maxForks: z.int().min(1).max(1000).default(100).describe("most nodes Ansible works on at once: the node count up to this cap"),
+    })
+    .describe("how the Ansible steps treat failing nodes and how wide they run");
+
 const awsSchema = z
     .strictObject({
         region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, "must be an AWS region such as us-east-1"),
@@ -218,6 +230,7 @@ export const clusterSchema = z
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
         software: softwareSchema.default(softwareSchema.parse({})),
         validation: validationSchema.default(validationSchema.parse({})),
+        ansible: ansibleSchema.default(ansibleSchema.parse({})),
         // limits both clouds accept: AWS (keys <= 128, values <= 256, no aws: prefix, 50 per resource; letters,
         // digits, spaces and + - = . _ : / @ only) and Azure (no < > % & \ ? / in names, 512/256, 50 per resource).
         // source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,

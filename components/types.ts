@@ -167,6 +167,22 @@ export interface ValidationSpecInput {
     timeoutMinutes?: number;
 }
 
+/** How the Ansible steps (node software, then validation) treat failing nodes and how wide they run. */
+export interface AnsibleSpecInput {
+    /**
+     * Percentage of the nodes (after `exclude`) that may fail the node-software step without failing `pulumi up`; the
+     * failed nodes are then listed in the stack output. 0: any failed node fails the step. @default 0
+     */
+    maxFailPercentage?: number;
+    /**
+     * Node names left out of the Ansible steps: they are not provisioned, and validation grades the other nodes and
+     * names these in its report. For a node that cannot be fixed now. @default []
+     */
+    exclude?: string[];
+    /** Most nodes Ansible works on at once (its forks): the node count, up to this cap. @default 100 */
+    maxForks?: number;
+}
+
 /** An existing subnet for the GPU nodes. */
 export interface AwsSubnetInput {
     /** Subnet id (subnet-…); may come from another resource or stack. */
@@ -397,6 +413,7 @@ export interface ClusterSpecInput {
     provision?: boolean;
     software?: SoftwareSpecInput;
     validation?: ValidationSpecInput;
+    ansible?: AnsibleSpecInput;
     /** Extra tags on every resource. */
     tags?: Record<string, string>;
     /** Required when fabric is aws-efa. */

@@ -12,6 +12,8 @@ import { keySocketPath } from "../components/provision/keysocket";
 
 interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
 const recorded: Recorded[] = [];
+/** stdout the mocked engine reports for a Command, by resource name */
+const stdoutFor = new Map<string, string>();
 
 const fixture = (name: string): string => fs.readFileSync(path.join(__dirname, "fixtures", "ansible", name), "utf8");
 const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
@@ -20,7 +22,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
     await pulumi.runtime.setMocks({
         newResource: (args) => {
             recorded.push({ type: args.type, name: args.name, inputs: args.inputs });
-            return { id: `${args.name}-id`, state: args.inputs };
+            const stdout = stdoutFor.get(args.name);
+            return { id: `${args.name}-id`, state: stdout === undefined ? args.inputs : { ...args.inputs, stdout } };
         },
         call: () => ({}),
     }, "rdmakit", "teststack", false);
@@ -46,7 +49,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.equal(doc.all.vars.ansible_ssh_private_key_file, "/run/key");
         assert.equal(doc.all.vars.ansible_ssh_common_args,
             "-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts " +
-            '-o ProxyCommand="ssh -W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
+            '-o ProxyCommand="ssh -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C ' +
+            '-W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
         assert.ok(!text.includes("StrictHostKeyChecking=no"));
         assert.equal(sshCommonArgs({}), "-o StrictHostKeyChecking=accept-new");
     });
@@ -152,6 +156,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             extraVars: { b: 2, a: pulumi.output("x") },
             sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----",
             outDir,
+            forks: 24,
+            maxFailPercentage: 5,
         });
         const env = await unwrap(pb.run.environment as pulumi.Output<Record<string, string>>);
         assert.deepEqual(recorded.map((r) => [r.type, r.name]), [
@@ -159,17 +165,23 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             ["command:local:Command", "prov-run"],
         ]);
         const cmd = recorded[1].inputs;
-        assert.equal(cmd.create, ansible.ANSIBLE_RUN_SCRIPT);
-        assert.equal(cmd.update, ansible.ANSIBLE_RUN_SCRIPT);
+        // the command text is one line (a failed command's error quotes it); the script travels in the environment
+        assert.equal(cmd.create, 'eval "$RDMAKIT_RUN_SCRIPT"');
+        assert.equal(cmd.update, 'eval "$RDMAKIT_RUN_SCRIPT"');
         // bash under the run's own ssh-agent (dash runs no EXIT trap on a signal)
         assert.deepEqual(cmd.interpreter, ["ssh-agent", "/bin/bash", "-c"]);
-        assert.equal(cmd.logging, "none");
+        // stdout (progress lines and the outcome) streams; stderr (the failure summary) goes only into the error
+        assert.equal(cmd.logging, "stdout");
         assert.equal(cmd.addPreviousOutputInEnv, false);
         assert.equal(cmd.triggers, undefined, "triggers would force a replacement");
         const playbooksHash = ansible.hashFolder("playbooks");
         assert.deepEqual(env, {
+            RDMAKIT_RUN_SCRIPT: ansible.ANSIBLE_RUN_SCRIPT,
             ANSIBLE_CONFIG: "playbooks/ansible.cfg",
             ANSIBLE_NOCOLOR: "1",
+            ANSIBLE_FORKS: "24",
+            RDMAKIT_MAX_FAIL_PERCENTAGE: "5",
+            RDMAKIT_PROGRESS_LABEL: "site",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
@@ -203,6 +215,87 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.deepEqual(recorded.filter((r) => r.type === "command:local:Command"), []);
     });
 
+    await t.test("decideRun: any failed host fails the step by default; within maxFailPercentage it passes and lists them", () => {
+        const s = summarise.parseAnsibleLog(fixture("site-roce-unreachable.log"));
+        const strict = summarise.decideRun(s, 4, 0, "x.log");
+        assert.equal(strict.ok, false);
+        assert.deepEqual(strict.failed, [{ host: "h3", task: "Gathering Facts", kind: "unreachable" }]);
+        assert.match(strict.summary ?? "", /^ansible-playbook failed on 1 of 3 hosts/);
+        // 1 of 3 hosts is 33.3 %
+        assert.equal(summarise.decideRun(s, 4, 33, "x.log").ok, false);
+        assert.equal(summarise.decideRun(s, 4, 34, "x.log").ok, true);
+        // every host failing, a playbook error or another exit status is never tolerated
+        const all = summarise.parseAnsibleLog(fixture("site-require-hardware-failed.log"));
+        assert.equal(summarise.decideRun(all, 2, 99, "x.log").ok, false);
+        const loadError = summarise.parseAnsibleLog("ERROR! the role 'nope' was not found\n");
+        assert.equal(summarise.decideRun(loadError, 1, 99, "x.log").ok, false);
+        assert.equal(summarise.decideRun(s, 1, 99, "x.log").ok, false);
+        assert.deepEqual(summarise.decideRun({ failures: [], recap: [] }, 0, 0, "x.log"), { ok: true, hosts: 0, failed: [] });
+        // a failure a rescue block absorbed (recap failed=0) is not a failed host
+        const rescued = summarise.parseAnsibleLog([
+            "TASK [try] ***", 'fatal: [n1]: FAILED! => {"msg": "first try"}', "", "PLAY RECAP ***",
+            "n1                         : ok=3    changed=0    unreachable=0    failed=0    skipped=0    rescued=1    ignored=0",
+        ].join("\n"));
+        assert.deepEqual(summarise.decideRun(rescued, 0, 0, "x.log"), { ok: true, hosts: 1, failed: [] });
+    });
+
+    await t.test("summariser script, verdict mode: exit status, summary on stderr or stdout, outcome line", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-summ-"));
+        const script = path.join(dir, "s.cjs");
+        fs.writeFileSync(script, summarise.summariserScript());
+        const log = path.join(__dirname, "fixtures", "ansible", "site-roce-unreachable.log");
+        const failed = spawnSync(process.execPath, [script, log, "4", "0"], { encoding: "utf8" });
+        assert.equal(failed.status, 4);
+        assert.match(failed.stderr, /^ansible-playbook failed on 1 of 3 hosts[^]*h3: unreachable at task "Gathering Facts"/);
+        assert.deepEqual(summarise.parseRunOutcome(failed.stdout), { ok: false, hosts: 3, failed: [{ host: "h3", task: "Gathering Facts", kind: "unreachable" }] });
+        const tolerated = spawnSync(process.execPath, [script, log, "4", "50"], { encoding: "utf8" });
+        assert.equal(tolerated.status, 0);
+        assert.equal(tolerated.stderr, "");
+        assert.match(tolerated.stdout, /^rdmakit-provision: \{"ok":true,[^\n]*\nansible-playbook failed on 1 of 3 hosts/);
+        assert.equal(summarise.parseRunOutcome(tolerated.stdout)?.ok, true);
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("progress plugin: one line per play and task with counts, nothing else, only with RDMAKIT_PROGRESS_FD", () => {
+        // a real ansible-playbook run on three local hosts, one failing a task; a no_log variable must not show
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-progress-"));
+        fs.writeFileSync(path.join(dir, "p.yml"), [
+            "- name: Prepare", "  hosts: all", "  gather_facts: false", "  vars:", "    token: tok-77e1-never-shown", "  tasks:",
+            "    - name: Use the token", "      ansible.builtin.debug:", "        msg: \"{{ token }}\"",
+            "    - name: Break on b", "      ansible.builtin.fail:", "        msg: \"disk full {{ token }}\"", "      when: inventory_hostname == 'b'",
+            "- name: Install", "  hosts: all", "  gather_facts: false", "  strategy: free", "  tasks:",
+            "    - name: Build", "      ansible.builtin.command: \"true\"", "      changed_when: false",
+        ].join("\n") + "\n");
+        const base = { ...process.env, ANSIBLE_CONFIG: path.join(__dirname, "..", "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" };
+        const args = ["/bin/sh", "-c", "ansible-playbook -i a,b,c, -c local p.yml 3>&1 >ansible.log 2>&1"];
+        const r = spawnSync(args[0], args.slice(1), { cwd: dir, encoding: "utf8", env: { ...base, RDMAKIT_PROGRESS_FD: "3", RDMAKIT_PROGRESS_LABEL: "site" } });
+        assert.equal(r.status, 2, fs.readFileSync(path.join(dir, "ansible.log"), "utf8"));
+        assert.deepEqual(r.stdout.trimEnd().split("\n"), [
+            "[site] PLAY Prepare \u2014 3 hosts",
+            "[site] TASK Use the token \u2014 3/3 ok",
+            "[site] TASK Break on b \u2014 2/3 ok, 1 failed",
+            "[site] PLAY Install \u2014 3 hosts",
+            "[site] TASK Build \u2014 2/3 ok, 1 failed",
+            "[site] RECAP \u2014 2/3 hosts ok, 1 failed or unreachable",
+        ]);
+        assert.ok(!r.stdout.includes("tok-77e1") && !r.stdout.includes("disk full"));
+        // the full output is in the log as before
+        assert.match(fs.readFileSync(path.join(dir, "ansible.log"), "utf8"), /fatal: \[b\]: FAILED! => \{"changed": false, "msg": "disk full tok-77e1-never-shown"\}/);
+        const quiet = spawnSync(args[0], args.slice(1), { cwd: dir, encoding: "utf8", env: base });
+        assert.equal(quiet.stdout, "");
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("AnsiblePlaybook: failedNodes from the run's outcome line, node and task only, not secret", async () => {
+        const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-out-"));
+        const outcome = `${summarise.PROVISION_RESULT_PREFIX}${JSON.stringify({ ok: true, hosts: 3, failed: [{ host: "n2", task: "nccl : Install libnccl2", kind: "failed" }] })}`;
+        stdoutFor.set("tol-run", `[site] RECAP \u2014 2/3 hosts ok\n${outcome}`);
+        const pb = new ansible.AnsiblePlaybook("tol", { inventory: "x", sshPrivateKey: "k", outDir, maxFailPercentage: 40 });
+        assert.deepEqual(await unwrap(pb.failedNodes), [{ node: "n2", task: "nccl : Install libnccl2" }]);
+        assert.equal(await pulumi.isSecret(pb.failedNodes), false);
+        fs.rmSync(outDir, { recursive: true });
+    });
+
     await t.test("hashFolder and stableJson: content-sensitive, order-insensitive", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-hash-"));
         fs.mkdirSync(path.join(dir, "roles", "r"), { recursive: true });
@@ -212,6 +305,11 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.equal(ansible.hashFolder(dir), h1);
         fs.writeFileSync(path.join(dir, "roles", "r", "main.yml"), "c");
         assert.notEqual(ansible.hashFolder(dir), h1);
+        // the bytecode Python leaves beside a callback plugin does not count
+        const h2 = ansible.hashFolder(dir);
+        fs.mkdirSync(path.join(dir, "callback_plugins", "__pycache__"), { recursive: true });
+        fs.writeFileSync(path.join(dir, "callback_plugins", "__pycache__", "p.cpython-311.pyc"), "x");
+        assert.equal(ansible.hashFolder(dir), h2);
         assert.equal(ansible.stableJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');
         fs.rmSync(dir, { recursive: true });
     });

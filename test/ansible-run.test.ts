@@ -21,15 +21,17 @@ import { renderInventory, InventoryArgs } from "../components/provision/inventor
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { ANSIBLE_RUN_SCRIPT, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
+import { ANSIBLE_RUN_SCRIPT, RUN_FROM_ENV, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
 import { serveKeyLocally } from "../components/provision/keysocket";
-import { parseAnsibleLog, summariserScript } from "../components/provision/summarise";
+import { parseAnsibleLog, parseRunOutcome, summariserScript } from "../components/provision/summarise";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
 const CACHE = path.join(ROOT, ".testhosts");
 const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
 const SKIP = process.env.RDMAKIT_SKIP_HOST_TESTS === "1";
+/** A variable value the progress lines must never show. */
+const SECRET_VAR = "tok-4f1c9e-never-shown";
 
 function missingTools(): string[] {
     const missing: string[] = [];
@@ -71,6 +73,10 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     let http: ChildProcess | undefined;
     t.after(async () => {
         http?.kill("SIGTERM");
+        // close the SSH masters run 1 left (ControlPersist), as the kit's run script does at its exit
+        for (const f of fs.existsSync(path.join(runDir, "cp")) ? fs.readdirSync(path.join(runDir, "cp")) : []) {
+            spawnSync("ssh", ["-o", `ControlPath=${path.join(runDir, "cp", f)}`, "-O", "exit", "rdmakit"], { stdio: "ignore" });
+        }
         await Promise.all(hosts.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
         fs.rmSync(runDir, { recursive: true, force: true });
     });
@@ -157,6 +163,8 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             "rdmakit software on h1: ofed distro rdma-core (installed); driver none (not installed (no GPU)",
             "nccl 2.28.9-1 (installed)",
         ]) assert.ok(r.output.includes(needle), `run 1 output lacks "${needle}"`);
+        // the bastion hop went through one shared connection: a master socket in the run's control folder
+        assert.ok(fs.readdirSync(path.join(runDir, "cp")).some((f) => f.startsWith("jump-")), "run 1 left no jump master socket");
     });
 
     await t.test("packages, pins, holds and persisted configs are in place", () => {
@@ -218,13 +226,16 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     const runTmp = path.join(runDir, "run-tmp");
     fs.mkdirSync(runTmp);
     t.after(() => served.close());
-    const componentRun = (extraVars: Record<string, unknown>, log: string) => spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), ANSIBLE_RUN_SCRIPT], {
+    // exactly as the Command runs it: under the run's own agent, the one-line command text, the script in the environment
+    const componentRun = (extraVars: Record<string, unknown>, log: string, more: NodeJS.ProcessEnv = {}) => spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), RUN_FROM_ENV], {
         cwd: ROOT,
         encoding: "utf8",
         env: {
             ...env,
             // the run's own temporary folders, so the check below sees this run's files and no one else's
             TMPDIR: runTmp,
+            ...more,
+            RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
             ANSIBLE_CONFIG: "playbooks/ansible.cfg",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: log,
@@ -240,14 +251,22 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
 
     await t.test("run 2 (the component's script) reports changed=0 on every host", () => {
         const log = path.join(outDir, "ansible-site.log");
-        const r = componentRun({}, log);
+        const r = componentRun({ rdmakit_test_token: SECRET_VAR }, log);
         const output = fs.readFileSync(log, "utf8");
         fs.writeFileSync(path.join(CACHE, "last-run2.log"), output);
         assert.equal(r.status, 0, `run 2 failed: ${r.stderr}\n${output.slice(-3000)}`);
         const recap = parseAnsibleLog(output).recap;
         assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed, x.unreachable]), [["h1", 0, 0, 0], ["h2", 0, 0, 0]],
             `second run changed something:\n${output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
-        assert.equal(r.stdout, "");
+        // stdout is what `pulumi up` streams: one short line per play and task with host counts, then the outcome
+        const lines = r.stdout.trimEnd().split("\n");
+        for (const line of ["[site] PLAY Install the RDMA GPU node stack \u2014 2 hosts", "[site] TASK nccl : Hold libnccl2 and libnccl-dev \u2014 2/2 ok",
+            "[site] RECAP \u2014 2/2 hosts ok", 'rdmakit-provision: {"ok":true,"hosts":2,"failed":[]}']) {
+            assert.ok(lines.includes(line), `stdout lacks "${line}":\n${r.stdout}`);
+        }
+        assert.ok(lines.every((l) => l.startsWith("[site] ") || l.startsWith("rdmakit-provision: ")), r.stdout);
+        // nothing secret: not the key, not a variable's value
+        assert.ok(!r.stdout.includes("PRIVATE KEY") && !r.stdout.includes(SECRET_VAR), r.stdout);
         assert.equal(r.stderr, "");
     });
 
@@ -264,5 +283,44 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             .filter((e) => fs.readFileSync(path.join(e.parentPath ?? e.path, e.name), "utf8").includes(keyBody));
         assert.deepEqual(left, []);
         assert.deepEqual(fs.readdirSync(runTmp).filter((n) => n.startsWith("tmp.")), []);
+    });
+    // Partial failure and resume, on the plays every run has (tag "always": the variable checks, the connection
+    // wait, the software report), so the three runs below take seconds: h2 is made to fail the report's first
+    // write, then fixed. ANSIBLE_RUN_TAGS selects no role (ansible-core config TAGS_RUN).
+    const narrow = { ANSIBLE_RUN_TAGS: "rdmakit_none" };
+    const h2Dir = path.join(runDir, "h2", "etc", "rdmakit");
+    await t.test("a node that fails a task fails the step, named with its task; the other node completes", () => {
+        fs.rmSync(h2Dir, { recursive: true, force: true });
+        fs.writeFileSync(h2Dir, "not a folder\n");
+        const log = path.join(outDir, "ansible-site-partial.log");
+        const r = componentRun({}, log, narrow);
+        assert.equal(r.status, 2, `${r.stderr}\n${r.stdout}`);
+        // the error text is the summary: the failed host, its task and the first line of why
+        assert.match(r.stderr, /^ansible-playbook failed on 1 of 2 hosts \(full log: .*ansible-site-partial\.log\):\n {2}h2: failed at task "Create \/etc\/rdmakit": /);
+        assert.equal(r.stderr.trimEnd().split("\n").length, 2, r.stderr);
+        assert.deepEqual(parseRunOutcome(r.stdout), { ok: false, hosts: 2, failed: [{ host: "h2", task: "Create /etc/rdmakit", kind: "failed" }] });
+        assert.ok(r.stdout.includes("[site] TASK Create /etc/rdmakit \u2014 1/2 ok, 1 failed"), r.stdout);
+        const recap = parseAnsibleLog(fs.readFileSync(log, "utf8")).recap;
+        assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h1", 0], ["h2", 1]]);
+        // the same run with cluster.ansible.maxFailPercentage 50: the step passes and lists h2 (the summariser on this log)
+        const tolerated = spawnSync(process.execPath, [summariser, log, "2", "50"], { encoding: "utf8" });
+        assert.equal(tolerated.status, 0, tolerated.stderr);
+        assert.deepEqual(parseRunOutcome(tolerated.stdout)?.failed, [{ host: "h2", task: "Create /etc/rdmakit", kind: "failed" }]);
+        assert.equal(tolerated.stderr, "");
+        assert.equal(spawnSync(process.execPath, [summariser, log, "2", "49"], { encoding: "utf8" }).status, 2);
+    });
+
+    await t.test("fixed and run again: the failed node is retried, the done node changes nothing", () => {
+        fs.rmSync(h2Dir, { force: true });
+        const log = path.join(outDir, "ansible-site-resume.log");
+        const r = componentRun({}, log, narrow);
+        const output = fs.readFileSync(log, "utf8");
+        assert.equal(r.status, 0, `${r.stderr}\n${output.slice(-2000)}`);
+        assert.deepEqual(parseRunOutcome(r.stdout), { ok: true, hosts: 2, failed: [] });
+        const recap = parseAnsibleLog(output).recap;
+        assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h1", 0], ["h2", 0]]);
+        assert.equal(recap[0].changed, 0, "h1 was done: nothing to change");
+        assert.ok(recap[1].changed > 0, "h2 was retried: its report is written now");
+        assert.ok(fs.statSync(h2Dir).isDirectory());
     });
 });

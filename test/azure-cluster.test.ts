@@ -1,4 +1,5 @@
 import { before, test } from "node:test";
+import { jumpHostCloudConfig } from "../components/provision/jump";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
@@ -222,6 +223,8 @@ test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", 
     assert.deepEqual(vm.osProfile, {
         computerName: "jh-jump",
         adminUsername: "hpcadmin",
+        // sshd tuned for the Ansible jump hops (components/provision/jump.ts)
+        customData: Buffer.from(jumpHostCloudConfig()).toString("base64"),
         linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: "/home/hpcadmin/.ssh/authorized_keys", keyData: KEY }] },

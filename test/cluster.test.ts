@@ -213,3 +213,32 @@ test("provisioning without the SSH key, or with a plain-text key, is refused bef
     assert.ok(!plain[0].reason.includes("BEGIN OPENSSH"), "the key is never echoed");
     assert.deepEqual(registered, []);
 });
+
+test("cluster.ansible: an excluded node is in neither step, forks and the tolerance reach both runs; a bad name is refused first", async () => {
+    const base = example("aws-p5.yaml");
+    const probe = new mod.RdmaCluster("probe", { spec: base, sshPrivateKey: KEY });
+    const all = probe.plan.validation.hostNames;
+    await settle();
+    registered = [];
+    const c = new mod.RdmaCluster("demo", { spec: { ...base, ansible: { exclude: [all[1]], maxFailPercentage: 10 } }, sshPrivateKey: KEY });
+    const ips = await unwrap(c.nodePrivateIps);
+    await settle();
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    assert.equal(envOf(run).ANSIBLE_FORKS, "3");
+    assert.equal(envOf(run).RDMAKIT_MAX_FAIL_PERCENTAGE, "10");
+    const hosts = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.hosts;
+    assert.deepEqual(Object.keys(hosts), [all[0], all[2], all[3]]);
+    assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), [ips[0], ips[2], ips[3]]);
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
+    assert.deepEqual(vars.nccl_validate_hosts, [0, 2, 3].map((i) => ({ name: all[i], address: ips[i] })));
+    assert.equal(envOf(nccl).RDMAKIT_EXCLUDED, all[1]);
+    assert.equal(envOf(nccl).ANSIBLE_FORKS, "3");
+    assert.deepEqual(c.provisioning?.excludedNodes, [all[1]]);
+    assert.deepEqual(await unwrap(c.provisioning!.failedNodes), []);
+
+    registered = [];
+    assert.throws(() => new mod.RdmaCluster("bad", { spec: { ...base, ansible: { exclude: ["gpu-nope"] } }, sshPrivateKey: KEY }),
+        (e: Error) => /cluster\.ansible\.exclude\[0\]/.test(e.message) && /names no node of this cluster/.test(e.message));
+    assert.deepEqual(registered, []);
+});

@@ -13,12 +13,14 @@ const ROOT = join(__dirname, "..");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const project = readFileSync(join(ROOT, "Pulumi.yaml"), "utf8");
 
-for (const section of ["software", "validation"] as const) {
+for (const section of ["software", "validation", "ansible"] as const) {
     const defaults = clusterSchema.shape[section].parse(undefined) as Record<string, unknown>;
     test(`README and Pulumi.yaml state every ${section} default`, () => {
-        for (const [key, value] of Object.entries(defaults)) {
+        for (const [key, raw] of Object.entries(defaults)) {
+            // an empty list default is written "none"
+            const value = Array.isArray(raw) ? (raw.length === 0 ? "none" : JSON.stringify(raw)) : String(raw);
             assert.ok(readme.includes(`\`${key}\` ${value}`), `README.md does not say ${key} ${value}`);
-            assert.ok(new RegExp(`\\b${key} ${String(value).replace(/\./g, "\\.")}\\b`).test(project), `Pulumi.yaml does not say ${key} ${value}`);
+            assert.ok(new RegExp(`\\b${key} ${value.replace(/[.[\]]/g, "\\$&")}(?![\\w.])`).test(project), `Pulumi.yaml does not say ${key} ${value}`);
         }
     });
 }

@@ -8,6 +8,7 @@ import { Internals } from "../internal";
 import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
+import { jumpHostCloudConfig } from "../provision/jump";
 import { checkAwsClusterInput } from "./checks";
 import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
@@ -305,6 +306,8 @@ function createAccess(ctx: Ctx, net: Network): Access {
         keyName: key.keyName,
         metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1 },
         rootBlockDevice: { encrypted: true, volumeType: "gp3", deleteOnTermination: true },
+        // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts)
+        userData: jumpHostCloudConfig(),
         tags: tagsFor(ctx, "bastion"),
         volumeTags: tagsFor(ctx, "bastion"),
         // the lookup takes the newest Ubuntu image: a newer one must not replace the bastion (new address, so a

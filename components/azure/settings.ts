@@ -1,3 +1,4 @@
+import { jumpHostCloudConfig } from "../provision/jump";
 import type * as pulumi from "@pulumi/pulumi";
 import type { VirtualMachineScaleSetArgs, VirtualMachineArgs } from "@pulumi/azure-native/compute";
 import type { network as netIn } from "@pulumi/azure-native/types/input";
@@ -252,6 +253,8 @@ export function jumpHostArgs(layout: AzureLayout, spec: ClusterSpec, refs: Azure
         osProfile: {
             computerName: `${computerNamePrefix(layout.clusterName)}-jump`,
             adminUsername: layout.adminUser,
+            // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts); Azure takes it base64
+            customData: Buffer.from(jumpHostCloudConfig()).toString("base64"),
             linuxConfiguration: {
                 disablePasswordAuthentication: true,
                 ssh: { publicKeys: [{ path: authorizedKeysPath(layout.adminUser), keyData: layout.publicKey }] },

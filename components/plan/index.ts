@@ -3,6 +3,7 @@ import { AZURE_DEFAULT_ADMIN, AZURE_IB_PARTITION, azureVmSize } from "../catalog
 import { gpuModel, maxMessageBytes } from "../catalog/gpus";
 import { ofedInfoPrefix } from "../catalog/software";
 import { planSoftware, roceHgx, SoftwarePlan } from "./software";
+import { planProvision, ProvisionPlan } from "./provision";
 import { GiB } from "../catalog/types";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
@@ -52,6 +53,8 @@ export interface FabricPlan {
     ncclEnv: Record<string, string>;
     /** group variables for site.yml / validate.yml */
     ansibleVars: Record<string, unknown>;
+    /** how the Ansible steps run: nodes left out, forks, failures tolerated (plan/provision.ts) */
+    provision: ProvisionPlan;
     validation: {
         enabled: boolean;
         /** added to ncclEnv for validation runs so that a fallback to sockets fails */
@@ -103,16 +106,13 @@ export function nodeNames(spec: ClusterSpec): string[] {
     return Array.from({ length: spec.nodes }, (_, i) => `${spec.name}-${String(i).padStart(width, "0")}`);
 }
 
+/** A fabric's plan before the provisioning decisions, which read its node names. */
+type FabricBase = Omit<FabricPlan, "provision">;
+
 /** Pure: spec + catalog -> plan. The spec has been validated, so catalog lookups succeed. */
 export function planCluster(spec: ClusterSpec): FabricPlan {
-    switch (spec.fabric) {
-        case "aws-efa":
-            return planAws(spec);
-        case "azure-ib":
-            return planAzure(spec);
-        case "roce":
-            return planRoce(spec);
-    }
+    const plan = spec.fabric === "aws-efa" ? planAws(spec) : spec.fabric === "azure-ib" ? planAzure(spec) : planRoce(spec);
+    return { ...plan, provision: planProvision(spec, plan.validation.hostNames) };
 }
 
 /** Default largest message of the sweep, the size AWS and Azure publish their figures at (aws-efa.md §5, azure-ib.md §5). */
@@ -151,7 +151,7 @@ function common(spec: ClusterSpec, gpus: { model: string; count: number }, nvswi
     };
 }
 
-function planAws(spec: ClusterSpec): FabricPlan {
+function planAws(spec: ClusterSpec): FabricBase {
     const aws = spec.aws!;
     const type = awsInstanceType(aws.instanceType)!;
     const interfaces = efaInterfaceLayout(type);
@@ -162,7 +162,7 @@ function planAws(spec: ClusterSpec): FabricPlan {
     const hw: HardwareFacts = { name: type.name, busbw: type.busbw, rdmaGbpsPerNode: type.efaGbps, transport: "efa", gpuDirectRdma: type.gpuDirectRdma };
     const base = common(spec, type.gpu, type.nvswitch, type.name);
     const ncclEnv = awsNcclEnv();
-    const plan: FabricPlan = {
+    const plan: FabricBase = {
         ...base,
         nics: { perNode, rdmaGbpsPerNode: type.efaGbps, gpuDirectRdma: type.gpuDirectRdma },
         sshUser: spec.ssh.user ?? DLAMI_SSH_USER,
@@ -182,14 +182,14 @@ function planAws(spec: ClusterSpec): FabricPlan {
     return plan;
 }
 
-function planAzure(spec: ClusterSpec): FabricPlan {
+function planAzure(spec: ClusterSpec): FabricBase {
     const az = spec.azure!;
     const size = azureVmSize(az.vmSize)!;
     const gpus = size.gpu ?? { model: "none", count: 0 };
     const hw: HardwareFacts = {
         name: size.name, busbw: size.busbw, rdmaGbpsPerNode: size.ib.hcas * size.ib.rateGbps, transport: "ib", gpuDirectRdma: size.gpuDirectRdma,
     };
-    const plan: FabricPlan = {
+    const plan: FabricBase = {
         ...common(spec, gpus, size.nvswitch, size.name),
         nics: {
             perNode: size.hcaNames.map((name) => ({ name, kind: "ib", rateGbps: size.ib.rateGbps })),
@@ -221,7 +221,7 @@ function planAzure(spec: ClusterSpec): FabricPlan {
     return plan;
 }
 
-function planRoce(spec: ClusterSpec): FabricPlan {
+function planRoce(spec: ClusterSpec): FabricBase {
     const roce = spec.roce!;
     const qos = planQos(roce);
     const first = roce.hosts[0];
@@ -236,7 +236,7 @@ function planRoce(spec: ClusterSpec): FabricPlan {
     };
     // HGX boards have NVSwitch, so Fabric Manager (plan/software.ts roceHgx)
     const hgx = roceHgx(spec);
-    const plan: FabricPlan = {
+    const plan: FabricBase = {
         ...common(spec, { model: gpu?.name ?? first.gpu.model, count: first.gpu.count }, hgx, "bare metal"),
         nics: {
             perNode: rails.map((name) => ({ name, kind: "roce", rateGbps: portGbps })),
@@ -293,7 +293,7 @@ export function gpudirectMethod(spec: ClusterSpec): "peermem" | "dmabuf" {
  * The group variables of site.yml, named as the roles' argument specs name them (playbooks/roles/<role>/meta/
  * argument_specs.yml). Per-host RoCE settings travel as host variables (provision/nodes.ts).
  */
-function ansibleVars(spec: ClusterSpec, plan: FabricPlan, hw: { rdmaDevices: number; nvlsm: boolean }): Record<string, unknown> {
+function ansibleVars(spec: ClusterSpec, plan: FabricBase, hw: { rdmaDevices: number; nvlsm: boolean }): Record<string, unknown> {
     const sw = spec.software;
     const v = plan.software.versions;
     const replace = new Set(plan.software.replace);

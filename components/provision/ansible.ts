@@ -4,7 +4,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
-import { summariserScript } from "./summarise";
+import { parseRunOutcome, summariserScript } from "./summarise";
 import { assetPath } from "../assets";
 import { KEY_CLIENT, serveSshKey } from "./keysocket";
 
@@ -26,6 +26,19 @@ export interface AnsiblePlaybookArgs {
     stack?: string;
     /** Where the full log, the inventory used and the failure summariser go. @default `out/<stack>` */
     outDir?: string;
+    /** Hosts Ansible works on at once (`ANSIBLE_FORKS`; plan.provision.forks). @default ansible.cfg's forks */
+    forks?: number;
+    /**
+     * Percentage of the hosts that may fail without failing the step; the failed ones are then in `failedNodes`
+     * (plan.provision.maxFailPercentage). @default 0: any failed host fails the step
+     */
+    maxFailPercentage?: number;
+}
+
+/** A node the last run left failed, at its first failing task. */
+export interface FailedNode {
+    node: string;
+    task: string;
 }
 
 /**
@@ -61,7 +74,11 @@ export const SSH_KEY_PRELUDE = [
     'tmp=$(mktemp -d) || { kill "$SSH_AGENT_PID"; exit 1; }',
     'child=""',
     // the children first (they hold no key, but their ssh connections would go on using the agent), then the agent
-    'cleanup() { trap - EXIT INT TERM HUP; if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; fi; kill "$SSH_AGENT_PID" 2>/dev/null; rm -rf "$tmp"; }',
+    // then this run's SSH masters (ControlPersist in ansible.cfg, the bastion hop's in inventory.ts), which would
+    // otherwise stay for their ControlPersist time
+    'cleanup() { trap - EXIT INT TERM HUP; if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; fi; ' +
+        'for s in "$tmp"/cp/*; do [ -S "$s" ] && ssh -o ControlPath="$s" -O exit rdmakit >/dev/null 2>&1 9>&-; done; ' +
+        'kill "$SSH_AGENT_PID" 2>/dev/null; rm -rf "$tmp"; }',
     "trap cleanup EXIT",
     "trap 'cleanup; exit 129' HUP",
     "trap 'cleanup; exit 130' INT",
@@ -138,21 +155,38 @@ export function runInputDigests(input: pulumi.Output<AnsibleRunInput>): { RDMAKI
     return { RDMAKIT_INVENTORY_HASH: input.apply((i) => sha256(i.inventory)), RDMAKIT_VARS_HASH: input.apply((i) => sha256(i.extraVars)) };
 }
 
-/** The shell the Command runs (create and update). Static text: what changes between runs is in `environment`. */
+/**
+ * The shell the Command runs (create and update). Static text: what changes between runs is in `environment`.
+ * stdout carries only the progress lines of playbooks/callback_plugins/rdmakit_progress.py (fd 3: play and task
+ * names with host counts, never a result or a variable), then the summary when hosts failed within the tolerance,
+ * then the outcome line (summarise.ts PROVISION_RESULT_PREFIX). The full output goes to the log; stderr gets the
+ * failure summary when the step fails.
+ */
 export const ANSIBLE_RUN_SCRIPT = [
     ...SSH_KEY_PRELUDE,
     'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")"',
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
     unpackRunInput('"$tmp/vars.json"'),
     "exec </dev/null",
-    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" >"$RDMAKIT_ANSIBLE_LOG" 2>&1'),
-    'if [ "$rc" -ne 0 ]; then',
-    '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" >&2 9>&- || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2',
+    ...runChild('RDMAKIT_PROGRESS_FD=3 ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" 3>&1 >"$RDMAKIT_ANSIBLE_LOG" 2>&1'),
+    'if [ ! -f "$RDMAKIT_ANSIBLE_SUMMARISER" ]; then',
+    '  [ "$rc" -eq 0 ] || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2 9>&-',
+    '  exit "$rc"',
     "fi",
-    'exit "$rc"',
+    'node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}" 9>&-',
 ].join("\n");
 
-/** SHA-256 over every file under `dir` (relative path and content, in sorted order). Cheap: a few hundred small files. */
+/**
+ * What the Command runs: the script from its environment. The provider puts the command text into the error of a
+ * failed run (pulumi-command provider/pkg/provider/local/commandOutputs.go: `running %q:`), so the text is this one
+ * line and the error shows the summary the script printed, not the script.
+ */
+export const RUN_FROM_ENV = 'eval "$RDMAKIT_RUN_SCRIPT"';
+
+/**
+ * SHA-256 over every file under `dir` (relative path and content, in sorted order), `__pycache__` folders left out.
+ * Cheap: a few hundred small files.
+ */
 export function hashFolder(dir: string): string {
     const h = createHash("sha256");
     const walk = (rel: string): void => {
@@ -160,6 +194,8 @@ export function hashFolder(dir: string): string {
             .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         for (const e of entries) {
             const r = rel === "" ? e.name : `${rel}/${e.name}`;
+            // Python's bytecode cache (written next to callback_plugins/ when Ansible loads the plugin) is not content
+            if (e.isDirectory() && e.name === "__pycache__") continue;
             if (e.isDirectory()) {
                 walk(r);
             } else if (e.isFile()) {
@@ -235,6 +271,8 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
     public readonly playbooksHash: string;
     /** The command resource that runs ansible-playbook. */
     public readonly run: command.local.Command;
+    /** Nodes the last run left failed (within `maxFailPercentage`), each with its first failing task; [] when none. */
+    public readonly failedNodes: pulumi.Output<FailedNode[]>;
 
     constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
         const issues = checkAnsiblePlaybookArgs(args, name);
@@ -248,21 +286,27 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         this.logPath = path.join(outDir, `ansible-${playbook.replace(/\.ya?ml$/, "")}.log`);
         this.playbooksHash = hashFolder(dir);
 
-        // Written at every program run so the script always matches this version of the kit.
+        // Written at every deployment so the script always matches this version of the kit; a preview writes nothing.
         const summariser = path.join(outDir, "ansible-summarise.cjs");
-        fs.mkdirSync(outDir, { recursive: true });
-        fs.writeFileSync(summariser, summariserScript());
+        if (!pulumi.runtime.isDryRun()) {
+            fs.mkdirSync(outDir, { recursive: true });
+            fs.writeFileSync(summariser, summariserScript());
+        }
 
         const inventory = pulumi.output(args.inventory);
         const varsJson = pulumi.output(args.extraVars ?? {}).apply((v) => stableJson(v));
 
         this.run = new command.local.Command(`${name}-run`, {
-            create: ANSIBLE_RUN_SCRIPT,
-            update: ANSIBLE_RUN_SCRIPT,
+            create: RUN_FROM_ENV,
+            update: RUN_FROM_ENV,
             interpreter: RUN_INTERPRETER,
             environment: {
+                RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
+                ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
+                RDMAKIT_MAX_FAIL_PERCENTAGE: String(args.maxFailPercentage ?? 0),
+                RDMAKIT_PROGRESS_LABEL: playbook.replace(/\.ya?ml$/, ""),
                 RDMAKIT_PLAYBOOK: path.join(dir, playbook),
                 RDMAKIT_ANSIBLE_LOG: this.logPath,
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
@@ -273,12 +317,19 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_VARS_HASH: varsJson.apply(sha256),
             },
             stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
-            // Output goes to the log file; nothing secret can reach the state or the console through stdout/stderr.
-            logging: "none",
+            // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
+            // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.
+            // Both stay secret in the state.
+            logging: "stdout",
             addPreviousOutputInEnv: false,
         }, { parent: this, additionalSecretOutputs: ["stdout", "stderr"] });
 
         this.inventoryFile = this.run.id.apply(() => inventoryFile);
-        this.registerOutputs({ logPath: this.logPath, inventoryFile: this.inventoryFile, playbooksHash: this.playbooksHash });
+        // node and task names only (no task output), so the list leaves the secret stdout as a plain output
+        this.failedNodes = pulumi.unsecret(this.run.stdout.apply((out) =>
+            (parseRunOutcome(out)?.failed ?? []).map((f): FailedNode => ({ node: f.host, task: f.task }))));
+        this.registerOutputs({
+            logPath: this.logPath, inventoryFile: this.inventoryFile, playbooksHash: this.playbooksHash, failedNodes: this.failedNodes,
+        });
     }
 }

@@ -138,6 +138,19 @@ function hostKeyOptions(knownHostsFile: string | undefined, pinned = false): str
 }
 
 /**
+ * The jump hop shares one SSH connection to the bastion: the first hop of a run opens it as a master, every later
+ * node's hop is a channel on it (ssh_config(5) ControlMaster, ControlPersist; `-W` over a master is a mux stdio
+ * forward, openssh-portable mux.c), so 1,000 nodes do not make 1,000 handshakes with the bastion per connection
+ * wave. The socket lives in the run's own control folder (the run scripts' ANSIBLE_SSH_CONTROL_PATH_DIR, which they
+ * close at exit; Ansible's default ~/.ansible/cp otherwise). The shell that runs the ProxyCommand expands the
+ * folder; `%%C` reaches the hop's ssh as `%C`, a hash of the hop's user, host and port.
+ */
+const JUMP_MUX = [
+    "-o", "ControlMaster=auto", "-o", "ControlPersist=30m",
+    "-o", "ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C",
+];
+
+/**
  * `ansible_ssh_common_args` for the nodes: host-key options and, with a bastion, a ProxyCommand through it.
  * ProxyCommand rather than ProxyJump because `-o` options given to ssh are not passed to the jump hop's own ssh,
  * so with ProxyJump the bastion's host key would be checked against a different known_hosts and policy.
@@ -153,7 +166,7 @@ export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "kno
     }
     if (args.bastion) {
         const b = args.bastion;
-        const hop = ["ssh", "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys)];
+        const hop = ["ssh", ...JUMP_MUX, "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys)];
         if (args.privateKeyFile !== undefined) hop.push("-i", args.privateKeyFile);
         hop.push(`${b.user}@${b.address}`);
         opts.push(`-o ProxyCommand="${hop.join(" ")}"`);

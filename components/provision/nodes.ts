@@ -1,12 +1,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import { FabricPlan } from "../plan";
+import { keepNodes } from "../plan/provision";
 import { InventoryHost, InventorySsm, renderInventory } from "./inventory";
 
 /**
  * The GPU nodes as inventory hosts: the plan's names in placement order, the addresses the fabric reported, the
  * plan's login user; on bare metal each host also carries its own roce_host_* variables from the QoS plan. With the
  * cloud's instance ids (aligned with `addresses`), each host carries its `rdmakit_instance_id`: a node the cloud
- * replaced changes the inventory even at a reused address, so the software and validation steps run again.
+ * replaced changes the inventory even at a reused address, so the software and validation steps run again. Nodes the
+ * plan leaves out (cluster.ansible.exclude, plan.provision.excluded) are not in it.
  */
 export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceIds?: string[]): InventoryHost[] {
     const names = plan.validation.hostNames;
@@ -18,14 +20,16 @@ export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceId
         throw new Error(`the fabric reported ${instanceIds.length} instance ids for ${addresses.length} node addresses; run pulumi up again`);
     }
     const hostPlans = new Map((plan.roce?.qos.hosts ?? []).map((h) => [h.name, h]));
-    return names.map((name, i) => {
+    const kept = keepNodes(names, addresses, plan.provision.excluded);
+    const keptIds = instanceIds ? keepNodes(names, instanceIds, plan.provision.excluded).values : undefined;
+    return kept.names.map((name, i) => {
         const hp = hostPlans.get(name);
         // a host's own NCCL environment (its rail list, GID index) overrides the cluster-wide nccl_conf
         const vars = {
             ...(hp ? { ...hp.vars, nccl_conf: hp.ncclEnv } : {}),
-            ...(instanceIds ? { rdmakit_instance_id: instanceIds[i] } : {}),
+            ...(keptIds ? { rdmakit_instance_id: keptIds[i] } : {}),
         };
-        return { name, address: addresses[i], user: plan.sshUser, ...(Object.keys(vars).length > 0 ? { vars } : {}) };
+        return { name, address: kept.values[i], user: plan.sshUser, ...(Object.keys(vars).length > 0 ? { vars } : {}) };
     });
 }
 
@@ -41,10 +45,12 @@ export interface NodeInstance {
     instanceId?: string;
 }
 
-/** The plan's node names with the fabric's addresses and instance ids. Pure. */
+/** The plan's node names with the fabric's addresses and instance ids, every node. Pure. */
 export function nodeInstances(plan: FabricPlan, addresses: string[], instanceIds?: string[]): NodeInstance[] {
-    return inventoryHosts(plan, addresses, instanceIds).map((h, i) => ({
-        name: h.name, address: h.address, ...(instanceIds ? { instanceId: instanceIds[i] } : {}),
+    inventoryHosts(plan, addresses, instanceIds); // the same checks of what the fabric reported
+    // every node, excluded ones too (cluster.ansible.exclude leaves a node out of the runs, not out of the cluster)
+    return plan.validation.hostNames.map((name, i) => ({
+        name, address: addresses[i], ...(instanceIds ? { instanceId: instanceIds[i] } : {}),
     }));
 }
 

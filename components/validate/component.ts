@@ -98,6 +98,18 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
      */
     failOnFailure?: boolean;
     /**
+     * Nodes left out of the cluster's Ansible steps (cluster.ansible.exclude), not in `hosts`: the report says that
+     * the verdict is about the other nodes and names these.
+     * @default []
+     */
+    excludedNodes?: string[];
+    /**
+     * Nodes Ansible works on at once (`ANSIBLE_FORKS`; plan.provision.forks): the single-node runs and each round
+     * of pairs run on this many nodes together.
+     * @default ansible.cfg's forks
+     */
+    forks?: number;
+    /**
      * Repository root (where `playbooks/`, `bin/` and `out/` are); a relative path is taken from the working
      * directory.
      * @default the installed rdmakit package (PACKAGE_ROOT, components/assets.ts)
@@ -389,6 +401,10 @@ export const VALIDATE_SCRIPT = [
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
+    'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',
+    '  note="graded the provisioned nodes only; left out by cluster.ansible.exclude: $RDMAKIT_EXCLUDED"',
+    '  echo "$note"; [ -f "$RDMAKIT_OUT/nccl-summary.txt" ] && echo "$note" >>"$RDMAKIT_OUT/nccl-summary.txt"',
+    "fi",
     'if [ "$play" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi',
     'if [ "$RDMAKIT_FAIL_ON_FAILURE" = "false" ]; then exit 0; fi',
     'exit "$rc"',
@@ -430,11 +446,14 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
-        // Written at every program run, as AnsiblePlaybook does, so the script always matches this version of the kit.
-        // written from here (the program's folder), named to the command from where it runs (the kit's root)
+        // Written at every deployment, as AnsiblePlaybook does, so the script always matches this version of the kit; a
+        // preview writes nothing. Written from here (the program's folder), named to the command from where it runs
+        // (the kit's root).
         const summariser = path.join(outFromRun, SUMMARISER_NAME);
-        fs.mkdirSync(this.reportDir, { recursive: true });
-        fs.writeFileSync(path.join(this.reportDir, SUMMARISER_NAME), summariserScript());
+        if (!pulumi.runtime.isDryRun()) {
+            fs.mkdirSync(this.reportDir, { recursive: true });
+            fs.writeFileSync(path.join(this.reportDir, SUMMARISER_NAME), summariserScript());
+        }
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
@@ -450,6 +469,8 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ...serveSshKey(`${name}-nccl`, args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+                ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
+                ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
                 ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
                 // plain text in the log, which the summariser parses
                 ANSIBLE_NOCOLOR: "1",

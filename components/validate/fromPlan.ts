@@ -60,7 +60,8 @@ export function validationArgsFromPlan(
         stack,
         group: extras.group ?? KIT_INVENTORY_GROUP,
         fabric: plan.fabric,
-        hosts: v.hostNames,
+        // the nodes cluster.ansible.exclude leaves out are neither provisioned nor graded
+        hosts: v.hostNames.filter((n) => !plan.provision.excluded.includes(n)),
         gpusPerNode: plan.nodes.gpusPerNode,
         // the plan's environment as every job gets it, plus the network forced for validation only
         ncclEnv: {
