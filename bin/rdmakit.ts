@@ -2,17 +2,23 @@
 import { Command, CommanderError } from "commander";
 
 type Register = (program: Command) => void;
+/* eslint-disable @typescript-eslint/no-require-imports -- require, not import(): the installed command loads this file
+   through tsx's CommonJS hook (bin/rdmakit.cjs), under which a dynamic import() goes to Node's own ESM loader and
+   finds no .ts module */
 /**
  * Each verb and the module that registers it, loaded only when that verb runs (or for the overall help): `plan`,
  * `check` and `switch-config` load the Pulumi SDK (about a second), `nccl-report` does not, and it runs once per
  * validation step.
  */
-const VERBS: Record<string, () => Promise<Register>> = {
-    "plan": async () => (await import("../components/cli/plan")).registerPlan,
-    "nccl-report": async () => (await import("../components/validate/cli")).registerNcclReport,
-    "check": async () => (await import("../components/validate/check")).registerCheck,
-    "switch-config": async () => (await import("../components/roce/cli")).registerSwitchConfig,
+const VERBS: Record<string, () => Register> = {
+    "plan": () => (require("../components/cli/plan") as typeof import("../components/cli/plan")).registerPlan,
+    "nccl-report": () => (require("../components/validate/cli") as typeof import("../components/validate/cli")).registerNcclReport,
+    "check": () => (require("../components/validate/check") as typeof import("../components/validate/check")).registerCheck,
+    "switch-config": () => (require("../components/roce/cli") as typeof import("../components/roce/cli")).registerSwitchConfig,
 };
+/** components/errors loads the Pulumi SDK, which nccl-report otherwise never needs: loaded when an error is printed. */
+const redactSecrets = (text: string): string => (require("../components/errors") as typeof import("../components/errors")).redactSecrets(text);
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
 const program = new Command("rdmakit")
@@ -24,17 +30,15 @@ const program = new Command("rdmakit")
 async function main(): Promise<void> {
     const verb = process.argv[2];
     const load = verb !== undefined && Object.hasOwn(VERBS, verb) ? [VERBS[verb]] : Object.values(VERBS);
-    for (const register of await Promise.all(load.map((l) => l()))) register(program);
+    for (const l of load) l()(program);
     await program.parseAsync(process.argv);
 }
 
-main().catch(async (e: unknown) => {
+main().catch((e: unknown) => {
     if (e instanceof CommanderError) {
         // commander has printed the message (and the help) already; --help and --version are not errors
         process.exit(e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help" ? 0 : 2);
     }
-    // loaded here: components/errors loads the Pulumi SDK, which nccl-report otherwise never needs
-    const { redactSecrets } = await import("../components/errors");
     console.error(redactSecrets(`rdmakit: ${(e as Error).message ?? String(e)}`));
     process.exit(2);
 });
