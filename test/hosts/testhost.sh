@@ -26,7 +26,7 @@ cmd_base() {
     need_root
     command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install debootstrap)"
     mkdir -p "$cache"
-    # test files run two at a time: one builds the base, the other waits for it
+    # test files run in parallel: one builds the base, the others wait for it
     exec 9>"$cache/base.lock"
     flock 9
     if [ -s "$tar" ]; then echo "$tar"; flock -u 9; return; fi
