@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./fixtures/ports";
-import { knownHostsName, syncPinnedHostKeys } from "../components/provision/hostsync";
+import { knownHostsName, syncPinnedHostKeys } from "../components/provision/knownhosts";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
