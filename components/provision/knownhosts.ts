@@ -100,8 +100,8 @@ export function writeKnownHosts(entries: KnownHost[], file: string): string {
 }
 
 /*
- * Keeping the stack's known_hosts file right after nodes were replaced: a private address that comes back with a new host (group replacement, destroy + up) must not fail the run on its old entry, and checking
- * must stay on. For every node whose host keys the kit has pinned, the file's entries for its address are made
+ * Keeping the stack's known_hosts file right after nodes were replaced: a private address that comes back with a new
+ * host (group replacement, destroy + up) must not fail the run on its old entry, and checking must stay on. For every node whose host keys the kit has pinned, the file's entries for its address are made
  * exactly the pinned keys: an entry with another key (the replaced node's) is dropped with `ssh-keygen -R`, then the
  * pinned keys are written. Entries of other hosts stay as they are.
  * ssh-keygen -F finds an address's entries also when the file stores hashed names (HashKnownHosts, on in Debian's
