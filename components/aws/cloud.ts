@@ -1,4 +1,4 @@
-import * as aws from "@pulumi/aws";
+import * as aws from "./sdk";
 import * as pulumi from "@pulumi/pulumi";
 import { awsInstanceType } from "../catalog/aws";
 import type { SpecIssue } from "../errors";

@@ -1,4 +1,4 @@
-import * as aws from "@pulumi/aws";
+import * as aws from "./sdk";
 import * as pulumi from "@pulumi/pulumi";
 import * as local from "@pulumi/command/local";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";

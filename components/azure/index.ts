@@ -2,4 +2,5 @@ export { AZURE_INFINIBAND_CLUSTER_TOKEN, AzureInfinibandCluster } from "./cluste
 export type { AzureInfinibandClusterArgs } from "./cluster";
 export { azureFabricSummary } from "./summary";
 export type { AzureFabricSummary } from "./summary";
-export { NSG_PRIORITY, nsgRules } from "./settings";
+export { NSG_PRIORITY, nsgRules } from "./nsg";
+export type { NsgRule } from "./nsg";

@@ -1,7 +1,7 @@
 import { jumpHostCloudConfig } from "../provision/jump";
+export { NSG_PRIORITY, nsgRules } from "./nsg";
 import type * as pulumi from "@pulumi/pulumi";
 import type { VirtualMachineScaleSetArgs, VirtualMachineArgs } from "@pulumi/azure-native/compute";
-import type { network as netIn } from "@pulumi/azure-native/types/input";
 import { SpecIssue } from "../errors";
 import { FabricPlan } from "../plan";
 import { ClusterSpec } from "../spec";
@@ -33,8 +33,6 @@ export const JUMP_HOST_IMAGE = {
     version: "latest",
 } as const;
 
-/** NSG priorities: ours sit well above Azure's default rules (65000+), and leave room in between. */
-export const NSG_PRIORITY = { allowSsh: 100, denyInternet: 4096 } as const;
 
 /** Everything the child resources need that is not already in the plan, checked once. */
 export interface AzureLayout {
@@ -113,44 +111,6 @@ export function authorizedKeysPath(user: string): string {
     return `/home/${user}/.ssh/authorized_keys`;
 }
 
-/**
- * Inbound rules of the one NSG (on the GPU nodes' NIC and the jump host's NIC). What we rely on from Azure's
- * default rules (source: MicrosoftDocs/azure-docs:articles/virtual-network/network-security-groups-overview.md,
- * "Default security rules"): AllowVnetInBound (65000) lets the jump host reach the nodes and the nodes reach each
- * other (SSH, mpirun, NCCL's TCP bootstrap on eth0); DenyAllInBound (65500) drops everything else;
- * AllowInternetOutBound (65001) lets nodes reach package mirrors through the NAT gateway. InfiniBand traffic does
- * not pass the NSG at all: it is not on the Ethernet network (azure-ib.md §2, §7).
- * The explicit deny of Internet inbound repeats the default on purpose, so that a later, broader allow rule added
- * by hand below priority 4096 is still the only way in, and so policies can check it.
- */
-export function nsgRules(allowedCidrs: string[]): netIn.SecurityRuleArgs[] {
-    return [
-        {
-            name: "allow-ssh-from-allowed-cidrs",
-            priority: NSG_PRIORITY.allowSsh,
-            direction: "Inbound",
-            access: "Allow",
-            protocol: "Tcp",
-            sourcePortRange: "*",
-            destinationPortRange: "22",
-            sourceAddressPrefixes: [...allowedCidrs],
-            destinationAddressPrefix: "*",
-            description: "SSH from cluster.ssh.allowedCidrs (the jump host is the only VM with a public IP)",
-        },
-        {
-            name: "deny-internet-inbound",
-            priority: NSG_PRIORITY.denyInternet,
-            direction: "Inbound",
-            access: "Deny",
-            protocol: "*",
-            sourcePortRange: "*",
-            destinationPortRange: "*",
-            sourceAddressPrefix: "Internet",
-            destinationAddressPrefix: "*",
-            description: "everything else from the Internet (Azure's DenyAllInBound would drop it too)",
-        },
-    ];
-}
 
 /** IDs the scale set and jump host refer to; Inputs because they exist only once Azure made them. */
 export interface AzureRefs {
