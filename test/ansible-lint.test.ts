@@ -1,12 +1,13 @@
 // Static checks of the node-software playbooks: ansible-lint (production profile) over the whole playbooks/ folder,
 // ansible-playbook --syntax-check, the plan's variables for every example passing every role's argument spec, and
 // the argument specs rejecting bad variables with a message that names the variable. The argument-spec cases run
-// site.yml against localhost in --check mode with tags that stop at the validation tasks (or at a role's first check),
+// site.yml against localhost (several inventory names at once, one per case) in --check mode with tags that stop at the validation tasks (or at a role's first check),
 // so nothing on this machine is changed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { planCluster } from "../components/plan";
@@ -33,9 +34,59 @@ function exampleVars(example: string): Record<string, unknown> {
 
 const GOOD_VARS = { ...exampleVars("roce-h100.yaml"), ofed_source: "inbox", gpudirect_method: "dmabuf" };
 
-function playbook(extraVars: Record<string, unknown>, tags: string) {
-    return spawnSync("ansible-playbook", ["-i", "localhost,", "-c", "local", "--check", "--tags", tags,
-        "-e", JSON.stringify(extraVars), "playbooks/site.yml"], { cwd: ROOT, env, encoding: "utf8" });
+/** One host's part of a run: each task's result by task title, its fatal lines, and its recap's failed count. */
+interface HostResult { tasks: Map<string, string>; fatal: string; failed: number }
+
+/**
+ * site.yml in --check mode against localhost under several inventory names at once, each with its own variables (as
+ * host variables, where the plan puts a bare-metal host's), so one ansible-playbook start serves many cases. Each
+ * host stops at its own first failure; the others go on.
+ */
+function playbookHosts(hosts: Record<string, Record<string, unknown>>, tags: string): { output: string; host: (name: string) => HostResult } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-argspec-"));
+    const inventory = path.join(dir, "inventory.yml");
+    const entries = Object.fromEntries(Object.entries(hosts).map(([name, vars]) =>
+        [name, { ansible_connection: "local", ansible_python_interpreter: "/usr/bin/python3", ...vars }]));
+    fs.writeFileSync(inventory, JSON.stringify({ all: { hosts: entries } }));
+    const r = spawnSync("ansible-playbook", ["-i", inventory, "--check", "--tags", tags, "playbooks/site.yml"],
+        { cwd: ROOT, env, encoding: "utf8" });
+    fs.rmSync(dir, { recursive: true, force: true });
+    const output = r.stdout + r.stderr;
+    // The recap must list every host: a run that never reached them proves nothing.
+    for (const name of Object.keys(hosts)) assert.match(output, new RegExp(`^${name}\\s+: ok=`, "m"), `no recap for ${name}:\n${output.slice(-3000)}`);
+    const host = (name: string): HostResult => {
+        const tasks = new Map<string, string>();
+        let task = "";
+        const fatal: string[] = [];
+        for (const line of output.split("\n")) {
+            const t = /^TASK \[(.*)\] \**$/.exec(line);
+            if (t) { task = t[1]; continue; }
+            const m = /^(ok|skipping|changed|fatal|failed): \[([^\]]+)\]/.exec(line);
+            if (m?.[2] === name) {
+                tasks.set(task, m[1]);
+                if (m[1] === "fatal" || m[1] === "failed") fatal.push(line);
+            }
+        }
+        const failed = Number(new RegExp(`^${name}\\s+: .*failed=(\\d+)`, "m").exec(output)?.[1] ?? -1);
+        return { tasks, fatal: fatal.join("\n"), failed };
+    };
+    return { output, host };
+}
+
+/** The cases that stop at the argument checks (tag never: only the validation tasks and the checks tagged always). */
+const NEVER_CASES: Record<string, Record<string, unknown>> = {
+    "aws-p5": exampleVars("aws-p5.yaml"),
+    "azure-h100": exampleVars("azure-h100.yaml"),
+    "roce-h100": exampleVars("roce-h100.yaml"),
+    "gpu-count-eight": { ...GOOD_VARS, rdmakit_gpu_count: "eight" },
+    "fabric-slingshot": { ...GOOD_VARS, rdmakit_fabric: "slingshot" },
+    "peermem-inbox": { ...GOOD_VARS, gpudirect_method: "peermem" },
+};
+let neverRun: ReturnType<typeof playbookHosts> | undefined;
+/** One run for all of NEVER_CASES, shared by the tests below that read it. */
+function neverCases(): ReturnType<typeof playbookHosts> {
+    neverRun ??= playbookHosts(NEVER_CASES, "never");
+    return neverRun;
 }
 
 test("every role has argument specs, defaults, and distro maps where it installs packages", () => {
@@ -86,10 +137,10 @@ test("the variables the plan sends for every example pass every role's argument 
         "roce-h100.yaml": ["node_prep", "ofed", "cuda_repo", "nvidia_driver", "gpudirect", "nccl", "nccl_tests", "roce_host"],
     };
     for (const [example, roles] of Object.entries(expected)) {
-        const r = playbook(exampleVars(example), "never");
-        assert.equal(r.status, 0, `${example}:\n${r.stdout.slice(-3000)}`);
+        const r = neverCases().host(example.replace(/\.yaml$/, ""));
+        assert.equal(r.failed, 0, `${example}:\n${r.fatal}`);
         // Role name -> result of its "Validating arguments against arg spec" task.
-        const validated = new Map([...r.stdout.matchAll(/TASK \[(\w+) : Validating arguments[^\n]*\n(ok|skipping|fatal)/g)].map((m) => [m[1], m[2]]));
+        const validated = new Map([...r.tasks].filter(([t]) => / : Validating arguments/.test(t)).map(([t, v]) => [t.split(" : ")[0], v]));
         for (const role of ROLES) {
             assert.equal(validated.get(role), roles.includes(role) ? "ok" : "skipping", `${example}: ${role} argument spec`);
         }
@@ -104,21 +155,21 @@ test("yamllint finds no syntax errors in playbooks/", () => {
 });
 
 test("a wrong-typed plan variable is rejected with its name", () => {
-    const r = playbook({ ...GOOD_VARS, rdmakit_gpu_count: "eight" }, "never");
-    assert.notEqual(r.status, 0);
-    assert.match(r.stdout, /argument 'rdmakit_gpu_count' is of type <class 'str'> and we were unable to convert to int/);
+    const r = neverCases().host("gpu-count-eight");
+    assert.equal(r.failed, 1);
+    assert.match(r.fatal, /argument 'rdmakit_gpu_count' is of type <class 'str'> and we were unable to convert to int/);
 });
 
 test("an unknown fabric is rejected with the allowed values", () => {
-    const r = playbook({ ...GOOD_VARS, rdmakit_fabric: "slingshot" }, "never");
-    assert.notEqual(r.status, 0);
-    assert.match(r.stdout, /value of rdmakit_fabric must be one of: aws-efa, azure-ib, roce, got: slingshot/);
+    const r = neverCases().host("fabric-slingshot");
+    assert.equal(r.failed, 1);
+    assert.match(r.fatal, /value of rdmakit_fabric must be one of: aws-efa, azure-ib, roce, got: slingshot/);
 });
 
 test("peermem with inbox rdma-core is rejected (nvidia_peermem needs OFED's ib_core)", () => {
-    const r = playbook({ ...GOOD_VARS, gpudirect_method: "peermem" }, "never");
-    assert.notEqual(r.status, 0);
-    assert.match(r.stdout, /gpudirect_method=peermem needs ofed_source=doca/);
+    const r = neverCases().host("peermem-inbox");
+    assert.equal(r.failed, 1);
+    assert.match(r.fatal, /gpudirect_method=peermem needs ofed_source=doca/);
 });
 
 test("role argument specs reject bad role variables, naming them", () => {
@@ -133,12 +184,20 @@ test("role argument specs reject bad role variables, naming them", () => {
         [{ ofed_source: "mofed" }, "ofed", /value of ofed_source must be one of: doca, inbox, got: mofed/],
         [{ nccl_cuda_toolkit: "perhaps" }, "nccl", /argument 'nccl_cuda_toolkit' is of type <class 'str'> and we were unable to convert to bool/],
     ];
-    for (const [bad, tag, expected] of cases) {
-        const vars: Record<string, unknown> = { ...GOOD_VARS, ...bad };
-        for (const k of Object.keys(vars)) if (vars[k] === undefined) delete vars[k];
-        const r = playbook(vars, tag);
-        assert.notEqual(r.status, 0, `${JSON.stringify(bad)} was accepted`);
-        assert.match(r.stdout, expected, `${JSON.stringify(bad)}:\n${r.stdout.slice(-2000)}`);
+    // one run per tag, every case of that tag a host of its own
+    for (const tag of new Set(cases.map((c) => c[1]))) {
+        const ofTag = cases.filter((c) => c[1] === tag);
+        const hosts = Object.fromEntries(ofTag.map(([bad], i) => {
+            const vars: Record<string, unknown> = { ...GOOD_VARS, ...bad };
+            for (const k of Object.keys(vars)) if (vars[k] === undefined) delete vars[k];
+            return [`${tag}-${i}`, vars];
+        }));
+        const run = playbookHosts(hosts, tag);
+        ofTag.forEach(([bad, , expected], i) => {
+            const r = run.host(`${tag}-${i}`);
+            assert.equal(r.failed, 1, `${JSON.stringify(bad)} was accepted`);
+            assert.match(r.fatal, expected, `${JSON.stringify(bad)}:\n${r.fatal.slice(-2000)}`);
+        });
     }
 });
 
