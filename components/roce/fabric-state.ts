@@ -129,18 +129,21 @@ export function hostReadScript(railNics: readonly string[], railNetdevs?: readon
     const pairs = railNics.map((d, i) => `${shq(d)} ${shq(railNetdevs?.[i] ?? "")}`).join(" ");
     return [
         "set -u",
-        "echo '@@rdmakit-host-state 1'",
+        // prefix for /sys and /etc, only for tests that run this against a fake tree (as rdmakit-roce-qos does)
+        'R=${RDMAKIT_SYSFS_ROOT:-}',
+        // every section's output ends with a newline of its own (`echo`), so no marker lands on an output's last line
+    "echo '@@rdmakit-host-state 1'",
         `set -- ${pairs}`,
         'while [ $# -ge 2 ]; do',
         '  dev=$1; ifc=$2; shift 2',
         // source: NVIDIA/doroce-linux:doRoCE.sh (netdev = ls /sys/class/infiniband/<dev>/device/net/), as the role does
-        '  if [ -z "$ifc" ]; then for n in /sys/class/infiniband/"$dev"/device/net/*; do [ -e "$n" ] && ifc=$(basename "$n") && break; done; fi',
+        '  if [ -z "$ifc" ]; then for n in "$R"/sys/class/infiniband/"$dev"/device/net/*; do [ -e "$n" ] && ifc=$(basename "$n") && break; done; fi',
         '  echo "@@rail $dev $ifc"',
-        '  if [ -z "$ifc" ] || [ ! -e "/sys/class/net/$ifc" ]; then echo "@@error rail no netdev for $dev"; continue; fi',
-        '  echo "@@mtu"; cat "/sys/class/net/$ifc/mtu"',
-        '  if command -v mlnx_qos >/dev/null 2>&1; then echo "@@mlnx_qos"; mlnx_qos -i "$ifc" 2>&1; else echo "@@error mlnx_qos not installed (it comes with DOCA/MLNX OFED)"; fi',
-        '  if command -v ethtool >/dev/null 2>&1; then echo "@@ethtool-a"; ethtool -a "$ifc" 2>&1; else echo "@@error ethtool-a ethtool not installed"; fi',
-        '  e="/sys/class/net/$ifc/ecn"',
+        '  if [ -z "$ifc" ] || [ ! -e "$R/sys/class/net/$ifc" ]; then echo "@@error rail no netdev for $dev"; continue; fi',
+        '  echo "@@mtu"; cat "$R/sys/class/net/$ifc/mtu"',
+        '  if command -v mlnx_qos >/dev/null 2>&1; then echo "@@mlnx_qos"; mlnx_qos -i "$ifc" 2>&1; echo; else echo "@@error mlnx_qos not installed (it comes with DOCA/MLNX OFED)"; fi',
+        '  if command -v ethtool >/dev/null 2>&1; then echo "@@ethtool-a"; ethtool -a "$ifc" 2>&1; echo; else echo "@@error ethtool-a ethtool not installed"; fi',
+        '  e="$R/sys/class/net/$ifc/ecn"',
         '  if [ -d "$e" ]; then',
         '    echo "@@ecn"; p=0',
         '    while [ "$p" -le 7 ]; do echo "np $p $(cat "$e/roce_np/enable/$p" 2>/dev/null)"; echo "rp $p $(cat "$e/roce_rp/enable/$p" 2>/dev/null)"; p=$((p + 1)); done',
@@ -148,11 +151,11 @@ export function hostReadScript(railNics: readonly string[], railNetdevs?: readon
         '  else echo "@@error ecn $e absent (DOCA/MLNX OFED provides it)"; fi',
         // lldptool-pfc(8): `lldptool -t -i ethx -V PFC -c willing`; only meaningful while lldpad runs
         '  if command -v lldptool >/dev/null 2>&1; then w=$(lldptool -t -i "$ifc" -V PFC -c willing 2>/dev/null) && { echo "@@willing"; echo "$w"; }; fi',
-        '  tc="/sys/class/infiniband/$dev/tc/1/traffic_class"',
+        '  tc="$R/sys/class/infiniband/$dev/tc/1/traffic_class"',
         '  if [ -r "$tc" ]; then echo "@@traffic_class"; cat "$tc"; fi',
         'done',
-        'if command -v lldpctl >/dev/null 2>&1; then echo "@@lldp"; lldpctl -f json0 2>&1; else echo "@@error lldp lldpctl not installed (lldpd)"; fi',
-        'if [ -r /etc/nccl.conf ]; then echo "@@nccl"; cat /etc/nccl.conf; fi',
+        'if command -v lldpctl >/dev/null 2>&1; then echo "@@lldp"; lldpctl -f json0 2>&1; echo; else echo "@@error lldp lldpctl not installed (lldpd)"; fi',
+        'if [ -r "$R/etc/nccl.conf" ]; then echo "@@nccl"; cat "$R/etc/nccl.conf"; echo; fi',
         "echo '@@end'",
     ].join("\n") + "\n";
 }
