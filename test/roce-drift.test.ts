@@ -11,6 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { fabricDrift, formatDriftReport, type DriftReport } from "../components/roce/drift";
+import { fabricCheckCommand } from "../components/roce/fabric-cli";
 import { readFabric } from "../components/roce/fabric-read";
 import { parseHostState, parseLldp, runningSwitchView } from "../components/roce/fabric-state";
 import { planQos, type QosPlan } from "../components/roce/qos";
@@ -263,15 +264,22 @@ describe("fabric check: parsers on the published output shapes", () => {
 });
 
 describe("rdmakit fabric check (the command)", () => {
-    it("exits 1 with the drift report on stderr, 0 when the fabric is as planned; YAML stack file in", () => {
+    it("exits 1 with the drift report on stderr (the pulumi up script), 0 when the fabric is as planned (--config)", () => {
         const stack = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-drift-cli-")), "Pulumi.lab.yaml");
         fs.writeFileSync(stack, toYaml({ config: { "rdmakit:cluster": { name: "lab", fabric: "roce", ssh: { allowedCidrs: ["10.0.0.0/8"] }, roce: input() } } }));
         const cli = (dir: string) => spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin", "rdmakit.ts"), "fabric", "check", "--config", stack, "--timeout", "10"], {
             encoding: "utf8", cwd: ROOT, timeout: 60_000,
             env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
         });
-        const bad = cli(fabric({ sonic: { "leaf-sonic": (db) => { db.PORT_QOS_MAP.Ethernet8.pfc_enable = "3,4"; } } }));
+        // the drifted case through the script `pulumi up` runs after its pushes (cluster.ts), spec on stdin
+        const chk = fabricCheckCommand(roceSpecSchema.parse(input()), [], ".");
+        const dir = fabric({ sonic: { "leaf-sonic": (db) => { db.PORT_QOS_MAP.Ethernet8.pfc_enable = "3,4"; } } });
+        const bad = spawnSync("bash", ["-c", chk.create], {
+            input: chk.stdin, encoding: "utf8", cwd: path.join(ROOT, chk.dir), timeout: 60_000,
+            env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
+        });
         assert.equal(bad.status, 1, bad.stderr + bad.stdout);
+        assert.match(bad.stderr, /read 5 switch\(es\), 0 host\(s\)/, "--switches-only reads no host");
         assert.match(bad.stderr, /DRIFT leaf-sonic:Ethernet8 \[C3\]/);
         assert.match(bad.stderr, /expected \{"pfcPriorities":\[3\]\}/);
         const good = cli(fabric());

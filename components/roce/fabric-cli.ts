@@ -76,3 +76,28 @@ export function registerFabric(program: Command): Command {
         });
     return fabric;
 }
+
+/** The `pulumi up` side: what the post-push check command runs (cluster.ts wraps it in a command resource). */
+export interface FabricCheckCommand {
+    /** Shell script, run in `dir`; exits non-zero with the drift report on stderr. */
+    create: string;
+    /** The `cluster.roce` section as JSON (defaults applied), read by `--spec-stdin`. */
+    stdin: string;
+    /** The kit's root relative to the program's directory, where the command provider runs. */
+    dir: string;
+    /** Changes whenever a switch's rendered configuration does, i.e. whenever the pushes run again. */
+    triggers: string[];
+}
+
+/**
+ * The check `pulumi up` runs after the switch pushes: switches only (the GPU hosts get their QoS from the Ansible
+ * run that follows, and the roce_host role checks it there), with the switch key from the environment.
+ */
+export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string): FabricCheckCommand {
+    return {
+        create: "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only",
+        stdin: JSON.stringify(spec),
+        dir,
+        triggers: [...digests],
+    };
+}
