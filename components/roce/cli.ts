@@ -39,7 +39,7 @@ export function switchConfigFromStackFile(file: string, only?: string): SwitchCo
 }
 
 /** The validated `cluster.roce` section of a Pulumi stack settings file, or the issues that stop it. */
-export function roceSpecFromStackFile(file: string, verb: string): { spec?: RoceSpec; issues: SpecIssue[] } {
+export function roceSpecFromStackFile(file: string, verb: string): { spec?: RoceSpec; issues: SpecIssue[]; cluster?: Record<string, unknown> } {
     const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
     const cluster = doc?.config?.[CLUSTER_CONFIG_KEY] as Record<string, unknown> | undefined;
     if (!cluster || typeof cluster !== "object") {
@@ -48,7 +48,7 @@ export function roceSpecFromStackFile(file: string, verb: string): { spec?: Roce
     if (cluster.fabric !== "roce") {
         return { issues: [{ path: "cluster.fabric", message: `${verb} for the roce fabric only`, value: cluster.fabric, allowed: "roce" }] };
     }
-    return parseRoceSpec(cluster.roce);
+    return { ...parseRoceSpec(cluster.roce), cluster };
 }
 
 export function registerSwitchConfig(program: Command): Command {

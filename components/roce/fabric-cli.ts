@@ -5,6 +5,7 @@
  * with `--spec-stdin --switches-only` (components/roce/cluster.ts).
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { Command } from "commander";
 import { formatIssue, type SpecIssue } from "../errors";
 import { roceSpecFromStackFile } from "./cli";
@@ -28,7 +29,7 @@ export async function fabricCheck(o: FabricCheckOptions): Promise<DriftReport> {
     return fabricDrift(plan, switches, hosts);
 }
 
-function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string } {
+function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; cluster?: Record<string, unknown> } {
     if (opts.specStdin) {
         let input: unknown;
         try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
@@ -48,11 +49,11 @@ export function registerFabric(program: Command): Command {
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
-        .option("--host-known-hosts <file>", "known_hosts for the GPU hosts (e.g. out/<stack>/known_hosts); default: ssh's own, never trust on first use")
+        .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
         .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
-            const { spec, issues, where } = specFrom(opts);
+            const { spec, issues, where, cluster } = specFrom(opts);
             if (!spec || issues.length) {
                 process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
                 process.exitCode = 2;
@@ -64,8 +65,13 @@ export function registerFabric(program: Command): Command {
                 process.exitCode = 2;
                 return;
             }
+            // the hosts' pinned keys `pulumi up` keeps beside the stack (out/<stack>/known_hosts), when there are some
+            const stack = opts.config ? path.basename(opts.config).match(/^Pulumi\.(.+)\.ya?ml$/)?.[1] : undefined;
+            const kept = stack ? path.join(path.dirname(opts.config!), "out", stack, "known_hosts") : undefined;
+            const hostKnownHosts = opts.hostKnownHosts ?? (kept && fs.existsSync(kept) ? kept : undefined);
+            const hostUser = (cluster?.ssh as { user?: string } | undefined)?.user;
             const report = await fabricCheck({
-                spec, timeoutS, hosts: !opts.switchesOnly, hostKnownHosts: opts.hostKnownHosts,
+                spec, timeoutS, hosts: !opts.switchesOnly, hostKnownHosts, hostUser,
                 switchKey: process.env[FABRIC_KEY_ENV.switch] || undefined, hostKey: process.env[FABRIC_KEY_ENV.host] || undefined,
             });
             const failed = report.findings.length > 0 || report.unreadable.length > 0;

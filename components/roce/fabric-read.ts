@@ -18,6 +18,8 @@ export interface ReadOptions {
     switchKey?: string;
     /** Private key text for the hosts; else the SSH agent. */
     hostKey?: string;
+    /** Login on the hosts without hosts[i].sshUser (cluster.ssh.user). @default root */
+    hostUser?: string;
     /** known_hosts for the hosts (e.g. out/<stack>/known_hosts); else ssh's own files, never trust on first use. */
     hostKnownHosts?: string;
     /** Seconds per command before the device counts as unreadable. @default 30 */
@@ -82,8 +84,8 @@ async function readSwitch(sw: SwitchPlan, dir: string, keyFile: string | undefin
     return { switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }) };
 }
 
-async function readHost(h: HostPlan, dir: string, keyFile: string | undefined, o: Required<Pick<ReadOptions, "timeoutS" | "ssh">> & { knownHosts?: string }): Promise<HostReading> {
-    const base = sshArgs({ user: h.sshUser ?? "root", address: h.address, port: 22 }, keyFile, o.knownHosts, o.timeoutS);
+async function readHost(h: HostPlan, keyFile: string | undefined, o: Required<Pick<ReadOptions, "timeoutS" | "ssh">> & { knownHosts?: string; user?: string }): Promise<HostReading> {
+    const base = sshArgs({ user: h.sshUser ?? o.user ?? "root", address: h.address, port: 22 }, keyFile, o.knownHosts, o.timeoutS);
     const r = await run(o.ssh, [...base, "sh -s"], hostReadScript(h.railNics, h.railNetdevs), o.timeoutS);
     return r.ok ? { host: h.name, output: r.stdout } : { host: h.name, error: `read over ssh: ${r.why}` };
 }
@@ -103,7 +105,7 @@ export async function readFabric(plan: QosPlan, opts: ReadOptions = {}): Promise
         const hostKey = keyFile("host_key", opts.hostKey);
         const parallel = opts.parallel ?? 16;
         const switches = await pool(plan.switches, parallel, (s) => readSwitch(s, dir, swKey, o));
-        const hosts = opts.hosts === false ? [] : await pool(plan.hosts, parallel, (h) => readHost(h, dir, hostKey, { ...o, knownHosts: opts.hostKnownHosts }));
+        const hosts = opts.hosts === false ? [] : await pool(plan.hosts, parallel, (h) => readHost(h, hostKey, { ...o, knownHosts: opts.hostKnownHosts, user: opts.hostUser }));
         return { switches, hosts };
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
