@@ -256,6 +256,14 @@ describe("fabric check: parsers on the published output shapes", () => {
         assert.deepEqual(parseLldp("eos", fixture("eos-lldp-neighbors.json")).map((n) => [n.local, n.sysName, n.portId]), [["Ethernet4", "vlab-03", "fortyGigE0/12"], ["Ethernet7", "ARISTA02T1", "fortyGigE0/0"]]);
         assert.throws(() => parseHostState("Permission denied\n"), /not the kit's host state/);
     });
+    it("what the plan itself breaks is reported as the plan's, not as any device's drift", () => {
+        const bad = structuredClone(PLAN);
+        bad.hosts[0].vars.roce_host_mtu = 1500;
+        const r = fabricDrift(bad, [], []);
+        assert.ok(r.planViolations.some((v) => /\[C9\] gpu01/.test(v)), r.planViolations.join("\n"));
+        assert.deepEqual(r.findings, []);
+        assert.match(formatDriftReport(r), /^rdmakit fabric check: FAIL[^]*\nPLAN \[C9\]/);
+    });
     it("the running view keeps only the plan's ports (factory QoS elsewhere is not the kit's)", () => {
         const sw = PLAN.switches.find((s) => s.name === "leaf-sonic")!;
         const v = runningSwitchView(sw, JSON.stringify(FACTORY_CONFIG_DB));

@@ -54,6 +54,8 @@ export interface Finding {
 }
 
 export interface DriftReport {
+    /** What the plan itself breaks (formatViolation lines): no drift, but nothing to hold the fabric to either. */
+    planViolations: string[];
     findings: Finding[];
     unreadable: Array<{ device: string; why: string }>;
     notChecked: Array<{ device: string; what: string }>;
@@ -113,11 +115,12 @@ function diff(expected: Record<string, unknown>, found: Record<string, unknown>,
 
 /** The report of the running fabric against the plan. Pure. */
 export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], hosts: readonly HostReading[]): DriftReport {
-    const report: DriftReport = { findings: [], unreadable: [], notChecked: [], read: { switches: [], hosts: [] } };
+    const report: DriftReport = { planViolations: [], findings: [], unreadable: [], notChecked: [], read: { switches: [], hosts: [] } };
     const planned = renderSwitchConfigs(plan).map(readSwitchView);
     const plannedByName = new Map(planned.map((v) => [v.name, v]));
     // what the plan itself breaks is no drift (the component refuses such a plan; the CLI says it separately)
     const baseline = new Set(checkViews(plan, planned).map(formatViolation));
+    report.planViolations = [...baseline];
     const swPlan = new Map(plan.switches.map((s) => [s.name, s]));
 
     // ---- switches
@@ -317,8 +320,9 @@ function cablingFromSwitches(report: DriftReport, plan: QosPlan, lldp: Map<strin
 /** The report as text: one block per finding, then unreadable devices and what was not checked. */
 export function formatDriftReport(r: DriftReport): string {
     const out: string[] = [];
-    const verdict = r.findings.length || r.unreadable.length ? "FAIL" : "PASS";
+    const verdict = r.findings.length || r.unreadable.length || r.planViolations.length ? "FAIL" : "PASS";
     out.push(`rdmakit fabric check: ${verdict}: read ${r.read.switches.length} switch(es), ${r.read.hosts.length} host(s); ${r.findings.length} drift finding(s), ${r.unreadable.length} unreadable`);
+    for (const v of r.planViolations) out.push(`PLAN ${v} (the plan itself breaks this rule: fix cluster.roce first)`);
     for (const f of r.findings) {
         out.push(`DRIFT ${f.device} [${f.rule}] ${f.message}`);
         if (f.expected) out.push(`    expected ${JSON.stringify(f.expected)}`);

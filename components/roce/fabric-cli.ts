@@ -1,7 +1,7 @@
 /**
  * `rdmakit fabric check --config <stack file>`: reads the running state of every switch and host of a RoCE stack
  * (read-only) and reports drift by the plan's own rules (drift.ts). Exit 0: no drift and every device read; 1: drift
- * or a device that could not be read; 2: a bad spec or bad arguments. `pulumi up` runs it after the switch pushes
+ * or a device that could not be read; 2: a bad spec, bad arguments, or a plan that itself breaks a rule. `pulumi up` runs it after the switch pushes
  * with `--spec-stdin --switches-only` (components/roce/cluster.ts).
  */
 import * as fs from "node:fs";
@@ -74,11 +74,11 @@ export function registerFabric(program: Command): Command {
                 spec, timeoutS, hosts: !opts.switchesOnly, hostKnownHosts, hostUser,
                 switchKey: process.env[FABRIC_KEY_ENV.switch] || undefined, hostKey: process.env[FABRIC_KEY_ENV.host] || undefined,
             });
-            const failed = report.findings.length > 0 || report.unreadable.length > 0;
+            const failed = report.findings.length > 0 || report.unreadable.length > 0 || report.planViolations.length > 0;
             // the report goes to stderr on failure, so a `pulumi up` that fails shows it
             if (opts.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
             else (failed ? process.stderr : process.stdout).write(formatDriftReport(report));
-            process.exitCode = failed ? 1 : 0;
+            process.exitCode = report.planViolations.length ? 2 : failed ? 1 : 0;
         });
     return fabric;
 }
