@@ -15,6 +15,7 @@ const VERBS: Record<string, () => Register> = {
     "nccl-report": () => (require("../components/validate/cli") as typeof import("../components/validate/cli")).registerNcclReport,
     "check": () => (require("../components/validate/check") as typeof import("../components/validate/check")).registerCheck,
     "switch-config": () => (require("../components/roce/cli") as typeof import("../components/roce/cli")).registerSwitchConfig,
+    "fabric": () => (require("../components/roce/fabric-cli") as typeof import("../components/roce/fabric-cli")).registerFabric,
 };
 /** components/errors loads the Pulumi SDK, which nccl-report otherwise never needs: loaded when an error is printed. */
 const redactSecrets = (text: string): string => (require("../components/errors") as typeof import("../components/errors")).redactSecrets(text);

@@ -304,6 +304,8 @@ export interface RoceHostInput {
     railNics: string[];
     /** The rails' netdev names in railNics order. @default resolved on the host */
     railNetdevs?: string[];
+    /** The leaf port each rail plugs into (`leaf1:swp1`), in railNics order; checked against LLDP (rule C18). */
+    railPorts?: string[];
     /** Front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME); not a rail. */
     bootstrapNic: string;
     gpu: RoceGpuInput;

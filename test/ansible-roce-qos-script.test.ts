@@ -26,7 +26,7 @@ function write(file: string, text: string, mode = 0o644): void {
 }
 
 /** A fake /sys with mlx5_0 (OFED: ecn and tc files) and mlx5_1 (inbox-like: neither), plus the stand-in tools. */
-function fakeHost(opts: { pfcShown?: string } = {}): { root: string; bin: string; read: (p: string) => string; calls: () => string[] } {
+function fakeHost(opts: { pfcShown?: string; dcbxShown?: string } = {}): { root: string; bin: string; read: (p: string) => string; calls: () => string[] } {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-roceqos-"));
     const sys = path.join(root, "sys");
     [["mlx5_0", "0000:17:00.0", "ens1f0np0"], ["mlx5_1", "0000:2a:00.0", "ens2f0np0"]].forEach(([dev, bdf, ifc], i) => {
@@ -51,7 +51,7 @@ function fakeHost(opts: { pfcShown?: string } = {}): { root: string; bin: string
     stub("ip", `if [ "$1 $2" = "link set" ]; then echo "$6" >"${sys}/class/net/$4/mtu"; fi
 if [ "$1 $2 $3" = "-4 -o addr" ] && [ "$6" = ens1f0np0 ]; then echo "5: ens1f0np0    inet 10.0.0.1/24 brd 10.0.0.255 scope global ens1f0np0"; fi`);
     stub("ethtool", `if [ "$1" = -a ]; then printf 'Pause parameters for %s:\\nAutonegotiate:\\toff\\nRX:\\t\\toff\\nTX:\\t\\toff\\n' "$2"; fi`);
-    stub("mlnx_qos", `if [ $# -eq 2 ]; then printf 'DCBX mode: OS controlled\\nPriority trust state: dscp\\nPFC configuration:\\n\\tpriority    0   1   2   3   4   5   6   7\\n\\tenabled     ${(opts.pfcShown ?? "0 0 0 1 0 0 0 0").split(" ").join("   ")}\\n'; fi`);
+    stub("mlnx_qos", `if [ $# -eq 2 ]; then printf 'DCBX mode: ${opts.dcbxShown ?? "OS controlled"}\\nPriority trust state: dscp\\nPFC configuration:\\n\\tpriority    0   1   2   3   4   5   6   7\\n\\tenabled     ${(opts.pfcShown ?? "0 0 0 1 0 0 0 0").split(" ").join("   ")}\\n'; fi`);
     stub("mlxreg", "");
     return {
         root, bin,
@@ -78,6 +78,8 @@ test("apply: every value of the plan reaches the NIC and is read back", () => {
             assert.ok(calls.includes(`ip link set dev ${ifc} mtu 9000`), calls.join("\n"));
             assert.equal(h.read(`sys/class/net/${ifc}/mtu`), "9000");
             assert.ok(calls.includes(`ethtool -A ${ifc} rx off tx off`));
+            assert.ok(calls.includes(`mlnx_qos -i ${ifc} --dcbx os`));
+            assert.ok(calls.indexOf(`mlnx_qos -i ${ifc} --dcbx os`) < calls.indexOf(`mlnx_qos -i ${ifc} --trust dscp --pfc 0,0,0,1,0,0,0,0 --cable_len 5`));
             assert.ok(calls.includes(`mlnx_qos -i ${ifc} --trust dscp --pfc 0,0,0,1,0,0,0,0 --cable_len 5`));
             assert.ok(calls.includes(`mlnx_qos -i ${ifc} --dscp2prio set,26,3`));
             assert.ok(calls.includes(`mlnx_qos -i ${ifc} --dscp2prio set,48,6`));
@@ -107,6 +109,14 @@ test("apply: a PFC vector the NIC does not show, a missing device, or lossy with
         const pfc = runScript(h, ["apply"]);
         assert.equal(pfc.status, 1);
         assert.match(pfc.stderr, /ens1f0np0: PFC enabled row is '0 0 0 0 0 0 0 0', expected 0,0,0,1,0,0,0,0/);
+        const fw = fakeHost({ dcbxShown: "Firmware controlled" });
+        try {
+            const r = runScript(fw, ["apply"]);
+            assert.equal(r.status, 1);
+            assert.match(r.stderr, /ens1f0np0: DCBX is firmware controlled \(willing\)/);
+        } finally {
+            fs.rmSync(fw.root, { recursive: true, force: true });
+        }
         const missing = runScript(h, ["apply"], { RDMAKIT_ROCE_DEVICES: "mlx5_0 mlx5_7" });
         assert.equal(missing.status, 1);
         assert.match(missing.stderr, /mlx5_7: no such RDMA device/);

@@ -64,7 +64,7 @@ describe("RoceCluster under mocks", () => {
         const c = await build("fab");
         assert.equal(created.filter((r) => r.type === "rdmakit:index:RoceCluster").length, 1);
         const cmds = byName("fab");
-        assert.deepEqual(Object.keys(cmds).sort(), ["leaf-eos-qos", "leaf-nvue-qos", "leaf-sonic-qos"]);
+        assert.deepEqual(Object.keys(cmds).sort(), ["fabric-check", "leaf-eos-qos", "leaf-nvue-qos", "leaf-sonic-qos"]);
         assert.equal(cmds["leaf-sonic-qos"].type, "command:remote:Command");
         assert.equal(cmds["leaf-nvue-qos"].type, "command:remote:Command");
         assert.equal(cmds["leaf-eos-qos"].type, "command:local:Command");
@@ -103,15 +103,15 @@ describe("RoceCluster under mocks", () => {
         assert.deepEqual(hosts.map((h) => [h.name, h.address, h.vars.roce_host_pfc_vector]), [["gpu01", "10.0.0.11", "0,0,0,1,0,0,0,0"], ["gpu02", "10.0.0.12", "0,0,0,1,0,0,0,0"]]);
     });
 
-    it("creates nothing per GPU host: 2 or 6 hosts give the same three switch commands", async () => {
+    it("creates nothing per GPU host: 2 or 6 hosts give the same three switch commands and one fabric check", async () => {
         const s = spec();
         for (let i = 3; i <= 6; i++) s.hosts.push({ ...structuredClone(s.hosts[0]), name: `gpu0${i}`, address: `10.0.0.1${i}` });
         // 12 rails need 12 host ports: two more per switch.
         const more = { sonic: ["Ethernet16", "Ethernet24"], nvue: ["swp3", "swp4"], eos: ["Ethernet3/1", "Ethernet4/1"] };
         for (const sw of s.switches) sw.hostPorts.push(...more[sw.os]);
         await build("big", s);
-        assert.equal(commands("big").length, 3);
-        assert.equal(created.length, 4);
+        assert.equal(commands("big").length, 4);
+        assert.equal(created.length, 5);
     });
 
     it("inputs change only when the rendered config changes", async () => {
@@ -123,7 +123,8 @@ describe("RoceCluster under mocks", () => {
         hostOnly.hosts[1].gidIndex = 5;
         await build("b", hostOnly);
         const b = byName("b");
-        for (const k of Object.keys(a)) {
+        const pushes = Object.keys(a).filter((k) => k.endsWith("-qos"));
+        for (const k of pushes) {
             assert.equal(b[k].inputs.create, a[k].inputs.create, k);
             assert.equal(b[k].inputs.stdin, a[k].inputs.stdin, k);
         }
@@ -139,7 +140,20 @@ describe("RoceCluster under mocks", () => {
         // A QoS change reaches every switch.
         await build("d", spec({ ecn: { minBytes: 100000, maxBytes: 1000000, maxProbabilityPct: 50 } }));
         const d = byName("d");
-        for (const k of Object.keys(a)) assert.notEqual(d[k].inputs.stdin, a[k].inputs.stdin, k);
+        for (const k of pushes) assert.notEqual(d[k].inputs.stdin, a[k].inputs.stdin, k);
+        // the fabric check runs again exactly when a push does
+        assert.deepEqual(b["fabric-check"].inputs.triggers, a["fabric-check"].inputs.triggers);
+        assert.notDeepEqual(c["fabric-check"].inputs.triggers, a["fabric-check"].inputs.triggers);
+    });
+
+    it("after the pushes, one read-only fabric check of the switches with the switch key; its script is the CLI's", async () => {
+        const c = await build("chk");
+        const chk = byName("chk")["fabric-check"];
+        assert.equal(chk.type, "command:local:Command");
+        assert.equal(chk.inputs.create, "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only");
+        assert.deepEqual(JSON.parse(chk.inputs.stdin).switches.map((s: { name: string }) => s.name), ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
+        assert.deepEqual(chk.inputs.triggers, c.switchConfigs.map((r) => r.digest));
+        assert.match(reveal(reveal(chk.inputs.environment).RDMAKIT_SWITCH_SSH_KEY), /OPENSSH PRIVATE KEY/);
     });
 
     it("pushSwitchConfig: false renders and exports but pushes nothing", async () => {

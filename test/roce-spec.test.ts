@@ -137,3 +137,20 @@ describe("switch fabric fields: host keys, models, uplinks, spines", () => {
         assert.ok(m.some((x) => x.startsWith("cluster.roce.switches[1].portOverrides.swp1.speedGbps: ConnectX-7 does not run at this speed")), m.join("\n"));
     });
 });
+
+describe("hosts[].railPorts (the cabling fabric check compares with LLDP)", () => {
+    it("each rail's `leaf:port` must be a host port of a listed switch, once, one per rail", () => {
+        const ok = mutate((s) => { s.hosts[0].railPorts = ["leaf-nvue:swp1", "leaf-eos:Ethernet1/1"]; s.hosts[1].railPorts = ["leaf-nvue:swp2", "leaf-eos:Ethernet2/1"]; });
+        assert.deepEqual(parseRoceSpec(ok).issues, []);
+        const r = parseRoceSpec(mutate((s) => {
+            s.hosts[0].railPorts = ["leaf-nvue:swp9", "leaf-x:Ethernet1/1"];
+            s.hosts[1].railPorts = ["leaf-nvue:swp9"];
+        }));
+        const msgs = r.issues.map(formatIssue);
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[0].railPorts[0]: swp9 is not one of leaf-nvue's hostPorts")), msgs.join("\n"));
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[0].railPorts[1]: no switch of that name")), msgs.join("\n"));
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[1].railPorts: lists 1 ports for 2 rail NICs")), msgs.join("\n"));
+        assert.ok(msgs.some((m) => m.startsWith("cluster.roce.hosts[1].railPorts[0]: leaf-nvue:swp9 is already the port of gpu01 rail 0")), msgs.join("\n"));
+        assert.deepEqual(paths(mutate((s) => { s.hosts[0].railPorts = ["swp1", "leaf-eos:Ethernet1/1"]; })), ["cluster.roce.hosts[0].railPorts[0]"]);
+    });
+});

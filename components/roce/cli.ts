@@ -11,7 +11,7 @@ import { formatIssue, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation } from "./consistency";
 import { planQos } from "./qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
-import { parseRoceSpec } from "./spec";
+import { parseRoceSpec, type RoceSpec } from "./spec";
 
 /** Config key the cluster spec lives under in a Pulumi stack settings file. */
 export const CLUSTER_CONFIG_KEY = "rdmakit:cluster";
@@ -27,15 +27,7 @@ export interface SwitchConfigResult {
  * roce section and renders the switch configurations. Pure apart from reading the file.
  */
 export function switchConfigFromStackFile(file: string, only?: string): SwitchConfigResult {
-    const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
-    const cluster = doc?.config?.[CLUSTER_CONFIG_KEY] as Record<string, unknown> | undefined;
-    if (!cluster || typeof cluster !== "object") {
-        return { configs: [], violations: [], issues: [{ path: "cluster", message: `missing: ${file} has no config."${CLUSTER_CONFIG_KEY}" object`, allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
-    }
-    if (cluster.fabric !== "roce") {
-        return { configs: [], violations: [], issues: [{ path: "cluster.fabric", message: "switch-config renders switches for the roce fabric only", value: cluster.fabric, allowed: "roce" }] };
-    }
-    const { spec, issues } = parseRoceSpec(cluster.roce);
+    const { spec, issues } = roceSpecFromStackFile(file, "switch-config renders switches");
     if (!spec || issues.length) return { configs: [], violations: [], issues };
     const plan = planQos(spec);
     const all = renderSwitchConfigs(plan);
@@ -44,6 +36,19 @@ export function switchConfigFromStackFile(file: string, only?: string): SwitchCo
         return { configs: [], violations, issues: [{ path: "--switch", message: "no switch of that name in cluster.roce.switches", value: only, allowed: all.map((c) => c.switch).join(", ") }] };
     }
     return { configs: only === undefined ? all : all.filter((c) => c.switch === only), issues: [], violations };
+}
+
+/** The validated `cluster.roce` section of a Pulumi stack settings file, or the issues that stop it. */
+export function roceSpecFromStackFile(file: string, verb: string): { spec?: RoceSpec; issues: SpecIssue[]; cluster?: Record<string, unknown> } {
+    const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+    const cluster = doc?.config?.[CLUSTER_CONFIG_KEY] as Record<string, unknown> | undefined;
+    if (!cluster || typeof cluster !== "object") {
+        return { issues: [{ path: "cluster", message: `missing: ${file} has no config."${CLUSTER_CONFIG_KEY}" object`, allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
+    }
+    if (cluster.fabric !== "roce") {
+        return { issues: [{ path: "cluster.fabric", message: `${verb} for the roce fabric only`, value: cluster.fabric, allowed: "roce" }] };
+    }
+    return { ...parseRoceSpec(cluster.roce), cluster };
 }
 
 export function registerSwitchConfig(program: Command): Command {

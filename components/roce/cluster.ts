@@ -1,13 +1,17 @@
 /**
  * RoceCluster: the bare-metal RoCEv2 fabric component. It creates no cloud resources. It validates the spec, plans
  * the QoS, renders every switch's configuration, refuses to go on if the plan breaks
- * any of rules C1–C13, and pushes each switch's configuration with one `@pulumi/command` resource per switch.
+ * any of rules C1–C17, pushes each switch's configuration with one `@pulumi/command` resource per switch, then
+ * reads every switch back (`rdmakit fabric check --switches-only`, one command resource after all pushes).
  * Nothing is created per GPU host: hosts are configured by the roce_host Ansible role from the outputs here.
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation, type Violation } from "./consistency";
+import * as path from "node:path";
+import { PACKAGE_ROOT } from "../assets";
+import { FABRIC_KEY_ENV, fabricCheckCommand } from "./fabric-cli";
 import { pushCommandFor } from "./push";
 import { planQos, type QosPlan, type RoceHostVars } from "./qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
@@ -46,6 +50,7 @@ interface RoceParts {
     switchConfigs: RenderedSwitchConfig[];
     hosts: pulumi.Output<RoceAnsibleHost[]>;
     pushes: Record<string, command.remote.Command | command.local.Command>;
+    fabricCheck?: command.local.Command;
 }
 const parts = new Internals<RoceCluster, RoceParts>();
 
@@ -58,6 +63,8 @@ export class RoceCluster extends pulumi.ComponentResource {
     get hosts(): pulumi.Output<RoceAnsibleHost[]> { return parts.of(this).hosts; }
     /** The push commands, by switch name (empty when pushSwitchConfig is false). */
     get pushes(): Record<string, command.remote.Command | command.local.Command> { return parts.of(this).pushes; }
+    /** `rdmakit fabric check --switches-only` after the pushes: fails the update on drift (unset without pushes). */
+    get fabricCheck(): command.local.Command | undefined { return parts.of(this).fabricCheck; }
     /** Names of the switches the configuration is pushed to. */
     public readonly pushedSwitches: string[];
     /** sha256 of each switch's rendered configuration, by switch name. */
@@ -121,13 +128,31 @@ export class RoceCluster extends pulumi.ComponentResource {
             }
         }
 
+        // After the pushes, the same rules read back from every switch's running state (drift.ts): a switch that did
+        // not take the configuration, or that someone changed by hand since, fails the update with the drift report.
+        let fabricCheck: command.local.Command | undefined;
+        if (push) {
+            const runDir = path.relative(process.cwd(), PACKAGE_ROOT) || ".";
+            const chk = fabricCheckCommand(roce, rendered.map((r) => r.digest), runDir);
+            fabricCheck = new command.local.Command(`${name}-fabric-check`, {
+                create: chk.create,
+                update: chk.create,
+                delete: "true",
+                stdin: chk.stdin,
+                dir: chk.dir,
+                triggers: chk.triggers,
+                ...(key ? { environment: pulumi.all([key]).apply(([k]) => ({ [FABRIC_KEY_ENV.switch]: k })) } : {}),
+                addPreviousOutputInEnv: false,
+            }, { parent: this, dependsOn: Object.values(pushes), additionalSecretOutputs: ["environment"] });
+        }
+
         const hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
         this.switchConfigDigests = pulumi.output(Object.fromEntries(rendered.map((r) => [r.switch, r.digest])));
         this.ncclEnv = pulumi.output(plan.ncclEnv);
         this.hostNcclEnv = pulumi.output(Object.fromEntries(plan.hosts.map((h) => [h.name, h.ncclEnv])));
 
         this.pushedSwitches = Object.keys(pushes);
-        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes });
+        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes, fabricCheck });
         this.registerOutputs({
             pushedSwitches: this.pushedSwitches,
             switchConfigDigests: this.switchConfigDigests,

@@ -332,7 +332,7 @@ const viewPort = (v: SwitchView | undefined, name: string) => {
 };
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
 
-/** Evaluates C1–C13. An empty list means host, switch and NCCL settings agree. Pure. */
+/** Evaluates C1–C17 on the rendered texts. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
     // RoceCluster and `rdmakit plan` check the same (shared, read-only) plan against the same texts: check once
     const h = createHash("sha256");
@@ -349,9 +349,16 @@ export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitc
 const checked = new WeakMap<QosPlan, Map<string, Violation[]>>();
 
 function checkOnce(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
+    return checkViews(plan, rendered.map(readSwitchView));
+}
+
+/**
+ * C1–C17 over switch views however they were read: from rendered texts (checkConsistency) or from the running
+ * configuration of each switch (`rdmakit fabric check`, drift.ts), so the rules exist once. Pure.
+ */
+export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violation[] {
     const out: Violation[] = [];
     const v = (rule: RuleId, devices: string[], message: string, values: Record<string, unknown>) => out.push({ rule, devices, message, values });
-    const views = rendered.map(readSwitchView);
     const viewByName = new Map(views.map((x) => [x.name, x]));
     const lossless = plan.mode === "lossless";
     const hosts = plan.hosts;

@@ -116,6 +116,8 @@ export interface HostPlan {
     railNics: string[];
     /** Rail netdevs, same order as railNics, when the spec gives them. */
     railNetdevs?: string[];
+    /** `switch:port` each rail plugs into, same order as railNics, when the spec gives them (rule C18). */
+    railPorts?: string[];
     bootstrapNic: string;
     gpu: { model: string; count: number };
     gidIndex: number;
@@ -272,7 +274,7 @@ function planQosOnce(spec: RoceSpec): QosPlan {
         };
         return {
             name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}),
-            railNics, ...(h.railNetdevs ? { railNetdevs: [...h.railNetdevs] } : {}), bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
+            railNics, ...(h.railNetdevs ? { railNetdevs: [...h.railNetdevs] } : {}), ...(h.railPorts ? { railPorts: [...h.railPorts] } : {}), bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
         };
     });
 

@@ -73,6 +73,9 @@ export const roceHostSchema = z.strictObject({
     railNetdevs: z.array(z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. ens1f0np0" }))
         .optional()
         .describe("The rails' netdev names, in the order of railNics (as `rdma link` pairs them: `link mlx5_0/1 ... netdev ens1f0np0`). @default resolved on the host from /sys/class/infiniband/<dev>/device/net/"),
+    railPorts: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]*:\S+$/, { error: "must be `<leaf switch name>:<port>`, e.g. leaf1:swp1" }))
+        .optional()
+        .describe("The leaf port each rail plugs into, in the order of railNics (`leaf1:swp1`); `rdmakit fabric check` compares it with LLDP (rule C18). @default not declared (cabling not checked)"),
     bootstrapNic: z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. eno1" })
         .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
     gpu: z.strictObject({
@@ -235,6 +238,8 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
     if (q.switchMtu !== undefined && q.switchMtu < q.mtu) add("qos.switchMtu", `switch MTU below the host MTU (${q.mtu}) drops full-size frames silently (rule C9)`, q.switchMtu, `>= ${q.mtu}`);
 
     // Hosts
+    const railPortOwner = new Map<string, string>();
+    const switchByName = new Map(spec.switches.map((s) => [s.name, s]));
     for (const [n, idx] of duplicates(spec.hosts.map((h) => h.name))) add(`hosts[${idx[1]}].name`, `duplicate host name (also hosts[${idx[0]}])`, n, "unique names");
     for (const [a, idx] of duplicates(spec.hosts.map((h) => h.address))) add(`hosts[${idx[1]}].address`, `duplicate host address (also hosts[${idx[0]}])`, a, "one address per host");
     spec.hosts.forEach((h, i) => {
@@ -249,6 +254,18 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
             if (h.railNetdevs.length !== h.railNics.length) add(`hosts[${i}].railNetdevs`, `lists ${h.railNetdevs.length} netdevs for ${h.railNics.length} rail NICs; give one per rail, in the same order`, h.railNetdevs.length, String(h.railNics.length));
             for (const [n, idx] of duplicates(h.railNetdevs)) add(`hosts[${i}].railNetdevs[${idx[1]}]`, `netdev listed twice (also railNetdevs[${idx[0]}])`, n, "each netdev once");
             if (h.railNetdevs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
+        }
+        if (h.railPorts) {
+            if (h.railPorts.length !== h.railNics.length) add(`hosts[${i}].railPorts`, `lists ${h.railPorts.length} ports for ${h.railNics.length} rail NICs; give one per rail, in the same order`, h.railPorts.length, String(h.railNics.length));
+            h.railPorts.forEach((rp, j) => {
+                const [sw, port] = [rp.slice(0, rp.indexOf(":")), rp.slice(rp.indexOf(":") + 1)];
+                const target = switchByName.get(sw);
+                if (!target) add(`hosts[${i}].railPorts[${j}]`, "no switch of that name in cluster.roce.switches", rp, spec.switches.filter((s) => (s.role ?? "leaf") === "leaf").map((s) => s.name).join(", "));
+                else if (!(target.hostPorts ?? []).includes(port)) add(`hosts[${i}].railPorts[${j}]`, `${port} is not one of ${sw}'s hostPorts`, rp, (target.hostPorts ?? []).map((p) => `${sw}:${p}`).slice(0, 8).join(", ") || "(none)");
+                const seen = railPortOwner.get(rp);
+                if (seen) add(`hosts[${i}].railPorts[${j}]`, `${rp} is already the port of ${seen}`, rp, "one rail per switch port");
+                else railPortOwner.set(rp, `${h.name} rail ${j}`);
+            });
         }
         if (devs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
     });

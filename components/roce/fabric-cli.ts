@@ -1,0 +1,109 @@
+/**
+ * `rdmakit fabric check --config <stack file>`: reads the running state of every switch and host of a RoCE stack
+ * (read-only) and reports drift by the plan's own rules (drift.ts). Exit 0: no drift and every device read; 1: drift
+ * or a device that could not be read; 2: a bad spec, bad arguments, or a plan that itself breaks a rule. `pulumi up` runs it after the switch pushes
+ * with `--spec-stdin --switches-only` (components/roce/cluster.ts).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Command } from "commander";
+import { formatIssue, type SpecIssue } from "../errors";
+import { roceSpecFromStackFile } from "./cli";
+import { fabricDrift, formatDriftReport, type DriftReport } from "./drift";
+import { readFabric, type ReadOptions } from "./fabric-read";
+import { planQos } from "./qos";
+import { parseRoceSpec, type RoceSpec } from "./spec";
+
+/** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
+export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
+
+export interface FabricCheckOptions extends ReadOptions {
+    /** The `cluster.roce` section, parsed. */
+    spec: RoceSpec;
+}
+
+/** Plans the spec, reads the fabric, and returns the drift report. */
+export async function fabricCheck(o: FabricCheckOptions): Promise<DriftReport> {
+    const plan = planQos(o.spec);
+    const { switches, hosts } = await readFabric(plan, o);
+    return fabricDrift(plan, switches, hosts);
+}
+
+function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; cluster?: Record<string, unknown> } {
+    if (opts.specStdin) {
+        let input: unknown;
+        try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
+            return { where: "stdin", issues: [{ path: "stdin", message: `not JSON: ${(e as Error).message}`, allowed: "the cluster.roce section as JSON" }] };
+        }
+        return { where: "stdin", ...parseRoceSpec(input) };
+    }
+    if (!opts.config) return { where: "arguments", issues: [{ path: "--config", message: "is required (or --spec-stdin)", allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
+    return { where: opts.config, ...roceSpecFromStackFile(opts.config, "fabric check reads fabrics") };
+}
+
+export function registerFabric(program: Command): Command {
+    const fabric = program.command("fabric").description("the running RoCE fabric: read-only checks against the plan");
+    fabric
+        .command("check")
+        .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C19)")
+        .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
+        .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
+        .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
+        .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
+        .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
+        .option("--json", "print the report as JSON")
+        .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
+            const { spec, issues, where, cluster } = specFrom(opts);
+            if (!spec || issues.length) {
+                process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
+                process.exitCode = 2;
+                return;
+            }
+            const timeoutS = Number(opts.timeout);
+            if (!Number.isFinite(timeoutS) || timeoutS <= 0) {
+                process.stderr.write(`--timeout: must be a positive number of seconds, got '${opts.timeout}'\n`);
+                process.exitCode = 2;
+                return;
+            }
+            // the hosts' pinned keys `pulumi up` keeps beside the stack (out/<stack>/known_hosts), when there are some
+            const stack = opts.config ? path.basename(opts.config).match(/^Pulumi\.(.+)\.ya?ml$/)?.[1] : undefined;
+            const kept = stack ? path.join(path.dirname(opts.config!), "out", stack, "known_hosts") : undefined;
+            const hostKnownHosts = opts.hostKnownHosts ?? (kept && fs.existsSync(kept) ? kept : undefined);
+            const hostUser = (cluster?.ssh as { user?: string } | undefined)?.user;
+            const report = await fabricCheck({
+                spec, timeoutS, hosts: !opts.switchesOnly, hostKnownHosts, hostUser,
+                switchKey: process.env[FABRIC_KEY_ENV.switch] || undefined, hostKey: process.env[FABRIC_KEY_ENV.host] || undefined,
+            });
+            const failed = report.findings.length > 0 || report.unreadable.length > 0 || report.planViolations.length > 0;
+            // the report goes to stderr on failure, so a `pulumi up` that fails shows it
+            if (opts.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+            else (failed ? process.stderr : process.stdout).write(formatDriftReport(report));
+            process.exitCode = report.planViolations.length ? 2 : failed ? 1 : 0;
+        });
+    return fabric;
+}
+
+/** The `pulumi up` side: what the post-push check command runs (cluster.ts wraps it in a command resource). */
+export interface FabricCheckCommand {
+    /** Shell script, run in `dir`; exits non-zero with the drift report on stderr. */
+    create: string;
+    /** The `cluster.roce` section as JSON (defaults applied), read by `--spec-stdin`. */
+    stdin: string;
+    /** The kit's root relative to the program's directory, where the command provider runs. */
+    dir: string;
+    /** Changes whenever a switch's rendered configuration does, i.e. whenever the pushes run again. */
+    triggers: string[];
+}
+
+/**
+ * The check `pulumi up` runs after the switch pushes: switches only (the GPU hosts get their QoS from the Ansible
+ * run that follows, and the roce_host role checks it there), with the switch key from the environment.
+ */
+export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string): FabricCheckCommand {
+    return {
+        create: "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only",
+        stdin: JSON.stringify(spec),
+        dir,
+        triggers: [...digests],
+    };
+}

@@ -1,0 +1,239 @@
+/**
+ * What `rdmakit fabric check` reads from the running fabric, and the pure parsers that turn it into the models the
+ * rules take: a SwitchView per switch (the same readers consistency.ts uses for rendered texts), host NIC state per
+ * rail, and LLDP neighbours. Reading is read-only: every command here only shows state.
+ *
+ * Output shapes (fixtures in test/fixtures/roce/running/, each with its source in that folder's README):
+ * - NVUE `nv config show -o json`: the applied configuration as `[{header}, {set: {...}}]`, the document
+ *   `nv config patch` takes (CumulusNetworks/docs:content/cumulus-linux-514/System-Configuration/NVIDIA-User-Experience-NVUE/NVUE-CLI.md
+ *   "Show Switch Configuration": `header:` then `- set:`).
+ * - SONiC `sonic-cfggen -d --print-data`: CONFIG_DB as config_db.json (roce-operations.md §1b, SU-main).
+ * - EOS `show running-config`: the CLI text the renderer writes, with the rest of the switch's configuration around it.
+ * - LLDP: lldpd's `lldpctl -f json0` (always arrays; lldpd/lldpd:tests/integration/test_lldpcli.py test_json0_output)
+ *   on hosts, Cumulus and SONiC (its lldp container); EOS `show lldp neighbors | json` (`lldpNeighbors[]` with port,
+ *   neighborDevice, neighborPort: sonic-net/sonic-mgmt:tests/common/devices/eos.py SAMPLE_COMMAND_DATA).
+ * - Host: `mlnx_qos -i <if>` as Mellanox/mlnx-tools:python/mlnx_qos@227c7ab1 pretty_print prints it ("DCBX mode:",
+ *   "Priority trust state:", "prio:N dscp:..", "Cable len:", the "enabled" row), `ethtool -a` (RX:/TX: rows), the
+ *   sysfs ECN files the roce_host role writes (roce.md §2), /etc/nccl.conf (KEY=VALUE, the nccl role).
+ */
+import { readEos, readNvue, readSonic, type SwitchView } from "./consistency";
+import type { SwitchPlan } from "./qos";
+import type { NetworkOs } from "./spec";
+
+/** Read-only commands per network OS: the running configuration and the LLDP neighbour table. */
+export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: string }>> = {
+    // NVUE-CLI: `nv config show` shows the applied configuration; `-o json` as push.ts's verify step reads it
+    nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0" },
+    // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L)
+    sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0" },
+    // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above)
+    eos: { config: "show running-config", lldp: "show lldp neighbors | json" },
+};
+
+/**
+ * The switch's running configuration as a SwitchView, restricted to the ports the plan puts on the RoCE path: the
+ * running configuration also holds every other port (management, unused, factory QoS), which the kit does not own.
+ * A port the plan expects but the switch lacks is left out, so the rules report it missing (C5, C14).
+ */
+export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
+    const doc = sw.os === "eos" ? text : JSON.parse(text);
+    // NVUE may print the document bare ({set: …}) or as the op list; the reader takes the list
+    const view = sw.os === "sonic" ? readSonic(sw.name, doc) : sw.os === "nvue" ? readNvue(sw.name, Array.isArray(doc) ? doc : [{ set: doc.set ?? doc }]) : readEos(sw.name, doc);
+    const owned = new Set(sw.ports.map((p) => p.name));
+    const ports = view.ports.filter((p) => owned.has(p.port));
+    // NVUE names the mode (qos roce mode); elsewhere the mode follows from PFC on the kit's ports only
+    const mode = sw.os === "nvue" ? view.mode : ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy";
+    return { ...view, ports, mode };
+}
+
+/** One LLDP neighbour as the local device sees it. */
+export interface Neighbour {
+    /** The local port / netdev it was heard on. */
+    local: string;
+    sysName?: string;
+    mgmtIps: string[];
+    portId?: string;
+    portDescr?: string;
+}
+
+type J0 = Array<Record<string, any>> | undefined;
+const v0 = (x: J0): string | undefined => (Array.isArray(x) && x[0] && typeof x[0].value === "string" ? x[0].value : undefined);
+
+/** LLDP neighbours from `lldpctl -f json0` or EOS `show lldp neighbors | json`. Throws on text that is neither. */
+export function parseLldp(os: NetworkOs | "host", text: string): Neighbour[] {
+    const doc = JSON.parse(text) as any;
+    if (os === "eos") {
+        if (!Array.isArray(doc?.lldpNeighbors)) throw new Error("no lldpNeighbors list in the EOS output");
+        return doc.lldpNeighbors.map((n: any): Neighbour => ({ local: String(n.port), sysName: n.neighborDevice, mgmtIps: [], portId: n.neighborPort }));
+    }
+    if (!Array.isArray(doc?.lldp)) throw new Error("no lldp list in the lldpctl -f json0 output");
+    const out: Neighbour[] = [];
+    for (const l of doc.lldp) {
+        for (const i of (l.interface ?? []) as Array<Record<string, any>>) {
+            const ch = (i.chassis ?? [])[0] ?? {};
+            const port = (i.port ?? [])[0] ?? {};
+            out.push({
+                local: String(i.name),
+                sysName: v0(ch.name),
+                mgmtIps: ((ch["mgmt-ip"] ?? []) as Array<{ value: string }>).map((m) => m.value),
+                portId: v0(port.id),
+                portDescr: v0(port.descr),
+            });
+        }
+    }
+    return out;
+}
+
+/** What one rail NIC reads like; a field is undefined when the host could not show it (`errors` says why). */
+export interface RailState {
+    dev: string;
+    netdev?: string;
+    mtu?: number;
+    /** mlnx_qos "DCBX mode": "OS controlled" or "Firmware controlled". */
+    dcbxMode?: string;
+    trust?: string;
+    /** DSCP → priority (mlnx_qos dscp2prio table). */
+    dscp2prio?: Record<number, number>;
+    pfcEnabled?: number[];
+    cableLenM?: number;
+    globalPause?: { rx: boolean; tx: boolean };
+    ecnNp?: number[];
+    ecnRp?: number[];
+    cnpDscp?: number;
+    cnpPriority?: number;
+    /** lldpad's PFC willing bit, when lldpad runs (lldptool -t -V PFC -c willing). */
+    lldpadWilling?: boolean;
+    /** The verbs-wide ToS override (OFED tc/1/traffic_class). */
+    trafficClass?: number;
+    errors: string[];
+}
+
+export interface HostState {
+    rails: RailState[];
+    /** undefined when lldpctl could not be run (why in lldpError). */
+    neighbours?: Neighbour[];
+    lldpError?: string;
+    /** /etc/nccl.conf; undefined when absent. */
+    ncclConf?: Record<string, string>;
+}
+
+const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The read-only script a host runs (`sh -s` over SSH): per rail its netdev, MTU, `mlnx_qos -i` (shows, sets nothing
+ * without options), `ethtool -a`, the sysfs ECN enables and CNP marking, lldpad's willing bit, the verbs ToS; then
+ * `lldpctl -f json0` and /etc/nccl.conf. Sections start with `@@<name>`; `@@error <name> <why>` marks one it could
+ * not read. Netdevs are found as the roce_host role finds them (railNetdevs, else /sys/class/infiniband/<dev>/device/net).
+ */
+export function hostReadScript(railNics: readonly string[], railNetdevs?: readonly string[]): string {
+    const pairs = railNics.map((d, i) => `${shq(d)} ${shq(railNetdevs?.[i] ?? "")}`).join(" ");
+    return [
+        "set -u",
+        // prefix for /sys and /etc, only for tests that run this against a fake tree (as rdmakit-roce-qos does)
+        'R=${RDMAKIT_SYSFS_ROOT:-}',
+        // every section's output ends with a newline of its own (`echo`), so no marker lands on an output's last line
+    "echo '@@rdmakit-host-state 1'",
+        `set -- ${pairs}`,
+        'while [ $# -ge 2 ]; do',
+        '  dev=$1; ifc=$2; shift 2',
+        // source: NVIDIA/doroce-linux:doRoCE.sh (netdev = ls /sys/class/infiniband/<dev>/device/net/), as the role does
+        '  if [ -z "$ifc" ]; then for n in "$R"/sys/class/infiniband/"$dev"/device/net/*; do [ -e "$n" ] && ifc=$(basename "$n") && break; done; fi',
+        '  echo "@@rail $dev $ifc"',
+        '  if [ -z "$ifc" ] || [ ! -e "$R/sys/class/net/$ifc" ]; then echo "@@error rail no netdev for $dev"; continue; fi',
+        '  echo "@@mtu"; cat "$R/sys/class/net/$ifc/mtu"',
+        '  if command -v mlnx_qos >/dev/null 2>&1; then echo "@@mlnx_qos"; mlnx_qos -i "$ifc" 2>&1; echo; else echo "@@error mlnx_qos not installed (it comes with DOCA/MLNX OFED)"; fi',
+        '  if command -v ethtool >/dev/null 2>&1; then echo "@@ethtool-a"; ethtool -a "$ifc" 2>&1; echo; else echo "@@error ethtool-a ethtool not installed"; fi',
+        '  e="$R/sys/class/net/$ifc/ecn"',
+        '  if [ -d "$e" ]; then',
+        '    echo "@@ecn"; p=0',
+        '    while [ "$p" -le 7 ]; do echo "np $p $(cat "$e/roce_np/enable/$p" 2>/dev/null)"; echo "rp $p $(cat "$e/roce_rp/enable/$p" 2>/dev/null)"; p=$((p + 1)); done',
+        '    echo "cnp_dscp $(cat "$e/roce_np/cnp_dscp" 2>/dev/null)"; echo "cnp_prio $(cat "$e/roce_np/cnp_802p_prio" 2>/dev/null)"',
+        '  else echo "@@error ecn $e absent (DOCA/MLNX OFED provides it)"; fi',
+        // lldptool-pfc(8): `lldptool -t -i ethx -V PFC -c willing`; only meaningful while lldpad runs
+        '  if command -v lldptool >/dev/null 2>&1; then w=$(lldptool -t -i "$ifc" -V PFC -c willing 2>/dev/null) && { echo "@@willing"; echo "$w"; }; fi',
+        '  tc="$R/sys/class/infiniband/$dev/tc/1/traffic_class"',
+        '  if [ -r "$tc" ]; then echo "@@traffic_class"; cat "$tc"; fi',
+        'done',
+        'if command -v lldpctl >/dev/null 2>&1; then echo "@@lldp"; lldpctl -f json0 2>&1; echo; else echo "@@error lldp lldpctl not installed (lldpd)"; fi',
+        'if [ -r "$R/etc/nccl.conf" ]; then echo "@@nccl"; cat "$R/etc/nccl.conf"; echo; fi',
+        "echo '@@end'",
+    ].join("\n") + "\n";
+}
+
+/** Parses what hostReadScript printed. Throws when the output is not the script's (no header or no end marker). */
+export function parseHostState(text: string): HostState {
+    const lines = text.split("\n");
+    if (!lines.some((l) => l.startsWith("@@rdmakit-host-state"))) throw new Error("the output is not the kit's host state (no @@rdmakit-host-state line)");
+    if (!lines.some((l) => l === "@@end")) throw new Error("the host state ends early (no @@end line)");
+    const state: HostState = { rails: [] };
+    let rail: RailState | undefined;
+    let section = "";
+    const body: Record<string, string[]> = {};
+    const flush = () => {
+        if (!section) return;
+        const b = body[section] ?? [];
+        if (section === "lldp") {
+            try { state.neighbours = parseLldp("host", b.join("\n")); } catch (e) { state.lldpError = `lldpctl -f json0: ${(e as Error).message}`; }
+        } else if (section === "nccl") {
+            state.ncclConf = Object.fromEntries(b.map((l) => l.trim()).filter((l) => l && !l.startsWith("#") && l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()]));
+        } else if (rail) {
+            railSection(rail, section, b);
+        }
+        delete body[section];
+        section = "";
+    };
+    for (const line of lines) {
+        if (line.startsWith("@@")) {
+            flush();
+            const [tag, ...rest] = line.slice(2).split(" ");
+            if (tag === "rail") { rail = { dev: rest[0], netdev: rest[1] || undefined, errors: [] }; state.rails.push(rail); }
+            else if (tag === "error") {
+                const msg = rest.slice(1).join(" ");
+                if (rest[0] === "lldp") state.lldpError = msg; else rail?.errors.push(`${rest[0]}: ${msg}`);
+            } else if (tag !== "rdmakit-host-state" && tag !== "end") { section = tag; body[tag] = []; }
+            continue;
+        }
+        if (section) body[section].push(line);
+    }
+    flush();
+    return state;
+}
+
+function railSection(r: RailState, section: string, b: string[]): void {
+    const text = b.join("\n");
+    if (section === "mtu") { const n = Number(text.trim()); if (Number.isInteger(n) && n > 0) r.mtu = n; else r.errors.push(`mtu: unreadable '${text.trim()}'`); }
+    else if (section === "mlnx_qos") {
+        const dcbx = text.match(/^DCBX mode:\s*(.+?)\s*$/m);
+        if (dcbx) r.dcbxMode = dcbx[1];
+        const trust = text.match(/^Priority trust state:\s*(\S+)/m);
+        if (trust) r.trust = trust[1];
+        const d2p: Record<number, number> = {};
+        for (const m of text.matchAll(/prio:(\d)\s+dscp:([\d,]+)/g)) for (const d of m[2].split(",").filter(Boolean)) d2p[Number(d)] = Number(m[1]);
+        if (Object.keys(d2p).length) r.dscp2prio = d2p;
+        const cable = text.match(/^Cable len:\s*(\d+)/m);
+        if (cable) r.cableLenM = Number(cable[1]);
+        const en = text.match(/^\s*enabled((?:\s+[01])+)\s*$/m);
+        if (en) r.pfcEnabled = en[1].trim().split(/\s+/).map((x, i) => (x === "1" ? i : -1)).filter((i) => i >= 0);
+        if (!trust || !en) r.errors.push("mlnx_qos: output without a trust state or PFC row (not the mlnx_qos -i format)");
+    } else if (section === "ethtool-a") {
+        const rx = text.match(/^RX:\s*(on|off)/m), tx = text.match(/^TX:\s*(on|off)/m);
+        if (rx && tx) r.globalPause = { rx: rx[1] === "on", tx: tx[1] === "on" };
+        else r.errors.push(`ethtool -a: no RX/TX pause rows (${text.trim().split("\n")[0] ?? ""})`);
+    } else if (section === "ecn") {
+        const np: number[] = [], rp: number[] = [];
+        for (const l of b) {
+            const m = l.match(/^(np|rp) (\d) (\d)?$/);
+            if (m && m[3] === "1") (m[1] === "np" ? np : rp).push(Number(m[2]));
+            const c = l.match(/^cnp_(dscp|prio) (\d+)$/);
+            if (c) { if (c[1] === "dscp") r.cnpDscp = Number(c[2]); else r.cnpPriority = Number(c[2]); }
+        }
+        r.ecnNp = np; r.ecnRp = rp;
+    } else if (section === "willing") {
+        const m = text.match(/willing\s*[=:]\s*(yes|no|1|0|on|off)/i);
+        if (m) r.lldpadWilling = /^(yes|1|on)$/i.test(m[1]);
+    } else if (section === "traffic_class") {
+        // the last number on the line (OFED may print a label before it; L for the exact text)
+        const m = text.trim().match(/(\d+)\s*$/);
+        if (m) r.trafficClass = Number(m[1]);
+    }
+}
