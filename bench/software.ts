@@ -81,7 +81,7 @@ export async function benchSoftware(n: number): Promise<SoftwareBenchRow> {
                 nicModel: "ConnectX-7",
                 hosts: names.map((name, i) => ({ name, address: addresses[i], sshUser: "root", railNics: ["mlx5_0", "mlx5_1"],
                     bootstrapNic: "eth0", gpu: { model: "H100", count: 8 } })),
-                switches: [{ name: "leaf", os: "sonic", managementAddress: "127.0.16.1", hostPorts: names.flatMap((_, i) => [`Ethernet${i * 16}`, `Ethernet${i * 16 + 8}`]),
+                switches: [{ name: "leaf", os: "sonic", managementAddress: "127.0.16.1", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u", hostPorts: names.flatMap((_, i) => [`Ethernet${i * 16}`, `Ethernet${i * 16 + 8}`]),
                     speedGbps: 400, cableLengthM: 5 }],
             },
         });
