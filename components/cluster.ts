@@ -56,7 +56,10 @@ export interface ValidationOutputs {
 
 /** What the node-software step left behind. */
 export interface SoftwareOutputs {
-    /** nodes that failed within cluster.ansible.maxFailPercentage, each with its first failing task */
+    /**
+     * nodes the last run left failed (within cluster.ansible.maxFailPercentage), each with its first failing task; the
+     * next `pulumi up` retries them, only them, until they pass or cluster.ansible.exclude names them
+     */
     failedNodes: pulumi.Output<FailedNode[]>;
     /** nodes left out (cluster.ansible.exclude) */
     excludedNodes: string[];
@@ -170,8 +173,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     inventory,
                     sshPrivateKey: args.sshPrivateKey!,
-                    // validate again whenever the software step ran with other playbooks or hosts
-                    rerunOn: inventory.apply((inv) => sha256(`${playbooksHash}\n${inv}`)),
+                    // validate again whenever the software step ran with other playbooks or hosts, or retried nodes
+                    rerunOn: pulumi.all([inventory, software.retryKey]).apply(([inv, retry]) =>
+                        sha256(`${playbooksHash}\n${inv}${retry ? `\n${retry}` : ""}`)),
                     mpiHosts: this.nodePrivateIps.apply((ips) => keepNodes(plan.validation.hostNames, ips, plan.provision.excluded).values),
                     excludedNodes: plan.provision.excluded,
                     forks: plan.provision.forks,

@@ -30,6 +30,7 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
     const { renderInventory, sshCommonArgs } = await import("../components/provision/inventory");
     const summarise = await import("../components/provision/summarise");
     const ansible = await import("../components/provision/ansible");
+    const resume = await import("../components/provision/resume");
 
     await t.test("renderInventory: hosts, typed vars, ProxyCommand through the bastion, host-key policy", () => {
         const text = renderInventory({
@@ -186,6 +187,8 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
             RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
             RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory-prov.yml"),
+            // the record the run leaves (resume.ts); no retry variables: there is no record yet
+            RDMAKIT_RUN_RECORD: path.join(outDir, "outcome-prov.json"),
             // where the run fetches the key from: the program's socket, not an input
             RDMAKIT_KEY_SOCKET: keySocketPath("rdmakit", "teststack"),
             RDMAKIT_KEY_NAME: "prov-run",
@@ -293,6 +296,91 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         const pb = new ansible.AnsiblePlaybook("tol", { inventory: "x", sshPrivateKey: "k", outDir, maxFailPercentage: 40 });
         assert.deepEqual(await unwrap(pb.failedNodes), [{ node: "n2", task: "nccl : Install libnccl2" }]);
         assert.equal(await pulumi.isSecret(pb.failedNodes), false);
+        fs.rmSync(outDir, { recursive: true });
+    });
+
+    await t.test("resume: the summariser's record of a tolerated run, then a retry limited to the failed node", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-resume-"));
+        const script = path.join(dir, "s.cjs");
+        fs.writeFileSync(script, summarise.summariserScript());
+        const record = path.join(dir, "outcome-sw.json");
+        const digests = { RDMAKIT_INVENTORY_HASH: "a".repeat(64), RDMAKIT_VARS_HASH: "b".repeat(64), RDMAKIT_PLAYBOOKS_HASH: "c".repeat(64) };
+        const now = { inventory: "a".repeat(64), vars: "b".repeat(64), playbooks: "c".repeat(64) };
+        const env = { ...process.env, ...digests, RDMAKIT_RUN_RECORD: record };
+        // h3 of 3 unreachable, tolerated at 50 %: the record names it, and the next run retries it (attempt 1, h3 only)
+        const tolerated = spawnSync(process.execPath, [script, path.join(__dirname, "fixtures", "ansible", "site-roce-unreachable.log"), "4", "50"], { encoding: "utf8", env });
+        assert.equal(tolerated.status, 0, tolerated.stderr);
+        assert.ok(tolerated.stdout.includes(summarise.RETRY_NOTE), tolerated.stdout);
+        const first = resume.readRunRecord(record);
+        assert.deepEqual(first, { ...now, attempt: 0, hosts: 3, limit: [], failed: ["h3"] });
+        const retry = resume.planRetry(first, now);
+        assert.deepEqual(retry, { attempt: 1, hosts: 3, nodes: ["h3"] });
+        assert.deepEqual(resume.retryEnvironment(retry), { RDMAKIT_RETRY_ATTEMPT: "1", RDMAKIT_RETRY_HOSTS: "3", RDMAKIT_RETRY_NODES: "h3" });
+        // the retry visits h3 alone and h3 fails again: 1 of the step's 3 hosts, not 1 of 1, so 50 % still tolerates it;
+        // the outcome line counts the step's hosts and says which attempt this was
+        const limitedLog = path.join(dir, "retry.log");
+        fs.writeFileSync(limitedLog, [
+            "PLAY [Wait until every node answers over SSH] ***", "", "TASK [Wait for the connection] ***",
+            'fatal: [h3]: UNREACHABLE! => {"changed": false, "msg": "ssh: connect to host 10.0.0.3 port 22: No route to host", "unreachable": true}', "",
+            "PLAY RECAP ***", "h3                         : ok=0    changed=0    unreachable=1    failed=0    skipped=0    rescued=0    ignored=0", "",
+        ].join("\n"));
+        const again = spawnSync(process.execPath, [script, limitedLog, "4", "50"], { encoding: "utf8", env: { ...env, ...resume.retryEnvironment(retry) } });
+        assert.equal(again.status, 0, again.stderr);
+        assert.deepEqual(summarise.parseRunOutcome(again.stdout), { ok: true, hosts: 3, failed: [{ host: "h3", task: "Wait for the connection", kind: "unreachable" }], attempt: 1 });
+        const second = resume.readRunRecord(record);
+        assert.deepEqual(second, { ...now, attempt: 1, hosts: 3, limit: ["h3"], failed: ["h3"] });
+        // still failing: the next `pulumi up` makes attempt 2, so the inputs change again
+        assert.deepEqual(resume.planRetry(second, now), { attempt: 2, hosts: 3, nodes: ["h3"] });
+        // without the tolerance (the default 0 %) the retry fails the step, and the record still leads to the next attempt
+        const strict = spawnSync(process.execPath, [script, limitedLog, "4", "0"], { encoding: "utf8", env: { ...env, ...resume.retryEnvironment(retry) } });
+        assert.equal(strict.status, 4);
+        assert.match(strict.stderr, /^ansible-playbook failed on 1 of 3 hosts \(a retry of the 1 that failed before\)[^]*rdmakit: the next `pulumi up` retries the failed nodes/);
+        // h3 healed: the record keeps the attempt, and planRetry gives that same attempt again (the state's inputs)
+        const healedLog = path.join(dir, "healed.log");
+        fs.writeFileSync(healedLog, "PLAY RECAP ***\nh3                         : ok=9    changed=4    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0\n");
+        const healed = spawnSync(process.execPath, [script, healedLog, "0", "50"], { encoding: "utf8", env: { ...env, ...resume.retryEnvironment(retry) } });
+        assert.equal(healed.status, 0, healed.stderr);
+        const third = resume.readRunRecord(record);
+        assert.deepEqual(third, { ...now, attempt: 1, hosts: 3, limit: ["h3"], failed: [] });
+        assert.deepEqual(resume.planRetry(third, now), retry);
+        // a clean full run, another inventory, or no record: no retry at all
+        assert.equal(resume.planRetry({ ...third, attempt: 0, limit: [] }, now), undefined);
+        assert.equal(resume.planRetry(first, { ...now, inventory: "d".repeat(64) }), undefined);
+        assert.equal(resume.planRetry(resume.readRunRecord(path.join(dir, "missing.json")), now), undefined);
+        // a playbook that did not load, or an interrupted run, settles nothing: no record, so the next run is full
+        fs.writeFileSync(path.join(dir, "error.log"), "ERROR! the role 'nope' was not found\n");
+        fs.rmSync(record);
+        assert.equal(spawnSync(process.execPath, [script, path.join(dir, "error.log"), "1", "50"], { env }).status, 1);
+        assert.equal(spawnSync(process.execPath, [script, healedLog, "130", "50"], { env }).status, 130);
+        assert.equal(fs.existsSync(record), false);
+        // a record that is not one (a node name with a space, a digest that is not one) is ignored
+        assert.equal(resume.parseRunRecord(JSON.stringify({ ...first, failed: ["h 3"] })), undefined);
+        assert.equal(resume.parseRunRecord(JSON.stringify({ ...first, vars: "x" })), undefined);
+        fs.rmSync(dir, { recursive: true });
+    });
+
+    await t.test("AnsiblePlaybook: a record of failed nodes makes the next run a retry; a healed or stale one changes no input", async () => {
+        const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-out-"));
+        const inventory = "all:\n  hosts:\n    n0: {}\n    n1: {}\n";
+        const now = { inventory: ansible.sha256(inventory), vars: ansible.sha256("{}"), playbooks: ansible.hashFolder("playbooks") };
+        const envOf = async (name: string): Promise<Record<string, string>> => {
+            recorded.length = 0;
+            const pb = new ansible.AnsiblePlaybook(name, { inventory, sshPrivateKey: "k", outDir, maxFailPercentage: 50 });
+            return unwrap(pb.run.environment as pulumi.Output<Record<string, string>>);
+        };
+        const write = (name: string, r: object) => fs.writeFileSync(path.join(outDir, `outcome-${name}.json`), JSON.stringify(r));
+        const clean = await envOf("fresh");
+        assert.equal(clean.RDMAKIT_RETRY_NODES, undefined);
+        write("failing", { ...now, attempt: 0, hosts: 2, limit: [], failed: ["n1"] });
+        const failing = await envOf("failing");
+        assert.deepEqual([failing.RDMAKIT_RETRY_ATTEMPT, failing.RDMAKIT_RETRY_HOSTS, failing.RDMAKIT_RETRY_NODES], ["1", "2", "n1"]);
+        // the rest of the environment is what a run without a record gets
+        const strip = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => !/^RDMAKIT_(RETRY_|KEY_NAME|RUN_RECORD|INVENTORY_FILE)/.test(k)));
+        assert.deepEqual(strip(failing), strip(clean));
+        write("healed", { ...now, attempt: 1, hosts: 2, limit: ["n1"], failed: [] });
+        assert.equal((await envOf("healed")).RDMAKIT_RETRY_ATTEMPT, "1");
+        write("stale", { ...now, inventory: "0".repeat(64), attempt: 0, hosts: 2, limit: [], failed: ["n1"] });
+        assert.equal((await envOf("stale")).RDMAKIT_RETRY_NODES, undefined);
         fs.rmSync(outDir, { recursive: true });
     });
 

@@ -6,7 +6,8 @@
 // bastion for both (the ProxyCommand path the cloud fabrics use). NCCL comes from a local
 // stand-in of NVIDIA's CUDA repository (test/hosts/local-cuda-repo.sh) so the keyring, pin and hold logic runs.
 // Run 1 must succeed; run 2, through the exact shell script the AnsiblePlaybook component runs, must change nothing;
-// run 3 (hardware required) must fail with a summary naming the hosts and the task.
+// run 3 (hardware required) must fail with a summary naming the hosts and the task; then, on the plays every run has,
+// a node made to fail is named with its task, and the retry its run record asks for visits that node alone.
 // Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,9 +22,10 @@ import { renderInventory, InventoryArgs } from "../components/provision/inventor
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { ANSIBLE_RUN_SCRIPT, RUN_FROM_ENV, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
+import { ANSIBLE_RUN_SCRIPT, RUN_FROM_ENV, RUN_INTERPRETER, hashFolder, sha256 } from "../components/provision/ansible";
+import { planRetry, readRunRecord, retryEnvironment } from "../components/provision/resume";
 import { serveKeyLocally } from "../components/provision/keysocket";
-import { parseAnsibleLog, parseRunOutcome, summariserScript } from "../components/provision/summarise";
+import { parseAnsibleLog, parseRunOutcome, RETRY_NOTE, summariserScript } from "../components/provision/summarise";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
@@ -287,7 +289,10 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     // Partial failure and resume, on the plays every run has (tag "always": the variable checks, the connection
     // wait, the software report), so the three runs below take seconds: h2 is made to fail the report's first
     // write, then fixed. ANSIBLE_RUN_TAGS selects no role (ansible-core config TAGS_RUN).
-    const narrow = { ANSIBLE_RUN_TAGS: "rdmakit_none" };
+    // The record the run leaves (components/provision/resume.ts) and the digests a program would compare it with.
+    const record = path.join(outDir, "outcome-software.json");
+    const digests = { inventory: sha256(renderInventory(agentArgs)), vars: sha256(JSON.stringify({})), playbooks: hashFolder(path.join(ROOT, "playbooks")) };
+    const narrow = { ANSIBLE_RUN_TAGS: "rdmakit_none", RDMAKIT_RUN_RECORD: record, RDMAKIT_PLAYBOOKS_HASH: digests.playbooks };
     const h2Dir = path.join(runDir, "h2", "etc", "rdmakit");
     await t.test("a node that fails a task fails the step, named with its task; the other node completes", () => {
         fs.rmSync(h2Dir, { recursive: true, force: true });
@@ -297,11 +302,13 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         assert.equal(r.status, 2, `${r.stderr}\n${r.stdout}`);
         // the error text is the summary: the failed host, its task and the first line of why
         assert.match(r.stderr, /^ansible-playbook failed on 1 of 2 hosts \(full log: .*ansible-site-partial\.log\):\n {2}h2: failed at task "Create \/etc\/rdmakit": /);
-        assert.equal(r.stderr.trimEnd().split("\n").length, 2, r.stderr);
+        // the summary's two lines, then the note that the next `pulumi up` retries h2
+        assert.deepEqual(r.stderr.trimEnd().split("\n").slice(2), [RETRY_NOTE], r.stderr);
         assert.deepEqual(parseRunOutcome(r.stdout), { ok: false, hosts: 2, failed: [{ host: "h2", task: "Create /etc/rdmakit", kind: "failed" }] });
         assert.ok(r.stdout.includes("[site] TASK Create /etc/rdmakit \u2014 1/2 ok, 1 failed"), r.stdout);
         const recap = parseAnsibleLog(fs.readFileSync(log, "utf8")).recap;
         assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h1", 0], ["h2", 1]]);
+        assert.deepEqual(readRunRecord(record)?.failed, ["h2"]);
         // the same run with cluster.ansible.maxFailPercentage 50: the step passes and lists h2 (the summariser on this log)
         const tolerated = spawnSync(process.execPath, [summariser, log, "2", "50"], { encoding: "utf8" });
         assert.equal(tolerated.status, 0, tolerated.stderr);
@@ -310,17 +317,21 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         assert.equal(spawnSync(process.execPath, [summariser, log, "2", "49"], { encoding: "utf8" }).status, 2);
     });
 
-    await t.test("fixed and run again: the failed node is retried, the done node changes nothing", () => {
+    await t.test("fixed and run again: the retry the record asks for visits only the failed node, which passes", () => {
         fs.rmSync(h2Dir, { force: true });
+        // what the program makes of the failed run's record: attempt 1 on h2, of the step's 2 hosts
+        const retry = planRetry(readRunRecord(record), digests);
+        assert.deepEqual(retry, { attempt: 1, hosts: 2, nodes: ["h2"] });
         const log = path.join(outDir, "ansible-site-resume.log");
-        const r = componentRun({}, log, narrow);
+        const r = componentRun({}, log, { ...narrow, ...retryEnvironment(retry) });
         const output = fs.readFileSync(log, "utf8");
         assert.equal(r.status, 0, `${r.stderr}\n${output.slice(-2000)}`);
-        assert.deepEqual(parseRunOutcome(r.stdout), { ok: true, hosts: 2, failed: [] });
+        assert.deepEqual(parseRunOutcome(r.stdout), { ok: true, hosts: 2, failed: [], attempt: 1 });
         const recap = parseAnsibleLog(output).recap;
-        assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h1", 0], ["h2", 0]]);
-        assert.equal(recap[0].changed, 0, "h1 was done: nothing to change");
-        assert.ok(recap[1].changed > 0, "h2 was retried: its report is written now");
+        assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h2", 0]], "the done node h1 is not visited again");
+        assert.ok(recap[0].changed > 0, "h2 was retried: its report is written now");
         assert.ok(fs.statSync(h2Dir).isDirectory());
+        // healed: the next program run keeps the same retry inputs (the state's), so nothing runs again
+        assert.deepEqual(planRetry(readRunRecord(record), digests), retry);
     });
 });

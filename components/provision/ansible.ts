@@ -7,6 +7,7 @@ import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { parseRunOutcome, summariserScript } from "./summarise";
 import { assetPath } from "../assets";
 import { KEY_CLIENT, serveSshKey } from "./keysocket";
+import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./resume";
 
 export interface AnsiblePlaybookArgs {
     /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
@@ -168,7 +169,10 @@ export const ANSIBLE_RUN_SCRIPT = [
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
     unpackRunInput('"$tmp/vars.json"'),
     "exec </dev/null",
-    ...runChild('RDMAKIT_PROGRESS_FD=3 ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" 3>&1 >"$RDMAKIT_ANSIBLE_LOG" 2>&1'),
+    // the last run's record (resume.ts) goes first: a run that ends before its summariser leaves none, so the next is full
+    'if [ -n "${RDMAKIT_RUN_RECORD:-}" ]; then rm -f "$RDMAKIT_RUN_RECORD"; fi',
+    // a retry visits only the nodes the last run left failed (inventory host names, comma-separated: --limit's syntax)
+    ...runChild('RDMAKIT_PROGRESS_FD=3 ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" ${RDMAKIT_RETRY_NODES:+--limit "$RDMAKIT_RETRY_NODES"} -e "@$tmp/vars.json" "$RDMAKIT_PLAYBOOK" 3>&1 >"$RDMAKIT_ANSIBLE_LOG" 2>&1'),
     'if [ ! -f "$RDMAKIT_ANSIBLE_SUMMARISER" ]; then',
     '  [ "$rc" -eq 0 ] || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2 9>&-',
     '  exit "$rc"',
@@ -259,7 +263,8 @@ export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs, name = "run"
 /**
  * Runs an Ansible playbook against the cluster as part of `pulumi up`, through a `local.Command` child (`${name}-run`).
  * It runs again only when the playbooks folder, the variables or the inventory change (their hashes are in the
- * command's environment, so a change is an in-place update; `triggers` would force a replacement). The full output
+ * command's environment, so a change is an in-place update; `triggers` would force a replacement), or while the last
+ * run left nodes failed: then on those nodes only (resume.ts; the record is `out/<stack>/outcome-<name>.json`). The full output
  * goes to `out/<stack>/ansible-<playbook>.log`; on failure the error names the failing hosts and tasks.
  */
 export class AnsiblePlaybook extends pulumi.ComponentResource {
@@ -271,8 +276,13 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
     public readonly playbooksHash: string;
     /** The command resource that runs ansible-playbook. */
     public readonly run: command.local.Command;
-    /** Nodes the last run left failed (within `maxFailPercentage`), each with its first failing task; [] when none. */
+    /**
+     * Nodes the last run left failed, each with its first failing task; [] when none. The next `pulumi up` retries them
+     * (resume.ts) until they pass or are excluded.
+     */
     public readonly failedNodes: pulumi.Output<FailedNode[]>;
+    /** The retry this deployment runs or last ran ("attempt <n>: <nodes>"), "" when none (resume.ts). */
+    public readonly retryKey: pulumi.Output<string>;
 
     constructor(name: string, args: AnsiblePlaybookArgs, opts?: pulumi.ComponentResourceOptions) {
         const issues = checkAnsiblePlaybookArgs(args, name);
@@ -295,12 +305,23 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
 
         const inventory = pulumi.output(args.inventory);
         const varsJson = pulumi.output(args.extraVars ?? {}).apply((v) => stableJson(v));
+        const inventoryHash = inventory.apply(sha256);
+        const varsHash = varsJson.apply(sha256);
+        // The last run's record (resume.ts): while it names failed nodes for these very inputs, the command gets the next
+        // retry attempt in its environment, so this `pulumi up` re-runs the step on them. Read, never written, here.
+        const recordFile = runRecordPath(outDir, name);
+        const keyEnv = serveSshKey(`${name}-run`, args.sshPrivateKey);
+        const last = readRunRecord(recordFile);
+        const playbooksHash = this.playbooksHash;
+        const retry = pulumi.all([inventoryHash, varsHash]).apply(([i, v]) =>
+            retryEnvironment(planRetry(last, { inventory: i, vars: v, playbooks: playbooksHash })));
+        this.retryKey = retry.apply((r) => (r.RDMAKIT_RETRY_NODES ? `attempt ${r.RDMAKIT_RETRY_ATTEMPT}: ${r.RDMAKIT_RETRY_NODES}` : ""));
 
         this.run = new command.local.Command(`${name}-run`, {
             create: RUN_FROM_ENV,
             update: RUN_FROM_ENV,
             interpreter: RUN_INTERPRETER,
-            environment: {
+            environment: retry.apply((retryEnv) => ({
                 RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
@@ -311,11 +332,13 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_ANSIBLE_LOG: this.logPath,
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 RDMAKIT_INVENTORY_FILE: inventoryFile,
-                ...serveSshKey(`${name}-run`, args.sshPrivateKey),
-                RDMAKIT_PLAYBOOKS_HASH: this.playbooksHash,
-                RDMAKIT_INVENTORY_HASH: inventory.apply(sha256),
-                RDMAKIT_VARS_HASH: varsJson.apply(sha256),
-            },
+                RDMAKIT_RUN_RECORD: recordFile,
+                ...keyEnv,
+                RDMAKIT_PLAYBOOKS_HASH: playbooksHash,
+                RDMAKIT_INVENTORY_HASH: inventoryHash,
+                RDMAKIT_VARS_HASH: varsHash,
+                ...retryEnv,
+            })),
             stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
             // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
             // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.

@@ -6,6 +6,7 @@
  * summariserScript() embeds their source in a small Node script that the Ansible command runs on its own log when
  * ansible-playbook fails, because the command's output is the only thing Pulumi shows for a failed command.
  */
+import { recordRun } from "./resume";
 
 /** One host that failed or was unreachable, at the task where it happened. */
 export interface AnsibleFailure {
@@ -127,16 +128,19 @@ export function parseAnsibleLog(text: string): AnsibleLogSummary {
 
 /**
  * The error text for a failed run: one line per distinct failure (hosts that failed the same task with the same
- * reason, their own name aside, share a line), at most `maxLines`, and where the full log is.
+ * reason, their own name aside, share a line), at most `maxLines`, and where the full log is. `stepHosts`: the hosts of
+ * the whole step when the run was a retry of fewer (resume.ts).
  */
-export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: string, maxLines = 20): string {
+export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: string, maxLines = 20, stepHosts?: number): string {
     const clip = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 3) + "..." : s);
     const failedHosts = new Set(summary.failures.map((f) => f.host));
-    const total = summary.recap.length;
+    const retried = stepHosts !== undefined && stepHosts > summary.recap.length ? summary.recap.length : undefined;
+    const total = retried !== undefined ? (stepHosts as number) : summary.recap.length;
     const head = summary.failures.length === 0
         ? "ansible-playbook failed without a task failure in its output"
         : `ansible-playbook failed on ${failedHosts.size}${total > 0 ? ` of ${total}` : ""} host` +
-          `${(total > 0 ? total : failedHosts.size) === 1 ? "" : "s"}`;
+          `${(total > 0 ? total : failedHosts.size) === 1 ? "" : "s"}` +
+          (retried !== undefined ? ` (a retry of the ${retried} that failed before)` : "");
     const groups: { hosts: string[]; f: AnsibleFailure; text: string }[] = [];
     const byKey = new Map<string, { hosts: string[]; f: AnsibleFailure; text: string }>();
     for (const f of summary.failures) {
@@ -165,6 +169,9 @@ export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: strin
     return out.join("\n");
 }
 
+/** What a run that left nodes failed says after its summary (the retry: resume.ts). */
+export const RETRY_NOTE = "rdmakit: the next `pulumi up` retries the failed nodes (only them), until they pass or cluster.ansible.exclude names them";
+
 /** The prefix of the one line on a run's stdout that carries its outcome as JSON (RunOutcome). */
 export const PROVISION_RESULT_PREFIX = "rdmakit-provision: ";
 
@@ -172,9 +179,11 @@ export const PROVISION_RESULT_PREFIX = "rdmakit-provision: ";
 export interface RunOutcome {
     /** true when the step passes: no node failed, or no more than cluster.ansible.maxFailPercentage of them */
     ok: boolean;
-    /** hosts in the PLAY RECAP */
+    /** hosts of the step: those in the PLAY RECAP, or all of them for a retry limited to the failed ones */
     hosts: number;
     failed: Array<{ host: string; task: string; kind: AnsibleFailure["kind"] }>;
+    /** on the outcome line of a retry (resume.ts): which attempt it was */
+    attempt?: number;
     /** the summary (formatAnsibleFailures) when a node failed or the playbook did not run */
     summary?: string;
 }
@@ -185,9 +194,10 @@ export interface RunOutcome {
  * whether that stays within `maxFailPercentage` of the hosts. A playbook-level error, an exit status other than
  * ansible-playbook's "hosts failed" (2) and "hosts unreachable" (4), or every host failing is never tolerated.
  * source: ansible-core lib/ansible/executor/task_queue_manager.py (RUN_FAILED_HOSTS = 2, RUN_UNREACHABLE_HOSTS = 4).
+ * `stepHosts`: the hosts of the whole step when this run was a retry limited to fewer (the others passed before).
  * Self-contained (embedded in the summariser script).
  */
-export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string): RunOutcome {
+export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string, stepHosts?: number): RunOutcome {
     const down = new Set(summary.recap.filter((r) => r.failed > 0 || r.unreachable > 0).map((r) => r.host));
     const counted = summary.recap.length > 0
         ? summary.failures.filter((f) => f.kind === "error" || down.has(f.host))
@@ -196,19 +206,30 @@ export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercent
     for (const f of counted) if (f.kind !== "error" && !first.has(f.host)) first.set(f.host, f);
     for (const h of down) if (!first.has(h)) first.set(h, { host: h, task: "(unknown task)", kind: "failed", message: "see the log" });
     const failed = [...first.values()].map((f) => ({ host: f.host, task: f.task, kind: f.kind }));
-    const hosts = summary.recap.length;
+    // a retry (resume.ts) visits only the nodes that failed before; the others passed, and the tolerance is of them all
+    const hosts = stepHosts !== undefined && stepHosts > summary.recap.length ? stepHosts : summary.recap.length;
     if (rc === 0 && failed.length === 0) return { ok: true, hosts, failed };
     const playbookError = counted.some((f) => f.kind === "error");
     const tolerated = !playbookError && (rc === 2 || rc === 4) && hosts > 0 && failed.length > 0 && failed.length < hosts &&
         failed.length * 100 <= maxFailPercentage * hosts;
-    return { ok: tolerated, hosts, failed, summary: formatAnsibleFailures({ failures: counted, recap: summary.recap }, logPath) };
+    return { ok: tolerated, hosts, failed, summary: formatAnsibleFailures({ failures: counted, recap: summary.recap }, logPath, 20, hosts) };
+}
+
+/**
+ * Whether a run settled every node it visited: each passed, or failed or was unreachable at a task (exit status 0, 2 or
+ * 4, no playbook-level error, a PLAY RECAP). An interrupted run or a playbook error settles nothing, so no retry may
+ * trust it. Self-contained (embedded in the summariser script).
+ */
+export function runSettled(summary: AnsibleLogSummary, rc: number): boolean {
+    return (rc === 0 || rc === 2 || rc === 4) && summary.recap.length > 0 && !summary.failures.some((f) => f.kind === "error");
 }
 
 /**
  * The Node script (CommonJS) the Ansible commands run on a log. `node s.cjs <log>`: prints the failure summary to
  * stderr (validation's use). `node s.cjs <log> <rc> <maxFailPercentage>`: the node-software step's verdict: the
  * RunOutcome line (PROVISION_RESULT_PREFIX) on stdout, then the summary on stderr and exit status `rc` when the step
- * fails, or the summary on stdout (a warning) and 0 when the failures stay within the tolerance.
+ * fails, or the summary on stdout (a warning) and 0 when the failures stay within the tolerance. With
+ * `$RDMAKIT_RUN_RECORD` set it also writes the run's record there (resume.ts recordRun) when the run settled its nodes.
  */
 export function summariserScript(): string {
     return [
@@ -219,6 +240,8 @@ export function summariserScript(): string {
         `var parseAnsibleLog = (${parseAnsibleLog.toString()});`,
         `var formatAnsibleFailures = (${formatAnsibleFailures.toString()});`,
         `var decideRun = (${decideRun.toString()});`,
+        `var runSettled = (${runSettled.toString()});`,
+        `var recordRun = (${recordRun.toString()});`,
         "var log = process.argv[2];",
         'var text = "";',
         'try { text = require("fs").readFileSync(log, "utf8"); } catch (e) { text = ""; }',
@@ -226,10 +249,18 @@ export function summariserScript(): string {
         '  process.stderr.write(formatAnsibleFailures(parseAnsibleLog(text), log) + "\\n");',
         "} else {",
         "  var rc = Number(process.argv[3]);",
-        "  var o = decideRun(parseAnsibleLog(text), rc, Number(process.argv[4] || 0), log);",
+        "  var env = process.env;",
+        "  var retry = (env.RDMAKIT_RETRY_NODES || '') !== '';",
+        "  var parsed = parseAnsibleLog(text);",
+        "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined);",
+        "  var rec = recordRun(o, runSettled(parsed, rc), env);",
+        '  if (env.RDMAKIT_RUN_RECORD && rec) require("fs").writeFileSync(env.RDMAKIT_RUN_RECORD, JSON.stringify(rec) + "\\n");',
+        "  var line = { ok: o.ok, hosts: o.hosts, failed: o.failed };",
+        "  if (retry) line.attempt = Number(env.RDMAKIT_RETRY_ATTEMPT) || 1;",
         // the outcome line first: a failed command's error is its stdout and stderr in order, so it ends with the summary
-        `  process.stdout.write(${JSON.stringify(PROVISION_RESULT_PREFIX)} + JSON.stringify({ ok: o.ok, hosts: o.hosts, failed: o.failed }) + "\\n");`,
+        `  process.stdout.write(${JSON.stringify(PROVISION_RESULT_PREFIX)} + JSON.stringify(line) + "\\n");`,
         '  if (o.summary !== undefined) (o.ok ? process.stdout : process.stderr).write(o.summary + "\\n");',
+        `  if (rec && rec.failed.length > 0) (o.ok ? process.stdout : process.stderr).write(${JSON.stringify(RETRY_NOTE)} + "\\n");`,
         "  process.exitCode = o.ok ? 0 : (rc === 0 ? 1 : rc);",
         "}",
         "",
