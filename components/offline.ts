@@ -144,13 +144,18 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     // The Node SDK takes a stack trace for every promise it makes (@pulumi/pulumi runtime/debuggable.js), and with
     // source maps on (tsx) each one is mapped frame by frame: seconds on a fabric of hundreds of switch commands.
     // Nothing offline reads those traces, so they stay unmapped while the program runs.
+    // The trace itself is a string of ten frames made for each of those promises (half of what a switch command
+    // costs); with stackTraceLimit 0 it is empty. The CLI prints an error's message, never its stack.
     const maps = process.sourceMapsEnabled;
+    const frames = Error.stackTraceLimit;
     process.setSourceMapsEnabled(false);
+    Error.stackTraceLimit = 0;
     try {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         require(path.resolve(programPath));
         await pulumi.runtime.disconnect();
     } finally {
+        Error.stackTraceLimit = frames;
         process.setSourceMapsEnabled(maps);
         process.off("unhandledRejection", onRejection);
     }
