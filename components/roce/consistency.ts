@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import type { QosPlan, HostPlan } from "./qos";
-import { parsedOf } from "../parsed";
+import { MAX_REMEMBERED, parsedOf } from "../parsed";
 import type { RenderedSwitchConfig } from "./render";
 import type { NetworkOs } from "./spec";
 
@@ -295,7 +295,7 @@ export function readSwitchView(r: RenderedSwitchConfig): SwitchView {
     if (hit) return hit;
     const parsed = parsedOf(r.text) as any;
     const v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
-    if (views.size >= 64) views.delete(views.keys().next().value!);
+    if (views.size >= MAX_REMEMBERED) views.delete(views.keys().next().value!);
     views.set(key, v);
     return v;
 }

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { QosPlan, SwitchPlan } from "./qos";
 import type { NetworkOs } from "./spec";
-import { rememberParsed } from "../parsed";
+import { MAX_REMEMBERED, rememberParsed } from "../parsed";
 import { renderEos } from "./switches/eos";
 import { nvueText, renderNvue } from "./switches/nvue";
 import { renderSonic } from "./switches/sonic";
@@ -56,7 +56,7 @@ function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unkno
     const hit = rendered.get(key);
     if (hit) return hit;
     const r = render(plan, sw);
-    if (rendered.size >= 1024) rendered.delete(rendered.keys().next().value!);
+    if (rendered.size >= MAX_REMEMBERED) rendered.delete(rendered.keys().next().value!);
     rendered.set(key, r);
     return r;
 }

@@ -14,6 +14,8 @@ import { findSlowNodes, type PairLog } from "./slow";
 import { svgToPng } from "./png";
 import { checkRequirement, type FabricRequirement } from "./fabric";
 import { readPreflight } from "./preflight";
+import { formatIncast, gradeIncast } from "./incast";
+import { readIncastDir } from "./incast-files";
 import type { Expectation, ParsedLog } from "./types";
 
 export interface NcclReportOptions {
@@ -29,6 +31,8 @@ export interface NcclReportOptions {
     expect?: string;
     chart?: string;
     out?: string;
+    /** Folder of the RoCE incast run (incast.yml: plan.json, counter snapshots, client logs); its grade joins the verdict. */
+    incast?: string;
     /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes, badNodes}` as the last line (read by ClusterValidation). */
     resultLine?: boolean;
 }
@@ -103,6 +107,9 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     // an empty results folder (the playbook stopped before the preflight) adds nothing to a report of logs
     const preflight = read && (read.nodes.length > 0 || files.length === 0) ? read : undefined;
     if (files.length === 0 && !preflight) return { code: 2, stdout: "", stderr: "no logs given (and no --preflight results)\n" };
+    const incastRun = opts.incast !== undefined ? readIncastDir(opts.incast) : undefined;
+    if (typeof incastRun === "string") return { code: 2, stdout: "", stderr: incastRun + "\n" };
+    const incast = incastRun ? { plan: incastRun.plan, grade: gradeIncast(incastRun) } : undefined;
 
     const entries: ReportEntry[] = [];
     let notLogs = 0;
@@ -141,8 +148,10 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const report = buildReport(entries, slow, preflight);
-    const text = formatText(report, entries);
+    const built = buildReport(entries, slow, preflight);
+    // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
+    const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
+    const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
     const mainExp = (entries.find((e) => e.kind === "all-fixed" || e.kind === "all-sweep" || e.kind === "other") ?? entries[0])?.grade.expectation;
     const chartEntries = entries.filter((e) => e.kind !== "single" && e.kind !== "pair");
     const svg = renderChartSvg(chartEntries.length ? chartEntries : entries, mainExp && mainExp.minBusbwGBps > 0 ? mainExp : undefined);
@@ -191,6 +200,7 @@ export function registerNcclReport(program: Command): void {
         .option("--nodes <n>", "with --fabric: nodes the all-node run must span (>= 2)")
         .option("--gpus-per-node <g>", "with --fabric: GPUs per node; nRanks must be nodes x this")
         .option("--preflight <dir>", "also report the per-node preflight results validate.yml wrote (<host>.json); bad nodes are named")
+        .option("--incast <dir>", "also grade the RoCE incast run validate.yml fetched (plan.json, <host>-before/after.txt, <sender>-client.log)")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
         .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")

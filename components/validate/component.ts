@@ -13,10 +13,43 @@ import { type AnsibleRunInput, RUN_INTERPRETER, runChild, runInputDigests, SSH_K
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
+import { planIncast, receiverCommand, senderCommand, snapshotCommand, type IncastPlan } from "./incast";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 import { fabricOfPlan } from "./fabric";
 import { PACKAGE_ROOT } from "../assets";
+
+/** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
+export interface IncastArgs {
+    /** RoCE priority (PFC runs on it in lossless mode) */
+    priority: number;
+    /** GRH traffic class: the ToS the hosts send RoCE with (DSCP << 2 | ECT(0)) */
+    trafficClass: number;
+    /** RoCEv2 GID index the host role verifies */
+    gidIndex: number;
+    mode: "lossless" | "lossy";
+    /** rail 0 of each host, by host name */
+    rails: Record<string, IncastRail>;
+}
+
+/** Rail 0 of one host: RDMA device, its netdev when the spec names it, its leaf when the plan knows it. */
+export interface IncastRail {
+    device: string;
+    netdev?: string;
+    leaf?: string;
+}
+
+/** The incast as validate.yml runs it: the plan (plan.json beside the counters) and each participant's commands. */
+export interface IncastVars {
+    plan: IncastPlan;
+    /** every participant: receiver first, then the senders */
+    hosts: string[];
+    receiver_cmd: string;
+    /** by sender host name */
+    sender_cmds: Record<string, string>;
+    /** by host name: the counter snapshot before and after */
+    snapshot_cmds: Record<string, string>;
+}
 
 /** What the preflight checks compare against on every node (from the plan / catalog). */
 export interface PreflightExpectation {
@@ -67,6 +100,11 @@ export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gp
      * @default "auto"
      */
     pairwise?: "auto" | "always" | "never";
+    /**
+     * RoCE only: the N→1 incast after nccl-tests (./incast.ts), from the plan. Absent on EFA and InfiniBand, where
+     * the congestion response is not the kit's to prove (see incast.ts).
+     */
+    incast?: IncastArgs;
     /** @default 20 */
     iters?: number;
     /** @default 1200 */
@@ -259,6 +297,8 @@ export interface ValidationVars {
     nccl_validate_check_pkey: boolean;
     /** Run the image's Azure HPC node health checks before nccl-tests (Azure; skipped where the script is absent). */
     nccl_validate_health_checks: boolean;
+    /** RoCE: the incast (absent when the fabric has none or fewer than three hosts) */
+    nccl_validate_incast?: IncastVars;
 }
 
 /**
@@ -301,8 +341,31 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccl_validate_nvswitch: p.nvswitch,
         nccl_validate_check_pkey: args.fabric === "azure-ib",
         nccl_validate_health_checks: args.fabric === "azure-ib",
+        ...incastVars(args, mpiHosts),
     };
 }
+
+/** The incast's variables (RoCE with at least three hosts), the receiver's folder being the role's working folder. */
+function incastVars(args: ValidationRunArgs, mpiHosts: string[]): { nccl_validate_incast?: IncastVars } {
+    const a = args.incast;
+    if (args.fabric !== "roce" || !a) return {};
+    const hosts = args.hosts.flatMap((name, i) => (a.rails[name] ? [{ name, address: mpiHosts[i], ...a.rails[name] }] : []));
+    const plan = planIncast({ hosts, priority: a.priority, trafficClass: a.trafficClass, gidIndex: a.gidIndex, mode: a.mode });
+    if (!plan) return {};
+    const all = [plan.receiver, ...plan.senders];
+    return {
+        nccl_validate_incast: {
+            plan,
+            hosts: all.map((h) => h.name),
+            receiver_cmd: receiverCommand(plan, INCAST_REMOTE_DIR),
+            sender_cmds: Object.fromEntries(plan.senders.map((s) => [s.name, senderCommand(plan, s)])),
+            snapshot_cmds: Object.fromEntries(all.map((h) => [h.name, snapshotCommand(h)])),
+        },
+    };
+}
+
+/** Where the receiver's servers write their logs (the role's default working folder). */
+export const INCAST_REMOTE_DIR = "/tmp/rdmakit-nccl";
 
 /**
  * The hostfile the role writes on the first node (playbooks/roles/nccl_validate/templates/hostfile.j2), rendered here
@@ -380,7 +443,7 @@ export const VALIDATE_SCRIPT = [
     'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
     unpackRunInput('"$vars"', 3),
     "exec 3<&-",
-    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
+    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
@@ -399,6 +462,8 @@ export const VALIDATE_SCRIPT = [
     'if [ $# -eq 0 ] && ! ls "$RDMAKIT_OUT"/preflight/*.json >/dev/null 2>&1; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl (full Ansible log: $log)" >&2; exit 2; fi',
     'if [ $# -eq 0 ]; then echo "no nccl-tests logs were fetched to $RDMAKIT_OUT/nccl: reporting the preflight results" >&2; fi',
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
+    // the RoCE incast (incast.yml) left its plan and counters in incast/: graded with the logs when it ran
+    'if [ -f "$RDMAKIT_OUT/incast/plan.json" ]; then set -- "$@" --incast "$RDMAKIT_OUT/incast"; fi',
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
     'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',

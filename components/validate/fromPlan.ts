@@ -4,7 +4,7 @@
  * commands the cluster runs. Pure.
  */
 import type { FabricPlan } from "../plan";
-import type { ClusterValidationArgs, ValidationRunArgs } from "./component";
+import type { ClusterValidationArgs, IncastArgs, IncastRail, ValidationRunArgs } from "./component";
 
 /**
  * The inventory group validate.yml targets: the kit's inventory (components/provision/inventory.ts renderInventory)
@@ -76,5 +76,23 @@ export function validationArgsFromPlan(
         preflight: v.preflight,
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
+        ...(plan.roce ? { incast: incastArgs(plan.roce.qos) } : {}),
+    };
+}
+
+/**
+ * The incast's settings from the RoCE plan: rail 0 of every host (device, netdev, and its leaf where the host's
+ * `railPorts` — `<leaf>:<port>` per rail, the fabric model's cabling — names it), the RoCE priority, the ToS the hosts
+ * send RoCE with as the GRH traffic class, the GID index the host role verifies, the QoS mode.
+ */
+function incastArgs(qos: NonNullable<FabricPlan["roce"]>["qos"]): IncastArgs {
+    return {
+        priority: qos.roce.priority, trafficClass: qos.tos, mode: qos.mode,
+        gidIndex: qos.hosts[0]?.gidIndex ?? 3,
+        rails: Object.fromEntries(qos.hosts.map((h) => {
+            const leaf = (h as { railPorts?: string[] }).railPorts?.[0]?.split(":")[0];
+            const rail: IncastRail = { device: h.railNics[0], ...(h.railNetdevs?.[0] ? { netdev: h.railNetdevs[0] } : {}), ...(leaf ? { leaf } : {}) };
+            return [h.name, rail];
+        })),
     };
 }

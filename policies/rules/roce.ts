@@ -117,10 +117,14 @@ interface RoceView {
 /**
  * checkConsistency over what the stack pushes and provisions, computed once per stack for all fourteen RoCE policies.
  * The policy server hands each policy its own copy of the resources, so the cache is keyed by the texts themselves
- * (one entry: the stack being analyzed).
+ * (one entry: the stack being analyzed). The offline evaluator (policies/evaluate.ts) hands every policy the same array,
+ * so there the array itself finds the view without hashing tens of megabytes of scripts once per policy.
  */
 let cache: { key: string; view: RoceView } | undefined;
+const byArray = new WeakMap<readonly PolicyResource[], RoceView>();
 function roceView(resources: PolicyResource[]): RoceView {
+    const same = byArray.get(resources);
+    if (same) return same;
     // everything the view is read from: the command resources' scripts and stdin
     // hashed rather than concatenated: on a fabric of hundreds of switches the texts are tens of megabytes
     const h = createHash("sha256");
@@ -129,7 +133,10 @@ function roceView(resources: PolicyResource[]): RoceView {
         for (const part of [r.urn, known(() => r.props.create), known(() => r.props.stdin)]) h.update(`${typeof part === "string" ? part.length : -1}:${typeof part === "string" ? part : JSON.stringify(part ?? null)}`);
     }
     const key = h.digest("hex");
-    if (cache?.key === key) return cache.view;
+    if (cache?.key === key) {
+        byArray.set(resources, cache.view);
+        return cache.view;
+    }
     const pushed = pushedSwitchConfigs(resources);
     const inventories = inventoryRoceHosts(resources);
     // One host list (the provisioning inventory; the same host in two inventories counts once).
@@ -168,6 +175,7 @@ function roceView(resources: PolicyResource[]): RoceView {
     }
     const view = { pushed, inventories, violations, unreadable };
     cache = { key, view };
+    byArray.set(resources, view);
     return view;
 }
 

@@ -1,0 +1,105 @@
+/**
+ * The inventory document `{ all: { hosts, vars } }` as YAML: exactly the text `yaml`'s stringify writes for it (the
+ * Pulumi side hashes that text to decide whether to re-run Ansible, so one byte more is a re-run), in a fraction of the
+ * time. A 2,048-host RoCE inventory is some 90,000 lines, nearly all of them the same few `key: value` pairs over and
+ * over (every host has the same roce_host_* values), and `yaml` builds and prints a node for each: about a second.
+ *
+ * Here each distinct pair is printed once, by `yaml` itself, inside a document that puts it at the very place it has in
+ * the inventory (under `all.hosts.<host>`, or under `all.vars`), so quoting, tags (`!unsafe`) and indentation are
+ * what `yaml` decides there; a host's entry is its key's line followed by its pairs' lines, which is how `yaml` joins
+ * a block mapping's items (yaml dist/stringify/stringifyCollection.js stringifyBlockCollection: one item per line,
+ * nested lines carrying their full indentation). Where that joining could differ (a string spanning lines, which may
+ * print as a block scalar whose chomping reaches the next item; a key `yaml` prints in the explicit `? ` form; a value
+ * that is not plain data) the whole document is printed by `yaml` instead.
+ */
+import { stringify } from "yaml";
+
+/** The stringify options of the inventory (no line folding; a repeated value is printed again, not aliased). */
+const OPTIONS = { lineWidth: 0, aliasDuplicateObjects: false } as const;
+
+export interface InventoryDoc {
+    all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> };
+}
+
+/** The reference: the whole document through `yaml`, with `mark` (markUnsafe) applied first. */
+export function inventoryYamlByLibrary(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
+    return stringify(mark(doc), OPTIONS);
+}
+
+/** Plain data on one line: what the pair-at-a-time printing is exact for. */
+function plainOneLine(value: unknown): boolean {
+    if (typeof value === "string") return !value.includes("\n") && !value.includes("\r");
+    if (typeof value === "number") return Number.isFinite(value);
+    if (typeof value === "boolean" || value === null) return true;
+    if (Array.isArray(value)) return value.every(plainOneLine);
+    if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+        // a key whose value is undefined is left out of a mapping (yaml's createNode without keepUndefined)
+        return Object.entries(value as Record<string, unknown>).every(([k, v]) => plainOneLine(k) && (v === undefined || plainOneLine(v)));
+    }
+    return false;
+}
+
+const HOSTS_HEAD = "all:\n  hosts:\n";
+
+/** `yaml`'s text for document `doc` after `head`, or undefined when it does not start with `head`. */
+function after(head: string, doc: unknown, mark: (v: unknown) => unknown): string | undefined {
+    const text = stringify(mark(doc), OPTIONS);
+    return text.startsWith(head) ? text.slice(head.length) : undefined;
+}
+
+/**
+ * The lines `yaml` prints under each key of `entries` (a mapping at `all.hosts`, keys p0, p1, …): one document for
+ * all, cut at the key lines (the only lines indented by exactly four spaces). undefined when it is not of that shape.
+ */
+function linesUnder(entries: unknown[], mark: (v: unknown) => unknown): string[] | undefined {
+    const text = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(entries.map((e, i) => [`p${i}`, e])) } }, mark);
+    if (text === undefined) return undefined;
+    const out: string[] = [];
+    let at = -1;
+    for (const line of text.split("\n")) {
+        if (line === `    p${out.length}:`) {
+            out.push("");
+            at = out.length - 1;
+        } else if (at >= 0 && line.startsWith("      ")) {
+            out[at] += line + "\n";
+        } else if (line !== "" || at < 0) {
+            return undefined;
+        }
+    }
+    return out.length === entries.length ? out : undefined;
+}
+
+/** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
+export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
+    const { hosts, vars } = doc.all;
+    const names = Object.keys(hosts);
+    if (names.length === 0 || !plainOneLine(hosts) || !plainOneLine(vars)) return inventoryYamlByLibrary(doc, mark);
+    // each distinct `key: value` pair, and which pairs each host has, in order (a key whose value is undefined is
+    // left out, as yaml leaves it out)
+    const ids = new Map<string, number>();
+    const distinct: Record<string, unknown>[] = [];
+    const byHost = names.map((name) => Object.entries(hosts[name]).filter(([, v]) => v !== undefined).map(([k, v]) => {
+        const id = `${k}\u0000${JSON.stringify(v)}`;
+        let i = ids.get(id);
+        if (i === undefined) {
+            ids.set(id, (i = distinct.length));
+            distinct.push({ [k]: v });
+        }
+        return i;
+    }));
+    if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
+    const pairText = linesUnder(distinct, mark);
+    // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
+    // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
+    const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
+    const varsText = after("all:\n", { all: { vars } }, mark);
+    if (!pairText || !keyed || keyed.length !== 2 * names.length + 1 || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
+    let out = HOSTS_HEAD;
+    for (let h = 0; h < names.length; h++) {
+        const keyLine = keyed[2 * h];
+        if (!/^ {4}\S.*:$/.test(keyLine) || keyed[2 * h + 1] !== "      x: 0") return inventoryYamlByLibrary(doc, mark);
+        out += keyLine + "\n";
+        for (const i of byHost[h]) out += pairText[i];
+    }
+    return out + varsText;
+}

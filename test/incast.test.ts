@@ -1,0 +1,194 @@
+// The RoCE incast proof (components/validate/incast.ts, incast-switch.ts, incast-files.ts): the parsers on published
+// outputs (test/fixtures/incast/README.md), the sender choice on the bench's rail fabric, the grade on counter pairs,
+// the report through `nccl-report --incast`, and the variables validate.yml gets from the RoCE example's plan.
+//
+// The before/after counter values below are test inputs, not measurements: no one publishes both snapshots of one
+// incast. They use the counter names the kernel's mlx5 driver prints (see incast.ts) in the shape the kit's own
+// snapshot command prints them.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse } from "yaml";
+import {
+    formatIncast, gradeIncast, parseEthtoolStats, parsePerftestBw, parseSnapshot, planIncast, receiverCommand, senderCommand,
+    snapshotCommand, type IncastHost, type IncastPlan, type IncastRun, type Snapshot,
+} from "../components/validate/incast";
+import { parseSonicPfcCounters, sonicPauseDelta, switchCounterCommands } from "../components/validate/incast-switch";
+import { runNcclReport } from "../components/validate/cli";
+import { validationVars } from "../components/validate/component";
+import { validationArgsFromPlan } from "../components/validate/fromPlan";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+
+const fixture = (name: string) => fs.readFileSync(path.join(__dirname, "fixtures", "incast", name), "utf8");
+const PERFTEST = fixture("perftest-write-bw-gbits.txt");
+
+test("parsers read the published outputs: ib_write_bw's result row, ethtool -S, SONiC's PFC table", () => {
+    assert.deepEqual(parsePerftestBw(PERFTEST), { sizeBytes: 8, iterations: 224958464, avgGbps: 0.48 });
+    assert.equal(parsePerftestBw(PERFTEST.split("\n").slice(0, 16).join("\n")), undefined, "a run cut before its result has none");
+    const stats = parseEthtoolStats(fixture("ethtool-mlx5-cx4-head.txt"));
+    assert.equal(Object.keys(stats).length, 23);
+    assert.equal(stats.rx_packets, 845320277);
+    assert.equal(stats.tx_tso_bytes, 1822751919330);
+    assert.ok(!("NIC statistics" in stats));
+    const pfc = parseSonicPfcCounters(fixture("sonic-show-pfc-counters.txt"));
+    assert.deepEqual(Object.keys(pfc), ["Ethernet0", "Ethernet4", "Ethernet8"]);
+    assert.deepEqual(pfc.Ethernet0.rx, [1200, 201, 202, 203, 204, 205, 206, 207]);
+    assert.deepEqual(pfc.Ethernet8.tx, [1810, 811, 812, 813, 814, 815, 816, 817]);
+    assert.equal(sonicPauseDelta(pfc, pfc, 3), 0);
+    const later = { ...pfc, Ethernet4: { rx: [...pfc.Ethernet4.rx], tx: pfc.Ethernet4.tx.map((v, i) => (i === 3 ? v + 50 : v)) } };
+    assert.equal(sonicPauseDelta(pfc, later, 3), 50);
+    assert.deepEqual(switchCounterCommands("nvue", ["swp1"]), ["nv show interface swp1 qos roce counters -o json"]);
+    assert.ok(switchCounterCommands("sonic", []).includes("show pfc counters"));
+    assert.ok(switchCounterCommands("eos", []).every((c) => c.startsWith("show ")), "read-only show commands");
+});
+
+test("the snapshot command's output reads back as the two counter sets", () => {
+    const host: IncastHost = { name: "gpu01", address: "10.0.0.1", device: "mlx5_0", netdev: "ens1f0np0" };
+    const cmd = snapshotCommand(host);
+    assert.match(cmd, /ethtool -S ens1f0np0/);
+    assert.match(cmd, /\/sys\/class\/infiniband\/mlx5_0\/ports\/1\/hw_counters\/\*/);
+    assert.match(snapshotCommand({ ...host, netdev: undefined }), /ls \/sys\/class\/infiniband\/mlx5_0\/device\/net\//);
+    const s = parseSnapshot(`### ethtool ens1f0np0\n${fixture("ethtool-mlx5-cx4-head.txt")}### hw_counters mlx5_0\nnp_cnp_sent 12\nout_of_sequence 0\n`);
+    assert.equal(s.ethtool.rx_packets, 845320277);
+    assert.deepEqual(s.hw, { np_cnp_sent: 12, out_of_sequence: 0 });
+});
+
+/** Hosts on the bench's rail fabric layout: 64 hosts a leaf, rail 0 of host i on leaf-r0-<i/64>. */
+const railHosts = (n: number): IncastHost[] => Array.from({ length: n }, (_, i) => ({
+    name: `gpu${i}`, address: `10.0.${i >> 8}.${i & 255}`, device: "mlx5_0", leaf: `leaf-r0-${Math.floor(i / 64)}`,
+}));
+const base = { priority: 3, trafficClass: 106, gidIndex: 3, mode: "lossless" as const };
+
+test("senders: one per other leaf first, at most eight, each on its own server port; the plan says when it cannot cross leaves", () => {
+    const plan = planIncast({ ...base, hosts: railHosts(640) })!;
+    assert.equal(plan.receiver.name, "gpu0");
+    assert.equal(plan.senders.length, 8);
+    assert.ok(plan.crossesLeaves);
+    assert.equal(new Set(plan.senders.map((s) => s.leaf)).size, 8, "eight different leaves");
+    assert.ok(plan.senders.every((s) => s.leaf !== "leaf-r0-0"));
+    assert.deepEqual(plan.senders.map((s) => s.port), [18515, 18516, 18517, 18518, 18519, 18520, 18521, 18522]);
+    // two leaves: the second leaf's hosts fill the senders
+    const two = planIncast({ ...base, hosts: railHosts(80) })!;
+    assert.ok(two.crossesLeaves);
+    assert.ok(two.senders.every((s) => s.leaf === "leaf-r0-1"));
+    // one leaf, or leaves unknown: the incast stays possible and says so
+    const one = planIncast({ ...base, hosts: railHosts(5) })!;
+    assert.equal(one.crossesLeaves, false);
+    assert.match(one.note, /stays on its leaf/);
+    const unknown = planIncast({ ...base, hosts: railHosts(5).map(({ leaf: _leaf, ...h }) => h) })!;
+    assert.match(unknown.note, /railPorts/);
+    assert.equal(planIncast({ ...base, hosts: railHosts(2) }), undefined, "one sender cannot congest a port of its own speed");
+    // both ends of each pair agree on device, GID, traffic class and port
+    const srv = receiverCommand(plan, "/tmp/x");
+    for (const s of plan.senders) {
+        assert.match(srv, new RegExp(`ib_write_bw -d mlx5_0 -x 3 --tclass=106 .* -p ${s.port} >/tmp/x/server-${s.port}.log 2>&1 &`));
+        assert.equal(senderCommand(plan, s), `ib_write_bw -d mlx5_0 -x 3 --tclass=106 -s 65536 -q 4 -D 20 --report_gbits -F -p ${s.port} 10.0.0.0`);
+    }
+    assert.match(srv, /\nwait$/);
+});
+
+/** A snapshot in the kit's shape with the given counters. */
+const snap = (ethtool: Record<string, number>, hw: Record<string, number>): Snapshot => ({ ethtool, hw });
+const quiet = (p = 3) => snap({ [`rx_prio${p}_pause`]: 10, [`tx_prio${p}_pause`]: 10, rx_discards_phy: 5 }, { np_cnp_sent: 0, rp_cnp_handled: 0, out_of_sequence: 2, packet_seq_err: 1 });
+function run(plan: IncastPlan, after: (host: string, s: Snapshot) => Snapshot): IncastRun {
+    const names = [plan.receiver.name, ...plan.senders.map((s) => s.name)];
+    return {
+        plan,
+        before: Object.fromEntries(names.map((n) => [n, quiet()])),
+        after: Object.fromEntries(names.map((n) => [n, after(n, structuredClone(quiet()))])),
+        clients: Object.fromEntries(plan.senders.map((s) => [s.name, PERFTEST])),
+    };
+}
+
+test("the grade: pass when PFC or ECN acted and nothing dropped or retransmitted; fail, naming host and counter, otherwise", () => {
+    const plan = planIncast({ ...base, hosts: railHosts(200) })!;
+    const r = plan.receiver.name;
+    // the receiver's leaf port congests: the receiver pauses the switch, the switch pauses the senders
+    const pfc = gradeIncast(run(plan, (h, s) => { s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400; return s; }));
+    assert.equal(pfc.pass, true, pfc.failures.join("; "));
+    assert.deepEqual([pfc.pfcActed, pfc.ecnActed], [true, false]);
+    assert.equal(pfc.totalGbps, 0.48 * plan.senders.length);
+    // ECN alone (lossy, or ECN marking before PFC): CNPs sent and handled
+    const ecn = gradeIncast(run(plan, (h, s) => { s.hw[h === r ? "np_cnp_sent" : "rp_cnp_handled"] += 9000; return s; }));
+    assert.deepEqual([ecn.pass, ecn.ecnActed, ecn.pfcActed], [true, true, false]);
+    // neither acted
+    const none = gradeIncast(run(plan, (_h, s) => s));
+    assert.equal(none.pass, false);
+    assert.match(none.failures.join("\n"), /neither ECN nor PFC acted under the 8:1 incast/);
+    // a drop on a sender and a retransmit on the receiver, with PFC acting
+    const lossy = gradeIncast(run(plan, (h, s) => {
+        s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400;
+        if (h === plan.senders[1].name) s.ethtool.rx_discards_phy += 7;
+        if (h === r) s.hw.out_of_sequence += 3;
+        return s;
+    }));
+    assert.equal(lossy.pass, false);
+    assert.deepEqual(lossy.failures, [
+        `${r} (receiver): out_of_sequence grew by 3 under incast (lost packets were retransmitted)`,
+        `${plan.senders[1].name} (sender): rx_discards_phy grew by 7 under incast (packets dropped)`,
+    ]);
+    // a sender without a result and a host whose NIC lacks the counters
+    const broken = run(plan, (h, s) => { s.ethtool.rx_prio3_pause += 1; return s; });
+    delete broken.clients[plan.senders[0].name];
+    const noDiscards = parseEthtoolStats(fixture("ethtool-mlx5-cx4-head.txt"));
+    broken.before[plan.senders[2].name] = snap(noDiscards, {});
+    broken.after[plan.senders[2].name] = snap(noDiscards, {});
+    const g = gradeIncast(broken);
+    assert.equal(g.totalGbps, null);
+    for (const want of [`${plan.senders[0].name} (sender): ib_write_bw printed no result`,
+        `${plan.senders[2].name}: ethtool -S has no rx_discards_phy, so drops cannot be ruled out`,
+        `${plan.senders[2].name}: hw_counters has no out_of_sequence, so retransmits cannot be ruled out`]) {
+        assert.ok(g.failures.includes(want), `${want}\nnot in\n${g.failures.join("\n")}`);
+    }
+    // the report shows every counter per host
+    const text = formatIncast(plan, lossy);
+    assert.match(text, /^incast 8:1 to gpu0 \(mlx5_0, priority 3, tclass 106, lossless\): FAIL/);
+    assert.match(text, new RegExp(`${plan.senders[1].name}\\s+sender\\s+rx_discards_phy\\s+5\\s+12\\s+7`));
+    assert.match(text, /gpu0\s+receiver\s+tx_prio3_pause\s+10\s+410\s+400/);
+});
+
+test("nccl-report --incast grades the fetched folder with the rest of the run and fails the run when the incast fails", () => {
+    const plan = planIncast({ ...base, hosts: railHosts(200) })!;
+    const write = (r: IncastRun) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-incast-"));
+        fs.writeFileSync(path.join(dir, "plan.json"), JSON.stringify(r.plan));
+        const text = (s: Snapshot) => `### ethtool ens1f0np0\n${Object.entries(s.ethtool).map(([k, v]) => `     ${k}: ${v}`).join("\n")}\n### hw_counters mlx5_0\n${Object.entries(s.hw).map(([k, v]) => `${k} ${v}`).join("\n")}\n`;
+        for (const [h, s] of Object.entries(r.before)) fs.writeFileSync(path.join(dir, `${h}-before.txt`), text(s));
+        for (const [h, s] of Object.entries(r.after)) fs.writeFileSync(path.join(dir, `${h}-after.txt`), text(s));
+        for (const [h, log] of Object.entries(r.clients)) fs.writeFileSync(path.join(dir, `${h}-client.log`), log);
+        return dir;
+    };
+    const preflight = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-incast-pre-"));
+    fs.writeFileSync(path.join(preflight, "gpu0.json"), JSON.stringify({ host: "gpu0", checks: [{ check: "gpu-count", expected: "8 GPUs", seen: "8 GPUs", ok: true }] }));
+    const good = runNcclReport([], { preflight, incast: write(run(plan, (h, s) => { s.ethtool[h === "gpu0" ? "tx_prio3_pause" : "rx_prio3_pause"] += 5; return s; })) });
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+    assert.match(good.stdout, /incast 8:1 to gpu0 .*: PASS/);
+    const bad = runNcclReport([], { preflight, incast: write(run(plan, (_h, s) => s)), resultLine: true });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stdout, /neither ECN nor PFC acted/);
+    assert.match(bad.stdout, /rdmakit-result: \{"pass":false/);
+    const missing = runNcclReport([], { preflight, incast: preflight });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /plan\.json: cannot read the incast plan \(ENOENT\)/);
+});
+
+test("validate.yml gets the incast from the RoCE plan (rail 0, RoCE priority, the hosts' ToS and GID); clouds get none", () => {
+    const load = (f: string) => planCluster(parseClusterSpec(parse(fs.readFileSync(path.join(__dirname, "..", "examples", f), "utf8")).config["rdmakit:cluster"]));
+    const roce = load("roce-h100.yaml");
+    const args = validationArgsFromPlan(roce, "dev");
+    const vars = validationVars(args, roce.roce!.qos.hosts.map((h) => h.address), "out/dev/nccl");
+    const inc = vars.nccl_validate_incast!;
+    assert.deepEqual(inc.hosts, ["gpu01", "gpu02", "gpu03", "gpu04"]);
+    assert.equal(inc.plan.priority, roce.roce!.qos.roce.priority);
+    assert.equal(inc.plan.trafficClass, roce.roce!.qos.tos);
+    assert.equal(inc.sender_cmds.gpu02, "ib_write_bw -d mlx5_0 -x 3 --tclass=106 -s 65536 -q 4 -D 20 --report_gbits -F -p 18515 10.20.0.11");
+    assert.match(inc.snapshot_cmds.gpu03, /ethtool -S ens1f0np0/);
+    // the example does not say which leaf port each rail uses, and the plan says what that means for the proof
+    assert.match(inc.plan.note, /railPorts/);
+    const aws = load("aws-p5.yaml");
+    const awsVars = validationVars(validationArgsFromPlan(aws, "dev"), aws.validation.hostNames.map((_, i) => `10.0.0.${i + 1}`), "out/dev/nccl");
+    assert.equal(awsVars.nccl_validate_incast, undefined);
+});

@@ -1,0 +1,48 @@
+// The inventory's YAML writer (components/provision/inventory-yaml.ts) against the `yaml` library it stands in for: the
+// same bytes for the kit's own inventories and for documents built to hit every quoting rule and every fall-back.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { inventoryYaml, inventoryYamlByLibrary, type InventoryDoc } from "../components/provision/inventory-yaml";
+import { markUnsafe, renderInventory } from "../components/provision/inventory";
+import { inventoryHosts } from "../components/provision/nodes";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { scaledStack } from "../bench/scale";
+
+const same = (doc: InventoryDoc) => assert.equal(inventoryYaml(doc, markUnsafe), inventoryYamlByLibrary(doc, markUnsafe));
+
+test("the bare-metal example's inventory, scaled to 16 hosts, is the library's text byte for byte", () => {
+    // the bench's rail fabric (bench/scale.ts): 16 hosts on 8 rails
+    const cluster = (scaledStack("roce-h100.yaml", 16) as { config: Record<string, any> }).config["rdmakit:cluster"];
+    const plan = planCluster(parseClusterSpec(cluster));
+    const text = renderInventory({ hosts: inventoryHosts(plan, cluster.roce.hosts.map((h: { address: string }) => h.address)), vars: plan.ansibleVars });
+    const doc = parse(text) as InventoryDoc;
+    assert.equal(Object.keys(doc.all.hosts).length, 16);
+    assert.ok("roce_host_dscp" in doc.all.hosts.gpu0007, "host vars are in the inventory");
+    same(doc);
+    assert.equal(text, "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" + inventoryYamlByLibrary(doc, markUnsafe));
+});
+
+test("names and values that YAML would read as something else are quoted as the library quotes them", () => {
+    const awkward = ["", "true", "False", "null", "~", "yes", "1.0", "0x1F", "0o17", "1e3", ".inf", "-", "- a", "? x", "a: b", "a #b", "#c",
+        "'q'", "\"dq\"", "x:", " lead", "trail ", "{{ ansible_host }}", "{%raw%}", "a,b", "[x]", "@at", "`tick`", "%pct", "---x", "...y", "é ü"];
+    const hosts: InventoryDoc["all"]["hosts"] = {};
+    ["true", "123", "0x1F", "null", "n.1", "a-b"].forEach((name, i) => {
+        hosts[name] = {
+            ansible_host: `10.0.0.${i}`, ansible_port: 22, ansible_user: awkward[i % awkward.length],
+            list: awkward, nested: { deep: { deeper: awkward.slice(i), n: [0, -1, 0.1, 1e21, true, false, null] }, empty: {}, none: [] },
+            objects: [{ a: 1, b: "{x}" }, { c: [] }], gone: undefined,
+        };
+    });
+    same({ all: { hosts, vars: { ansible_ssh_common_args: '-o ProxyCommand="ssh -W %h:%p x@y"', odd: awkward, map: { "key with: colon": 1, "#k": 2 } } } });
+});
+
+test("what cannot be printed a pair at a time goes to the library whole, with the same result", () => {
+    const base = { ansible_host: "10.0.0.1", ansible_port: 22, ansible_user: "u" };
+    // a string over lines (a block scalar), a key long enough for the explicit `? ` form, values that are not plain data
+    same({ all: { hosts: { a: { ...base, script: "line one\nline two\n\n" }, b: base }, vars: {} } });
+    same({ all: { hosts: { ["h".repeat(1100)]: base }, vars: {} } });
+    same({ all: { hosts: { a: { ...base, nan: Number.NaN, inf: Number.POSITIVE_INFINITY } }, vars: { x: [undefined, 1] } } });
+    same({ all: { hosts: { a: { ...base, when: new Date(0) } }, vars: {} } });
+});
