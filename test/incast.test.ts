@@ -192,3 +192,18 @@ test("validate.yml gets the incast from the RoCE plan (rail 0, RoCE priority, th
     const awsVars = validationVars(validationArgsFromPlan(aws, "dev"), aws.validation.hostNames.map((_, i) => `10.0.0.${i + 1}`), "out/dev/nccl");
     assert.equal(awsVars.nccl_validate_incast, undefined);
 });
+
+test("with the cabling in the spec (hosts[].railPorts), the plan's incast sends from the other leaf into the receiver", () => {
+    const raw = parse(fs.readFileSync(path.join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    // gpu01 and gpu02 on leaf-sonic, gpu03 and gpu04 on leaf-nvue: each rail on its own port, in rail order
+    raw.roce.hosts.forEach((h: { railPorts?: string[] }, i: number) => {
+        h.railPorts = i < 2
+            ? Array.from({ length: 8 }, (_, r) => `leaf-sonic:Ethernet${(i * 8 + r) * 8}`)
+            : Array.from({ length: 8 }, (_, r) => `leaf-nvue:swp${(i - 2) * 8 + r + 1}`);
+    });
+    const plan = planCluster(parseClusterSpec(raw));
+    const inc = validationVars(validationArgsFromPlan(plan, "dev"), plan.roce!.qos.hosts.map((h) => h.address), "out/dev/nccl").nccl_validate_incast!;
+    // the receiver is gpu01 on leaf-sonic; the senders that cross leaves come first
+    assert.deepEqual(Object.keys(inc.sender_cmds).slice(0, 2).sort(), ["gpu03", "gpu04"]);
+    assert.doesNotMatch(inc.plan.note, /railPorts/);
+});

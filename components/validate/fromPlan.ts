@@ -90,7 +90,7 @@ function incastArgs(qos: NonNullable<FabricPlan["roce"]>["qos"]): IncastArgs {
         priority: qos.roce.priority, trafficClass: qos.tos, mode: qos.mode,
         gidIndex: qos.hosts[0]?.gidIndex ?? 3,
         rails: Object.fromEntries(qos.hosts.map((h) => {
-            const leaf = (h as { railPorts?: string[] }).railPorts?.[0]?.split(":")[0];
+            const leaf = h.railPorts?.[0]?.split(":")[0];
             const rail: IncastRail = { device: h.railNics[0], ...(h.railNetdevs?.[0] ? { netdev: h.railNetdevs[0] } : {}), ...(leaf ? { leaf } : {}) };
             return [h.name, rail];
         })),
