@@ -54,6 +54,14 @@ export function nodeInstances(plan: FabricPlan, addresses: string[], instanceIds
     }));
 }
 
+/** Pinned host keys for the inventory: the file (as the run that reads the inventory names it), the key types. */
+export interface HostKeyPin {
+    knownHostsFile: string;
+    hostKeyAlgorithms: string[];
+    /** resolves once the file is written: the inventory (and so every run) waits for it */
+    written?: pulumi.Output<unknown>;
+}
+
 /**
  * The inventory text for the Ansible runs: one apply over the whole address list (never one per node), so it
  * costs the same at 8 and 1,000 nodes.
@@ -64,9 +72,11 @@ export function nodeInventory(
     entry?: { address: pulumi.Output<string | undefined>; user: string },
     instanceIds?: pulumi.Output<string[] | undefined>,
     ssm?: InventorySsm,
+    pin?: HostKeyPin,
 ): pulumi.Output<string> {
-    return pulumi.all([addresses, entry?.address, instanceIds]).apply(([ips, bastion, ids]) =>
+    return pulumi.all([addresses, entry?.address, instanceIds, pin?.written]).apply(([ips, bastion, ids]) =>
         renderInventory({
+            ...(pin ? { knownHostsFile: pin.knownHostsFile, pinnedHostKeys: true, hostKeyAlgorithms: pin.hostKeyAlgorithms } : {}),
             // through Session Manager, Ansible's address of a node is its instance id (the session's target)
             hosts: inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids),
             bastion: bastion ? { address: bastion, user: entry!.user } : undefined,
