@@ -28,7 +28,8 @@
  * could not stand in for the pinned one.
  */
 const PRIVATE = /^-----BEGIN OPENSSH PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END OPENSSH PRIVATE KEY-----\r?\n?$/;
-const PUBLIC = /^ssh-ed25519 [A-Za-z0-9+/]+={0,2}$/;
+// one line: the type, the key, at most a comment
+const PUBLIC = /^ssh-ed25519 [A-Za-z0-9+/]+={0,2}( [^\r\n]*)?$/;
 
 /** `<type> <base64>` of a public key line, the comment dropped. */
 export function publicKeyId(line: string): string {
@@ -42,7 +43,7 @@ export function publicKeyId(line: string): string {
 export function hostKeyCloudConfigLines(key: { privateKey: string; publicKey: string }): string[] {
     const pub = publicKeyId(key.publicKey);
     if (!PRIVATE.test(key.privateKey)) throw new Error("rdmakit: the host key is not an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)");
-    if (!PUBLIC.test(pub)) throw new Error("rdmakit: the host public key is not an ssh-ed25519 key line");
+    if (!PUBLIC.test(key.publicKey.trim())) throw new Error("rdmakit: the host public key is not an ssh-ed25519 key line");
     return [
         "ssh_deletekeys: true",
         "ssh_genkeytypes: []",
