@@ -1,4 +1,4 @@
-import { mockHostKeyState, TLS_PRIVATE_KEY } from "./fixtures/host-key-mock";
+import { isSecretInput, mockHostKey, mockHostKeyState, TLS_PRIVATE_KEY } from "./fixtures/host-key-mock";
 import { before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -381,6 +381,24 @@ describe("node hardening", () => {
         );
         const asg = one(T.asg).inputs;
         assert.deepEqual(asg.vpcZoneIdentifiers, [priv.id]);
+    });
+});
+
+describe("host keys", () => {
+    test("the launch template and the bastion carry the stack's host keys, as secrets; outputs the public halves", async () => {
+        const { c } = await build(raw("p5.48xlarge"));
+        const node = mockHostKey("node"), bastion = mockHostKey("bastion");
+        assert.deepEqual(ofType(TLS_PRIVATE_KEY).map((r) => [r.name, r.inputs.algorithm]).sort(), [["c" + seq + "-bastion-host-key", "ED25519"], ["c" + seq + "-node-host-key", "ED25519"]]);
+        const lt = one(T.lt).inputs.userData;
+        assert.ok(isSecretInput(lt), "the launch template's user data is a secret");
+        assert.deepEqual(parseYaml(Buffer.from(lt.value, "base64").toString()).ssh_keys, { ed25519_private: node.privateKey, ed25519_public: node.publicKey });
+        const b = one(T.instance).inputs;
+        assert.ok(isSecretInput(b.userData), "the bastion's user data is a secret");
+        assert.deepEqual(parseYaml(b.userData.value).ssh_keys, { ed25519_private: bastion.privateKey, ed25519_public: bastion.publicKey });
+        // cloud-init installs a host key at an instance's first boot only: other user data, another bastion
+        assert.equal(b.userDataReplaceOnChange, true);
+        assert.equal(await unwrap(c.nodeHostPublicKey), node.publicKey);
+        assert.equal(await unwrap(c.bastionHostPublicKey), bastion.publicKey);
     });
 });
 

@@ -61,7 +61,7 @@ test("the tarball ships the compiled library, its declarations and the runtime a
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
     assert.equal(manifest.main, "dist/components/index.js");
-    for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command"]) assert.ok(manifest.peerDependencies[peer], peer);
+    for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command", "@pulumi/tls"]) assert.ok(manifest.peerDependencies[peer], peer);
     assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");
     // npm installed the peers the program did not name
     assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "azure-native", "package.json")));
