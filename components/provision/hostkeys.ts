@@ -41,6 +41,11 @@ export function publicKeyId(line: string): string {
  * showing either half, when the text is not an OpenSSH Ed25519 key pair (nothing else may reach the YAML). Pure.
  */
 export function hostKeyCloudConfigLines(key: { privateKey: string; publicKey: string }): string[] {
+    if (!key.privateKey || !key.publicKey) {
+        // what a mock engine that echoes inputs gives: tests of a program must answer the tls provider's resource too
+        throw new Error("rdmakit: the stack's host key (tls.PrivateKey) came back without privateKeyOpenssh/publicKeyOpenssh; " +
+            "under Pulumi mocks, answer tls:index/privateKey:PrivateKey with an Ed25519 key in OpenSSH format");
+    }
     const pub = publicKeyId(key.publicKey);
     if (!PRIVATE.test(key.privateKey)) throw new Error("rdmakit: the host key is not an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)");
     if (!PUBLIC.test(key.publicKey.trim())) throw new Error("rdmakit: the host public key is not an ssh-ed25519 key line");
