@@ -100,7 +100,7 @@ pulumi.runtime.setMocks({
         // the stack's host keys: a real Ed25519 pair, as the tls provider returns it (made with the kit's own encoder)
         if (a.type === "tls:index/privateKey:PrivateKey") {
             const k = require("rdmakit/provision").ed25519HostKey();
-            return { id: a.name + "-id", state: { ...a.inputs, privateKeyOpenssh: k.privateKey, publicKeyOpenssh: k.publicKey.split(" ").slice(0, 2).join(" ") + "\n" } };
+            return { id: a.name + "-id", state: { ...a.inputs, privateKeyOpenssh: k.privateKey, publicKeyOpenssh: k.publicKey.split(" ").slice(0, 2).join(" ") + "\\n" } };
         }
         return { id: ids[a.type] || a.name + "-id", state: a.inputs };
     },
