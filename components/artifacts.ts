@@ -2,6 +2,7 @@ import * as path from "path";
 import { evaluatePolicies, verdictDetail } from "../policies/evaluate";
 import { OfflineResult } from "./offline";
 import { renderInventory } from "./provision/inventory";
+import { KIT_HOST_KEY_ALGORITHMS, knownHostsPath } from "./provision/knownhosts";
 import { inventoryHosts } from "./provision/nodes";
 import { checkConsistency, formatViolation, RULES } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
@@ -81,7 +82,9 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     // cloud node addresses are not known offline: a readable placeholder stands in (the renderer takes host-like words)
     const shown = known ? r.spec.roce!.hosts.map((h) => h.address) : plan.validation.hostNames.map((_, i) => `unknown-until-apply-${i}`);
     const entry = known ? undefined : { address: "unknown-until-apply-bastion", user: plan.sshUser };
-    files["inventory.yml"] = renderInventory({ hosts: inventoryHosts(plan, shown), bastion: entry, vars: plan.ansibleVars });
+    // a cloud stack pins the host keys it makes (components/cluster.ts pinHostKeys), as pulumi up's inventory does
+    const pin = known ? {} : { knownHostsFile: knownHostsPath(r.stack), pinnedHostKeys: true, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS };
+    files["inventory.yml"] = renderInventory({ hosts: inventoryHosts(plan, shown), bastion: entry, vars: plan.ansibleVars, ...pin });
 
     // The variables validate.yml gets during `pulumi up`, from the same arguments (validationArgsFromPlan) and the same
     // function (validationVars); only the node addresses differ on clouds, where they are unknown until apply.

@@ -5,7 +5,10 @@ import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, type FailedNode, sha256 } from "./provision/ansible";
-import { NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
+import { HostKeyPin, NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
+import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, writeKnownHosts } from "./provision/knownhosts";
+import { PACKAGE_ROOT } from "./assets";
+import * as path from "path";
 import { keepNodes, provisionIssues } from "./plan/provision";
 import { RoceCluster } from "./roce/cluster";
 import { Internals } from "./internal";
@@ -126,6 +129,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
+        // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
+        let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
@@ -133,6 +138,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 this.nodePrivateIps = aws.nodePrivateIps;
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
+                hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
                 break;
             }
             case "azure-ib": {
@@ -141,6 +147,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 this.nodePrivateIps = az.nodePrivateIps;
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
+                hostKeys = { node: az.nodeHostPublicKey, entry: az.jumpHostPublicKey };
                 break;
             }
             case "roce": {
@@ -158,7 +165,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         const ssm = plan.entry?.kind === "ssm" ? { region: plan.entry.region, ...(awsProfile ? { profile: awsProfile } : {}) } : undefined;
 
         if (spec.provision) {
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm);
+            const pin = hostKeys ? pinHostKeys(hostKeys, this.nodeInstances, this.entryAddress, ssm !== undefined) : undefined;
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software);
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -171,7 +179,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
             const playbooksHash = software.playbooksHash;
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
-                    inventory,
+                    // the same hosts, with the known_hosts named from where validation runs (the kit's root)
+                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : inventory,
+                    ...(hostKeys ? { hostKeys: hostKeys.node.apply((k) => [k]) } : {}),
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts, or retried nodes
                     rerunOn: pulumi.all([inventory, software.retryKey]).apply(([inv, retry]) =>
@@ -197,6 +207,32 @@ export class RdmaCluster extends pulumi.ComponentResource {
             provisioning: this.provisioning,
         });
     }
+}
+
+/**
+ * The stack's known_hosts (out/<stack>/known_hosts), written at every deployment from the host keys the stack made:
+ * each node's SSH address (its instance id through Session Manager) with the node group's key, the bastion / jump
+ * host with its own. The whole file is the pinned entries, so a replaced node's old entry goes with it. A preview
+ * writes nothing. The inventories wait for the write, so Ansible's first contact is checked (StrictHostKeyChecking
+ * yes, HostKeyAlgorithms ssh-ed25519). The software step runs in the project folder, validation in the kit's root
+ * (validate/component.ts): each inventory names the file from there, relatively, as the other paths of their runs.
+ */
+function pinHostKeys(
+    keys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> },
+    nodes: pulumi.Output<NodeInstance[]>, entryAddress: pulumi.Output<string | undefined>, viaSsm: boolean,
+): { software: HostKeyPin; validation: HostKeyPin } {
+    const file = knownHostsPath(pulumi.getStack());
+    const written = pulumi.all([keys.node, keys.entry, nodes, entryAddress]).apply(([nodeKey, entryKey, ns, entry]) => {
+        const addresses = ns.map((n) => (viaSsm ? n.instanceId ?? n.address : n.address));
+        const entries = groupKnownHosts(addresses, nodeKey, entry && entryKey ? { address: entry, publicKey: entryKey } : undefined);
+        if (!pulumi.runtime.isDryRun()) writeKnownHosts(entries, file);
+        return file;
+    });
+    const fromKit = path.relative(PACKAGE_ROOT, path.resolve(file));
+    return {
+        software: { knownHostsFile: file, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
+        validation: { knownHostsFile: fromKit, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
+    };
 }
 
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */

@@ -1,3 +1,4 @@
+import { isSecretInput, mockHostKey, mockHostKeyState, TLS_PRIVATE_KEY } from "./fixtures/host-key-mock";
 import { before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -58,7 +59,7 @@ before(async () => {
     await pulumi.runtime.setMocks({
         newResource(args) {
             const id = `${args.name}-id`;
-            const state: Record<string, any> = { ...args.inputs };
+            const state: Record<string, any> = { ...args.inputs, ...mockHostKeyState(args) };
             if (args.type === T.lt) state.latestVersion = 3;
             if (args.type === T.instance) state.publicIp = BASTION_IP;
             if (args.type === T.asg) state.name = `${args.name}-4f2a`;
@@ -383,6 +384,24 @@ describe("node hardening", () => {
     });
 });
 
+describe("host keys", () => {
+    test("the launch template and the bastion carry the stack's host keys, as secrets; outputs the public halves", async () => {
+        const { c } = await build(raw("p5.48xlarge"));
+        const node = mockHostKey("node"), bastion = mockHostKey("bastion");
+        assert.deepEqual(ofType(TLS_PRIVATE_KEY).map((r) => [r.name, r.inputs.algorithm]).sort(), [["c" + seq + "-bastion-host-key", "ED25519"], ["c" + seq + "-node-host-key", "ED25519"]]);
+        const lt = one(T.lt).inputs.userData;
+        assert.ok(isSecretInput(lt), "the launch template's user data is a secret");
+        assert.deepEqual(parseYaml(Buffer.from(lt.value, "base64").toString()).ssh_keys, { ed25519_private: node.privateKey, ed25519_public: node.publicKey });
+        const b = one(T.instance).inputs;
+        assert.ok(isSecretInput(b.userData), "the bastion's user data is a secret");
+        assert.deepEqual(parseYaml(b.userData.value).ssh_keys, { ed25519_private: bastion.privateKey, ed25519_public: bastion.publicKey });
+        // cloud-init installs a host key at an instance's first boot only: other user data, another bastion
+        assert.equal(b.userDataReplaceOnChange, true);
+        assert.equal(await unwrap(c.nodeHostPublicKey), node.publicKey);
+        assert.equal(await unwrap(c.bastionHostPublicKey), bastion.publicKey);
+    });
+});
+
 describe("nodes as one group", () => {
     async function inventory(nodes: number) {
         registered = [];
@@ -406,8 +425,8 @@ describe("nodes as one group", () => {
         assert.deepEqual(small.invokes, large.invokes);
         // and the list itself, so a per-node resource cannot sneak in at both sizes
         assert.deepEqual(small.names, [
-            "", "-bastion", "-bastion-egress", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-capacity",
-            "-efa-self-in", "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-nodes", "-pg",
+            "", "-bastion", "-bastion-egress", "-bastion-host-key", "-bastion-sg", "-bastion-ssh-0", "-bastion-ssh-1", "-capacity",
+            "-efa-self-in", "-efa-self-out", "-efa-sg", "-egress-all", "-igw", "-key", "-lt", "-nat", "-nat-eip", "-node-host-key", "-nodes", "-pg",
             "-private", "-private-rt", "-private-rta", "-public", "-public-rt", "-public-rta", "-ssh-from-bastion", "-vpc",
         ]);
         // the AMI lookups, the group's IPs, and the three questions asked of AWS first (components/aws/cloud.ts)
@@ -510,6 +529,8 @@ describe("AMI, region, given network", () => {
             if (r.type === T.component) continue;
             // the capacity wait is a local command: the region is its environment's
             if (r.type === "command:local:Command") { assert.equal(r.inputs.environment.RDMAKIT_REGION, "us-east-2"); continue; }
+            // the host keys are made by the tls provider, in the state: no region
+            if (r.type === TLS_PRIVATE_KEY) continue;
             const want = r.type.startsWith("aws:iam/") ? undefined : "us-east-2";
             assert.equal(r.inputs.region, want, `${r.type} ${r.name}`);
         }

@@ -1,3 +1,5 @@
+import { mockHostKey, mockHostKeyState, revealSecrets } from "./fixtures/host-key-mock";
+import { nodeCustomData } from "../components/azure/settings";
 import { before, test } from "node:test";
 import { jumpHostCloudConfig } from "../components/provision/jump";
 import assert from "node:assert/strict";
@@ -14,6 +16,7 @@ interface Registered {
     type: string;
     name: string;
     inputs: any;
+    raw?: any;
 }
 
 const registered: Registered[] = [];
@@ -40,11 +43,12 @@ before(async () => {
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs) {
-                registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+                // inputs as the resource gets them; `raw` keeps the secret wrappers (the host keys' customData)
+                registered.push({ type: args.type, name: args.name, inputs: revealSecrets(args.inputs), raw: args.inputs });
                 const name = args.inputs.resourceGroupName && args.type === "azure-native:resources:ResourceGroup"
                     ? args.inputs.resourceGroupName
                     : `${args.name}-a1b2c3`;
-                const state: Record<string, unknown> = { ...args.inputs, name };
+                const state: Record<string, unknown> = { ...args.inputs, name, ...mockHostKeyState(args) };
                 const id = `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${args.type}/${name}`;
                 if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = args.name.endsWith("-jump-ip") ? "20.30.40.50" : "20.30.40.51";
                 if (args.type === "azure-native:compute:VirtualMachineScaleSet") state.uniqueId = `uid-${args.name}`;
@@ -137,6 +141,8 @@ test("the scale set is one Uniform, single-placement-group IB partition with exa
     assert.deepEqual(p.osProfile, {
         computerNamePrefix: "ib4",
         adminUsername: "azureuser",
+        // the node group's host key, for cloud-init (components/provision/hostkeys.ts)
+        customData: nodeCustomData(mockHostKey("node")),
         linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: "/home/azureuser/.ssh/authorized_keys", keyData: KEY }] },
@@ -223,8 +229,8 @@ test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", 
     assert.deepEqual(vm.osProfile, {
         computerName: "jh-jump",
         adminUsername: "hpcadmin",
-        // sshd tuned for the Ansible jump hops (components/provision/jump.ts)
-        customData: Buffer.from(jumpHostCloudConfig()).toString("base64"),
+        // sshd tuned for the Ansible jump hops and the jump host's own host key (components/provision/jump.ts)
+        customData: Buffer.from(jumpHostCloudConfig(mockHostKey("jump"))).toString("base64"),
         linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: "/home/hpcadmin/.ssh/authorized_keys", keyData: KEY }] },
@@ -280,6 +286,9 @@ test("the resource count and types are the same at 4 and 90 nodes", async () => 
         "azure-native:network:VirtualNetwork -vnet",
         "azure-native:resources:ResourceGroup -rg",
         "rdmakit:index:AzureInfinibandCluster ",
+        // one host key for the scale set, one for the jump host, whatever the node count
+        "tls:index/privateKey:PrivateKey -jump-host-key",
+        "tls:index/privateKey:PrivateKey -node-host-key",
     ]);
     assert.equal(ninety.one("azure-native:compute:VirtualMachineScaleSet").inputs.sku.capacity, 90);
     assert.equal(ninety.out.nodePrivateIps.length, 90);
@@ -291,7 +300,7 @@ test("an existing resource group is used, not created", async () => {
     assert.equal(out.resourceGroupName, "gpu-rg");
     assert.equal(one("azure-native:compute:VirtualMachineScaleSet").inputs.resourceGroupName, "gpu-rg");
     assert.equal(one("azure-native:network:VirtualNetwork").inputs.resourceGroupName, "gpu-rg");
-    assert.equal(mine.length, 10);
+    assert.equal(mine.length, 12);
 });
 
 /** Runs the constructor, expecting InputPropertiesError; returns its property paths. Nothing may be registered. */

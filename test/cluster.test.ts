@@ -1,3 +1,4 @@
+import { isSecretInput, mockHostKey, mockHostKeyState } from "./fixtures/host-key-mock";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -31,7 +32,7 @@ before(async () => {
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-            const state: Record<string, any> = { ...args.inputs };
+            const state: Record<string, any> = { ...args.inputs, ...mockHostKeyState(args) };
             if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
             if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
             const id = args.type.startsWith("azure-native:")
@@ -167,12 +168,50 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const run = registered.find((r) => r.name === "demo-software-run")!;
     const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
     assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
-    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o StrictHostKeyChecking=accept-new " +
-        "-o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
+    // the stack's pinned host keys, by instance id (the name ssh checks through Session Manager)
+    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/test/known_hosts " +
+        "-o HostKeyAlgorithms=ssh-ed25519 -o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
     assert.deepEqual(vars.nccl_validate_hosts.map((h: any) => h.address), NODE_IPS, "mpirun between nodes over their private addresses");
+    const node = mockHostKey("node").publicKey;
+    assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"), ["i-0", "i-1", "i-2", "i-3"].map((i) => `${i} ${node}\n`).join(""));
 });
+
+for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "jump"]] as const) {
+    test(`${file}: the host keys the stack made are pinned before the first contact, and the private halves go nowhere else`, async () => {
+        const c = new mod.RdmaCluster("demo", { spec: example(file), sshPrivateKey: KEY });
+        const ips = await unwrap(c.nodePrivateIps);
+        const entryIp = await unwrap(c.entryAddress);
+        await settle();
+        const node = mockHostKey("node"), way = mockHostKey(entry);
+        // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host with its own, nothing else
+        assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
+            [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`].sort().map((l) => `${l}\n`).join(""));
+        // Ansible checks them (nodes and the jump hop alike), ed25519 only; validation's inventory the same
+        const run = registered.find((r) => r.name === "demo-software-run")!;
+        const args = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.vars.ansible_ssh_common_args as string;
+        assert.equal(args.match(/-o StrictHostKeyChecking=yes -o UserKnownHostsFile=out\/test\/known_hosts -o HostKeyAlgorithms=ssh-ed25519/g)?.length, 2, args);
+        assert.doesNotMatch(args, /accept-new/);
+        // mpirun's known_hosts on the launchers comes from the same node key
+        const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+        assert.deepEqual(JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars).nccl_validate_host_keys, [node.publicKey]);
+        // the private halves: in the nodes' and the entry's user data only, as secrets; in no command's input
+        const userData = registered.filter((r) => ["aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance",
+            "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"].includes(r.type));
+        assert.equal(userData.length, 2);
+        for (const r of userData) {
+            const secret = r.type.startsWith("aws:") ? r.inputs.userData : r.inputs[r.type.endsWith("ScaleSet") ? "virtualMachineProfile" : "osProfile"];
+            assert.ok(isSecretInput(secret), `${r.type}: the user data is a secret`);
+        }
+        const commands = JSON.stringify(registered.filter((r) => r.type.startsWith("command:")).map((r) => r.inputs));
+        for (const k of [node, way]) {
+            const body = k.privateKey.split("\n")[1];
+            assert.ok(!commands.includes(body), "a private host key in a command's input");
+            assert.ok(!commands.includes(Buffer.from(k.privateKey).toString("base64").slice(0, 40)));
+        }
+    });
+}
 
 test("provision: false creates only the fabric", async () => {
     const spec = { ...example("aws-p5.yaml"), provision: false };

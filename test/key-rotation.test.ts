@@ -1,6 +1,7 @@
 // A rotated SSH key re-runs nothing: the same stack planned with two different node keys registers every command with
 // the same inputs (the engine diffs inputs; equal inputs, no update). The key reaches the runs from the program
 // (components/provision/keysocket.ts), never as an input. Pulumi's mock engine, each bundled example.
+import { mockHostKeyState } from "./fixtures/host-key-mock";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
@@ -22,7 +23,7 @@ before(async () => {
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-            const state: Record<string, unknown> = { ...args.inputs };
+            const state: Record<string, unknown> = { ...args.inputs, ...mockHostKeyState(args) };
             if (args.type.startsWith("azure-native:")) state.name = args.inputs.resourceGroupName ?? args.name;
             if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
             if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";

@@ -1,5 +1,5 @@
 // Pinned host identities, for real: an sshd on 127.0.0.1 runs with a host key the kit made (ed25519HostKey, so sshd
-// reads the kit's OpenSSH encoding), and Ansible reaches it through an inventory from renderInventory with the
+// reads the kit's OpenSSH encoding), taken from the #cloud-config the kit's user data carries (hostkeys.ts), and Ansible reaches it through an inventory from renderInventory with the
 // per-stack known_hosts from writeKnownHosts. The pinned key is accepted; a host showing another key, or one not in
 // the file, is refused on first contact. Needs root, sshd (openssh-server) and ansible.
 import { after, before, test } from "node:test";
@@ -10,7 +10,9 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { freePort } from "./fixtures/ports";
-import { ed25519HostKey, knownHostsPath, renderKnownHosts, writeKnownHosts, type HostKeyPair } from "../components/provision/knownhosts";
+import { ed25519HostKey, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, renderKnownHosts, writeKnownHosts, type HostKeyPair } from "../components/provision/knownhosts";
+import { hostKeyCloudConfig } from "../components/provision/hostkeys";
+import { parse as parseYaml } from "yaml";
 import { renderInventory } from "../components/provision/inventory";
 
 const ROOT = path.join(__dirname, "..");
@@ -27,7 +29,9 @@ before(async () => {
     if (why) return;
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-knownhosts-"));
     hostKey = ed25519HostKey("rdmakit-test-host");
-    fs.writeFileSync(path.join(dir, "host_key"), hostKey.privateKey, { mode: 0o600 });
+    // the key as cloud-init's cc_ssh writes it to /etc/ssh/ssh_host_ed25519_key from the kit's user data (hostkeys.ts)
+    const installed = parseYaml(hostKeyCloudConfig(hostKey)).ssh_keys.ed25519_private as string;
+    fs.writeFileSync(path.join(dir, "host_key"), installed, { mode: 0o600 });
     clientKey = path.join(dir, "id");
     assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", clientKey]).status, 0);
     port = await freePort();
@@ -67,6 +71,8 @@ function ping(name: string, known: string, pinned: boolean) {
     fs.writeFileSync(inv, renderInventory({
         hosts: [{ name: "h1", address: "127.0.0.1", port, user: "root", vars: { ansible_python_interpreter: "/usr/bin/python3" } }],
         vars: {}, knownHostsFile: kh, pinnedHostKeys: pinned, privateKeyFile: clientKey,
+        // as a cloud stack's inventory has it (components/cluster.ts pinHostKeys)
+        ...(pinned ? { hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS } : {}),
     }));
     const r = spawnSync("ansible", ["-i", inv, "all", "-m", "ansible.builtin.ping"], {
         cwd: ROOT, encoding: "utf8", timeout: 60_000,

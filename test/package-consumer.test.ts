@@ -61,7 +61,7 @@ test("the tarball ships the compiled library, its declarations and the runtime a
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
     assert.equal(manifest.main, "dist/components/index.js");
-    for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command"]) assert.ok(manifest.peerDependencies[peer], peer);
+    for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command", "@pulumi/tls"]) assert.ok(manifest.peerDependencies[peer], peer);
     assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");
     // npm installed the peers the program did not name
     assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "azure-native", "package.json")));
@@ -95,7 +95,15 @@ const pulumi = require("@pulumi/pulumi");
 const resources = [];
 const ids = { "aws:ec2/vpc:Vpc": "vpc-0a1b2c3d4e", "aws:ec2/subnet:Subnet": "subnet-0f1e2d3c4b" };
 pulumi.runtime.setMocks({
-    newResource: (a) => { resources.push({ type: a.type, name: a.name, inputs: a.inputs }); return { id: ids[a.type] || a.name + "-id", state: a.inputs }; },
+    newResource: (a) => {
+        resources.push({ type: a.type, name: a.name, inputs: a.inputs });
+        // the stack's host keys: a real Ed25519 pair, as the tls provider returns it (made with the kit's own encoder)
+        if (a.type === "tls:index/privateKey:PrivateKey") {
+            const k = require("rdmakit/provision").ed25519HostKey();
+            return { id: a.name + "-id", state: { ...a.inputs, privateKeyOpenssh: k.privateKey, publicKeyOpenssh: k.publicKey.split(" ").slice(0, 2).join(" ") + "\\n" } };
+        }
+        return { id: ids[a.type] || a.name + "-id", state: a.inputs };
+    },
     call: (a) => {
         if (a.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0123456789abcdef0", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
         if (a.token === "aws:ec2/getInstances:getInstances") return { ids: ["i-1", "i-0"], privateIps: ["10.20.0.11", "10.20.0.10"], publicIps: [] };

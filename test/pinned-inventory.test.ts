@@ -1,65 +1,56 @@
-// The known_hosts sync runs from the program (components/provision/nodes.ts nodeInventory with pinned host keys), on
-// Pulumi's mock engine: at a deployment the stack's file is made to hold exactly each address's pinned keys before the
-// inventory resolves (a replaced node's old entry at a reused address dropped, other hosts' entries kept), and the
-// inventory checks every host against that file alone; a preview writes nothing. The real ssh side of the same sync
-// is test/host-key-sync.test.ts. Needs ssh-keygen (openssh-client).
+// The stack's known_hosts from the program (components/cluster.ts pinHostKeys), on Pulumi's mock engine, for an AWS
+// stack whose host keys the stack made: at a preview nothing is written; at a deployment the file holds exactly each
+// node address with the group's key and the bastion with its own, before the inventory (so any run) resolves, and
+// an old entry of a reused address (a node replaced since the last run) is gone. The real ssh side of a replaced
+// node is test/host-key-sync.test.ts; the whole cluster under deployment is test/cluster.test.ts.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
+import { mockHostKey, mockHostKeyState } from "./fixtures/host-key-mock";
 
 const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
-const example = parseYaml(fs.readFileSync(path.join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
 
-function hostKeyLine(dir: string, name: string): string {
-    const r = spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path.join(dir, name)]);
-    assert.equal(r.status, 0, String(r.stderr));
-    return fs.readFileSync(path.join(dir, `${name}.pub`), "utf8").trim();
-}
-
-for (const dryRun of [false, true]) {
-    test(`nodeInventory with pinned host keys, ${dryRun ? "preview: writes nothing" : "deployment: the stale entry of a reused address is dropped first"}`, async () => {
-        await pulumi.runtime.setMocks({ newResource: (a) => ({ id: `${a.name}-id`, state: a.inputs }), call: () => ({}) }, "rdmakit", "pin", dryRun);
-        const { parseClusterSpec } = await import("../components/spec");
-        const { planCluster } = await import("../components/plan");
-        const { nodeInventory } = await import("../components/provision/nodes");
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-pin-"));
+for (const dryRun of [true, false]) {
+    test(`an AWS stack's pinned host keys, ${dryRun ? "preview: nothing written" : "deployment: the file holds exactly the stack's keys"}`, async () => {
+        const stack = dryRun ? "pin-preview" : "pin-deploy";
+        await pulumi.runtime.setMocks({
+            newResource: (a) => ({ id: `${a.name}-id`, state: { ...a.inputs, ...mockHostKeyState(a), ...(a.type === "aws:ec2/instance:Instance" ? { publicIp: "198.51.100.7" } : {}) } }),
+            call: (a) => a.token === "aws:ec2/getAmi:getAmi" ? { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" }
+                : a.token === "aws:ec2/getInstances:getInstances" ? { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS } : {},
+        }, "rdmakit", stack, dryRun);
+        const { RdmaCluster } = await import("../components/cluster");
+        const file = path.join("out", stack, "known_hosts");
+        fs.rmSync(path.dirname(file), { recursive: true, force: true });
+        // the file as an earlier run left it: the first address with the key of the machine that held it before
+        const stale = `${NODE_IPS[0]} ${mockHostKey("old-machine").publicKey}\n`;
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(file, stale);
         try {
-            const plan = planCluster(parseClusterSpec(example));
-            const addresses: string[] = example.roce.hosts.map((h: { address: string }) => h.address);
-            const file = path.join(dir, "out", "pin", "known_hosts");
-            fs.mkdirSync(path.dirname(file), { recursive: true });
-            // the file as the last run left it: the first node's old key (its machine was since replaced) and an
-            // unrelated host's entry
-            const old = hostKeyLine(dir, "old");
-            const other = hostKeyLine(dir, "other");
-            const before = `${addresses[0]} ${old.split(" ").slice(0, 2).join(" ")}\n192.0.2.99 ${other.split(" ").slice(0, 2).join(" ")}\n`;
-            fs.writeFileSync(file, before);
-            const fresh = addresses.map((_, i) => hostKeyLine(dir, `n${i}`));
-            const inventory = await unwrap(nodeInventory(plan, pulumi.output(addresses), undefined, undefined, undefined, {
-                file, hosts: pulumi.secret(addresses.map((address, i) => ({ address, keys: [fresh[i]] }))),
-            }));
-            // every hop checks against the stack's file only, refusing a key not pinned there
-            const common = String(parseYaml(inventory).all.vars.ansible_ssh_common_args);
-            assert.ok(common.includes(`-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${file}`), common);
-            const text = fs.readFileSync(file, "utf8");
+            const spec = parseYaml(fs.readFileSync(path.join(__dirname, "..", "examples", "aws-p5.yaml"), "utf8")).config["rdmakit:cluster"];
+            const c = new RdmaCluster("demo", { spec, sshPrivateKey: pulumi.secret("not-a-real-key") });
+            const settle = async () => {
+                await (pulumi.runtime as unknown as { waitForRPCs?: () => Promise<void> }).waitForRPCs?.();
+                await new Promise((r) => setTimeout(r, 100));
+            };
             if (dryRun) {
-                assert.equal(text, before);
+                // at a preview the nodes' addresses are not known yet: let everything the program started run out
+                await settle();
+                assert.equal(fs.readFileSync(file, "utf8"), stale, "a preview changed the stack's known_hosts");
                 return;
             }
-            assert.ok(!text.includes(old.split(" ")[1]), "the replaced node's old key is still there");
-            assert.ok(text.includes(`192.0.2.99 ${other.split(" ").slice(0, 2).join(" ")}`), "another host's entry was touched");
-            addresses.forEach((a, i) => {
-                const found = spawnSync("ssh-keygen", ["-F", a, "-f", file], { encoding: "utf8" }).stdout;
-                assert.ok(found.includes(fresh[i].split(" ")[1]), `${a}: pinned key missing`);
-            });
-            assert.ok(!fs.existsSync(`${file}.old`));
+            const [ips, entry] = await Promise.all([unwrap(c.nodePrivateIps), unwrap(c.entryAddress)]);
+            await settle();
+            const text = fs.readFileSync(file, "utf8");
+            const node = mockHostKey("node").publicKey, bastion = mockHostKey("bastion").publicKey;
+            assert.deepEqual(ips, NODE_IPS);
+            assert.equal(text, [...ips.map((ip) => `${ip} ${node}`), `${entry} ${bastion}`].sort().map((l) => `${l}\n`).join(""));
+            assert.ok(!text.includes(mockHostKey("old-machine").publicKey), "the replaced machine's key is still pinned");
         } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
+            fs.rmSync(path.dirname(file), { recursive: true, force: true });
         }
     });
 }

@@ -16,7 +16,8 @@ test("aws-efa: Open MPI from the EFA installer, pml ^ucx, tcp btl, NCCL forced o
     assert.deepEqual(c.allNodeSweep.argv, [
         "/opt/amazon/openmpi/bin/mpirun", "-np", "16", "--hostfile", "/tmp/rdmakit-nccl/hostfile",
         "--mca", "pml", "^ucx", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent", "--bind-to", "none", "-N", "8",
-        "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=accept-new -o BatchMode=yes",
+        "--mca", "plm_rsh_args", "-i ~/.rdmakit-mpirun/id_ed25519 -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=~/.rdmakit-mpirun/known_hosts -o GlobalKnownHostsFile=/dev/null -o BatchMode=yes",
+        "--mca", "plm_rsh_no_tree_spawn", "1",
         "-x", "PATH",
         "-x", "NCCL_DEBUG", "-x", "NCCL_DEBUG_SUBSYS", "-x", "NCCL_NET", "-x", "NCCL_SOCKET_IFNAME",
         "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "17179869184", "-f", "2", "-g", "1", "-c", "1", "-n", "100",
@@ -30,7 +31,8 @@ test("aws-efa: Open MPI from the EFA installer, pml ^ucx, tcp btl, NCCL forced o
         "timeout -k 30 1200 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET 'NCCL_NET=AWS Libfabric' " +
         "NCCL_SOCKET_IFNAME=^docker,lo,veth /opt/amazon/openmpi/bin/mpirun -np 16 --hostfile /tmp/rdmakit-nccl/hostfile " +
         "--mca pml ^ucx --mca btl tcp,self --mca btl_tcp_if_exclude lo,docker0,veth_def_agent --bind-to none -N 8 " +
-        "--mca plm_rsh_args '-o StrictHostKeyChecking=accept-new -o BatchMode=yes' " +
+        "--mca plm_rsh_args '-i ~/.rdmakit-mpirun/id_ed25519 -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes " +
+        "-o UserKnownHostsFile=~/.rdmakit-mpirun/known_hosts -o GlobalKnownHostsFile=/dev/null -o BatchMode=yes' --mca plm_rsh_no_tree_spawn 1 " +
         "-x PATH -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x NCCL_NET -x NCCL_SOCKET_IFNAME " +
         "/opt/nccl-tests/build/all_reduce_perf -b 8 -e 17179869184 -f 2 -g 1 -c 1 -n 100");
     // single node: one rank per local GPU, no hostfile, the fixed size
@@ -46,7 +48,7 @@ test("azure-ib: HPC-X mpirun, hcoll off, bind to numa, topology file and NCCL_NE
     });
     const a = c.allNodeFixed;
     assert.equal(a.argv[0], "/opt/hpcx/ompi/bin/mpirun");
-    assert.deepEqual(a.argv.slice(1, 16), ["-np", "16", "--hostfile", "/tmp/rdmakit-nccl/hostfile", "-mca", "coll_hcoll_enable", "0", "--bind-to", "numa", "--map-by", "ppr:8:node", "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=accept-new -o BatchMode=yes", "-x"]);
+    assert.deepEqual(a.argv.slice(1, 19), ["-np", "16", "--hostfile", "/tmp/rdmakit-nccl/hostfile", "-mca", "coll_hcoll_enable", "0", "--bind-to", "numa", "--map-by", "ppr:8:node", "--mca", "plm_rsh_args", "-i ~/.rdmakit-mpirun/id_ed25519 -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=~/.rdmakit-mpirun/known_hosts -o GlobalKnownHostsFile=/dev/null -o BatchMode=yes", "--mca", "plm_rsh_no_tree_spawn", "1", "-x"]);
     assert.equal(a.env.NCCL_NET, "IB");
     assert.equal(a.env.NCCL_TOPO_FILE, "/opt/microsoft/ndv5-topo.xml");
     // the floor: nccl-tests exits non-zero when Avg < 0.9 x NCCL_TESTS_MIN_BW, so 360 / 0.9

@@ -186,8 +186,14 @@ test("variables on stdin that do not match their digest stop the run before the 
     });
 
 /** An inventory of n hosts that are all this machine (local connection), named as the plan names the nodes. */
-function localInventory(names: string[]): string {
-    return "all:\n  hosts:\n" + names.map((n) => `    ${n}:\n      ansible_connection: local\n`).join("");
+/**
+ * The hosts as this machine; with `keysDir`, each host keeps its mpirun key folder and authorized_keys there
+ * (validate.yml's run_key.yml), not in this machine's home, which all of them share.
+ */
+function localInventory(names: string[], keysDir?: string): string {
+    return "all:\n  hosts:\n" + names.map((n) => `    ${n}:\n      ansible_connection: local\n` + (keysDir
+        ? `      nccl_validate_ssh_dir: ${path.join(keysDir, n, "mpirun")}\n      nccl_validate_authorized_keys: ${path.join(keysDir, n, "authorized_keys")}\n`
+        : "")).join("");
 }
 
 test("the role renders the hostfile and every pair's command line that commands.ts builds (6 hosts, real ansible-playbook)",
@@ -202,8 +208,11 @@ test("the role renders the hostfile and every pair's command line that commands.
         const remote = path.join(s.dir, "remote");
         const args = { ...validationArgsFromPlan(plan, "dev"), group: "all", pairwise: "always" as const };
         const vars = validationVars(args, ips, path.join(s.out, "nccl"));
-        const v = { ...vars, nccl_validate_remote_dir: remote, nccl_validate_hostfile_path: path.join(remote, "mpi", "hostfile") };
-        const inventory = localInventory(names);
+        // the key folder as a host variable (localInventory), so not among the extra variables, which would win
+        const { nccl_validate_ssh_dir: sshDir, ...rest } = vars;
+        assert.equal(sshDir, "~/.rdmakit-mpirun");
+        const v = { ...rest, nccl_validate_remote_dir: remote, nccl_validate_hostfile_path: path.join(remote, "mpi", "hostfile") };
+        const inventory = localInventory(names, path.join(s.dir, "keys"));
         // the all-node and pair plays only: no GPU here for the preflight
         const r = runScript(s, inventory, JSON.stringify(v), { RDMAKIT_EXPECT: "{}", ANSIBLE_RUN_TAGS: "nccl_all,nccl_pairs" });
         const log = fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8");

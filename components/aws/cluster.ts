@@ -9,6 +9,8 @@ import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { bastionAmiQuery, DLAMI_SSH_USER, nodeAmiQuery } from "./ami";
 import { jumpHostCloudConfig } from "../provision/jump";
+import { hostKeyCloudConfig } from "../provision/hostkeys";
+import { stackHostKey, type StackHostKey } from "../provision/hostkey-resource";
 import { checkAwsClusterInput } from "./checks";
 import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
@@ -73,6 +75,13 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     public readonly sshUser: string;
     /** login user on the bastion; undefined with `access: ssm` */
     public readonly bastionUser: string | undefined;
+    /**
+     * The SSH host key every node shows (`ssh-ed25519 AAAA...`): made by the stack, installed through the launch
+     * template's user data, pinned in out/<stack>/known_hosts (components/provision/hostkeys.ts).
+     */
+    public readonly nodeHostPublicKey: pulumi.Output<string>;
+    /** The bastion's SSH host key, the same way; undefined with `access: ssm` */
+    public readonly bastionHostPublicKey: pulumi.Output<string | undefined>;
     public readonly fabricSummary: AwsFabricSummary;
     /** The plan everything here was read from. */
     get plan(): FabricPlan { return plans.of(this); }
@@ -109,10 +118,12 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             name, spec: { ...spec, aws: spec.aws }, plan: { ...plan, aws: plan.aws }, region, parent: this, tags: baseTags(spec),
         };
         const net = createNetwork(ctx);
+        // one host key for the node group, one for the bastion (components/provision/hostkeys.ts says why per group)
+        const nodeHostKey = stackHostKey(`${name}-node-host-key`, this);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
         createSsmEndpoints(ctx, net, sg);
-        const nodes = createNodes(ctx, net, sg, access, reservation);
+        const nodes = createNodes(ctx, net, sg, access, nodeHostKey, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -130,6 +141,8 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
+        this.nodeHostPublicKey = nodeHostKey.publicKey;
+        this.bastionHostPublicKey = access.bastionHostKey ? access.bastionHostKey.publicKey : pulumi.output<string | undefined>(undefined);
         this.fabricSummary = {
             instanceType: plan.aws.instanceType,
             nodes: plan.nodes.count,
@@ -155,6 +168,8 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             bastionAddress: this.bastionAddress,
             sshUser: this.sshUser,
             bastionUser: this.bastionUser,
+            nodeHostPublicKey: this.nodeHostPublicKey,
+            bastionHostPublicKey: this.bastionHostPublicKey,
             fabricSummary: this.fabricSummary,
             vpcId: this.vpcId,
             subnetId: this.subnetId,
@@ -242,6 +257,7 @@ interface Access {
     /** the bastion's security group: the only SSH source of the nodes */
     bastionSecurityGroupId?: pulumi.Output<string>;
     bastion?: aws.ec2.Instance;
+    bastionHostKey?: StackHostKey;
     /** SSM: the nodes' instance profile */
     instanceProfileArn?: pulumi.Output<string>;
     keyName: pulumi.Output<string>;
@@ -294,6 +310,7 @@ function createAccess(ctx: Ctx, net: Network): Access {
         region, securityGroupId: sg.id, ipProtocol: "-1", cidrIpv4: "0.0.0.0/0",
         description: "SSH on to the nodes, package updates", tags: tagsFor(ctx, "bastion"),
     }, o);
+    const bastionHostKey = stackHostKey(`${name}-bastion-host-key`, parent);
     const arch = isGravitonType(spec.aws.bastionInstanceType) ? "arm64" : "x86_64";
     const ami = aws.ec2.getAmiOutput({ region, ...bastionAmiQuery(arch) }, { parent });
     const bastion = new aws.ec2.Instance(`${name}-bastion`, {
@@ -306,14 +323,19 @@ function createAccess(ctx: Ctx, net: Network): Access {
         keyName: key.keyName,
         metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1 },
         rootBlockDevice: { encrypted: true, volumeType: "gp3", deleteOnTermination: true },
-        // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts)
-        userData: jumpHostCloudConfig(),
+        // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts) and the stack's host key for it
+        // (a secret: it holds the private key)
+        userData: pulumi.secret(pulumi.all([bastionHostKey.privateKey, bastionHostKey.publicKey])
+            .apply(([privateKey, publicKey]) => jumpHostCloudConfig({ privateKey, publicKey }))),
+        // cloud-init installs the host key at an instance's first boot only: other user data means a new bastion, or
+        // the pinned key and the one it shows would differ
+        userDataReplaceOnChange: true,
         tags: tagsFor(ctx, "bastion"),
         volumeTags: tagsFor(ctx, "bastion"),
         // the lookup takes the newest Ubuntu image: a newer one must not replace the bastion (new address, so a
         // full Ansible re-run) on a later pulumi up
     }, { ...o, ignoreChanges: ["ami"] });
-    return { bastionSecurityGroupId: sg.id, bastion, keyName: key.keyName };
+    return { bastionSecurityGroupId: sg.id, bastion, bastionHostKey, keyName: key.keyName };
 }
 
 /**
@@ -443,7 +465,7 @@ interface Nodes {
  * (source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html); an
  * `instant` fleet is a one-shot request whose instances the provider neither tracks nor replaces.
  */
-function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, reservation?: Reservation): Nodes {
+function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, hostKey: StackHostKey, reservation?: Reservation): Nodes {
     const { name, spec, plan, region, parent } = ctx;
     const o = { parent };
     const place = placementSettings(plan.aws.placement);
@@ -461,6 +483,10 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         imageId: ami.id,
         instanceType: plan.aws.instanceType,
         keyName: access.keyName,
+        // the node group's SSH host key (components/provision/hostkeys.ts), base64 as the launch template takes it;
+        // a secret, since it holds the private key
+        userData: pulumi.secret(pulumi.all([hostKey.privateKey, hostKey.publicKey])
+            .apply(([privateKey, publicKey]) => Buffer.from(hostKeyCloudConfig({ privateKey, publicKey })).toString("base64"))),
         networkInterfaces: templateInterfaces(plan.aws.interfaces, sg.id, net.subnetId),
         metadataOptions: {
             httpEndpoint: "enabled",
@@ -488,9 +514,9 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
     }, spec.aws.ami === undefined ? { ...o, ignoreChanges: ["imageId"] } : o);
 
     // the nodes' definition in the name: a new image, type, layout, volume or placement replaces the group (./lifecycle.ts)
-    const namePrefix = template.imageId.apply((imageId) => groupNamePrefix(spec.name, {
+    const namePrefix = pulumi.all([template.imageId, hostKey.publicKey]).apply(([imageId, hostPublicKey]) => groupNamePrefix(spec.name, {
         imageId: imageId ?? "", instanceType: plan.aws.instanceType, interfaces: plan.aws.interfaces, rootVolumeGiB: spec.aws.rootVolumeGiB,
-        placement: plan.aws.placement, instanceProfile: access.instanceProfileArn !== undefined,
+        placement: plan.aws.placement, instanceProfile: access.instanceProfileArn !== undefined, hostKey: hostPublicKey,
     }));
     const group = new aws.autoscaling.Group(`${name}-nodes`, {
         region,

@@ -86,8 +86,8 @@ for (;;) {
  * the new one launches (deleteBeforeReplace: a Capacity Block or ODCR sized to the cluster has no room for both; the
  * provider's delete waits for the instances to drain), then the capacity wait, the inventory (new instance ids) and
  * so the software and validation steps follow in that order.
- * What counts as the nodes' definition is `nodeShape`: image, type, interface layout, root volume, placement and
- * instance profile. Its digest is in the group's name prefix (an Auto Scaling group cannot be renamed, so the
+ * What counts as the nodes' definition is `nodeShape`: image, type, interface layout, root volume, placement,
+ * instance profile and the host key their user data installs. Its digest is in the group's name prefix (an Auto Scaling group cannot be renamed, so the
  * provider replaces it). Not the launch template's version: a rotated SSH key makes a new key pair and so a new
  * version, and must not cost the cluster its nodes (the group moves to the new version in place, for the nodes it
  * launches later). The node count changes in place too. A newer default DLAMI does not change the template
@@ -104,6 +104,12 @@ export interface NodeShape {
     rootVolumeGiB: number;
     placement: unknown;
     instanceProfile: boolean;
+    /**
+     * The SSH host key the nodes' user data installs (public line). cloud-init writes it at an instance's first boot
+     * only, so nodes that run with another one (launched before the key, or before a new one) would fail the pin:
+     * a new key means new nodes. @default none (a shape from before the kit pinned host keys)
+     */
+    hostKey?: string;
 }
 
 /** `<cluster>-nodes-<8 hex of the shape's digest>-`: the group's name prefix. Pure. */

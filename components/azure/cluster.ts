@@ -9,7 +9,8 @@ import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 import { armList, askAzureCloud } from "./cloud";
 import { AzureNode, parseNodeNics, subscriptionOf, VmssNic, vmssNicListUrl } from "./nodeIps";
-import { AzureLayout, azureLayout, fabricIssues, jumpHostArgs, layoutIssues, nsgRules, scaleSetArgs } from "./settings";
+import { AzureLayout, azureLayout, fabricIssues, jumpCustomData, jumpHostArgs, layoutIssues, nodeCustomData, nsgRules, scaleSetArgs } from "./settings";
+import { stackHostKey } from "../provision/hostkey-resource";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
 
 export const AZURE_INFINIBAND_CLUSTER_TOKEN = "rdmakit:index:AzureInfinibandCluster";
@@ -43,6 +44,10 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
     public readonly jumpHostAddress: pulumi.Output<string>;
     /** Login user on the jump host and on every node. */
     public readonly adminUser: pulumi.Output<string>;
+    /** The SSH host key every node shows (`ssh-ed25519 AAAA...`), made by the stack and pinned (provision/hostkeys.ts). */
+    public readonly nodeHostPublicKey: pulumi.Output<string>;
+    /** The jump host's SSH host key, the same way. */
+    public readonly jumpHostPublicKey: pulumi.Output<string>;
     /** Size, HCAs per node, expected busbw and NCCL topology file, from the plan. */
     public readonly fabricSummary: pulumi.Output<AzureFabricSummary>;
     public readonly resourceGroupName: pulumi.Output<string>;
@@ -104,9 +109,20 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             }],
             tags,
         }, child);
-        const jump = new compute.VirtualMachine(`${name}-jump`, jumpHostArgs(layout, spec, { ...refs, nicId: jumpNic.id }), child);
+        // one host key for the scale set's nodes, one for the jump host (components/provision/hostkeys.ts says why per
+        // group); cloud-init installs a VM's at its first boot only, so other customData means new VMs: deleted first,
+        // the jump host because its NIC can hold one VM, the scale set because its GPU quota rarely holds two
+        const nodeHostKey = stackHostKey(`${name}-node-host-key`, this);
+        const jumpHostKey = stackHostKey(`${name}-jump-host-key`, this);
+        const keyData = (k: typeof nodeHostKey, f: (key: { privateKey: string; publicKey: string }) => string) =>
+            pulumi.secret(pulumi.all([k.privateKey, k.publicKey]).apply(([privateKey, publicKey]) => f({ privateKey, publicKey })));
+        const jump = new compute.VirtualMachine(`${name}-jump`,
+            jumpHostArgs(layout, spec, { ...refs, nicId: jumpNic.id, customData: keyData(jumpHostKey, jumpCustomData) }),
+            { ...child, replaceOnChanges: ["osProfile.customData"], deleteBeforeReplace: true });
 
-        const vmss = new compute.VirtualMachineScaleSet(`${name}-vmss`, scaleSetArgs(layout, plan, spec, refs), child);
+        const vmss = new compute.VirtualMachineScaleSet(`${name}-vmss`,
+            scaleSetArgs(layout, plan, spec, { ...refs, customData: keyData(nodeHostKey, nodeCustomData) }),
+            { ...child, replaceOnChanges: ["virtualMachineProfile.osProfile.customData"], deleteBeforeReplace: true });
 
         // One list call for all nodes at every pulumi up, with the provider's own token (see nodeIps.ts for why not
         // the CLI or an invoke); not at preview of a new scale set, whose name is not known yet.
@@ -125,6 +141,8 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             return address;
         });
         this.adminUser = pulumi.output(layout.adminUser);
+        this.nodeHostPublicKey = nodeHostKey.publicKey;
+        this.jumpHostPublicKey = jumpHostKey.publicKey;
         this.fabricSummary = pulumi.output(azureFabricSummary(plan));
         this.resourceGroupName = resourceGroupName;
         this.vmssName = vmss.name;
@@ -138,6 +156,8 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             imageVersion: this.imageVersion,
             jumpHostAddress: this.jumpHostAddress,
             adminUser: this.adminUser,
+            nodeHostPublicKey: this.nodeHostPublicKey,
+            jumpHostPublicKey: this.jumpHostPublicKey,
             fabricSummary: this.fabricSummary,
             resourceGroupName: this.resourceGroupName,
             vmssName: this.vmssName,

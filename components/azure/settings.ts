@@ -1,5 +1,6 @@
 import { jumpHostCloudConfig } from "../provision/jump";
 export { NSG_PRIORITY, nsgRules } from "./nsg";
+import { hostKeyCloudConfig } from "../provision/hostkeys";
 import type * as pulumi from "@pulumi/pulumi";
 import type { VirtualMachineScaleSetArgs, VirtualMachineArgs } from "@pulumi/azure-native/compute";
 import { SpecIssue } from "../errors";
@@ -117,6 +118,22 @@ export interface AzureRefs {
     resourceGroupName: pulumi.Input<string>;
     subnetId: pulumi.Input<string>;
     nsgId: pulumi.Input<string>;
+    /**
+     * customData (base64 #cloud-config) of the VMs: for the scale set, the node group's host key (nodeCustomData); for
+     * the jump host, its sshd settings and host key (jumpCustomData). A secret, as it holds a private key.
+     * @default the scale set none; the jump host jumpCustomData() (sshd settings only)
+     */
+    customData?: pulumi.Input<string>;
+}
+
+/** The scale set's customData: the node group's SSH host key as a #cloud-config (provision/hostkeys.ts), base64. Pure. */
+export function nodeCustomData(hostKey: { privateKey: string; publicKey: string }): string {
+    return Buffer.from(hostKeyCloudConfig(hostKey)).toString("base64");
+}
+
+/** The jump host's customData: sshd tuned for the jump hops and, given, its own host key (provision/jump.ts), base64. Pure. */
+export function jumpCustomData(hostKey?: { privateKey: string; publicKey: string }): string {
+    return Buffer.from(jumpHostCloudConfig(hostKey)).toString("base64");
 }
 
 /**
@@ -135,6 +152,7 @@ export interface AzureRefs {
  * - image from the plan: Gen2 microsoft-dsvm:ubuntu-hpc by default, which ships DOCA-OFED, driver, NCCL, topology
  *   files and nccl-tests (azure-ib.md §3); ND A100/H100/H200 boot Gen2 only (azure-ib.md §1).
  * - SSH keys only: disablePasswordAuthentication and one key at /home/<user>/.ssh/authorized_keys (azure-ib.md §7).
+ * - customData: the node group's SSH host key, installed by cloud-init at each VM's first boot (provision/hostkeys.ts).
  * - OS disk Premium_LRS with ReadWrite caching, size from the spec (azure-ib.md §7).
  * - no securityProfile (no Trusted Launch / Secure Boot): the DKMS modules (OFED, nvidia, nvidia-peermem) are
  *   unsigned and would not load, and the NVIDIA GPU driver extension does not support Secure Boot
@@ -169,6 +187,8 @@ export function scaleSetArgs(layout: AzureLayout, plan: FabricPlan, spec: Cluste
             osProfile: {
                 computerNamePrefix: computerNamePrefix(layout.clusterName),
                 adminUsername: layout.adminUser,
+                // cloud-init on ubuntu-hpc reads it at the first boot (azure-ib.md §3: the image provisions with cloud-init)
+                ...(refs.customData !== undefined ? { customData: refs.customData } : {}),
                 linuxConfiguration: {
                     disablePasswordAuthentication: true,
                     ssh: { publicKeys: [{ path: authorizedKeysPath(layout.adminUser), keyData: layout.publicKey }] },
@@ -213,8 +233,9 @@ export function jumpHostArgs(layout: AzureLayout, spec: ClusterSpec, refs: Azure
         osProfile: {
             computerName: `${computerNamePrefix(layout.clusterName)}-jump`,
             adminUsername: layout.adminUser,
-            // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts); Azure takes it base64
-            customData: Buffer.from(jumpHostCloudConfig()).toString("base64"),
+            // sshd tuned for the Ansible runs' jump hops and the jump host's own SSH host key (components/provision/jump.ts);
+            // Azure takes it base64
+            customData: refs.customData ?? jumpCustomData(),
             linuxConfiguration: {
                 disablePasswordAuthentication: true,
                 ssh: { publicKeys: [{ path: authorizedKeysPath(layout.adminUser), keyData: layout.publicKey }] },

@@ -54,6 +54,12 @@ export interface InventoryArgs {
      * contact. @default false
      */
     pinnedHostKeys?: boolean;
+    /**
+     * With pinned keys: the only host key types ssh accepts (`-o HostKeyAlgorithms=`), e.g. `["ssh-ed25519"]` for the
+     * keys a cloud stack makes (hostkeys.ts), so a host offering another type of key is refused rather than asked for
+     * it. @default any type ssh negotiates (it prefers the types known_hosts holds for the host)
+     */
+    hostKeyAlgorithms?: string[];
     /** Private key for the nodes and the bastion. Omit it when the caller passes `--private-key` or an agent holds it. */
     privateKeyFile?: string;
 }
@@ -111,6 +117,9 @@ export function checkInventoryArgs(args: InventoryArgs): SpecIssue[] {
     }
     if (args.knownHostsFile !== undefined) checkWord(args.knownHostsFile, "knownHostsFile", issues);
     if (args.privateKeyFile !== undefined) checkWord(args.privateKeyFile, "privateKeyFile", issues);
+    (args.hostKeyAlgorithms ?? []).forEach((a, i) => {
+        if (!/^[a-z0-9@.-]+$/.test(a)) issues.push({ path: `hostKeyAlgorithms[${i}]`, message: "is not an SSH host key algorithm name", value: a, allowed: "e.g. ssh-ed25519" });
+    });
     checkVarNames(args.vars, "vars", issues);
     return issues;
 }
@@ -132,9 +141,11 @@ function checkVarNames(vars: Record<string, unknown>, base: string, issues: Spec
  * gets for an option, so ansible.cfg's ssh_args, which come first on Ansible's ssh command line, set no host-key rule.
  * source: OpenBSD ssh_config(5) ("the first obtained value will be used"; StrictHostKeyChecking yes / accept-new).
  */
-function hostKeyOptions(knownHostsFile: string | undefined, pinned = false): string[] {
-    const opts = [`-o StrictHostKeyChecking=${pinned && knownHostsFile !== undefined ? "yes" : "accept-new"}`];
+function hostKeyOptions(knownHostsFile: string | undefined, pinned = false, algorithms: string[] = []): string[] {
+    const strict = pinned && knownHostsFile !== undefined;
+    const opts = [`-o StrictHostKeyChecking=${strict ? "yes" : "accept-new"}`];
     if (knownHostsFile !== undefined) opts.push(`-o UserKnownHostsFile=${knownHostsFile}`);
+    if (strict && algorithms.length > 0) opts.push(`-o HostKeyAlgorithms=${algorithms.join(",")}`);
     return opts;
 }
 
@@ -156,8 +167,8 @@ const JUMP_MUX = [
  * ProxyCommand rather than ProxyJump because `-o` options given to ssh are not passed to the jump hop's own ssh,
  * so with ProxyJump the bastion's host key would be checked against a different known_hosts and policy.
  */
-export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys">): string {
-    const opts = hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys);
+export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys" | "hostKeyAlgorithms">): string {
+    const opts = hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms);
     if (args.ssm) {
         // %h is the host's address, its instance id; %p its SSH port (ssm_config of the AWS guide). Session Manager
         // checks the caller's IAM (ssm:StartSession on the instance and the document) instead of a network path.
@@ -167,7 +178,7 @@ export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "kno
     }
     if (args.bastion) {
         const b = args.bastion;
-        const hop = ["ssh", ...JUMP_MUX, "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys)];
+        const hop = ["ssh", ...JUMP_MUX, "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms)];
         if (args.privateKeyFile !== undefined) hop.push("-i", args.privateKeyFile);
         hop.push(`${b.user}@${b.address}`);
         opts.push(`-o ProxyCommand="${hop.join(" ")}"`);

@@ -1,3 +1,5 @@
+import { hostKeyCloudConfigLines } from "./hostkeys";
+
 /**
  * The bastion / jump host's sshd, tuned for the kit's Ansible runs. Every node's connection goes through it: the
  * inventory's ProxyCommand shares one master connection (inventory.ts), but the first wave of a run starts up to
@@ -12,8 +14,11 @@
 /** The drop-in's settings. */
 export const JUMP_HOST_SSHD_SETTINGS = "MaxStartups 100:30:1000\n";
 
-/** cloud-init user data (#cloud-config) that installs the settings on the jump host. Pure. */
-export function jumpHostCloudConfig(): string {
+/**
+ * cloud-init user data (#cloud-config) that installs the settings on the jump host and, when given, the stack's host
+ * key for it as its only SSH host key (hostkeys.ts), so the first contact is checked against the pinned key. Pure.
+ */
+export function jumpHostCloudConfig(hostKey?: { privateKey: string; publicKey: string }): string {
     return [
         "#cloud-config",
         "# rdmakit: sshd of the jump host, tuned for the Ansible runs (components/provision/jump.ts)",
@@ -23,6 +28,7 @@ export function jumpHostCloudConfig(): string {
         "    permissions: '0644'",
         "    content: |",
         ...JUMP_HOST_SSHD_SETTINGS.trimEnd().split("\n").map((l) => `      ${l}`),
+        ...(hostKey ? hostKeyCloudConfigLines(hostKey) : []),
         "runcmd:",
         "  - [systemctl, try-reload-or-restart, ssh.service]",
         "",

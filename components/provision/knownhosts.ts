@@ -5,7 +5,7 @@
  * key is refused on first contact. Pure except writeKnownHosts.
  */
 import { spawnSync } from "node:child_process";
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -40,15 +40,18 @@ function sshString(data: Buffer | string): Buffer {
  * source: openssh-portable PROTOCOL.key; openssh-portable sshkey.c (sshkey_private_to_blob2, ed25519 private part);
  * RFC 8709 §4 (ssh-ed25519 public key: string "ssh-ed25519", string key).
  */
-export function ed25519HostKey(comment = "rdmakit-host"): HostKeyPair {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+export function ed25519HostKey(comment = "rdmakit-host", fromSeed?: Buffer): HostKeyPair {
+    // with a 32-byte seed, the key it determines (a PKCS#8 Ed25519 key is a fixed prefix and the seed, RFC 8410 §7):
+    // tests use it where a provider's state would hand back the same key at every run
+    const privateKey = fromSeed
+        ? createPrivateKey({ key: Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), fromSeed]), format: "der", type: "pkcs8" })
+        : generateKeyPairSync("ed25519").privateKey;
     const jwk = privateKey.export({ format: "jwk" }) as { d: string; x: string };
     const seed = Buffer.from(jwk.d, "base64url");
     const pub = Buffer.from(jwk.x, "base64url");
-    void publicKey;
     const keyType = "ssh-ed25519";
     const pubBlob = Buffer.concat([sshString(keyType), sshString(pub)]);
-    const check = randomBytes(4);
+    const check = fromSeed ? pub.subarray(0, 4) : randomBytes(4);
     let priv = Buffer.concat([check, check, sshString(keyType), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString(comment)]);
     const pad: number[] = [];
     for (let i = 1; (priv.length + pad.length) % 8 !== 0; i++) pad.push(i);
@@ -90,6 +93,20 @@ export function renderKnownHosts(entries: KnownHost[]): string {
         return `${names.join(",")} ${m[1]} ${m[2]}`;
     });
     return lines.sort().join("\n") + (lines.length ? "\n" : "");
+}
+
+/** The host key types a cloud stack's keys have (hostkeys.ts): the only ones its ssh clients accept. */
+export const KIT_HOST_KEY_ALGORITHMS = ["ssh-ed25519"];
+
+/**
+ * A cloud stack's known_hosts entries: every node's SSH address (private IP, or instance id through Session Manager)
+ * with the node group's one key, and the bastion / jump host with its own. Pure.
+ */
+export function groupKnownHosts(nodeAddresses: string[], nodeKey: string, entry?: { address: string; publicKey: string; port?: number }): KnownHost[] {
+    return [
+        ...nodeAddresses.map((a) => ({ hosts: [a], publicKey: nodeKey })),
+        ...(entry ? [{ hosts: [entry.address], port: entry.port, publicKey: entry.publicKey }] : []),
+    ];
 }
 
 /** Writes `out/<stack>/known_hosts` (or `file`) with the entries, 0644 in a folder made if missing; returns the path. */

@@ -1,10 +1,7 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { FabricPlan } from "../plan";
 import { keepNodes } from "../plan/provision";
 import { InventoryHost, InventorySsm, renderInventory } from "./inventory";
-import { PinnedHost, syncPinnedHostKeys } from "./knownhosts";
 
 /**
  * The GPU nodes as inventory hosts: the plan's names in placement order, the addresses the fabric reported, the
@@ -57,23 +54,17 @@ export function nodeInstances(plan: FabricPlan, addresses: string[], instanceIds
     }));
 }
 
-/** The stack's known_hosts file and the host keys pinned in it (the nodes', the bastion's). */
-export interface PinnedHostKeys {
-    /** e.g. knownHostsPath(stack): out/<stack>/known_hosts */
-    file: string;
-    /** public keys only */
-    hosts: pulumi.Input<PinnedHost[]>;
+/** Pinned host keys for the inventory: the file (as the run that reads the inventory names it), the key types. */
+export interface HostKeyPin {
+    knownHostsFile: string;
+    hostKeyAlgorithms: string[];
+    /** resolves once the file is written: the inventory (and so every run) waits for it */
+    written?: pulumi.Output<unknown>;
 }
 
 /**
  * The inventory text for the Ansible runs: one apply over the whole address list (never one per node), so it
- * costs the same at 8 and 1,000 nodes. With `hostKeys`, the runs check every host against that file alone
- * (StrictHostKeyChecking=yes) and, at a deployment, the file is made to hold exactly the pinned keys of each
- * address before the inventory resolves, so before any run that reads it: a replaced node's old entry at a reused
- * address is dropped (knownhosts.ts syncPinnedHostKeys). A preview writes nothing. Without `hostKeys` the runs use
- * the operator's known_hosts with accept-new and nothing is dropped: the kit cannot tell a replaced node from
- * another machine at its address, so a node that comes back with a new key fails the run with ssh's "REMOTE HOST
- * IDENTIFICATION HAS CHANGED" until its entry is removed by hand (`ssh-keygen -R <address>`).
+ * costs the same at 8 and 1,000 nodes.
  */
 export function nodeInventory(
     plan: FabricPlan,
@@ -81,27 +72,15 @@ export function nodeInventory(
     entry?: { address: pulumi.Output<string | undefined>; user: string },
     instanceIds?: pulumi.Output<string[] | undefined>,
     ssm?: InventorySsm,
-    hostKeys?: PinnedHostKeys,
+    pin?: HostKeyPin,
 ): pulumi.Output<string> {
-    // public keys only, so a key pair kept as a secret does not make the inventory one
-    const pinned = hostKeys ? pulumi.unsecret(pulumi.output(hostKeys.hosts)) : pulumi.output(undefined);
-    return pulumi.all([addresses, entry?.address, instanceIds, pinned]).apply(([ips, bastion, ids, hosts]) => {
-        const text = renderInventory({
+    return pulumi.all([addresses, entry?.address, instanceIds, pin?.written]).apply(([ips, bastion, ids]) =>
+        renderInventory({
+            ...(pin ? { knownHostsFile: pin.knownHostsFile, pinnedHostKeys: true, hostKeyAlgorithms: pin.hostKeyAlgorithms } : {}),
             // through Session Manager, Ansible's address of a node is its instance id (the session's target)
             hosts: inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids),
             bastion: bastion ? { address: bastion, user: entry!.user } : undefined,
             ...(ssm ? { ssm } : {}),
-            ...(hostKeys ? { knownHostsFile: hostKeys.file, pinnedHostKeys: true } : {}),
             vars: plan.ansibleVars,
-        });
-        if (hostKeys && hosts && !pulumi.runtime.isDryRun()) {
-            fs.mkdirSync(path.dirname(hostKeys.file), { recursive: true });
-            const { dropped } = syncPinnedHostKeys(hostKeys.file, hosts);
-            if (dropped.length > 0) {
-                pulumi.log.info(`${hostKeys.file}: dropped the old host keys of ${dropped.length} replaced node address(es): ` +
-                    `${dropped.slice(0, 5).join(", ")}${dropped.length > 5 ? ", ..." : ""}`);
-            }
-        }
-        return text;
-    });
+        }));
 }

@@ -138,11 +138,31 @@ function fabricEnv(fabric: Fabric, plan: Record<string, string>): Record<string,
  * roce source: Open MPI as a launcher only (`--mca pml ob1`, TCP btl) per research ansible-stack.md §6.
  */
 /**
- * How mpirun on the first node reaches the others: ssh through the SSH agent that validate.yml forwards from the
- * controller (the key that Ansible uses is authorized on every node), accepting each node's host key on first
- * contact. source: Open MPI FAQ, "plm_rsh_args" (arguments mpirun gives to ssh); OpenSSH ssh_config(5).
+ * Where a launching node keeps this run's SSH identity for mpirun (validate.yml, the nccl_validate role's run_key.yml):
+ * a folder under the login user's home, 0700, holding the run's own Ed25519 key (`id_ed25519`, 0600, made on that node
+ * and never copied off it) and a `known_hosts` of the nodes' host keys. Both go when the validation ends.
+ * ssh expands `~` in `-i` and in UserKnownHostsFile itself (source: OpenBSD ssh(1) -i, ssh_config(5) "TOKENS"/tilde
+ * expansion of IdentityFile and UserKnownHostsFile), so the path needs no shell.
  */
-export const LAUNCH_SSH = ["--mca", "plm_rsh_args", "-o StrictHostKeyChecking=accept-new -o BatchMode=yes"];
+export const MPIRUN_SSH_DIR = "~/.rdmakit-mpirun";
+
+/**
+ * How mpirun on a launching node reaches the others: ssh with the run's own key only (IdentitiesOnly: nothing an agent
+ * or ~/.ssh/config offers), each node's host key checked against the run's known_hosts (built from the stack's pinned
+ * host keys, or from what each node's own files show over the controller's verified connection) with no first-use
+ * trust and no system-wide file. No agent is forwarded: the operator's key never reaches a node.
+ * Tree spawn off: Open MPI's rsh launcher otherwise has daemons ssh on from other nodes (plm_rsh_no_tree_spawn, default
+ * false), which would need the key there too; with it off only the launcher connects.
+ * source: Open MPI FAQ "plm_rsh_args" (arguments mpirun gives to ssh); open-mpi/ompi orte/mca/plm/rsh/plm_rsh_component.c
+ * ("no_tree_spawn": "If set to true, do not launch via a tree-based topology", default false); OpenBSD ssh_config(5)
+ * (IdentitiesOnly, StrictHostKeyChecking yes, UserKnownHostsFile, GlobalKnownHostsFile, BatchMode).
+ */
+export const LAUNCH_SSH = [
+    "--mca", "plm_rsh_args",
+    `-i ${MPIRUN_SSH_DIR}/id_ed25519 -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=${MPIRUN_SSH_DIR}/known_hosts ` +
+        "-o GlobalKnownHostsFile=/dev/null -o BatchMode=yes",
+    "--mca", "plm_rsh_no_tree_spawn", "1",
+];
 
 function mpiFlags(fabric: Fabric, gpusPerNode: number): string[] {
     if (fabric === "aws-efa") {

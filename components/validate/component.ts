@@ -12,7 +12,7 @@ import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { type AnsibleRunInput, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
-import { buildNcclCommands, fillPairTemplate, firstDuplicate, type Fabric, type NcclCommandInput } from "./commands";
+import { buildNcclCommands, fillPairTemplate, firstDuplicate, MPIRUN_SSH_DIR, type Fabric, type NcclCommandInput } from "./commands";
 import { planIncast, receiverCommand, senderCommand, snapshotCommand, type IncastPlan } from "./incast";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
@@ -130,6 +130,11 @@ export interface ClusterValidationArgs extends ValidationRunArgs {
     rerunOn?: pulumi.Input<string>;
     /** Addresses mpirun reaches the nodes by, in the order of `hosts` (private IPs). @default hosts */
     mpiHosts?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Host public keys every node presents, as the stack pinned them (`ssh-ed25519 AAAA...`): the launchers' known_hosts
+     * for mpirun is built from them. @default none: from each node's own host key files, read over Ansible's connection
+     */
+    hostKeys?: pulumi.Input<string[]>;
     /**
      * Fail `pulumi up` when the report fails.
      * @default true
@@ -299,17 +304,27 @@ export interface ValidationVars {
     nccl_validate_health_checks: boolean;
     /** RoCE: the incast (absent when the fabric has none or fewer than three hosts) */
     nccl_validate_incast?: IncastVars;
+    /** The launchers' folder for the run's mpirun key and known_hosts (commands.ts MPIRUN_SSH_DIR, which mpirun reads). */
+    nccl_validate_ssh_dir: string;
+    /** Host public keys every node presents (the stack's pinned ones); [] reads each node's own. */
+    nccl_validate_host_keys: string[];
 }
 
 /**
  * The variables validate.yml receives. Pure: the component and `rdmakit plan` (components/artifacts.ts) both use it,
  * so the plan's nccl-commands.sh is what `pulumi up` runs. Throws SpecError on bad arguments.
  */
-export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outDir: string): ValidationVars {
+export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outDir: string, hostKeys: string[] = []): ValidationVars {
     const issues = validateArgs(args);
     if (mpiHosts.length !== args.hosts.length) {
         issues.push({ path: "mpiHosts", message: `has ${mpiHosts.length} addresses for ${args.hosts.length} hosts`, value: mpiHosts });
     }
+    hostKeys.forEach((k, i) => {
+        // one line of the launchers' known_hosts each: a public key line and nothing that could start another entry
+        if (!/^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+={0,2}( [^\n\r]*)?$/.test(k)) {
+            issues.push({ path: `hostKeys[${i}]`, message: "is not an SSH public key line", allowed: "ssh-ed25519 AAAA... [comment]" });
+        }
+    });
     if (issues.length) throw new SpecError(issues, "invalid validation arguments");
     const all = args.expectations.all;
     const cmds = buildNcclCommands({
@@ -342,6 +357,8 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccl_validate_check_pkey: args.fabric === "azure-ib",
         nccl_validate_health_checks: args.fabric === "azure-ib",
         ...incastVars(args, mpiHosts),
+        nccl_validate_ssh_dir: MPIRUN_SSH_DIR,
+        nccl_validate_host_keys: hostKeys,
     };
 }
 
@@ -504,8 +521,8 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const outFromRun = path.relative(repoRoot, path.resolve(this.reportDir)) || ".";
         // The inventory and the variables grow with the node count: they go on stdin, which has no size limit, and
         // only their digests into the environment and the triggers (VALIDATE_SCRIPT).
-        const vars = pulumi.output(args.mpiHosts ?? args.hosts).apply((addrs) =>
-            JSON.stringify(validationVars(args, addrs, path.join(outFromRun, "nccl"))));
+        const vars = pulumi.all([args.mpiHosts ?? args.hosts, args.hostKeys ?? []]).apply(([addrs, keys]) =>
+            JSON.stringify(validationVars(args, addrs, path.join(outFromRun, "nccl"), keys)));
         const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({ inventory, extraVars }));
         const digests = runInputDigests(input);
         const digest = vars.apply(varsDigest);
