@@ -1,26 +1,25 @@
-// Pinned host identities, for real: an sshd on 127.0.0.1 runs with a host key the kit made (ed25519HostKey, so sshd
-// reads the kit's OpenSSH encoding), taken from the #cloud-config the kit's user data carries (hostkeys.ts), and Ansible reaches it through an inventory from renderInventory with the
-// per-stack known_hosts from writeKnownHosts. The pinned key is accepted; a host showing another key, or one not in
+// Pinned host identities, for real: an sshd on 127.0.0.1 (test/fixtures/sshd.ts) runs with a host key the kit made
+// (ed25519HostKey, so sshd reads the kit's OpenSSH encoding), taken from the #cloud-config the kit's user data carries
+// (hostkeys.ts), and Ansible reaches it through an inventory from renderInventory with the per-stack known_hosts
+// from writeKnownHosts. The pinned key is accepted; a host showing another key, or one not in
 // the file, is refused on first contact. Needs root, sshd (openssh-server) and ansible.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { freePort } from "./fixtures/ports";
+import { startSshd, sshdMissing, type Sshd } from "./fixtures/sshd";
 import { ed25519HostKey, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, renderKnownHosts, writeKnownHosts, type HostKeyPair } from "../components/provision/knownhosts";
 import { hostKeyCloudConfig } from "../components/provision/hostkeys";
 import { parse as parseYaml } from "yaml";
 import { renderInventory } from "../components/provision/inventory";
 
 const ROOT = path.join(__dirname, "..");
-const SSHD = "/usr/sbin/sshd";
-const why = process.getuid?.() !== 0 ? "needs root" : !fs.existsSync(SSHD) ? `no ${SSHD} (apt-get install openssh-server)`
-    : spawnSync("sh", ["-c", "command -v ansible"]).status !== 0 ? "no ansible" : "";
+const why = sshdMissing() || (spawnSync("sh", ["-c", "command -v ansible"]).status !== 0 ? "no ansible" : "");
 let dir: string;
-let sshd: ChildProcess | undefined;
+let sshd: Sshd | undefined;
 let port = 0;
 let hostKey: HostKeyPair;
 let clientKey: string;
@@ -35,31 +34,16 @@ before(async () => {
     clientKey = path.join(dir, "id");
     assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", clientKey]).status, 0);
     port = await freePort();
-    fs.writeFileSync(path.join(dir, "sshd_config"), [
-        `Port ${port}`, "ListenAddress 127.0.0.1", `HostKey ${path.join(dir, "host_key")}`,
-        `AuthorizedKeysFile ${clientKey}.pub`, "PermitRootLogin prohibit-password", "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", "PidFile none", "",
-    ].join("\n"));
-    // sshd's privilege separation folder (the openssh-server package makes it at boot)
-    fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
-    sshd = spawn(SSHD, ["-D", "-e", "-f", path.join(dir, "sshd_config")], { stdio: ["ignore", "ignore", "pipe"] });
-    let log = "";
-    sshd.stderr!.on("data", (d) => (log += String(d)));
-    for (let i = 0; i < 50; i++) {
-        if (await new Promise<boolean>((r) => { const s = net.connect(port, "127.0.0.1", () => { s.end(); r(true); }); s.on("error", () => r(false)); })) return;
-        await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.fail(`sshd did not listen on ${port}:\n${log}`);
+    sshd = await startSshd(dir, { address: "127.0.0.1", port, hostKeyFiles: [path.join(dir, "host_key")], authorizedKey: `${clientKey}.pub` });
 });
-after(() => {
+after(async () => {
     // the SSH masters Ansible left (ControlPersist) and their sessions: this test's processes, found by its own folder
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
         try {
             if (dir && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir)) process.kill(Number(pid), "SIGTERM");
         } catch { /* gone */ }
     }
-    sshd?.kill("SIGTERM");
-    sshd?.stderr?.destroy();
+    await sshd?.stop();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
