@@ -5,7 +5,7 @@
  * test sees what mpirun's ssh would use: a key made for the run on each launcher, authorized with `restrict` and the
  * run's marker on every node, a known_hosts of the pinned host key (or, with none pinned, of each node's own host
  * key files), and afterwards nothing: not after a pass, not after a failure, and an earlier run's line is gone too.
- * (The fallback with no pinned key, each node's own /etc/ssh keys, is the same template's other branch.)
+ * The fallback with no pinned key (bare metal) runs too: each node's own /etc/ssh host keys, read over Ansible's connection.
  * The operator's own authorized line stays. No agent, no forwarding.
  */
 import { after, test } from "node:test";
@@ -118,3 +118,20 @@ test("validate.yml: a key per launcher for the run, restricted, pinned known_hos
 function keyOf(line: string): string {
     return line.split(" ").slice(0, 2).join(" ");
 }
+
+test("validate.yml with no pinned host key (bare metal): the launchers' known_hosts holds each node's own host keys; gone after", skip, (t) => {
+    // what `cat /etc/ssh/ssh_host_*_key.pub` prints on the nodes (both are this machine here), in the shell's glob order
+    const own = fs.existsSync("/etc/ssh") ? fs.readdirSync("/etc/ssh").filter((f) => /^ssh_host_.*_key\.pub$/.test(f)).sort() : [];
+    if (own.length === 0) { t.skip("this machine has no SSH host keys in /etc/ssh"); return; }
+    const p = runPlay([],
+        ({ home, seen }) => `cp -r ${home}/mpirun-node-a ${seen}/a`,
+        ({ home, seen }) => `cp -r ${home}/mpirun-node-b ${seen}/b`);
+    assert.equal(p.r.status, 0, p.r.stdout.slice(-3000));
+    const keys = own.map((f) => keyOf(fs.readFileSync(path.join("/etc/ssh", f), "utf8").trim()));
+    for (const h of ["a", "b"]) {
+        assert.equal(fs.readFileSync(path.join(p.seen, h, "known_hosts"), "utf8"),
+            ["10.0.0.1", "10.0.0.2"].flatMap((a) => keys.map((k) => `${a} ${k}\n`)).join(""));
+    }
+    assert.equal(fs.readFileSync(p.ak, "utf8"), `${OPERATOR}\n`);
+    assert.ok(!fs.existsSync(p.keyDir("node-a")) && !fs.existsSync(p.keyDir("node-b")));
+});
