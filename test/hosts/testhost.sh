@@ -4,7 +4,8 @@
 # port on 127.0.0.1, so Ansible reaches several containers as separate hosts. Recipe: /work/shared/DESIGN.md
 # ("Ansible test hosts").
 #
-#   testhost.sh base <cache-dir>                                 build <cache-dir>/bookworm-base.tar once; print its path
+#   testhost.sh base <cache-dir>                                 build the base tarball once; print its path
+#                                                                (see "Base cache" below)
 #   testhost.sh up <cache-dir> <run-dir> <name> <port> <pubkey> [<address>]
 #                                                                unpack, configure sshd on <address>:<port> (default
 #                                                                127.0.0.1), boot; wait for ssh; print pid
@@ -20,16 +21,36 @@ need_root() { [ "$(id -u)" = 0 ] || die "must run as root (debootstrap and syste
 # The mirror the build machine uses; override with RDMAKIT_TESTHOST_MIRROR.
 MIRROR=${RDMAKIT_TESTHOST_MIRROR:-http://deb.debian.org/debian}
 
+# Base cache: the tarball depends only on how it is built (build_base below and the mirror), so it is kept outside
+# the clone, in ${RDMAKIT_TESTHOST_BASE_CACHE:-/var/cache/rdmakit-testhosts}/<hash of build_base and the mirror>/,
+# as test/engine/build.sh keeps the engine binaries: every fresh clone on a machine (CI's) reuses it instead of
+# running debootstrap again (about 2 min on 2 cores). A changed recipe is a new hash, so a new build. Where that
+# folder cannot be made, <cache-dir> given by the caller holds it.
+base_cache() {
+    local fallback=$1 hash dir
+    hash=$( { declare -f build_base; echo "$MIRROR"; } | sha256sum | cut -c1-16)
+    dir=${RDMAKIT_TESTHOST_BASE_CACHE:-/var/cache/rdmakit-testhosts}/$hash
+    if mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ]; then echo "$dir"; else mkdir -p "$fallback" && echo "$fallback"; fi
+}
+
 cmd_base() {
-    local cache=$1 tar="$1/bookworm-base.tar"
+    local cache; cache=$(base_cache "$1")
+    local tar="$cache/bookworm-base.tar"
     if [ -s "$tar" ]; then echo "$tar"; return; fi
     need_root
     command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install debootstrap)"
-    mkdir -p "$cache"
     # test files run in parallel: one builds the base, the others wait for it
     exec 9>"$cache/base.lock"
     flock 9
     if [ -s "$tar" ]; then echo "$tar"; flock -u 9; return; fi
+    build_base "$cache" "$tar"
+    exec 9>&-
+    echo "$tar"
+}
+
+# build_base <dir> <tar>: debootstrap the tree and pack it (what the base cache's hash covers)
+build_base() {
+    local cache=$1 tar=$2
     local tree="$cache/base.build"
     rm -rf "$tree"
     debootstrap --variant=minbase --include=python3,openssh-server,systemd,systemd-sysv,dbus \
@@ -44,8 +65,6 @@ cmd_base() {
     rm -rf "$tree"/var/lib/apt/lists/*
     tar -C "$tree" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
     rm -rf "$tree"
-    exec 9>&-
-    echo "$tar"
 }
 
 cmd_up() {
