@@ -1,4 +1,5 @@
-import { isSecretInput, mockHostKey, mockHostKeyState } from "./fixtures/host-key-mock";
+import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
+import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -8,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { readAnsibleRunInput } from "../components/provision/ansible";
-import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -32,21 +33,9 @@ before(async () => {
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-            const state: Record<string, any> = { ...args.inputs, ...mockHostKeyState(args) };
-            if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
-            if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
-            const id = args.type.startsWith("azure-native:")
-                ? `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/demo/providers/${args.type}/${args.name}`
-                : `${args.name}-id`;
-            return { id, state };
+            return clusterResource(args);
         },
-        call(args) {
-            if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
-            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: nodeIds, privateIps: NODE_IPS };
-            if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
-            if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
-            return {};
-        },
+        call: (args) => clusterCall(args, { ids: nodeIds, privateIps: NODE_IPS }),
     }, "rdmakit", "test", false);
     mod = await import("../components/cluster");
 });

@@ -1,7 +1,7 @@
 // A rotated SSH key re-runs nothing: the same stack planned with two different node keys registers every command with
 // the same inputs (the engine diffs inputs; equal inputs, no update). The key reaches the runs from the program
 // (components/provision/keysocket.ts), never as an input. Pulumi's mock engine, each bundled example.
-import { mockHostKeyState } from "./fixtures/host-key-mock";
+import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
-import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 interface Registered { type: string; name: string; inputs: Record<string, unknown> }
 let registered: Registered[] = [];
@@ -23,25 +23,14 @@ before(async () => {
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-            const state: Record<string, unknown> = { ...args.inputs, ...mockHostKeyState(args) };
-            if (args.type.startsWith("azure-native:")) state.name = args.inputs.resourceGroupName ?? args.name;
-            if (args.type === "aws:ec2/instance:Instance") state.publicIp = "198.51.100.7";
-            if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = "198.51.100.8";
+            const answer = clusterResource(args);
+            if (args.type.startsWith("azure-native:")) answer.state.name = args.inputs.resourceGroupName ?? args.name;
             if (args.type === "command:local:Command" && args.name.endsWith("-node-ips")) {
-                state.stdout = JSON.stringify(["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"].map((ip) => [ip, null]));
+                answer.state.stdout = JSON.stringify(["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"].map((ip) => [ip, null]));
             }
-            const id = args.type.startsWith("azure-native:")
-                ? `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/demo/providers/${args.type}/${args.name}`
-                : `${args.name}-id`;
-            return { id, state };
+            return answer;
         },
-        call(args) {
-            if (args.token === "aws:ec2/getAmi:getAmi") return { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" };
-            if (args.token === "aws:ec2/getInstances:getInstances") return { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS };
-            if (args.token === "azure-native:authorization:getClientConfig") return CLIENT_CONFIG;
-            if (args.token === "azure-native:authorization:getClientToken") return CLIENT_TOKEN;
-            return {};
-        },
+        call: (args) => clusterCall(args, { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS }),
     }, "rdmakit", "rotate", false);
     mod = await import("../components/cluster");
 });

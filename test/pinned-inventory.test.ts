@@ -9,7 +9,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
-import { mockHostKey, mockHostKeyState } from "./fixtures/host-key-mock";
+import { mockHostKey } from "./fixtures/host-key-mock";
+import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
 
 const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
@@ -18,9 +19,8 @@ for (const dryRun of [true, false]) {
     test(`an AWS stack's pinned host keys, ${dryRun ? "preview: nothing written" : "deployment: the file holds exactly the stack's keys"}`, async () => {
         const stack = dryRun ? "pin-preview" : "pin-deploy";
         await pulumi.runtime.setMocks({
-            newResource: (a) => ({ id: `${a.name}-id`, state: { ...a.inputs, ...mockHostKeyState(a), ...(a.type === "aws:ec2/instance:Instance" ? { publicIp: "198.51.100.7" } : {}) } }),
-            call: (a) => a.token === "aws:ec2/getAmi:getAmi" ? { id: "ami-0dl0000000000000a", rootDeviceName: "/dev/sda1", architecture: "x86_64" }
-                : a.token === "aws:ec2/getInstances:getInstances" ? { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS } : {},
+            newResource: clusterResource,
+            call: (a) => clusterCall(a, { ids: NODE_IPS.map((_, i) => `i-${i}`), privateIps: NODE_IPS }),
         }, "rdmakit", stack, dryRun);
         const { RdmaCluster } = await import("../components/cluster");
         const file = path.join("out", stack, "known_hosts");

@@ -55,6 +55,14 @@ function sonicState(dir: string, db: Db = FACTORY): void {
 }
 const sonicDb = (dir: string): Db => JSON.parse(fs.readFileSync(path.join(dir, "configdb.json"), "utf8"));
 
+
+/** The switch's config_db after a push passes SONiC's YANG models (yanglint), or the test is skipped saying why not. */
+function yangValid(t: { skip: (why: string) => void }, db: Parameters<typeof yanglint>[0]): void {
+    const avail = yangAvailable();
+    if (!avail.ok) { t.skip(avail.why); return; }
+    const y = yanglint(db);
+    assert.equal(y.status, 0, y.output);
+}
 describe("NVUE push: apply --confirm, verify, confirm, save", () => {
     const { cmd } = pushes();
     const c = cmd["leaf-nvue"];
@@ -145,10 +153,7 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         assert.ok(db.DSCP_TO_TC_MAP.AZURE, "factory maps other ports use stay");
         const view = readSonic("leaf-sonic", db);
         assert.deepEqual(view.ports.filter((p) => ["Ethernet0", "Ethernet8"].includes(p.port)).map((p) => [p.port, p.dscpToTc[26], p.losslessPgs]), [["Ethernet0", 3, [3]], ["Ethernet8", 3, [3]]]);
-        const avail = yangAvailable();
-        if (!avail.ok) return t.skip(avail.why);
-        const y = yanglint(db);
-        assert.equal(y.status, 0, y.output);
+        yangValid(t, db);
     });
 
     it("moving RoCE from priority 3 to 4 removes PFC, the ECN queue and the lossless PG of priority 3", (t) => {
@@ -169,10 +174,7 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         }
         assert.deepEqual(db.PFC_PRIORITY_TO_PRIORITY_GROUP_MAP.RDMAKIT_ROCE, { 4: "4" });
         assert.equal(db.DSCP_TO_TC_MAP.RDMAKIT_ROCE["26"], "4");
-        const avail = yangAvailable();
-        if (!avail.ok) return t.skip(avail.why);
-        const y = yanglint(db);
-        assert.equal(y.status, 0, y.output);
+        yangValid(t, db);
     });
 
     it("moving from lossless to lossy removes PFC, the watchdog rows and the lossless PG, and keeps ECN", (t) => {
@@ -186,10 +188,7 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         assert.equal(db.PFC_WD.Ethernet0, undefined);
         assert.equal(db.BUFFER_PG["Ethernet0|3"], undefined);
         assert.deepEqual(db.QUEUE["Ethernet0|3"], { scheduler: "RDMAKIT_ROCE_DWRR", wred_profile: "RDMAKIT_ROCE_ECN" });
-        const avail = yangAvailable();
-        if (!avail.ok) return t.skip(avail.why);
-        const y = yanglint(db);
-        assert.equal(y.status, 0, y.output);
+        yangValid(t, db);
     });
 
     const steps: Array<[string, string, "none" | "checkpoint" | "rollback"]> = [
