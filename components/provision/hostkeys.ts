@@ -6,7 +6,7 @@
  * One Ed25519 host key per node group (the stack's one Auto Scaling group or scale set), one for the bastion / jump
  * host. Per group, not per node: every node of a group boots from the same launch template or scale-set model, so
  * its user data / customData is one text for all of them, and a key per node would need a resource per node (which
- * DESIGN.md's scale rule forbids) plus a way to match keys to instances the group starts on its own. The trade-off:
+ * docs/architecture.md's scale rule forbids) plus a way to match keys to instances the group starts on its own. The trade-off:
  * root on one node holds the key every node shows, so it could impersonate another node of the same cluster to a
  * client that connects to that node's address (it cannot impersonate the bastion, which has its own key, nor a node
  * of another stack). And the user data can be read back on the node through the instance metadata service (AWS:

@@ -175,7 +175,7 @@ function mpiFlags(fabric: Fabric, gpusPerNode: number): string[] {
     return ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--bind-to", "none", "--map-by", `ppr:${gpusPerNode}:node`];
 }
 
-/** The first value listed twice; one pass, so a 1,000-node list costs nothing (DESIGN.md, Scale). */
+/** The first value listed twice; one pass, so a 1,000-node list costs nothing (docs/architecture.md, Scale). */
 export function firstDuplicate(xs: string[]): string | undefined {
     const seen = new Set<string>();
     for (const x of xs) {

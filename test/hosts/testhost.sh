@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian bookworm test hosts for the Ansible real-run test (test/ansible-run.test.ts).
 # Each host is a debootstrap tree booted with systemd-nspawn on the host network; its sshd listens on its own
-# port on 127.0.0.1, so Ansible reaches several containers as separate hosts. Recipe: /work/shared/DESIGN.md
+# port on 127.0.0.1, so Ansible reaches several containers as separate hosts. Recipe: docs/architecture.md
 # ("Ansible test hosts").
 #
 #   testhost.sh base <cache-dir>                                 build the base tarball once; print its path
