@@ -5,18 +5,27 @@ import { GpuModel } from "./types";
  * source: NVIDIA data sheets as quoted in ../shared/research/aws-efa.md §1 and azure-ib.md §1
  * (A100 40/80 GB, H100 80 GB, H200 141 GB, MI300X 192 GB). A10G/L4 24 GB and L40S 48 GB: NVIDIA product
  * pages (https://www.nvidia.com/en-us/data-center/l4/, /l40s/; A10G per https://aws.amazon.com/ec2/instance-types/g5/).
+ *
+ * PCIe and NVLink (the node health grade, components/health):
+ * - A100: "PCIe Gen4: 64GB/s", "NVLink: 600GB/s" (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf);
+ *   twelve third-generation NVLink links per GPU (NVIDIA A100 Tensor Core GPU Architecture whitepaper, "NVLink"); a
+ *   real 8x A100-SXM4-80GB `nvidia-smi nvlink --status` lists Link 0-11 per GPU (leptonai/gpud testdata, test/fixtures/health/README.md).
+ * - H100 / H200 SXM: "PCIe Gen5: 128GB/s", "NVLink: 900GB/s" (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet,
+ *   https://www.nvidia.com/en-us/data-center/h200/); 18 fourth-generation NVLink links per GPU (NVIDIA H100 Tensor Core GPU Architecture
+ *   whitepaper); a real HGX H100 `lspci -vv` shows each GPU at LnkCap Speed 32GT/s, Width x16 (gpud testdata).
+ * - L4, L40S: "PCIe Gen4 x16" and no NVLink (the product pages above). B200/B300, A10G, MI300X: not stated here, left unknown.
  */
 export const GPUS: Record<string, GpuModel> = {
-    "A100-40GB": { name: "A100-40GB", memoryGiB: 40, collectives: "nccl", family: "ampere" },
-    "A100-80GB": { name: "A100-80GB", memoryGiB: 80, collectives: "nccl", family: "ampere" },
-    "H100-80GB": { name: "H100-80GB", memoryGiB: 80, collectives: "nccl", family: "hopper" },
-    "H200-141GB": { name: "H200-141GB", memoryGiB: 141, collectives: "nccl", family: "hopper" },
+    "A100-40GB": { name: "A100-40GB", memoryGiB: 40, collectives: "nccl", family: "ampere", pcie: { gen: 4, width: 16 }, nvlinkLinks: 12 },
+    "A100-80GB": { name: "A100-80GB", memoryGiB: 80, collectives: "nccl", family: "ampere", pcie: { gen: 4, width: 16 }, nvlinkLinks: 12 },
+    "H100-80GB": { name: "H100-80GB", memoryGiB: 80, collectives: "nccl", family: "hopper", pcie: { gen: 5, width: 16 }, nvlinkLinks: 18 },
+    "H200-141GB": { name: "H200-141GB", memoryGiB: 141, collectives: "nccl", family: "hopper", pcie: { gen: 5, width: 16 }, nvlinkLinks: 18 },
     // source: aws-efa.md §1 "8x B200 (~179 GiB each)"
     "B200": { name: "B200", memoryGiB: 179, collectives: "nccl", family: "blackwell" },
     "B300": { name: "B300", collectives: "nccl", family: "blackwell" },
     "A10G": { name: "A10G", memoryGiB: 24, collectives: "nccl", family: "ampere" },
-    "L4": { name: "L4", memoryGiB: 24, collectives: "nccl", family: "ada" },
-    "L40S": { name: "L40S", memoryGiB: 48, collectives: "nccl", family: "ada" },
+    "L4": { name: "L4", memoryGiB: 24, collectives: "nccl", family: "ada", pcie: { gen: 4, width: 16 } },
+    "L40S": { name: "L40S", memoryGiB: 48, collectives: "nccl", family: "ada", pcie: { gen: 4, width: 16 } },
     "MI300X": { name: "MI300X", memoryGiB: 192, collectives: "rccl", family: "cdna3" },
 };
 

@@ -28,4 +28,8 @@ export interface GpuModel {
     collectives: "nccl" | "rccl";
     /** CUDA/ROCm architecture family, for driver and NCCL choices */
     family: "ampere" | "hopper" | "blackwell" | "ada" | "cdna3";
+    /** host PCIe link the GPU is built for (generation, lanes); undefined where no public source states it */
+    pcie?: { gen: number; width: number };
+    /** NVLink links per GPU on the SXM/HGX board; undefined where no public source states it (or no NVLink) */
+    nvlinkLinks?: number;
 }

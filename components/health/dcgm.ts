@@ -1,0 +1,113 @@
+/**
+ * `dcgmi diag -r <level>`: the text table and the `-j` JSON, DCGM 3.x and 4.x → test results.
+ * Text (DCGM dcgmi/Diag.cpp; real outputs in NVIDIA/DCGM#55, #49, #198, IBM/autopilot#68, test/fixtures/health/README.md):
+ *   | Diagnostic                | Result                                         |
+ *   |-----  Deployment  --------+------------------------------------------------|   section rows (also "+-----  X  ---+")
+ *   | Denylist                  | Pass                                           |   a test and its result: Pass, Fail,
+ *   | PCIe                      | Fail - All                                     |   Skip, Warn, with " - All" /
+ *   | GPU Memory                | Pass - GPUs: 1, 2, 3 ...                       |   " - GPU: 0" / " - GPUs: 1, 2"
+ *   |                           | Fail - GPU: 0                                  |   continuation: more of the same test
+ *   | Warning                   | GPU 0 Thermal violations totaling ...           |   detail rows (Warning, Error, Info),
+ *   |                           | s started at 9.7 seconds ...                    |   wrapped over several rows
+ *   |                           | GPU0: Fail                                      |   DCGM 4.x: a result per entity
+ * Metadata rows (DCGM Version, Driver Version Detected, ...) carry no result and are skipped.
+ * JSON: {"DCGM GPU Diagnostic" (3.x) | "DCGM Diagnostic" (4.x): {"test_categories": [{"category", "tests": [{"name",
+ * "results": [{"status", "gpu_id" | "entity_id", "warnings": [{"warning", ...}], "info"}], "test_summary"?}]}]}}
+ * (field names as GoogleCloudPlatform/cluster-health-scanner src/gpu_healthcheck/gpu_healthcheck.py reads them).
+ * "Error: ..." lines (no host engine, no GPU) mean the diagnostic did not run: not checked, never a pass.
+ */
+import { HealthParseError } from "./types";
+
+export interface DcgmTest {
+    name: string;
+    status: "pass" | "fail" | "warn" | "skip";
+    /** the row(s) that show the status, and the warning/error text that follows */
+    evidence: string[];
+}
+
+export interface DcgmReport {
+    tests: DcgmTest[];
+    /** the tool's own error: the diagnostic did not run */
+    error?: string;
+}
+
+const STATUS = /^(Pass|Fail|Skip|Warn)\b/i;
+const ENTITY = /^GPU\s?\d+\s*:\s*(Pass|Fail|Skip|Warn)\b/i;
+
+function status(word: string): DcgmTest["status"] {
+    return word.toLowerCase() as DcgmTest["status"];
+}
+
+export function parseDcgmText(text: string): DcgmReport {
+    const tests: DcgmTest[] = [];
+    const lines = text.split(/\r?\n/);
+    const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
+    let table = false;
+    let last: DcgmTest | undefined;
+    let detail: string | undefined;
+    for (const raw of lines) {
+        const line = raw.trim();
+        if (!line.startsWith("|")) continue;
+        const cells = line.split("|").slice(1, -1).map((c) => c.trim());
+        if (cells.length < 2) continue;
+        const [name, result] = cells;
+        if (/^Diagnostic$/i.test(name) && /^Result$/i.test(result)) {
+            table = true;
+            continue;
+        }
+        if (/^-+\s/.test(name) || /^[-=]+$/.test(name)) continue; // section rows
+        if (name && STATUS.test(result)) {
+            last = { name, status: status(STATUS.exec(result)![1]), evidence: [`${name}: ${result}`] };
+            tests.push(last);
+            detail = undefined;
+        } else if (!name && last && (STATUS.test(result) || ENTITY.test(result))) {
+            const s = status((STATUS.exec(result) ?? ENTITY.exec(result))![1]);
+            if (s === "fail" || (s === "warn" && last.status === "pass")) last.status = s;
+            last.evidence.push(result);
+        } else if (/^(Warning|Error|Info)$/i.test(name) && last) {
+            detail = `${name}: ${result}`;
+            last.evidence.push(detail);
+        } else if (!name && detail !== undefined && last) {
+            // a wrapped detail row continues the text of the one above
+            last.evidence[last.evidence.length - 1] += result;
+            detail = last.evidence[last.evidence.length - 1];
+        }
+    }
+    if (!table && tests.length === 0) {
+        if (err) return { tests, error: err };
+        throw new HealthParseError("is not dcgmi diag output (no \"| Diagnostic | Result |\" table, no \"Error:\" line)");
+    }
+    return { tests, error: tests.length === 0 ? err : undefined };
+}
+
+interface JsonResult { status?: string; gpu_id?: unknown; entity_id?: unknown; warnings?: Array<{ warning?: string }>; info?: unknown; error?: unknown }
+
+export function parseDcgmJson(text: string): DcgmReport {
+    let doc: Record<string, unknown>;
+    try {
+        doc = JSON.parse(text) as Record<string, unknown>;
+    } catch (e) {
+        throw new HealthParseError(`is not JSON (${(e as Error).message})`);
+    }
+    const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown } | undefined;
+    if (!diag || !Array.isArray(diag.test_categories)) {
+        throw new HealthParseError("is JSON but not dcgmi diag -j output (no \"DCGM GPU Diagnostic\" / \"DCGM Diagnostic\" object with test_categories)");
+    }
+    const tests: DcgmTest[] = [];
+    for (const cat of diag.test_categories as Array<{ category?: string; tests?: Array<{ name?: string; results?: JsonResult[]; test_summary?: { status?: string } }> }>) {
+        for (const t of cat.tests ?? []) {
+            const name = `${cat.category ?? "?"}/${t.name ?? "?"}`;
+            const test: DcgmTest = { name, status: "pass", evidence: [] };
+            const statuses = [...(t.results ?? []).map((r) => r.status), t.test_summary?.status].filter((s): s is string => typeof s === "string");
+            for (const r of t.results ?? []) {
+                const who = r.gpu_id ?? r.entity_id;
+                const words = [...(r.warnings ?? []).map((w) => w.warning).filter(Boolean), typeof r.error === "string" ? r.error : undefined].filter(Boolean);
+                if (r.status && !/^pass$/i.test(r.status)) test.evidence.push(`${name}${who !== undefined ? ` GPU ${String(who)}` : ""}: ${r.status}${words.length ? ` - ${words.join("; ")}` : ""}`);
+            }
+            const lower = statuses.map((s) => s.toLowerCase());
+            test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.length && lower.every((s) => s === "skip") ? "skip" : "pass";
+            tests.push(test);
+        }
+    }
+    return { tests };
+}

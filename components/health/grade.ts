@@ -1,0 +1,253 @@
+/**
+ * The node health grade: pure. One node's tool outputs (file name → text) and what the stack's hardware should show
+ * → a verdict with each finding's component and evidence line. Nothing is healthy by default: a file that is missing
+ * or a tool that said it could not answer is "not checked", and a node with anything not checked is not healthy.
+ */
+import { xidInfo } from "../catalog/xid";
+import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
+import { parseDmesg } from "./dmesg";
+import { parseFiInfo, parseIbstat } from "./ibstat";
+import { parseLspci } from "./lspci";
+import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
+import { parseNvlinkStatus } from "./nvlink";
+import { FILES, HealthParseError, PCIE_GTS, pcieGen, type Component, type HealthExpectation, type NodeHealth } from "./types";
+
+export type NodeFiles = Partial<Record<string, string>>;
+
+const clip = (s: string, n = 240): string => (s.length > n ? `${s.slice(0, n - 3)}...` : s);
+
+/** bus:device.function without the PCI domain, lower case: "00000000:19:00.0" and "0000:19:00.0" and "19:00.0" meet. */
+export const shortBdf = (bdf: string): string => bdf.toLowerCase().replace(/^[0-9a-f]{4,8}:(?=[0-9a-f]{2}:)/, "");
+
+class Grader {
+    readonly h: NodeHealth;
+    constructor(node: string, readonly files: NodeFiles) {
+        this.h = { node, verdict: "healthy", findings: [], notChecked: [], unreadable: [], notes: [] };
+    }
+    fail(component: Component, file: string, message: string, evidence?: string): void {
+        this.h.findings.push({ component, file, message, evidence });
+    }
+    /** the parsed file, or undefined after recording why not (missing: not checked; not the tool's output: unreadable) */
+    read<T>(component: Component, file: string, parse: (text: string) => T): T | undefined {
+        const text = this.files[file];
+        if (text === undefined) {
+            this.h.notChecked.push({ component, file, reason: `${file} is missing` });
+            return undefined;
+        }
+        try {
+            return parse(text);
+        } catch (e) {
+            if (!(e instanceof HealthParseError)) throw e;
+            this.h.unreadable.push({ file, reason: e.message });
+            return undefined;
+        }
+    }
+}
+
+function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
+    const f = FILES.smi.name;
+    const smi = g.read("gpu", f, parseNvidiaSmiQ);
+    if (!smi) return undefined;
+    for (const e of smi.driverErrors) g.fail("gpu", f, "nvidia-smi cannot reach a GPU", e);
+    const seen = smi.attached ?? smi.gpus.length;
+    if (seen !== exp.gpus && smi.driverErrors.length === 0) {
+        g.fail("gpu", f, `${seen} GPU(s), expected ${exp.gpus} (${exp.hostType})`, smi.attached !== undefined ? `Attached GPUs : ${smi.attached}` : undefined);
+    }
+    if (smi.attached !== undefined && smi.gpus.length < smi.attached) {
+        g.h.notChecked.push({ component: "gpu", file: f, reason: `${f} holds ${smi.gpus.length} of the ${smi.attached} attached GPUs (nvidia-smi -q -i, or cut short): the others are not checked` });
+    }
+    const token = exp.gpuModel.split("-")[0];
+    for (const gpu of smi.gpus) {
+        const where = `GPU ${gpu.busId}`;
+        if (gpu.productName && token && !new RegExp(`\\b${token}\\b`, "i").test(gpu.productName)) {
+            g.fail("gpu", f, `${where} is a ${gpu.productName}, expected ${exp.gpuModel}`, `Product Name : ${gpu.productName}`);
+        }
+        for (const line of gpu.uncorrectable) {
+            // DRAM errors of the GPU's life are repaired by row remapping (NVIDIA, "A100 GPU memory error management",
+            // https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html); SRAM ones and any since the driver loaded are not
+            if (/^Aggregate/i.test(line) && /DRAM/i.test(line)) g.h.notes.push(`${where}: ${line} (lifetime DRAM count; remapping repairs these)`);
+            else g.fail("ecc", f, `${where} has uncorrectable ECC errors`, line);
+        }
+        if (gpu.retiredPending) g.fail("ecc", f, `${where} has pages waiting to be retired (reset the GPU)`, gpu.retiredPending);
+        if (gpu.remapPending) g.fail("ecc", f, `${where} has a row remapping pending (reset the GPU to apply it)`, gpu.remapPending);
+        if (gpu.remapFailure) g.fail("ecc", f, `${where} failed to remap a row (RMA per NVIDIA's memory error guide)`, gpu.remapFailure);
+        if (gpu.resetRequired) g.fail("gpu", f, `${where} needs a reset`, gpu.resetRequired);
+        if (gpu.drainRecommended) g.fail("gpu", f, `${where}: drain and reset recommended`, gpu.drainRecommended);
+        // source: NVIDIA MIG user guide, "Application Considerations": no GPU-to-GPU P2P (PCIe or NVLink) under MIG
+        if (gpu.migMode && /^enabled$/i.test(gpu.migMode)) g.fail("gpu", f, `${where} runs in MIG mode: no NVLink/P2P, NCCL cannot use the whole GPU`, `MIG Mode Current : ${gpu.migMode}`);
+        for (const s of gpu.slowdowns) g.fail("clocks", f, `${where} clocks are held down`, s);
+        const p = gpu.pcie;
+        if (p.widthCurrent !== undefined && p.widthMax !== undefined && p.widthCurrent < p.widthMax) {
+            g.fail("pcie", f, `${where} PCIe link at x${p.widthCurrent}, capable of x${p.widthMax}`, p.lines.find((l) => /x$/.test(l)));
+        }
+        // GPUs lower the link speed when idle (P8 at Gen1 in the gpud captures): graded only in P0
+        if (p.genCurrent !== undefined && p.genMax !== undefined && p.genCurrent < p.genMax) {
+            if (gpu.performanceState === "P0") g.fail("pcie", f, `${where} PCIe Gen${p.genCurrent} in P0, capable of Gen${p.genMax}`, p.lines[0]);
+            else g.h.notes.push(`${where}: PCIe Gen${p.genCurrent} of Gen${p.genMax} in ${gpu.performanceState ?? "an unknown P-state"} (idle GPUs lower the link speed; not graded)`);
+        }
+        if (exp.gpuPcie && p.genMax !== undefined && p.genMax < exp.gpuPcie.gen) {
+            g.fail("pcie", f, `${where} PCIe link can reach Gen${p.genMax} only; ${exp.gpuModel} is a Gen${exp.gpuPcie.gen} device`, p.lines[1]);
+        }
+        if (exp.nvswitch && gpu.fabric && !/^n\/a$/i.test(gpu.fabric.state ?? "") &&
+            (!/^completed$/i.test(gpu.fabric.state ?? "") || !/^success$/i.test(gpu.fabric.status ?? ""))) {
+            g.fail("nvlink", f, `${where} has not joined the NVLink fabric (Fabric Manager)`, `Fabric ${gpu.fabric.line}`);
+        }
+    }
+    return smi;
+}
+
+function gradeNvlink(g: Grader, exp: HealthExpectation): void {
+    const f = FILES.nvlink.name;
+    const nv = g.read("nvlink", f, parseNvlinkStatus);
+    if (!nv) return;
+    if (nv.gpus.length !== exp.gpus) g.fail("nvlink", f, `NVLink status for ${nv.gpus.length} GPU(s), expected ${exp.gpus} on an NVSwitch board`);
+    // a link trained at a fraction of the others' speed (1.562 of 26.562 GB/s) is as slow as a missing one
+    const fastest = Math.max(0, ...nv.gpus.flatMap((x) => x.links.map((l) => l.gbps ?? 0)));
+    for (const gpu of nv.gpus) {
+        const slow = gpu.links.filter((l) => l.gbps !== undefined && l.gbps < 0.9 * fastest);
+        if (slow.length) g.fail("nvlink", f, `GPU ${gpu.index}: ${slow.length} NVLink link(s) below ${fastest} GB/s (${slow.map((l) => `link ${l.id} ${l.gbps}`).join(", ")})`, slow[0].line);
+        if (gpu.allInactive) {
+            g.fail("nvlink", f, `GPU ${gpu.index}: every NVLink link is down`, gpu.allInactive);
+            continue;
+        }
+        const down = gpu.links.filter((l) => l.gbps === undefined);
+        if (down.length) g.fail("nvlink", f, `GPU ${gpu.index}: ${down.length} NVLink link(s) inactive (${down.map((l) => l.id).join(", ")})`, down[0].line);
+        const up = gpu.links.length - down.length;
+        if (exp.nvlinkLinks !== undefined && gpu.links.length < exp.nvlinkLinks) {
+            g.fail("nvlink", f, `GPU ${gpu.index}: ${gpu.links.length} NVLink links listed, ${exp.gpuModel} has ${exp.nvlinkLinks}`, gpu.line);
+        } else if (up === 0 && !down.length) g.fail("nvlink", f, `GPU ${gpu.index}: no NVLink link listed`, gpu.line);
+    }
+}
+
+function gradeDcgm(g: Grader): void {
+    // -j output when the node wrote it, the table otherwise
+    const useJson = g.files[FILES.dcgmJson.name] !== undefined;
+    const f = useJson ? FILES.dcgmJson.name : FILES.dcgm.name;
+    const r: DcgmReport | undefined = g.read("dcgm", f, useJson ? parseDcgmJson : parseDcgmText);
+    if (!r) return;
+    if (r.error) {
+        g.h.notChecked.push({ component: "dcgm", file: f, reason: `dcgmi did not run the diagnostic: ${r.error}` });
+        return;
+    }
+    for (const t of r.tests) {
+        if (t.status === "fail") g.fail("dcgm", f, `DCGM test "${t.name}" failed`, clip(t.evidence.join("; ")));
+        else if (t.status === "warn") g.h.notes.push(`DCGM test "${t.name}" warned: ${clip(t.evidence.join("; "))}`);
+    }
+}
+
+function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefined): void {
+    const f = FILES.lspci.name;
+    const r = g.read("pcie", f, parseLspci);
+    if (!r) return;
+    const gpus = r.devices.filter((d) => d.kind === "gpu" && !d.virtualFunction);
+    if (gpus.length < exp.gpus) g.fail("gpu", f, `lspci lists ${gpus.length} GPU(s), expected ${exp.gpus} (${exp.hostType}): missing from the bus`);
+    if (r.devices.some((d) => d.accessDenied && !d.sta)) {
+        g.h.notChecked.push({ component: "pcie", file: f, reason: "lspci ran without root (\"Capabilities: <access denied>\"): no link status to grade" });
+    }
+    const pstate = new Map((smi?.gpus ?? []).map((x) => [shortBdf(x.busId), x.performanceState]));
+    for (const d of r.devices) {
+        const name = d.kind === "gpu" ? "GPU" : d.kind === "efa" ? "EFA device" : "RDMA NIC";
+        if (d.revFF) {
+            g.fail("gpu", f, `${name} ${d.bdf} answers with all ones (rev ff): fallen off the bus`, d.line);
+            continue;
+        }
+        const { cap, sta } = d;
+        if (!cap || !sta || !sta.width || !cap.width) continue;
+        const model = /\[([^\]]+)\]\s*(?:\(rev [0-9a-f]+\))?$/i.exec(d.line)?.[1];
+        const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
+        const narrow = sta.width < cap.width;
+        let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
+        if (slow && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
+            const ps = pstate.get(shortBdf(d.bdf));
+            g.h.notes.push(`${who}: ${sta.gts}GT/s of ${cap.gts}GT/s while ${ps ?? "its P-state is unknown"} (idle GPUs lower the link speed; not graded)`);
+            slow = false;
+        }
+        if (narrow || slow) {
+            const at = `${sta.gts ?? "?"}GT/s x${sta.width}`;
+            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${cap.gts ?? "?"}GT/s x${cap.width}`, sta.line.replace(/\s+/g, " "));
+        }
+        if (d.kind === "gpu" && exp.gpuPcie && cap.gts !== undefined) {
+            const want = PCIE_GTS[exp.gpuPcie.gen];
+            if (cap.gts < want || cap.width < exp.gpuPcie.width) {
+                g.fail("pcie", f, `${who} capable of Gen${pcieGen(cap.gts) ?? "?"} x${cap.width} only; ${exp.gpuModel} is Gen${exp.gpuPcie.gen} x${exp.gpuPcie.width}`, cap.line.replace(/\s+/g, " "));
+            }
+        }
+    }
+}
+
+function gradeIbstat(g: Grader, exp: HealthExpectation): void {
+    const f = FILES.ibstat.name;
+    const r = g.read("nic", f, parseIbstat);
+    if (!r) return;
+    for (const e of r.errors) g.fail("nic", f, "ibstat could not read a device", e);
+    const ports = r.cas.flatMap((c) => c.ports);
+    const named = exp.nics.names.length > 0 && exp.nics.names.every((n) => r.cas.some((c) => c.name === n));
+    const graded = named ? ports.filter((p) => exp.nics.names.includes(p.ca)) : ports.filter((p) => p.linkLayer === exp.nics.linkLayer);
+    if (!named) {
+        const have = new Set(graded.map((p) => p.ca)).size;
+        if (have < exp.nics.count) {
+            const missing = exp.nics.names.filter((n) => !r.cas.some((c) => c.name === n));
+            g.fail("nic", f, `${have} ${exp.nics.linkLayer} RDMA device(s), expected ${exp.nics.count}${missing.length && missing.length < exp.nics.names.length ? ` (missing ${missing.join(", ")})` : ""}`);
+        }
+    }
+    for (const p of graded) {
+        const id = `${p.ca} port ${p.port}`;
+        if (p.linkLayer && p.linkLayer !== exp.nics.linkLayer) g.fail("nic", f, `${id} has link layer ${p.linkLayer}, expected ${exp.nics.linkLayer}`, p.lines.linkLayer);
+        if (p.state !== "Active") g.fail("nic", f, `${id} is ${p.state ?? "in no state"}, expected Active`, p.lines.state);
+        else if (p.physicalState !== undefined && p.physicalState !== "LinkUp") g.fail("nic", f, `${id} physical state ${p.physicalState}, expected LinkUp`, p.lines.physicalState);
+        if (exp.nics.rateGbps !== undefined && p.rate !== undefined && p.state === "Active" && p.rate < exp.nics.rateGbps) {
+            g.fail("nic", f, `${id} at ${p.rate} Gb/s, expected ${exp.nics.rateGbps} Gb/s`, p.lines.rate);
+        }
+    }
+}
+
+function gradeFiInfo(g: Grader, exp: HealthExpectation): void {
+    const f = FILES.fiInfo.name;
+    const r = g.read("nic", f, parseFiInfo);
+    if (!r) return;
+    if (r.devices.length < exp.nics.count) {
+        g.fail("nic", f, `${r.devices.length} EFA device(s), expected ${exp.nics.count} (${exp.hostType})`, r.errors[0]);
+    }
+}
+
+function gradeDmesg(g: Grader, exp: HealthExpectation): void {
+    const f = FILES.dmesg.name;
+    const r = g.read("xid", f, parseDmesg);
+    if (!r) return;
+    if (r.denied) {
+        g.h.notChecked.push({ component: "xid", file: f, reason: `the kernel log could not be read: ${r.denied}` });
+        return;
+    }
+    if (r.lines === 0) {
+        g.h.notChecked.push({ component: "xid", file: f, reason: `${f} is empty (dmesg needs root where kernel.dmesg_restrict=1)` });
+        return;
+    }
+    const seen = new Set<string>();
+    for (const x of r.xids) {
+        const info = xidInfo(x.code);
+        const key = `${x.pci}/${x.code}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        if (info.nodeFault && exp.nvidia) g.fail("xid", f, `Xid ${x.code} (${info.meaning}) on GPU ${x.pci}`, clip(x.line));
+        else g.h.notes.push(`Xid ${x.code} (${info.meaning}) on GPU ${x.pci}: most often the application's own error, not graded`);
+    }
+    for (const e of r.mlx5Errors.slice(0, 5)) g.fail("nic", f, "mlx5 driver error", e);
+}
+
+/** Grades one node folder's files against the expectation. */
+export function gradeNode(node: string, files: NodeFiles, exp: HealthExpectation): NodeHealth {
+    const g = new Grader(node, files);
+    let smi: SmiReport | undefined;
+    if (exp.nvidia) {
+        smi = gradeSmi(g, exp);
+        if (exp.nvswitch) gradeNvlink(g, exp);
+        gradeDcgm(g);
+    }
+    gradeLspci(g, exp, smi);
+    if (exp.fabric === "aws-efa") gradeFiInfo(g, exp);
+    else gradeIbstat(g, exp);
+    gradeDmesg(g, exp);
+    const h = g.h;
+    h.verdict = h.unreadable.length ? "unreadable" : h.findings.length ? "failing" : h.notChecked.length ? "incomplete" : "healthy";
+    return h;
+}

@@ -1,0 +1,108 @@
+/**
+ * `ibstat` (infiniband-diags, from rdma-core or MLNX_OFED/DOCA-OFED: the same program and format) → ports per CA,
+ * and `fi_info -p efa` (libfabric) → EFA devices.
+ *
+ * ibstat (rdma-core infiniband-diags/ibstat.c ca_dump/port_dump; real captures in test/fixtures/health/README.md):
+ *   CA 'mlx5_0'
+ *   	CA type: MT4129 ... Port 1:
+ *   		State: Active | Down | Initializing | Armed      Physical state: LinkUp | Polling | Disabled | ...
+ *   		Rate: 400      Link layer: InfiniBand | Ethernet
+ * indented with tabs (spaces where a terminal copy turned them), `ibwarn:` debug lines and an `ibpanic:` line when a
+ * device vanished mid-run (leptonai/gpud testdata ibstat.39.0.a100.failed.ibpanic).
+ *
+ * fi_info (libfabric util/info.c, the default short form):
+ *   provider: efa
+ *       fabric: efa | efa-direct | EFA-fe80::...     (older libfabric named the fabric by the link-local address)
+ *       domain: rdmap16s27-rdm | rdmap16s27-dgrm | efa_0-rdm
+ *       version: ...  type: FI_EP_RDM | FI_EP_DGRAM  protocol: FI_PROTO_EFA
+ * "fi_getinfo: -61 (No data available)" is libfabric's answer when no EFA device is there.
+ */
+import { HealthParseError } from "./types";
+
+export interface IbPort {
+    ca: string;
+    port: number;
+    state?: string;
+    physicalState?: string;
+    rate?: number;
+    linkLayer?: string;
+    /** the port's lines, for evidence */
+    lines: Record<"state" | "physicalState" | "rate" | "linkLayer", string | undefined>;
+}
+
+export interface IbstatReport {
+    cas: Array<{ name: string; type?: string; ports: IbPort[] }>;
+    /** ibpanic / error lines the tool printed */
+    errors: string[];
+}
+
+export function parseIbstat(text: string): IbstatReport {
+    const cas: IbstatReport["cas"] = [];
+    const errors: string[] = [];
+    let port: IbPort | undefined;
+    for (const raw of text.split(/\r?\n/)) {
+        const line = raw.trim();
+        if (!line || line.startsWith("#") || /^ibwarn:/.test(line)) continue;
+        if (/^ibpanic:|^ibstat: |^Error/i.test(line)) {
+            errors.push(line);
+            continue;
+        }
+        const ca = /^CA '([^']+)'$/.exec(line);
+        if (ca) {
+            cas.push({ name: ca[1], ports: [] });
+            port = undefined;
+            continue;
+        }
+        const cur = cas[cas.length - 1];
+        if (!cur) throw new HealthParseError(`line "${line.slice(0, 120)}" comes before any "CA '<name>'" line: not ibstat output`);
+        const p = /^Port (\d+):$/.exec(line);
+        if (p) {
+            port = { ca: cur.name, port: Number(p[1]), lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+            cur.ports.push(port);
+            continue;
+        }
+        const kv = /^([A-Za-z][A-Za-z ]*?):\s*(.*)$/.exec(line);
+        if (!kv) throw new HealthParseError(`line "${line.slice(0, 120)}" is not a "Key: value" line of ibstat`);
+        const [, key, value] = kv;
+        if (key === "CA type") cur.type = value;
+        if (!port) continue;
+        const evidence = `${cur.name} port ${port.port}: ${line}`;
+        if (key === "State") [port.state, port.lines.state] = [value, evidence];
+        else if (key === "Physical state") [port.physicalState, port.lines.physicalState] = [value, evidence];
+        else if (key === "Rate") {
+            const r = /^([\d.]+)/.exec(value);
+            if (!r) throw new HealthParseError(`"${line}" of ${cur.name} port ${port.port} is not a rate in Gb/s`);
+            [port.rate, port.lines.rate] = [Number(r[1]), evidence];
+        } else if (key === "Link layer") [port.linkLayer, port.lines.linkLayer] = [value, evidence];
+    }
+    if (cas.length === 0 && errors.length === 0 && text.trim()) throw new HealthParseError("holds no \"CA '<name>'\" section: not ibstat output");
+    return { cas, errors };
+}
+
+export interface FiInfoReport {
+    /** EFA device names (the domain without -rdm / -dgrm), each once */
+    devices: string[];
+    entries: Array<{ provider: string; fabric?: string; domain?: string; type?: string }>;
+    errors: string[];
+}
+
+export function parseFiInfo(text: string): FiInfoReport {
+    const entries: FiInfoReport["entries"] = [];
+    const errors: string[] = [];
+    for (const raw of text.split(/\r?\n/)) {
+        const line = raw.trim();
+        if (!line || line.startsWith("# ")) continue;
+        if (/^fi_getinfo:|^fi_info:|^libfabric:/.test(line) && !/^fi_info:$/.test(line)) {
+            errors.push(line);
+            continue;
+        }
+        if (line === "---" || /^fi_info:$/.test(line)) throw new HealthParseError("is fi_info -v (the verbose YAML form); the kit reads the short form of fi_info -p efa");
+        const kv = /^(provider|fabric|domain|version|type|protocol):\s*(.*)$/.exec(line);
+        if (!kv) throw new HealthParseError(`line "${line.slice(0, 120)}" is not fi_info output ("provider:", "fabric:", "domain:", "version:", "type:", "protocol:")`);
+        if (kv[1] === "provider") entries.push({ provider: kv[2] });
+        else if (entries.length === 0) throw new HealthParseError(`"${line}" comes before any "provider:" line: not fi_info output`);
+        else (entries[entries.length - 1] as Record<string, string>)[kv[1]] = kv[2];
+    }
+    const devices = [...new Set(entries.filter((e) => /(^|;)efa$/.test(e.provider) && e.domain).map((e) => (e.domain as string).replace(/-(rdm|dgrm)$/, "")))];
+    return { devices, entries, errors };
+}

@@ -1,0 +1,74 @@
+/**
+ * `lspci -vv` (pciutils) → the GPUs and RDMA NICs with their PCIe link: capability (LnkCap) and the trained link
+ * (LnkSta). Forms read (pciutils lspci.c / ls-caps.c; real captures in test/fixtures/health/README.md):
+ *   19:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)                 device line (a domain "0000:" prefix
+ *   0000:19:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)   with -D / -nn)
+ *   	LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM L1, ...
+ *   	LnkSta:	Speed 16GT/s (downgraded), Width x8 (downgraded)               pciutils 3.6+ (Ubuntu 20.04+, Debian 11+, RHEL 8+)
+ *   	LnkSta:	Speed 8GT/s, Width x16, TrErr- Train- SlotClk+ DLActive- ...   older pciutils (RHEL 7): no (ok)/(downgraded)
+ *   	Capabilities: <access denied>                                           not run as root: no link information
+ * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
+ * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
+ */
+import { HealthParseError } from "./types";
+
+export interface PcieLink {
+    gts?: number;
+    width?: number;
+    line: string;
+}
+
+export interface PciDevice {
+    bdf: string;
+    line: string;
+    kind: "gpu" | "nic" | "efa";
+    /** the device line says "(rev ff)" */
+    revFF: boolean;
+    virtualFunction: boolean;
+    cap?: PcieLink;
+    sta?: PcieLink;
+    accessDenied: boolean;
+}
+
+const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
+
+function kindOf(cls: string, desc: string): PciDevice["kind"] | undefined {
+    if (/^(3D|VGA compatible|Display) controller$|^Processing accelerators$/i.test(cls) && /NVIDIA|Advanced Micro Devices|AMD/i.test(desc)) return "gpu";
+    if (/Elastic Fabric Adapter|EFA\)/i.test(desc)) return "efa";
+    if (/^(Ethernet|Infiniband|Network) controller$/i.test(cls) && /Mellanox/i.test(desc)) return "nic";
+    return undefined;
+}
+
+function link(line: string): PcieLink {
+    const speed = /Speed ([\d.]+)GT\/s/.exec(line);
+    const width = /Width x(\d+)/.exec(line);
+    return { gts: speed ? Number(speed[1]) : undefined, width: width ? Number(width[1]) : undefined, line: line.trim() };
+}
+
+export function parseLspci(text: string): { devices: PciDevice[]; total: number } {
+    const devices: PciDevice[] = [];
+    let cur: PciDevice | undefined;
+    let total = 0;
+    for (const raw of text.split(/\r?\n/)) {
+        if (!raw.trim() || raw.startsWith("#")) continue;
+        if (!/^\s/.test(raw)) {
+            const m = DEVICE.exec(raw.trim());
+            if (!m) throw new HealthParseError(`line "${raw.slice(0, 120)}" is neither an lspci device line ("<bus>:<dev>.<fn> <class>: <device>") nor an indented detail line`);
+            total++;
+            const kind = kindOf(m[2], m[3]);
+            cur = kind ? {
+                bdf: m[1].toLowerCase(), line: raw.trim(), kind, revFF: /\(rev ff\)/i.test(m[3]),
+                virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false,
+            } : undefined;
+            if (cur) devices.push(cur);
+            continue;
+        }
+        if (!cur) continue;
+        const t = raw.trim();
+        if (/^LnkCap:/.test(t)) cur.cap = link(`${cur.bdf} ${t}`);
+        else if (/^LnkSta:/.test(t)) cur.sta = link(`${cur.bdf} ${t}`);
+        else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
+    }
+    if (total === 0) throw new HealthParseError("lists no PCI device: not lspci -vv output");
+    return { devices, total };
+}

@@ -1,0 +1,170 @@
+/**
+ * `nvidia-smi -q` (text) → per-GPU facts. The output is an indented tree (four spaces a level) of `Key : value` lines
+ * and section headers; the parser builds the tree and reads fields by path, so fields added or moved between
+ * drivers do not disturb it. Forms read (source: real captures in test/fixtures/health/README.md and NVIDIA's
+ * nvidia-smi manual, https://docs.nvidia.com/deploy/nvidia-smi/index.html):
+ *  - "Clocks Throttle Reasons" (drivers before R530) and "Clocks Event Reasons" (R530 on); a "Clocks Event Reasons
+ *    Counters" section (durations, R570+) is not a reason and is ignored
+ *  - ECC counts as "Single Bit / Double Bit ... Total" (older), "SRAM/DRAM Correctable/Uncorrectable" (R510),
+ *    "SRAM Uncorrectable Parity / SEC-DED" (R535+); "N/A" wherever the GPU does not report a field
+ *  - "Retired Pages ... Pending Page Blacklist" / "Pending Page Retirement" / "Pending"; "Remapped Rows" (A100 on)
+ *    with "Pending" and "Remapping Failure Occurred", or "Remapped Rows : N/A"
+ *  - "GPU Reset Status: Reset Required / Drain and Reset Recommended" (R510+), "Fabric: State / Status" (NVSwitch)
+ *  - the driver's own failures: "No devices were found", "NVIDIA-SMI has failed because it couldn't communicate with
+ *    the NVIDIA driver", "Unable to determine the device handle for GPU ...: <error>"
+ * XML (`-q -x`) and CSV (`--query-gpu`) are other grammars and are refused by name.
+ */
+import { HealthParseError } from "./types";
+
+interface Node {
+    key: string;
+    value?: string;
+    line: string;
+    children: Node[];
+}
+
+export interface SmiGpu {
+    busId: string;
+    /** the section header line, e.g. "GPU 00000000:19:00.0" */
+    header: string;
+    productName?: string;
+    performanceState?: string;
+    pcie: { genMax?: number; genCurrent?: number; widthMax?: number; widthCurrent?: number; lines: string[] };
+    /** uncorrectable ECC counts that are not zero, as "<section> <field> : N" lines */
+    uncorrectable: string[];
+    retiredPending?: string;
+    remapPending?: string;
+    remapFailure?: string;
+    resetRequired?: string;
+    drainRecommended?: string;
+    /** active clock event reasons that slow the GPU down, as their lines */
+    slowdowns: string[];
+    fabric?: { state?: string; status?: string; line: string };
+    migMode?: string;
+}
+
+export interface SmiReport {
+    driverVersion?: string;
+    /** "Attached GPUs": what the driver sees; the GPU sections may be fewer (`nvidia-smi -q -i <n>`, or a capture cut short) */
+    attached?: number;
+    gpus: SmiGpu[];
+    /** the driver said it cannot answer (no GPU, no driver, a GPU without a handle): each line as printed */
+    driverErrors: string[];
+}
+
+const KV = /^(\s*)([^:]*?\S)\s*:\s?(.*)$/;
+
+function tree(lines: string[]): Node[] {
+    const root: Node = { key: "", line: "", children: [] };
+    const stack: Array<{ indent: number; node: Node }> = [{ indent: -1, node: root }];
+    for (const raw of lines) {
+        const line = raw.replace(/\s+$/, "").replace(/\t/g, "    ");
+        if (!line.trim() || line.startsWith("#") || /^=+\s*NVSMI LOG\s*=+$/.test(line.trim())) continue;
+        const indent = line.length - line.trimStart().length;
+        const gpuHeader = /^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$/.test(line.trim());
+        const m = gpuHeader ? null : KV.exec(line);
+        const node: Node = m ? { key: m[2].trim(), value: m[3].trim(), line: line.trim(), children: [] } : { key: line.trim(), line: line.trim(), children: [] };
+        while (stack.length > 1 && stack[stack.length - 1].indent >= indent) stack.pop();
+        stack[stack.length - 1].node.children.push(node);
+        stack.push({ indent, node });
+    }
+    return root.children;
+}
+
+const child = (n: Node | undefined, key: string): Node | undefined => n?.children.find((c) => c.key.toLowerCase() === key.toLowerCase());
+const at = (n: Node | undefined, ...path: string[]): Node | undefined => path.reduce<Node | undefined>((acc, k) => child(acc, k), n);
+const val = (n: Node | undefined, ...path: string[]): string | undefined => at(n, ...path)?.value;
+const num = (s: string | undefined): number | undefined => {
+    const m = /^(\d+)x?$/.exec(s?.trim() ?? "");
+    return m ? Number(m[1]) : undefined;
+};
+
+/** Uncorrectable counts under "ECC Errors" (every driver's naming) that are a number above zero. */
+function uncorrectable(ecc: Node | undefined): string[] {
+    const out: string[] = [];
+    const walk = (n: Node, trail: string[]): void => {
+        for (const c of n.children) {
+            const path = [...trail, c.key];
+            const isUncorr = /uncorrectable|double bit/i.test(path.join(" ")) && !/sources/i.test(path.join(" "));
+            // "Double Bit" sections list per-memory counts and a Total: the Total alone, so one error is one finding
+            const isLeaf = c.children.length === 0 && c.value !== undefined;
+            const inDoubleBit = path.some((p) => /double bit/i.test(p));
+            if (isLeaf && isUncorr && (!inDoubleBit || /^total$/i.test(c.key)) && /^\d+$/.test(c.value ?? "") && Number(c.value) > 0) {
+                out.push(`${trail.join(" ")} ${c.line}`.trim());
+            }
+            walk(c, path);
+        }
+    };
+    if (ecc) walk(ecc, []);
+    return out;
+}
+
+function clocks(gpu: Node): string[] {
+    const sec = child(gpu, "Clocks Event Reasons") ?? child(gpu, "Clocks Throttle Reasons");
+    const out: string[] = [];
+    const walk = (n: Node): void => {
+        for (const c of n.children) {
+            if (/slowdown|power brake/i.test(c.key) && /^active$/i.test(c.value ?? "")) out.push(c.line);
+            walk(c);
+        }
+    };
+    if (sec) walk(sec);
+    // "HW Slowdown : Active" is the parent of its cause; keep the causes when they are shown
+    return out.length > 1 ? out.filter((l) => !/^HW Slowdown\s*:/i.test(l)) : out;
+}
+
+function gpuFacts(n: Node): SmiGpu {
+    const link = at(n, "PCI", "GPU Link Info");
+    const gen = child(link, "PCIe Generation");
+    const width = child(link, "Link Width");
+    const retired = child(n, "Retired Pages");
+    const retiredPending = retired?.children.find((c) => /pending/i.test(c.key));
+    const remap = child(n, "Remapped Rows");
+    const fabric = child(n, "Fabric");
+    return {
+        busId: n.key.replace(/^GPU\s+/, ""),
+        header: n.line,
+        productName: val(n, "Product Name"),
+        performanceState: val(n, "Performance State"),
+        pcie: {
+            genMax: num(val(gen, "Max")), genCurrent: num(val(gen, "Current")),
+            widthMax: num(val(width, "Max")), widthCurrent: num(val(width, "Current")),
+            lines: [at(gen, "Current")?.line, at(gen, "Max")?.line, at(width, "Current")?.line, at(width, "Max")?.line].filter((l): l is string => !!l),
+        },
+        uncorrectable: uncorrectable(child(n, "ECC Errors")),
+        retiredPending: retiredPending && /^yes$/i.test(retiredPending.value ?? "") ? retiredPending.line : undefined,
+        remapPending: /^yes$/i.test(val(remap, "Pending") ?? "") ? at(remap, "Pending")?.line : undefined,
+        remapFailure: /^yes$/i.test(val(remap, "Remapping Failure Occurred") ?? "") ? at(remap, "Remapping Failure Occurred")?.line : undefined,
+        resetRequired: /^yes$/i.test(val(n, "GPU Reset Status", "Reset Required") ?? "") ? at(n, "GPU Reset Status", "Reset Required")?.line : undefined,
+        drainRecommended: /^yes$/i.test(val(n, "GPU Reset Status", "Drain and Reset Recommended") ?? "")
+            ? at(n, "GPU Reset Status", "Drain and Reset Recommended")?.line : undefined,
+        slowdowns: clocks(n),
+        fabric: fabric && fabric.children.length ? { state: val(fabric, "State"), status: val(fabric, "Status"), line: fabric.children.map((c) => c.line).join(", ") } : undefined,
+        migMode: val(n, "MIG Mode", "Current"),
+    };
+}
+
+const DRIVER_ERRORS = [
+    /^No devices were found/i,
+    /^NVIDIA-SMI has failed because/i,
+    /^Unable to determine the device handle for GPU/i,
+    /^Failed to initialize NVML/i,
+    /^Unable to (?:query|retrieve)/i,
+];
+
+/** Parses `nvidia-smi -q`; throws HealthParseError on anything else. */
+export function parseNvidiaSmiQ(text: string): SmiReport {
+    const lines = text.split(/\r?\n/);
+    const head = text.trimStart();
+    if (head.startsWith("<?xml") || head.startsWith("<nvidia_smi_log")) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
+    const driverErrors = lines.map((l) => l.trim()).filter((l) => DRIVER_ERRORS.some((re) => re.test(l)));
+    const nodes = tree(lines);
+    const gpus = nodes.filter((n) => /^GPU [0-9A-Fa-f]{4,8}:/.test(n.key)).map(gpuFacts);
+    const attachedText = nodes.find((n) => n.key === "Attached GPUs")?.value;
+    const attached = attachedText !== undefined && /^\d+$/.test(attachedText) ? Number(attachedText) : undefined;
+    const isLog = /=+\s*NVSMI LOG\s*=+/.test(text) || attached !== undefined || gpus.length > 0;
+    if (!isLog && driverErrors.length === 0) {
+        throw new HealthParseError("is not nvidia-smi -q output (no \"==============NVSMI LOG==============\" header, no \"Attached GPUs\", no \"GPU <bus id>\" section)");
+    }
+    return { driverVersion: nodes.find((n) => n.key === "Driver Version")?.value, attached, gpus, driverErrors };
+}

@@ -1,0 +1,46 @@
+/**
+ * `nvidia-smi nvlink --status` (`-s`) → links per GPU. Forms read (sources in test/fixtures/health/README.md):
+ *   GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)          a GPU line, then one line per link:
+ *            Link 0: 25 GB/s                              active, at that speed (A100 "25 GB/s", H100 "26.562 GB/s")
+ *            Link 3: <inactive>                           down (Azure/azhpc-diagnostics#73, a V100 capture)
+ *   NVML: Unable to retrieve NVLink information as all links are inActive    every link of that GPU down (leptonai/gpud#1085)
+ * An empty output is a machine without NVLink (leptonai/gpud testdata nvidia-smi.nvlink.status.a10 is empty).
+ */
+import { HealthParseError } from "./types";
+
+export interface NvlinkGpu {
+    index: number;
+    line: string;
+    links: Array<{ id: number; gbps?: number; line: string }>;
+    /** the "all links are inactive" line, when nvidia-smi printed it for this GPU */
+    allInactive?: string;
+}
+
+export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[] } {
+    const gpus: NvlinkGpu[] = [];
+    let cur: NvlinkGpu | undefined;
+    for (const raw of text.split(/\r?\n/)) {
+        const line = raw.trim();
+        // "# cmd: ..." lines are a person's note above a pasted capture, never the tool's
+        if (!line || line.startsWith("#")) continue;
+        const g = /^GPU (\d+): .*$/.exec(line);
+        if (g) {
+            cur = { index: Number(g[1]), line, links: [] };
+            gpus.push(cur);
+            continue;
+        }
+        const l = /^Link (\d+):\s*(.*)$/.exec(line);
+        if (l && cur) {
+            const speed = /^([\d.]+)\s*GB\/s$/.exec(l[2]);
+            if (!speed && !/^<inactive>$/i.test(l[2])) throw new HealthParseError(`link line "${line}" is neither "<N> GB/s" nor "<inactive>"`);
+            cur.links.push({ id: Number(l[1]), gbps: speed ? Number(speed[1]) : undefined, line });
+            continue;
+        }
+        if (/all links are inactive/i.test(line) && cur) {
+            cur.allInactive = line;
+            continue;
+        }
+        throw new HealthParseError(`line "${line.slice(0, 120)}" is not nvidia-smi nvlink --status output ("GPU N: <name> (UUID: ...)", "Link N: <speed> GB/s | <inactive>")`);
+    }
+    return { gpus };
+}

@@ -1,0 +1,86 @@
+/**
+ * Node health gate: shared words. A node folder holds the outputs of six tools under fixed names (FILES); parsers
+ * turn each into facts, the grader (grade.ts) compares the facts with what the stack's hardware should show.
+ */
+
+/** The files of one node folder, out/<stack>/health/<node>/, and the command that writes each. */
+export const FILES = {
+    smi: { name: "nvidia-smi-q.txt", command: "nvidia-smi -q" },
+    nvlink: { name: "nvidia-smi-nvlink.txt", command: "nvidia-smi nvlink --status" },
+    dcgm: { name: "dcgmi-diag.txt", command: "dcgmi diag -r <level>" },
+    dcgmJson: { name: "dcgmi-diag.json", command: "dcgmi diag -r <level> -j" },
+    lspci: { name: "lspci-vv.txt", command: "lspci -vv (as root)" },
+    ibstat: { name: "ibstat.txt", command: "ibstat" },
+    fiInfo: { name: "fi_info.txt", command: "fi_info -p efa" },
+    dmesg: { name: "dmesg.txt", command: "dmesg (the kernel log since boot)" },
+} as const;
+
+export type Component = "gpu" | "ecc" | "pcie" | "nvlink" | "nic" | "xid" | "dcgm" | "clocks";
+
+/** One reason a node fails: the component, what is wrong, and the line of the tool's output that shows it. */
+export interface Finding {
+    component: Component;
+    message: string;
+    file: string;
+    /** the output line (trimmed) that shows it; absent when the finding is an absence (a GPU missing) */
+    evidence?: string;
+}
+
+/** A check that could not run: the file is missing, or the tool said it could not answer. Never healthy. */
+export interface NotChecked {
+    component: Component;
+    file: string;
+    reason: string;
+}
+
+/** A file the grader could not read as the tool's output: exit 2. */
+export interface Unreadable {
+    file: string;
+    reason: string;
+}
+
+export interface NodeHealth {
+    node: string;
+    /** healthy: every check ran and passed; failing: at least one finding; incomplete: no finding, some not checked; unreadable: a file is not the tool's output */
+    verdict: "healthy" | "failing" | "incomplete" | "unreadable";
+    findings: Finding[];
+    notChecked: NotChecked[];
+    unreadable: Unreadable[];
+    /** facts that do not fail the node but a reader wants (an application's Xid 13, a DCGM warning) */
+    notes: string[];
+}
+
+/** What every node of the stack should show (from the plan and the catalog; expect.ts). */
+export interface HealthExpectation {
+    /** e.g. "p5.48xlarge", "Standard_ND96isr_H100_v5", "bare metal" */
+    hostType: string;
+    gpus: number;
+    gpuModel: string;
+    /** NVIDIA GPUs: nvidia-smi, NVLink and DCGM apply; AMD (rccl) GPUs: they do not */
+    nvidia: boolean;
+    /** catalog PCIe link of the GPU model, when known */
+    gpuPcie?: { gen: number; width: number };
+    /** NVLink links per GPU when the board has NVSwitch and the catalog knows the count; 0 when no NVLink is expected */
+    nvlinkLinks?: number;
+    nvswitch: boolean;
+    fabric: "aws-efa" | "azure-ib" | "roce";
+    /** RDMA devices: EFA devices (AWS), IB HCAs (Azure, by name), RoCE rails (by name) */
+    nics: { names: string[]; count: number; rateGbps?: number; linkLayer: "InfiniBand" | "Ethernet" | "efa" };
+}
+
+/** Thrown by a parser on text that is not the tool's output; the message says what was expected. */
+export class HealthParseError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "HealthParseError";
+    }
+}
+
+/** PCIe transfer rate per lane (GT/s) of each generation. source: PCI-SIG, as lspci prints them (pciutils ls-caps.c link_speed). */
+export const PCIE_GTS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 3: 8, 4: 16, 5: 32, 6: 64 };
+
+/** The generation of a GT/s figure, or undefined. */
+export function pcieGen(gts: number): number | undefined {
+    const hit = Object.entries(PCIE_GTS).find(([, v]) => v === gts);
+    return hit ? Number(hit[0]) : undefined;
+}
