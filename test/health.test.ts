@@ -1,0 +1,280 @@
+/**
+ * The node health gate on real captures (test/fixtures/health/README.md says where each comes from). A healthy node
+ * is laid out from healthy captures of HGX H100 machines; each failing case swaps in one real capture of a failure
+ * and must fail on exactly that component, with the capture's own line as evidence.
+ */
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { spawnSync } from "child_process";
+import { parse as parseYaml } from "yaml";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { expectationFromStackFile, runHealth } from "../components/health/cli";
+import { healthExpectation } from "../components/health/expect";
+import { gradeNode } from "../components/health/grade";
+import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
+import { parseDmesg } from "../components/health/dmesg";
+import { parseFiInfo, parseIbstat } from "../components/health/ibstat";
+import { parseLspci } from "../components/health/lspci";
+import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
+import { parseNvlinkStatus } from "../components/health/nvlink";
+import { HealthParseError, type HealthExpectation, type NodeHealth } from "../components/health/types";
+
+const ROOT = path.resolve(__dirname, "..");
+const CAP = path.join(__dirname, "fixtures/health/captures");
+const cap = (name: string): string => fs.readFileSync(path.join(CAP, name), "utf8");
+const AZURE_H100 = path.join(ROOT, "examples/azure-h100.yaml");
+const dirs: string[] = [];
+after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+
+/** A healthy HGX H100 node with InfiniBand: every file a healthy capture (one constructed from real lines, see README). */
+const HEALTHY: Record<string, string> = {
+    "nvidia-smi-q.txt": "nvidia-smi-q.h100-565.57.01.txt",
+    "nvidia-smi-nvlink.txt": "nvidia-smi-nvlink.h100x8-constructed.txt",
+    "dcgmi-diag.txt": "dcgmi-diag.h100-3.3.8-pass.txt",
+    "lspci-vv.txt": "lspci-vv.h100-gpud.txt",
+    "ibstat.txt": "ibstat.h100-ib-400.txt",
+    "dmesg.txt": "dmesg.kmsg-clean.txt",
+};
+
+function node(swap: Record<string, string | null> = {}): Record<string, string> {
+    const files: Record<string, string> = {};
+    for (const [name, capture] of Object.entries({ ...HEALTHY, ...swap })) if (capture !== null) files[name] = cap(capture);
+    return files;
+}
+
+function stackExpectation(file: string, edit?: (cluster: any) => void): HealthExpectation {
+    const raw = (parseYaml(fs.readFileSync(file, "utf8")) as { config: Record<string, any> }).config["rdmakit:cluster"];
+    edit?.(raw);
+    return healthExpectation(planCluster(parseClusterSpec(raw)));
+}
+const H100 = stackExpectation(AZURE_H100);
+
+function layOut(nodes: Record<string, Record<string, string | null>>): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-health-"));
+    dirs.push(dir);
+    for (const [name, swap] of Object.entries(nodes)) {
+        fs.mkdirSync(path.join(dir, name));
+        for (const [file, text] of Object.entries(node(swap))) fs.writeFileSync(path.join(dir, name, file), text);
+    }
+    return dir;
+}
+
+const components = (h: NodeHealth): string[] => [...new Set(h.findings.map((f) => f.component))].sort();
+
+test("the healthy captures grade healthy against the ND H100 v5 stack, with nothing left unchecked", () => {
+    const h = gradeNode("n", node(), H100);
+    assert.deepEqual(h.findings, []);
+    assert.deepEqual(h.notChecked, []);
+    assert.deepEqual(h.unreadable, []);
+    assert.equal(h.verdict, "healthy");
+});
+
+test("rdmakit health: two nodes, one with a ConnectX-7 trained at Gen4 x8, exits 1 naming that node, component and lspci line", () => {
+    const dir = layOut({ "node-000": {}, "node-001": { "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" } });
+    const r = runHealth({ config: AZURE_H100, from: dir });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^node-000\s+healthy$/m);
+    assert.match(r.stdout, /^node-001\s+FAILING$/m);
+    assert.match(r.stdout, /pcie\s+RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8, capable of 32GT\/s x16/);
+    assert.match(r.stdout, /lspci-vv\.txt: 1a:00\.0 LnkSta: Speed 16GT\/s \(downgraded\), Width x8 \(downgraded\)/);
+    assert.match(r.stdout, /failing: node-001 \(pcie\)$/m);
+    assert.doesNotMatch(r.stdout, /failing: .*node-000/);
+    const json = JSON.parse(runHealth({ config: AZURE_H100, from: dir, json: true }).stdout) as { nodes: NodeHealth[] };
+    assert.deepEqual(json.nodes.map((n) => [n.node, n.verdict]), [["node-000", "healthy"], ["node-001", "failing"]]);
+});
+
+test("rdmakit health exits 0 when every node is healthy, 2 on a file that is not the tool's output, 1 with a tool missing", () => {
+    assert.equal(runHealth({ config: AZURE_H100, from: layOut({ a: {}, b: {} }) }).code, 0);
+
+    // the plain `nvidia-smi` table where `nvidia-smi -q` belongs
+    const garbage = runHealth({ config: AZURE_H100, from: layOut({ a: {}, b: { "nvidia-smi-q.txt": "nvidia-smi.h100-table-565.57.01.txt" } }) });
+    assert.equal(garbage.code, 2);
+    assert.match(garbage.stdout, /^b\s+UNREADABLE$/m);
+    assert.match(garbage.stdout, /unreadable\s+nvidia-smi-q\.txt is not nvidia-smi -q output/);
+
+    const missing = runHealth({ config: AZURE_H100, from: layOut({ a: {}, b: { "dcgmi-diag.txt": null } }) });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout, /^b\s+not checked$/m);
+    assert.match(missing.stdout, /dcgm\s+not checked: dcgmi-diag\.txt is missing/);
+    assert.doesNotMatch(missing.stdout, /failing:/);
+});
+
+test("the installed command wires the verb and its exit status (one process, a garbage file: 2)", { timeout: 60_000 }, () => {
+    const dir = layOut({ a: { "lspci-vv.txt": "dmesg.kmsg-clean.txt" } });
+    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin/rdmakit.ts"), "health", "--config", AZURE_H100, "--from", dir], { encoding: "utf8", cwd: ROOT });
+    assert.equal(r.status, 2, r.stdout + r.stderr);
+    assert.match(r.stdout, /lspci-vv\.txt line "6,3964,206764307,-;nvidia-nvswitch2: open \(major=510\)" is neither an lspci device line/);
+});
+
+test("usage errors exit 2 with what to give", () => {
+    assert.match(runHealth({ from: "." }).stderr, /give --config FILE/);
+    assert.match(runHealth({ config: AZURE_H100 }).stderr, /give --from DIR/);
+    assert.match(runHealth({ config: AZURE_H100, from: "does-not-exist" }).stderr, /--from does-not-exist: not a folder/);
+    assert.match(String(expectationFromStackFile(path.join(ROOT, "package.json"))), /has no config\.rdmakit:cluster/);
+});
+
+test("gpu: a node with one TITAN V where eight H100 belong fails on count and model", () => {
+    const h = gradeNode("n", node({ "nvidia-smi-q.txt": "nvidia-smi-q.titanv-560.35.03.txt" }), H100);
+    assert.ok(h.findings.some((f) => f.component === "gpu" && f.message === "1 GPU(s), expected 8 (Standard_ND96isr_H100_v5)" && f.evidence === "Attached GPUs : 1"));
+    assert.ok(h.findings.some((f) => f.component === "gpu" && /is a NVIDIA TITAN V, expected H100-80GB/.test(f.message)));
+    // its link at Gen1 in P8 is the idle GPU's power saving, not a fault
+    assert.ok(h.notes.some((n) => /PCIe Gen1 of Gen3 in P8/.test(n)));
+    assert.ok(!h.findings.some((f) => /Gen1/.test(f.message)));
+});
+
+test("gpu: a capture cut after one of eight GPUs is not checked for the others, never healthy", () => {
+    const h = gradeNode("n", node({ "nvidia-smi-q.txt": "nvidia-smi-q.h100-535.183.01-cut-short.txt" }), H100);
+    assert.equal(h.verdict, "incomplete");
+    assert.match(h.notChecked[0].reason, /holds 1 of the 8 attached GPUs/);
+});
+
+test("ecc: a pending row remap (A100, driver 510 field names) fails with the Remapped Rows line", () => {
+    const smi = parseNvidiaSmiQ(cap("nvidia-smi-q.a100-510-remap-pending-excerpt.txt"));
+    assert.equal(smi.driverVersion, "510.73.08");
+    assert.equal(smi.gpus[0].busId, "00000000:10:1C.0");
+    assert.deepEqual(smi.gpus[0].uncorrectable, []);
+    const exp = stackExpectation(AZURE_H100, (c) => { c.azure.vmSize = "Standard_ND96amsr_A100_v4"; });
+    const h = gradeNode("n", node({ "nvidia-smi-q.txt": "nvidia-smi-q.a100-510-remap-pending-excerpt.txt" }), exp);
+    const ecc = h.findings.filter((f) => f.component === "ecc");
+    assert.equal(ecc.length, 1);
+    assert.match(ecc[0].message, /row remapping pending/);
+    assert.equal(ecc[0].evidence, "Pending                           : Yes");
+});
+
+test("clocks: HW Power Brake on all eight GPUs (535.161.08) and SW Thermal on one (535.183.01) name those GPUs only", () => {
+    const all = gradeNode("n", node({ "nvidia-smi-q.txt": "nvidia-smi-q.h100-535.161.08-powerbrake.txt" }), H100);
+    assert.deepEqual(components(all), ["clocks"]);
+    assert.equal(all.findings.length, 8);
+    assert.ok(all.findings.every((f) => f.evidence === "HW Power Brake Slowdown       : Active"));
+    const one = gradeNode("n", node({ "nvidia-smi-q.txt": "nvidia-smi-q.h100-535.183.01-one-gpu-throttled.txt" }), H100);
+    assert.deepEqual([...new Set(one.findings.map((f) => f.message))], ["GPU 00000000:75:00.0 clocks are held down"]);
+    assert.deepEqual(one.findings.map((f) => f.evidence?.replace(/\s+/g, " ")).sort(), ["HW Power Brake Slowdown : Active", "SW Thermal Slowdown : Active"]);
+});
+
+test("nvlink: inactive links (V100), all links down (B200), 12 links where H100 has 18 (A100) fail; the A100 on its own stack passes", () => {
+    const v100 = gradeNode("n", node({ "nvidia-smi-nvlink.txt": "nvidia-smi-nvlink.v100-inactive.txt" }), H100);
+    assert.ok(v100.findings.some((f) => f.message === "GPU 3: 2 NVLink link(s) inactive (3, 5)" && f.evidence === "Link 3: <inactive>"));
+    const b200 = gradeNode("n", node({ "nvidia-smi-nvlink.txt": "nvidia-smi-nvlink.b200-all-inactive.txt" }), H100);
+    assert.ok(b200.findings.some((f) => f.message === "GPU 2: every NVLink link is down"));
+    const a100 = gradeNode("n", node({ "nvidia-smi-nvlink.txt": "nvidia-smi-nvlink.a100-gpud.txt" }), H100);
+    assert.equal(a100.findings.filter((f) => /12 NVLink links listed, H100-80GB has 18/.test(f.message)).length, 8);
+    const a100Stack = stackExpectation(AZURE_H100, (c) => { c.azure.vmSize = "Standard_ND96amsr_A100_v4"; });
+    assert.deepEqual(gradeNode("n", node({ "nvidia-smi-nvlink.txt": "nvidia-smi-nvlink.a100-gpud.txt" }), a100Stack).findings.filter((f) => f.component === "nvlink"), []);
+});
+
+test("nvlink: a link trained at a fraction of the others' speed fails", () => {
+    const text = cap("nvidia-smi-nvlink.h100x8-constructed.txt").replace("Link 10: 26.562 GB/s", "Link 10: 1.562 GB/s");
+    const h = gradeNode("n", { ...node(), "nvidia-smi-nvlink.txt": text }, H100);
+    assert.deepEqual(components(h), ["nvlink"]);
+    assert.match(h.findings[0].message, /GPU 0: 1 NVLink link\(s\) below 26\.562 GB\/s \(link 10 1\.562\)/);
+});
+
+test("dcgm: Fail - All (2.4.6) and Fail - GPU: 0 (r2) fail with their text; a run that did not happen (4.4.0) is not checked", () => {
+    const pcie = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.a100-2.4.6-pcie-fail.txt" }), H100);
+    assert.deepEqual(components(pcie), ["dcgm"]);
+    assert.match(pcie.findings[0].evidence ?? "", /^PCIe: Fail - All; Warning: GPU 0GPU 0's NvLink link 0 is currently down/);
+    const mem = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.gpu-memory-fail.txt" }), H100);
+    assert.equal(mem.findings[0].message, 'DCGM test "GPU Memory" failed');
+    const err = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.4.4.0-error.txt" }), H100);
+    assert.equal(err.verdict, "incomplete");
+    assert.match(err.notChecked[0].reason, /dcgmi did not run the diagnostic: Error: Unable to complete diagnostic/);
+    const pass = parseDcgmText(cap("dcgmi-diag.h100-3.3.8-pass.txt"));
+    assert.deepEqual(pass.tests.map((t) => t.name), ["Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks",
+        "Persistence Mode", "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom", "PCIe", "GPU Memory"]);
+    assert.ok(pass.tests.every((t) => t.status === "pass"));
+});
+
+test("dcgm -j: DCGM 3.x and 4.x JSON (the field names cluster-health-scanner reads; documents constructed)", () => {
+    // constructed from the field names in GoogleCloudPlatform/cluster-health-scanner src/gpu_healthcheck/gpu_healthcheck.py
+    const v4 = JSON.stringify({ "DCGM Diagnostic": { test_categories: [{ category: "Hardware", tests: [{ name: "memory", results: [
+        { entity_id: 0, status: "Pass" }, { entity_id: 3, status: "Fail", warnings: [{ warning: "GPU 3 has uncorrectable memory errors and row remappings are pending" }] }] }] }] } });
+    const r = parseDcgmJson(v4);
+    assert.equal(r.tests[0].status, "fail");
+    assert.equal(r.tests[0].evidence[0], "Hardware/memory GPU 3: Fail - GPU 3 has uncorrectable memory errors and row remappings are pending");
+    const v3 = JSON.stringify({ "DCGM GPU Diagnostic": { test_categories: [{ category: "Deployment", tests: [{ name: "Denylist", results: [{ status: "Pass" }] }] }] } });
+    assert.equal(parseDcgmJson(v3).tests[0].status, "pass");
+    assert.throws(() => parseDcgmJson('{"version": "4.1"}'), /not dcgmi diag -j output/);
+    assert.throws(() => parseDcgmJson("Successfully ran diagnostic"), HealthParseError);
+    // the node reads -j output by its own name
+    const h = gradeNode("n", { ...node({ "dcgmi-diag.txt": null }), "dcgmi-diag.json": v4 }, H100);
+    assert.deepEqual(components(h), ["dcgm"]);
+});
+
+test("pcie: the GPU model's catalog link: an H100 stack fed a Gen4-capable GPU fails; idle GPUs' lower speed is a note", () => {
+    const lspci = parseLspci(cap("lspci-vv.h100-gpud.txt"));
+    assert.deepEqual(lspci.devices.map((d) => d.kind).filter((k) => k === "gpu").length, 8);
+    assert.equal(lspci.devices.filter((d) => d.kind === "nic").length, 12);
+    assert.ok(lspci.devices.every((d) => d.cap?.gts && d.sta?.width));
+    // the real lspci of an A100-class slot speaks 16GT/s: graded against the H100 catalog entry it fails on capability
+    const gen4 = cap("lspci-vv.h100-gpud.txt").replace(/(19:00\.0 3D controller[\s\S]*?LnkCap:\tPort #0, Speed )32GT\/s/, "$116GT/s");
+    const h = gradeNode("n", { ...node(), "lspci-vv.txt": gen4 }, H100);
+    assert.ok(h.findings.some((f) => f.component === "pcie" && /GPU 19:00\.0 capable of Gen4 x16 only; H100-80GB is Gen5 x16/.test(f.message)));
+});
+
+test("nic: InfiniBand at 200 where 400 belongs and an ibpanic line fail; RoCE rails by name: all Active passes, Disabled and Polling fail", () => {
+    const ib = gradeNode("n", node({ "ibstat.txt": "ibstat.a100-ibpanic.txt" }), H100);
+    assert.ok(ib.findings.some((f) => f.evidence === "ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory"));
+    assert.equal(ib.findings.filter((f) => /at 200 Gb\/s, expected 400 Gb\/s/.test(f.message)).length, 8);
+
+    // examples/roce-h100.yaml with the rail names of the real RoCE capture (its 400G ports)
+    const rails = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"];
+    const roce = stackExpectation(path.join(ROOT, "examples/roce-h100.yaml"), (c) => { for (const h of c.roce.hosts) h.railNics = rails; });
+    const ok = gradeNode("n", node({ "ibstat.txt": "ibstat.h100-roce-400.txt" }), roce);
+    assert.deepEqual(ok.findings.filter((f) => f.component === "nic"), []);
+    const bad = gradeNode("n", node({ "ibstat.txt": "ibstat.h100-roce-polling.txt" }), roce);
+    assert.deepEqual(bad.findings.filter((f) => f.component === "nic").map((f) => f.evidence), [
+        "mlx5_11 port 1: State: Down", "mlx5_5 port 1: State: Down",
+    ]);
+    // the InfiniBand node graded as RoCE: no Ethernet rail of those names is up
+    assert.ok(gradeNode("n", node(), roce).findings.some((f) => f.component === "nic"));
+});
+
+test("nic: EFA devices from fi_info -p efa: one device where p4d.24xlarge has four fails", () => {
+    const fi = parseFiInfo(cap("fi_info.efa-libfabric-5689.txt"));
+    assert.deepEqual(fi.devices, ["efa_0"]);
+    const aws = stackExpectation(path.join(ROOT, "examples/aws-p5.yaml"), (c) => { c.aws.instanceType = "p4d.24xlarge"; });
+    const h = gradeNode("n", { ...node({ "ibstat.txt": null }), "fi_info.txt": cap("fi_info.efa-libfabric-5689.txt") }, aws);
+    assert.ok(h.findings.some((f) => f.component === "nic" && f.message === "1 EFA device(s), expected 4 (p4d.24xlarge)"));
+    assert.deepEqual(parseFiInfo("fi_getinfo: -61 (No data available)\n").devices, []);
+    assert.throws(() => parseFiInfo("---\nfi_info:\n    caps: [ FI_MSG ]\n"), /fi_info -v/);
+});
+
+test("xid: Xid 119 fails with NVIDIA's meaning; an application's Xid 31 (old form, syslog prefix) is a note; a denied dmesg is not checked", () => {
+    const h = gradeNode("n", node({ "dmesg.txt": "dmesg.h100-xid119.txt" }), H100);
+    assert.deepEqual(components(h), ["xid"]);
+    assert.equal(h.findings[0].message, "Xid 119 (GSP RPC Timeout) on GPU 0000:9b:00");
+    // source: https://pastebin.com/NGng33SB (a kernel log line as posted)
+    const app = parseDmesg("Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000\n");
+    assert.deepEqual(app.xids.map((x) => [x.pci, x.code]), [["0000:01:00", 31]]);
+    const g = gradeNode("n", { ...node(), "dmesg.txt": "Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000\n" }, H100);
+    assert.equal(g.verdict, "healthy");
+    assert.match(g.notes[0], /Xid 31 \(GPU memory page fault\).*not graded/);
+    const denied = gradeNode("n", node({ "dmesg.txt": "dmesg.gke-denied.txt" }), H100);
+    assert.equal(denied.verdict, "incomplete");
+    assert.match(denied.notChecked[0].reason, /Operation not permitted/);
+});
+
+test("parsers refuse what they cannot read, naming what they expected", () => {
+    assert.throws(() => parseNvidiaSmiQ("<?xml version=\"1.0\" ?>\n<nvidia_smi_log>"), /nvidia-smi -q -x \(XML\)/);
+    assert.throws(() => parseNvlinkStatus("GPU 0: NVIDIA H100 80GB HBM3\n Link 0: up\n"), /neither "<N> GB\/s" nor "<inactive>"/);
+    assert.throws(() => parseIbstat("hello world\n"), /before any "CA '<name>'" line/);
+    assert.throws(() => parseLspci("\n\n"), /lists no PCI device/);
+    assert.throws(() => parseDmesg("just some text\nand more\n"), /no line in a kernel-log form/);
+    assert.throws(() => parseDcgmText("random\n"), /not dcgmi diag output/);
+    // an empty nvlink output is a machine without NVLink; on an NVSwitch stack that fails, it is not unreadable
+    assert.deepEqual(parseNvlinkStatus("").gpus, []);
+    const h = gradeNode("n", { ...node(), "nvidia-smi-nvlink.txt": "" }, H100);
+    assert.ok(h.findings.some((f) => f.message === "NVLink status for 0 GPU(s), expected 8 on an NVSwitch board"));
+});
+
+test("a folder with a binary file is unreadable (exit 2), not a missing file", () => {
+    const dir = layOut({ a: {} });
+    fs.writeFileSync(path.join(dir, "a", "ibstat.txt"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1]));
+    const r = runHealth({ config: AZURE_H100, from: dir });
+    assert.equal(r.code, 2);
+    assert.match(r.stdout, /ibstat\.txt holds NUL bytes/);
+});
