@@ -278,3 +278,18 @@ test("a folder with a binary file is unreadable (exit 2), not a missing file", (
     assert.equal(r.code, 2);
     assert.match(r.stdout, /ibstat\.txt holds NUL bytes/);
 });
+
+test("nccl-report --health: each node's health verdict beside its nccl-tests verdict; a failing node is a bad node in the result line", async () => {
+    const { runNcclReport } = await import("../components/validate/cli");
+    const { parseResultLine } = await import("../components/validate/component");
+    const dir = layOut({ "h100-demo-000": {}, "h100-demo-001": { "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }, "h100-demo-002": { "dcgmi-diag.txt": null } });
+    const r = runNcclReport([], { health: dir, healthExpect: JSON.stringify(H100), resultLine: true });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /FAIL node health: 1 of 3 node\(s\) healthy; bad node\(s\): h100-demo-001/);
+    assert.match(r.stdout, /h100-demo-000\s+health healthy\s+nccl-tests -$/m);
+    assert.match(r.stdout, /h100-demo-001\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8/);
+    assert.match(r.stdout, /h100-demo-002\s+health not checked\s+nccl-tests -\s+not checked: dcgm$/m);
+    assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["h100-demo-001"]);
+    assert.match(runNcclReport([], { health: dir }).stderr, /--health needs --health-expect/);
+    assert.match(runNcclReport([], { health: dir, healthExpect: "{}" }).stderr, /not a HealthExpectation/);
+});

@@ -136,6 +136,7 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: runArgs.expectations.all, single: runArgs.expectations.single, pair: runArgs.expectations.pair }),
             RDMAKIT_FABRIC_ARGS: fabricReportArgs(runArgs),
+            ...(runArgs.health ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(runArgs.health) } : {}),
             RDMAKIT_OUT: checkDir, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: summariser,
             ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
         },

@@ -17,6 +17,8 @@ import { readPreflight } from "./preflight";
 import { formatIncast, gradeIncast } from "./incast";
 import { readIncastDir } from "./incast-files";
 import type { Expectation, ParsedLog } from "./types";
+import { gradeHealthDir } from "../health/report";
+import type { HealthExpectation, NodeHealth } from "../health/types";
 
 export interface NcclReportOptions {
     json?: boolean;
@@ -33,6 +35,10 @@ export interface NcclReportOptions {
     out?: string;
     /** Folder of the RoCE incast run (incast.yml: plan.json, counter snapshots, client logs); its grade joins the verdict. */
     incast?: string;
+    /** Folder of per-node health captures (`<host>/nvidia-smi-q.txt`, ...; the node_health role), graded with --health-expect. */
+    health?: string;
+    /** HealthExpectation JSON (components/health/types.ts; the plan's, as ClusterValidation passes it). */
+    healthExpect?: string;
     /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes, badNodes}` as the last line (read by ClusterValidation). */
     resultLine?: boolean;
 }
@@ -95,6 +101,23 @@ function nodesOfLog(p: ParsedLog): number | null {
     return run ? nodesOf(run) : null;
 }
 
+/** The graded health captures of --health, or an error naming the flag; undefined without --health. */
+function readHealth(dir: string | undefined, expectJson: string | undefined): NodeHealth[] | string | undefined {
+    if (dir === undefined) return undefined;
+    if (!expectJson) return "--health needs --health-expect (the HealthExpectation JSON of the plan)";
+    let exp: HealthExpectation;
+    try {
+        exp = JSON.parse(expectJson) as HealthExpectation;
+    } catch (e) {
+        return `--health-expect: not valid JSON (${(e as Error).message})`;
+    }
+    if (typeof exp?.gpus !== "number" || typeof exp.nics?.count !== "number" || !["aws-efa", "azure-ib", "roce"].includes(exp.fabric)) {
+        return "--health-expect: not a HealthExpectation (gpus, gpuModel, fabric, nics {names, count, linkLayer}, ...: components/health/types.ts)";
+    }
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return `--health ${dir}: not a folder`;
+    return gradeHealthDir(dir, exp);
+}
+
 /** Runs the report over files. Reads the logs; writes files only for --chart / --out. */
 export function runNcclReport(files: string[], opts: NcclReportOptions): NcclReportResult {
     const err: string[] = [];
@@ -106,7 +129,9 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     if (typeof read === "string") return { code: 2, stdout: "", stderr: read + "\n" };
     // an empty results folder (the playbook stopped before the preflight) adds nothing to a report of logs
     const preflight = read && (read.nodes.length > 0 || files.length === 0) ? read : undefined;
-    if (files.length === 0 && !preflight) return { code: 2, stdout: "", stderr: "no logs given (and no --preflight results)\n" };
+    if (files.length === 0 && !preflight && !opts.health) return { code: 2, stdout: "", stderr: "no logs given (and no --preflight results)\n" };
+    const health = readHealth(opts.health, opts.healthExpect);
+    if (typeof health === "string") return { code: 2, stdout: "", stderr: health + "\n" };
     const incastRun = opts.incast !== undefined ? readIncastDir(opts.incast) : undefined;
     if (typeof incastRun === "string") return { code: 2, stdout: "", stderr: incastRun + "\n" };
     const incast = incastRun ? { plan: incastRun.plan, grade: gradeIncast(incastRun) } : undefined;
@@ -148,7 +173,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const built = buildReport(entries, slow, preflight);
+    const built = buildReport(entries, slow, preflight, health);
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
     const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
@@ -182,7 +207,8 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     if (opts.resultLine) {
         stdout += "rdmakit-result: " + JSON.stringify({
             pass: report.pass, busbwGBps: report.headline?.busbwGBps ?? null, sizeBytes: report.headline?.sizeBytes ?? null,
-            slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [], badNodes: report.preflight?.badNodes ?? [],
+            slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [],
+            badNodes: [...new Set([...(report.preflight?.badNodes ?? []), ...(report.health?.badNodes ?? [])])],
         }) + "\n";
     }
     return { code: report.pass ? 0 : 1, stdout, stderr: err.length ? err.join("\n") + "\n" : "" };
@@ -200,6 +226,8 @@ export function registerNcclReport(program: Command): void {
         .option("--nodes <n>", "with --fabric: nodes the all-node run must span (>= 2)")
         .option("--gpus-per-node <g>", "with --fabric: GPUs per node; nRanks must be nodes x this")
         .option("--preflight <dir>", "also report the per-node preflight results validate.yml wrote (<host>.json); bad nodes are named")
+        .option("--health <dir>", "also grade the per-node health captures (<host>/nvidia-smi-q.txt, lspci-vv.txt, ...) against --health-expect; failing nodes are bad nodes")
+        .option("--health-expect <json>", "with --health: what every node should show (HealthExpectation JSON; `rdmakit health --config` works from a stack file)")
         .option("--incast <dir>", "also grade the RoCE incast run validate.yml fetched (plan.json, <host>-before/after.txt, <sender>-client.log)")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")

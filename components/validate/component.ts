@@ -17,6 +17,7 @@ import { planIncast, receiverCommand, senderCommand, snapshotCommand, type Incas
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 import { fabricOfPlan } from "./fabric";
+import type { HealthExpectation } from "../health/types";
 import { PACKAGE_ROOT } from "../assets";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
@@ -109,6 +110,11 @@ export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gp
     iters?: number;
     /** @default 1200 */
     timeoutSeconds?: number;
+    /**
+     * What every node's health captures (playbooks/roles/node_health) are graded against (components/health): from
+     * the plan. A node failing it is a bad node, like one failing a preflight check. @default not graded
+     */
+    health?: HealthExpectation;
 }
 
 /** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
@@ -460,7 +466,7 @@ export const VALIDATE_SCRIPT = [
     'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
     unpackRunInput('"$vars"', 3),
     "exec 3<&-",
-    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
+    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
@@ -481,6 +487,8 @@ export const VALIDATE_SCRIPT = [
     // $RDMAKIT_FABRIC_ARGS unquoted on purpose: fabricReportArgs gives plain flag tokens, or nothing
     // the RoCE incast (incast.yml) left its plan and counters in incast/: graded with the logs when it ran
     'if [ -f "$RDMAKIT_OUT/incast/plan.json" ]; then set -- "$@" --incast "$RDMAKIT_OUT/incast"; fi',
+    // the node health captures (node_health role): graded against the plan's hardware, each node's verdict in the report
+    'if [ -d "$RDMAKIT_OUT/health" ] && [ -n "${RDMAKIT_HEALTH_EXPECT:-}" ]; then set -- "$@" --health "$RDMAKIT_OUT/health" --health-expect "$RDMAKIT_HEALTH_EXPECT"; fi',
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
     'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',
@@ -546,6 +554,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ...digests,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),
+                ...(args.health ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(args.health) } : {}),
                 RDMAKIT_OUT: outFromRun,
                 RDMAKIT_FAIL_ON_FAILURE: String(args.failOnFailure ?? true),
                 ...serveSshKey(`${name}-nccl`, args.sshPrivateKey),
@@ -558,7 +567,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ANSIBLE_NOCOLOR: "1",
             },
             // rerun when what is run or how it is graded changes
-            triggers: [digest, digests.RDMAKIT_INVENTORY_HASH, expect, fabricReportArgs(args)],
+            triggers: [digest, digests.RDMAKIT_INVENTORY_HASH, expect, fabricReportArgs(args), ...(args.health ? [JSON.stringify(args.health)] : [])],
             // the provider would put the last run's stdout and stderr into the environment (PULUMI_COMMAND_STDOUT), one
             // string that grows with the report; the script does not read them
             addPreviousOutputInEnv: false,

@@ -3,6 +3,7 @@
  * `rdmakit plan` (components/artifacts.ts → validationVars) both call it, so the commands the plan verb shows are the
  * commands the cluster runs. Pure.
  */
+import { healthExpectation } from "../health/expect";
 import type { FabricPlan } from "../plan";
 import type { ClusterValidationArgs, IncastArgs, IncastRail, ValidationRunArgs } from "./component";
 
@@ -74,6 +75,7 @@ export function validationArgsFromPlan(
         fixedBytes: v.fixedBytes,
         sweepMaxBytes: v.maxBytes,
         preflight: v.preflight,
+        health: healthExpectation(plan),
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
         ...(plan.roce ? { incast: incastArgs(plan.roce.qos) } : {}),

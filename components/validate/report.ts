@@ -6,6 +6,7 @@ import type { Expectation, LogGrade, NcclRun, ParsedLog, Verdict } from "./types
 import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grade";
 import type { SlowNodeReport } from "./slow";
 import { preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
+import type { NodeHealth } from "../health/types";
 
 /** What a log was in the validation: names follow the playbook's convention (see `classifyLogName`). */
 export type LogKind = "all-fixed" | "all-sweep" | "single" | "pair" | "other";
@@ -38,6 +39,11 @@ export interface ValidationReport {
      */
     software?: { lines: SoftwareLine[]; unrecorded: string[] };
     failed: Array<Verdict & { where: string }>;
+    /**
+     * Each node's health verdict (components/health, `--health`) beside its nccl-tests verdict (its single-node log,
+     * slow in the pair search); a failing node is a bad node and fails the report.
+     */
+    health?: { nodes: Array<NodeHealth & { nccl: "ok" | "FAIL" | "slow" | "-" }>; badNodes: string[] };
 }
 
 /**
@@ -65,7 +71,14 @@ function lastRunWithRows(p: ParsedLog): NcclRun | undefined {
     return [...p.runs].reverse().find((r) => r.rows.length > 0);
 }
 
-export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport): ValidationReport {
+/** A node's nccl-tests verdict: its single-node log, or slow when the pair search named it. */
+function ncclOfNode(node: string, entries: ReportEntry[], slowNodes: SlowNodeReport | null): "ok" | "FAIL" | "slow" | "-" {
+    if (slowNodes?.slow.some((s) => s.host === node)) return "slow";
+    const single = entries.find((e) => e.kind === "single" && e.hosts[0] === node);
+    return single ? (single.grade.pass ? "ok" : "FAIL") : "-";
+}
+
+export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[]): ValidationReport {
     const main = mainEntry(entries);
     let headline: ValidationReport["headline"] = null;
     if (main) {
@@ -89,9 +102,12 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
     const failed = [...(preflight ? preflightFailures(preflight) : []), ...(software ? softwareMismatches(software.lines) : []),
         ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
+    const healthBad = (health ?? []).filter((h) => h.verdict === "failing" || h.verdict === "unreadable").map((h) => h.node);
     return {
-        pass: failed.length === 0 && !slowFail && (entries.length > 0 || preflight !== undefined), headline, logs, slowNodes,
+        pass: failed.length === 0 && !slowFail && healthBad.length === 0 && (entries.length > 0 || preflight !== undefined || !!health?.length),
+        headline, logs, slowNodes,
         ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes }, software } : {}), failed,
+        ...(health ? { health: { nodes: health.map((h) => ({ ...h, nccl: ncclOfNode(h.node, entries, slowNodes) })), badNodes: healthBad } } : {}),
     };
 }
 
@@ -106,6 +122,20 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         const p = report.preflight;
         out.push(`  ${p.badNodes.length ? "FAIL" : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
             (p.badNodes.length ? `; bad node(s): ${p.badNodes.join(", ")}` : ""));
+    }
+    if (report.health) {
+        const h = report.health;
+        const ok = h.nodes.filter((n) => n.verdict === "healthy").length;
+        out.push(`  ${h.badNodes.length ? "FAIL" : "ok  "} node health: ${ok} of ${h.nodes.length} node(s) healthy` +
+            (h.badNodes.length ? `; bad node(s): ${h.badNodes.join(", ")}` : ""));
+        const w = Math.max(4, ...h.nodes.map((n) => n.node.length));
+        const word: Record<NodeHealth["verdict"], string> = { healthy: "healthy", failing: "FAILING", incomplete: "not checked", unreadable: "UNREADABLE" };
+        for (const n of h.nodes) {
+            const why = n.findings[0] ? `  ${n.findings[0].component}: ${n.findings[0].message}${n.findings.length > 1 ? ` (+${n.findings.length - 1} more)` : ""}`
+                : n.unreadable[0] ? `  ${n.unreadable[0].file} ${n.unreadable[0].reason}`
+                    : n.notChecked.length ? `  not checked: ${[...new Set(n.notChecked.map((c) => c.component))].join(", ")}` : "";
+            out.push(`    ${n.node.padEnd(w)}  health ${word[n.verdict].padEnd(11)}  nccl-tests ${n.nccl.padEnd(4)}${why}`.trimEnd());
+        }
     }
     if (report.software && (report.software.lines.length || report.software.unrecorded.length)) {
         const { lines, unrecorded } = report.software;
