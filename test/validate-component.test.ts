@@ -210,6 +210,20 @@ test("a failed grade with a slow node comes out in the outputs", async () => {
     assert.equal(cmd.environment.RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
 });
 
+test("the plan's health expectation reaches the grade (RDMAKIT_HEALTH_EXPECT) and re-runs the validation when it changes", async () => {
+    commandStdout = "rdmakit-result: {\"pass\":true,\"busbwGBps\":400,\"sizeBytes\":1073741824,\"slowNodes\":[]}\n";
+    const health = {
+        hostType: "p5.48xlarge", gpus: 8, gpuModel: "H100-80GB", nvidia: true, gpuPcie: { gen: 5, width: 16 }, nvlinkLinks: 18, nvswitch: true,
+        fabric: "aws-efa" as const, nics: { names: [], count: 32, linkLayer: "efa" as const },
+    };
+    const c = new mod.ClusterValidation("val3", args({ health }));
+    await settle(c);
+    const cmd = registered.find((r) => r.type === "command:local:Command" && r.name === "val3-nccl")!.inputs;
+    assert.deepEqual(JSON.parse(cmd.environment.RDMAKIT_HEALTH_EXPECT), health);
+    assert.equal(cmd.triggers[cmd.triggers.length - 1], JSON.stringify(health));
+    assert.match(mod.VALIDATE_SCRIPT, /--health "\$RDMAKIT_OUT\/health" --health-expect "\$RDMAKIT_HEALTH_EXPECT"/);
+});
+
 test("bad arguments fail before anything is registered, every problem with its path", () => {
     assert.throws(
         () => new mod.ClusterValidation("bad", args({ stack: "a/b", hosts: ["x", "x"], gpusPerNode: 0, pairwise: "sometimes" as any })),

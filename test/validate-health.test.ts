@@ -1,11 +1,12 @@
 /**
  * The Azure preflight for real: VALIDATE_SCRIPT runs the real ansible-playbook and validate.yml against this machine
- * (local connection) as an azure-ib node of the examples/azure-h100.yaml plan. Two stand-ins, nothing else:
+ * (local connection) as an azure-ib node of the examples/azure-h100.yaml plan. These stand-ins, nothing else:
  *  - `run-health-checks.sh`, writing its log in the format of Azure/azurehpc-health-checks (run-health-checks.sh
  *    meta-data header, NHC's `[pid] - SUCCESS:  nhc:  Health check passed:  ...` / `ERROR:  nhc:  Health check
  *    failed:  ...` lines, the entrypoint's `Health checks completed with exit code: N.`) and exiting with NHC's status.
  *    The failure texts are the ones its distributed_nhc/README.md shows from real runs.
  *  - a sysfs tree of one IB HCA (ports/1/state, rate, link_layer, pkeys/*) in place of /sys/class/infiniband.
+ *  - in the first test, the node health tools (nvidia-smi, lspci, ibstat, dmesg) printing real captures.
  * There is no GPU here, so gpu-count fails for real; the test reads the verdicts of the checks it is about.
  */
 import { after, test } from "node:test";
@@ -56,7 +57,23 @@ function sysfs(dir: string, pkeys: string[]): string {
     return path.join(dir, "sys");
 }
 
-function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[]) {
+/**
+ * Stand-ins for the node health tools (playbooks/roles/node_health) that print real captures
+ * (test/fixtures/health/README.md), lspci with a ConnectX-7 at Gen4 x8; dcgmi is left out, so no dcgmi-diag.txt is fetched.
+ */
+function healthTools(dir: string): string {
+    const cap = (n: string): string => path.join(ROOT, "test", "fixtures", "health", "captures", n);
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    const tool = (name: string, body: string): void => fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    tool("nvidia-smi", `case "$1" in -q) cat '${cap("nvidia-smi-q.h100-565.57.01.txt")}';; nvlink) cat '${cap("nvidia-smi-nvlink.h100x8-constructed.txt")}';; *) exit 1;; esac`);
+    tool("lspci", `cat '${cap("lspci-vv.h100-gpud-nic-downgraded.txt")}'`);
+    tool("ibstat", `cat '${cap("ibstat.h100-ib-400.txt")}'`);
+    tool("dmesg", `cat '${cap("dmesg.kmsg-clean.txt")}'`);
+    return bin;
+}
+
+function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[], withHealthTools = false) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-health-"));
     dirs.push(dir);
     const key = path.join(dir, "id");
@@ -72,24 +89,30 @@ function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[]) {
         nccl_validate_nhc_script: nhc ? nhcStandIn(dir, nhc.lines, nhc.rc) : path.join(dir, "absent", "run-health-checks.sh"),
         nccl_validate_sysfs_ib: sysfs(dir, pkeys),
         nccl_validate_remote_dir: path.join(dir, "remote"),
+        node_health_remote_dir: path.join(dir, "remote-health"),
+        // the stand-ins need no root, and this test may run as a user without sudo
+        node_health_become: false,
+        node_health_dcgm_level: 1,
     };
+    const bin = withHealthTools ? healthTools(dir) : undefined;
     const varsJson = JSON.stringify(vars);
     const inventory = "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n";
     const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
     const r = spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), VALIDATE_SCRIPT], {
         cwd: ROOT, encoding: "utf8", timeout: 240_000, input: JSON.stringify({ inventory, extraVars: varsJson }),
         env: {
-            PATH: process.env.PATH, HOME: process.env.HOME ?? dir, RDMAKIT_OUT: out, ...served.env,
+            PATH: bin ? `${bin}:${process.env.PATH}` : process.env.PATH, HOME: process.env.HOME ?? dir, RDMAKIT_OUT: out, ...served.env,
             RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }), RDMAKIT_FABRIC_ARGS: "",
+            ...(bin ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(args.health) } : {}),
         },
     });
     served.close();
     const checks = JSON.parse(fs.readFileSync(path.join(out, "preflight", "localhost.json"), "utf8")).checks as
         Array<{ check: string; ok: boolean; seen: string; expected: string }>;
-    return { ...r, checks, check: (name: string) => checks.find((c) => c.check === name) };
+    return { ...r, out, checks, check: (name: string) => checks.find((c) => c.check === name) };
 }
 
 const skip = { skip: missing.length ? `missing ${missing.join(", ")}` : false };
@@ -101,7 +124,7 @@ test("Azure: failing health checks fail the node, with NHC's own failure lines i
             "ERROR:  nhc:  Health check failed:  check_hw_ib: No IB port mlx5_ib7:1 is ACTIVE (LinkUp 400 Gb/sec).",
             "ERROR:  nhc:  Health check failed:  check_gpu_ecc: GPU id 3: SRAM Uncorrectable ECC error count detected, (0,1)",
         ], rc: 1,
-    }, ["0x8001"]);
+    }, ["0x8001"], true);
     const nhc = r.check("azure-health-checks");
     assert.equal(nhc?.ok, false);
     assert.match(nhc!.seen, /^exit 1: check_hw_ib: No IB port mlx5_ib7:1 is ACTIVE \(LinkUp 400 Gb\/sec\)\. \| check_gpu_ecc: GPU id 3/);
@@ -109,6 +132,14 @@ test("Azure: failing health checks fail the node, with NHC's own failure lines i
     assert.match(r.stdout, /bad node\(s\): localhost/);
     assert.match(r.stdout, /x azure-health-checks \[preflight localhost\]: expected run-health-checks\.sh exits 0 with no 'Health check failed' line; seen exit 1: check_hw_ib/);
     assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["localhost"]);
+    // the node health captures: five tools' outputs fetched under their fixed names, none for the missing dcgmi; the
+    // report grades them (a ConnectX-7 at Gen4 x8) beside the node's nccl-tests verdict
+    const captured = path.join(r.out, "health", "localhost");
+    assert.deepEqual(fs.readdirSync(captured).sort(), ["dmesg.txt", "ibstat.txt", "lspci-vv.txt", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt"]);
+    assert.equal(fs.readFileSync(path.join(captured, "ibstat.txt"), "utf8"),
+        fs.readFileSync(path.join(ROOT, "test/fixtures/health/captures/ibstat.h100-ib-400.txt"), "utf8"));
+    assert.match(r.stdout, /FAIL node health: 0 of 1 node\(s\) healthy; bad node\(s\): localhost/);
+    assert.match(r.stdout, /localhost\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8/);
     // the full-member key 0x8001 is there: the partition check passes on its own
     assert.equal(r.check("ib-pkey")?.ok, true, r.check("ib-pkey")?.seen);
     assert.equal(r.check("rdma-ports")?.ok, true, r.check("rdma-ports")?.seen);
