@@ -46,6 +46,8 @@ export const XID_CATALOG: Readonly<Record<number, XidInfo>> = Object.fromEntries
     X(148, "NVLink error (the catalog's NVLink range 144-150)", true),
     X(149, "NVLink error (the catalog's NVLink range 144-150)", true),
     X(150, "NVLink error (the catalog's NVLink range 144-150)", true),
+    // logged by R550+ drivers when the GPU's recovery action changes, e.g. "from 0x0 (None) to 0x1 (GPU Reset Required)"
+    X(154, "GPU recovery action changed", true),
 ].map((x) => [x.code, x]));
 
 /** The catalog entry, or an entry that says the code is outside the kit's table (then it fails the node: unknown is not healthy). */

@@ -64,7 +64,7 @@ export function parseDcgmText(text: string): DcgmReport {
             const s = status((STATUS.exec(result) ?? ENTITY.exec(result))![1]);
             if (s === "fail" || (s === "warn" && last.status === "pass")) last.status = s;
             last.evidence.push(result);
-        } else if (/^(Warning|Error|Info)$/i.test(name) && last) {
+        } else if (/^(Warning|Error|Info)\b/i.test(name) && last) {
             detail = `${name}: ${result}`;
             last.evidence.push(detail);
         } else if (!name && detail !== undefined && last) {

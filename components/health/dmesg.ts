@@ -1,7 +1,8 @@
 /**
  * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events and mlx5
  * errors. Line prefixes read: "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 "
- * (--time-format iso), "Feb 23 16:24:18 host kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg), or none.
+ * (--time-format iso), "Feb 23 16:24:18 host kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg),
+ * "[Feb23 16:24] " / "[  +0.000123] " (-H), "kern  :info  : " (-x), or none.
  * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html, and the captures in
  * test/fixtures/health/README.md): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>" and the older
  * "NVRM: Xid (0000:01:00): 31, Ch 0000000b, ...".
@@ -30,6 +31,9 @@ const PREFIXES = [
     /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d/, // ISO
     /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ /, // syslog / journalctl
     /^\d+,\d+,\d+,[-c];/, // kmsg
+    /^\[[A-Z][a-z]{2}\s?\d+ \d\d:\d\d\]/, // -H / --time-format reltime: [Feb23 16:24]
+    /^\[\s*\+\d+\.\d+\]/, // -H / -d deltas: [  +0.000123]
+    /^\w+\s*:\w+\s*: /, // -x: "kern  :info  : "
 ];
 
 const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)\b/;

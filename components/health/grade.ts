@@ -72,6 +72,8 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
         if (gpu.remapPending) g.fail("ecc", f, `${where} has a row remapping pending (reset the GPU to apply it)`, gpu.remapPending);
         if (gpu.remapFailure) g.fail("ecc", f, `${where} failed to remap a row (RMA per NVIDIA's memory error guide)`, gpu.remapFailure);
         if (gpu.resetRequired) g.fail("gpu", f, `${where} needs a reset`, gpu.resetRequired);
+        if (gpu.recoveryAction) g.fail("gpu", f, `${where}: the driver asks for a recovery action`, gpu.recoveryAction);
+        if (gpu.sramThreshold) g.fail("ecc", f, `${where} passed the SRAM error threshold`, gpu.sramThreshold);
         if (gpu.drainRecommended) g.fail("gpu", f, `${where}: drain and reset recommended`, gpu.drainRecommended);
         // source: NVIDIA MIG user guide, "Application Considerations": no GPU-to-GPU P2P (PCIe or NVLink) under MIG
         if (gpu.migMode && /^enabled$/i.test(gpu.migMode)) g.fail("gpu", f, `${where} runs in MIG mode: no NVLink/P2P, NCCL cannot use the whole GPU`, `MIG Mode Current : ${gpu.migMode}`);
@@ -100,6 +102,7 @@ function gradeNvlink(g: Grader, exp: HealthExpectation): void {
     const f = FILES.nvlink.name;
     const nv = g.read("nvlink", f, parseNvlinkStatus);
     if (!nv) return;
+    for (const e of nv.errors) g.fail("nvlink", f, "nvidia-smi could not report NVLink", e);
     if (nv.gpus.length !== exp.gpus) g.fail("nvlink", f, `NVLink status for ${nv.gpus.length} GPU(s), expected ${exp.gpus} on an NVSwitch board`);
     // a link trained at a fraction of the others' speed (1.562 of 26.562 GB/s) is as slow as a missing one
     const fastest = Math.max(0, ...nv.gpus.flatMap((x) => x.links.map((l) => l.gbps ?? 0)));

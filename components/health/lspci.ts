@@ -50,7 +50,8 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
     let cur: PciDevice | undefined;
     let total = 0;
     for (const raw of text.split(/\r?\n/)) {
-        if (!raw.trim() || raw.startsWith("#")) continue;
+        // pciutils' own warnings (stderr, kept by 2>&1): "pcilib: sysfs_read_vpd: read failed", "lspci: Unable to load libkmod"
+        if (!raw.trim() || raw.startsWith("#") || /^(pcilib|lspci): /.test(raw)) continue;
         if (!/^\s/.test(raw)) {
             const m = DEVICE.exec(raw.trim());
             if (!m) throw new HealthParseError(`line "${raw.slice(0, 120)}" is neither an lspci device line ("<bus>:<dev>.<fn> <class>: <device>") nor an indented detail line`);

@@ -9,7 +9,8 @@
  *    "SRAM Uncorrectable Parity / SEC-DED" (R535+); "N/A" wherever the GPU does not report a field
  *  - "Retired Pages ... Pending Page Blacklist" / "Pending Page Retirement" / "Pending"; "Remapped Rows" (A100 on)
  *    with "Pending" and "Remapping Failure Occurred", or "Remapped Rows : N/A"
- *  - "GPU Reset Status: Reset Required / Drain and Reset Recommended" (R510+), "Fabric: State / Status" (NVSwitch)
+ *  - "GPU Reset Status: Reset Required / Drain and Reset Recommended" (R510+), "GPU Recovery Action" (R565+),
+ *    "SRAM Threshold Exceeded" (R535+), "Fabric: State / Status" (NVSwitch)
  *  - the driver's own failures: "No devices were found", "NVIDIA-SMI has failed because it couldn't communicate with
  *    the NVIDIA driver", "Unable to determine the device handle for GPU ...: <error>"
  * XML (`-q -x`) and CSV (`--query-gpu`) are other grammars and are refused by name.
@@ -36,6 +37,10 @@ export interface SmiGpu {
     remapPending?: string;
     remapFailure?: string;
     resetRequired?: string;
+    /** "GPU Recovery Action" (R565+) when it is not None: Reset, Reboot, Drain P2P, Drain and Reset */
+    recoveryAction?: string;
+    /** "SRAM Threshold Exceeded : Yes" (R535+): the GPU's SRAM error count passed NVIDIA's RMA threshold */
+    sramThreshold?: string;
     drainRecommended?: string;
     /** active clock event reasons that slow the GPU down, as their lines */
     slowdowns: string[];
@@ -139,6 +144,8 @@ function gpuFacts(n: Node): SmiGpu {
         drainRecommended: /^yes$/i.test(val(n, "GPU Reset Status", "Drain and Reset Recommended") ?? "")
             ? at(n, "GPU Reset Status", "Drain and Reset Recommended")?.line : undefined,
         slowdowns: clocks(n),
+        recoveryAction: val(n, "GPU Recovery Action") && !/^(none|n\/a)$/i.test(val(n, "GPU Recovery Action") ?? "") ? at(n, "GPU Recovery Action")?.line : undefined,
+        sramThreshold: /^yes$/i.test(val(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded") ?? "") ? at(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded")?.line : undefined,
         fabric: fabric && fabric.children.length ? { state: val(fabric, "State"), status: val(fabric, "Status"), line: fabric.children.map((c) => c.line).join(", ") } : undefined,
         migMode: val(n, "MIG Mode", "Current"),
     };

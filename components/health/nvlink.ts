@@ -16,13 +16,21 @@ export interface NvlinkGpu {
     allInactive?: string;
 }
 
-export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[] } {
+/** nvidia-smi's own failures: it could not ask the driver (no GPU, no driver, a version mismatch) */
+const SMI_ERROR = /^(Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle)/i;
+
+export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[]; errors: string[] } {
     const gpus: NvlinkGpu[] = [];
+    const errors: string[] = [];
     let cur: NvlinkGpu | undefined;
     for (const raw of text.split(/\r?\n/)) {
         const line = raw.trim();
         // "# cmd: ..." lines are a person's note above a pasted capture, never the tool's
         if (!line || line.startsWith("#")) continue;
+        if (SMI_ERROR.test(line)) {
+            errors.push(line);
+            continue;
+        }
         const g = /^GPU (\d+): .*$/.exec(line);
         if (g) {
             cur = { index: Number(g[1]), line, links: [] };
@@ -42,5 +50,5 @@ export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[] } {
         }
         throw new HealthParseError(`line "${line.slice(0, 120)}" is not nvidia-smi nvlink --status output ("GPU N: <name> (UUID: ...)", "Link N: <speed> GB/s | <inactive>")`);
     }
-    return { gpus };
+    return { gpus, errors };
 }
