@@ -233,13 +233,21 @@ test("nic: InfiniBand at 200 where 400 belongs and an ibpanic line fail; RoCE ra
     assert.ok(gradeNode("n", node(), roce).findings.some((f) => f.component === "nic"));
 });
 
-test("nic: EFA devices from fi_info -p efa: one device where p4d.24xlarge has four fails", () => {
+test("nic: EFA devices from fi_info -p efa: four on a p4d pass; one or none where p4d.24xlarge has four fails", () => {
     const fi = parseFiInfo(cap("fi_info.efa-libfabric-5689.txt"));
     assert.deepEqual(fi.devices, ["efa_0"]);
     const aws = stackExpectation(path.join(ROOT, "examples/aws-p5.yaml"), (c) => { c.aws.instanceType = "p4d.24xlarge"; });
     const h = gradeNode("n", { ...node({ "ibstat.txt": null }), "fi_info.txt": cap("fi_info.efa-libfabric-5689.txt") }, aws);
     assert.ok(h.findings.some((f) => f.component === "nic" && f.message === "1 EFA device(s), expected 4 (p4d.24xlarge)"));
     assert.deepEqual(parseFiInfo("fi_getinfo: -61 (No data available)\n").devices, []);
+    // four devices on a p4de (the same four EFA as p4d) pass; none fails with libfabric's own line
+    const four = gradeNode("n", { ...node({ "ibstat.txt": null }), "fi_info.txt": cap("fi_info.p4de-4efa.txt") }, aws);
+    assert.deepEqual(four.findings.filter((f) => f.component === "nic"), []);
+    assert.deepEqual(parseFiInfo(cap("fi_info.p4de-4efa.txt")).devices, ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]);
+    const none = gradeNode("n", { ...node({ "ibstat.txt": null }), "fi_info.txt": cap("fi_info.no-efa.txt") }, aws);
+    assert.ok(none.findings.some((f) => f.component === "nic" && f.message === "0 EFA device(s), expected 4 (p4d.24xlarge)" && f.evidence === "fi_getinfo: -61"));
+    // no ibstat.txt is asked of an EFA node
+    assert.ok(!four.notChecked.some((n) => n.file === "ibstat.txt"));
     assert.throws(() => parseFiInfo("---\nfi_info:\n    caps: [ FI_MSG ]\n"), /fi_info -v/);
 });
 
