@@ -179,6 +179,10 @@ test("dcgm: Fail - All (2.4.6) and Fail - GPU: 0 (r2) fail with their text; a ru
     assert.match(pcie.findings[0].evidence ?? "", /^PCIe: Fail - All; Warning: GPU 0GPU 0's NvLink link 0 is currently down/);
     const mem = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.gpu-memory-fail.txt" }), H100);
     assert.equal(mem.findings[0].message, 'DCGM test "GPU Memory" failed');
+    // an Error row with no test above it is the diagnostic's own failure
+    const remap = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.row-remap-error.txt" }), H100);
+    assert.deepEqual(components(remap), ["dcgm"]);
+    assert.equal(remap.findings[0].evidence, "Error: GPU 3 has uncorrectable memory errors and row remappings are pending");
     const err = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.4.4.0-error.txt" }), H100);
     assert.equal(err.verdict, "incomplete");
     assert.match(err.notChecked[0].reason, /dcgmi did not run the diagnostic: Error: Unable to complete diagnostic/);

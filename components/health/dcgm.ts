@@ -48,9 +48,13 @@ export function parseDcgmText(text: string): DcgmReport {
     for (const raw of lines) {
         const line = raw.trim();
         if (!line.startsWith("|")) continue;
-        const cells = line.split("|").slice(1, -1).map((c) => c.trim());
+        const parts = line.split("|");
+        const cells = parts.slice(1, -1).map((c) => c.trim());
         if (cells.length < 2) continue;
         const [name, result] = cells;
+        // dcgmi wraps long text at exactly 45 characters of the Result column (one space of padding before it), so the
+        // pieces join without adding or dropping a space
+        const piece = parts[2].slice(1, 46);
         if (/^Diagnostic$/i.test(name) && /^Result$/i.test(result)) {
             table = true;
             continue;
@@ -64,15 +68,22 @@ export function parseDcgmText(text: string): DcgmReport {
             const s = status((STATUS.exec(result) ?? ENTITY.exec(result))![1]);
             if (s === "fail" || (s === "warn" && last.status === "pass")) last.status = s;
             last.evidence.push(result);
-        } else if (/^(Warning|Error|Info)\b/i.test(name) && last) {
-            detail = `${name}: ${result}`;
+        } else if (/^(Warning|Error|Info)\b/i.test(name)) {
+            // an Error row fails what it stands under; one before any test is the diagnostic's own failure
+            if (!last) {
+                last = { name: "diagnostic", status: "fail", evidence: [] };
+                tests.push(last);
+            }
+            if (/^Error/i.test(name)) last.status = "fail";
+            detail = `${name}: ${piece}`;
             last.evidence.push(detail);
         } else if (!name && detail !== undefined && last) {
             // a wrapped detail row continues the text of the one above
-            last.evidence[last.evidence.length - 1] += result;
+            last.evidence[last.evidence.length - 1] += piece;
             detail = last.evidence[last.evidence.length - 1];
         }
     }
+    for (const t of tests) t.evidence = t.evidence.map((e) => e.trimEnd());
     if (!table && tests.length === 0) {
         if (err) return { tests, error: err };
         throw new HealthParseError("is not dcgmi diag output (no \"| Diagnostic | Result |\" table, no \"Error:\" line)");

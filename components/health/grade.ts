@@ -65,7 +65,8 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
         for (const line of gpu.uncorrectable) {
             // DRAM errors of the GPU's life are repaired by row remapping (NVIDIA, "A100 GPU memory error management",
             // https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html); SRAM ones and any since the driver loaded are not
-            if (/^Aggregate/i.test(line) && /DRAM/i.test(line)) g.h.notes.push(`${where}: ${line} (lifetime DRAM count; remapping repairs these)`);
+            // (older drivers' "Double Bit ... Total" is mostly device memory too, handled by page retirement)
+            if (/^Aggregate/i.test(line) && /DRAM|Double Bit/i.test(line)) g.h.notes.push(`${where}: ${line} (lifetime DRAM count; remapping / page retirement repairs these)`);
             else g.fail("ecc", f, `${where} has uncorrectable ECC errors`, line);
         }
         if (gpu.retiredPending) g.fail("ecc", f, `${where} has pages waiting to be retired (reset the GPU)`, gpu.retiredPending);
@@ -132,6 +133,10 @@ function gradeDcgm(g: Grader): void {
         g.h.notChecked.push({ component: "dcgm", file: f, reason: `dcgmi did not run the diagnostic: ${r.error}` });
         return;
     }
+    if (r.tests.length === 0) {
+        g.h.notChecked.push({ component: "dcgm", file: f, reason: `${f} holds no test result` });
+        return;
+    }
     for (const t of r.tests) {
         if (t.status === "fail") g.fail("dcgm", f, `DCGM test "${t.name}" failed`, clip(t.evidence.join("; ")));
         else if (t.status === "warn") g.h.notes.push(`DCGM test "${t.name}" warned: ${clip(t.evidence.join("; "))}`);
@@ -155,7 +160,8 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             continue;
         }
         const { cap, sta } = d;
-        if (!cap || !sta || !sta.width || !cap.width) continue;
+        // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
+        if (d.virtualFunction || !cap || !sta || !sta.width || !cap.width) continue;
         const model = /\[([^\]]+)\]\s*(?:\(rev [0-9a-f]+\))?$/i.exec(d.line)?.[1];
         const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
         const narrow = sta.width < cap.width;
