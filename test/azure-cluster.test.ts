@@ -231,7 +231,7 @@ test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", 
         computerName: "jh-jump",
         adminUsername: "hpcadmin",
         // sshd tuned for the Ansible jump hops and the jump host's own host key (components/provision/jump.ts)
-        customData: Buffer.from(jumpHostCloudConfig(mockHostKey("jump"))).toString("base64"),
+        customData: Buffer.from(jumpHostCloudConfig(mockHostKey("jump"), "azure")).toString("base64"),
         linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: "/home/hpcadmin/.ssh/authorized_keys", keyData: KEY }] },
