@@ -26,7 +26,11 @@
  *   runs needs IMDS as another user: the roles reach no metadata endpoint, aws-ofi-nccl finds the platform from DMI
  *   (/sys/devices/virtual/dmi/id/product_name; aws/aws-ofi-nccl@2daf7d30:include/nccl_ofi_system.h), and the SSM
  *   Agent and cloud-init run as root. A user's own tool that reads the instance role as another user (AWS CLI, SDKs)
- *   is refused too: run it with sudo, or give it credentials of its own. Which of nft and iptables the DLAMI (Ubuntu 22.04) and
+ *   is refused too: run it with sudo, or give it credentials of its own. So is EC2 Instance Connect, whose sshd
+ *   AuthorizedKeysCommand runs as its own user and reads the pushed key from IMDS (the kit does not use it: the
+ *   nodes take the stack's key; source: AWS EC2 User Guide, EC2 Instance Connect setup: `AuthorizedKeysCommand
+ *   /opt/aws/bin/eic_run_authorized_keys %u %f`, `AuthorizedKeysCommandUser ec2-instance-connect`, the script "looks up
+ *   the keys from the instance metadata"). Which of nft and iptables the DLAMI (Ubuntu 22.04) and
  *   AL2023 images carry is not confirmed here (unconfirmed); the script takes whichever exists, and an image with
  *   neither gets no rule and a line saying so in the cloud-init output log and on the serial console. Needs a real instance to see the rule work (marked in
  *   README); the tests run the script against recording stand-ins for nft and iptables (test/host-keys.test.ts).
