@@ -16,7 +16,7 @@ const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi76
 const ZONE = "us-east-2b";
 
 const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
-interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
 const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
 
 function spec(nodes = 4) {
@@ -159,4 +159,9 @@ test("a root volume smaller than the AMI's root snapshot is refused before anyth
     assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: "/dev/sda1", blockDeviceMappings: amiRootMapping(s.aws!.rootVolumeGiB) }), [], "equal is enough");
     assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: "/dev/xvda", blockDeviceMappings: amiRootMapping(10_000) }), [], "another device is not the root");
     assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: pulumi.runtime.unknownValue as never }), [], "unknown (offline): passes");
+});
+
+test("a node AMI EC2 cannot find is refused with the provider's words before anything is created", () => {
+    const r = build({ ...fits(), amiError: "reading EC2 AMIs: your query returned no results. Please change your search criteria and try again", aws: { ami: "ami-0badbadbadbadbad0" } });
+    assert.match(r.refusal!, /cluster\.aws\.ami: has no x86_64 node AMI EC2 can find: .*your query returned no results/);
 });
