@@ -7,16 +7,16 @@ import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
-import { blockScaleInTime, gradeAwsCloud, gradeReservation } from "../components/aws/cloud";
+import { blockScaleInTime, gradeAwsCloud, gradeReservation, gradeRootVolume } from "../components/aws/cloud";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
+import { amiRootMapping, offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
 const ZONE = "us-east-2b";
 
 const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
-interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
 const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
 
 function spec(nodes = 4) {
@@ -133,4 +133,35 @@ test("reservation grading is pure; the scale-in time is an hour before the end",
     assert.equal(gradeReservation(s, reservation(), new Date("2099-01-15T10:45:00Z")).length, 1, "inside the last hour: too late");
     assert.match(gradeReservation(s, reservation({ instanceType: "p5en.48xlarge" }), new Date(0))[0].message, /holds for p5en\.48xlarge/);
     assert.equal(blockScaleInTime("2099-01-15T11:30:00Z"), "2099-01-15T10:30:00Z");
+    // a block of 4 with 1 taken by another instance: 4 nodes do not fit; this cluster's own running nodes are room
+    const busy = gradeReservation(s, reservation({ availableInstanceCount: 3 }), new Date(0));
+    assert.deepEqual(busy.map((i) => i.path), ["cluster.nodes"]);
+    assert.match(busy[0].message, /EC2 says 3 of its 4 instances can still launch; other instances hold the rest/);
+    assert.match(busy[0].allowed!, /at most 3/);
+    assert.deepEqual(gradeReservation(s, reservation({ availableInstanceCount: 0 }), new Date(0), 4), [], "a later pulumi up: the block holds our 4");
+});
+
+test("the AWS CLI signed in to another account than the provider is refused before anything is created; the same account passes", () => {
+    const other = build({ ...fits(), account: "123456789012", cliAccount: "210987654321", aws: { access: "ssm" } });
+    assert.match(other.refusal!, /aws:profile: the AWS CLI where pulumi up runs is signed in to account 210987654321 \(arn:aws:iam::210987654321:user\/ci\), the AWS provider to 123456789012; the capacity wait and Session Manager's ssh run it, and would look for the node group in the wrong account/);
+    assert.match(other.refusal!, /allowed: the provider's credentials for the CLI too/);
+    const same = build({ ...fits(), account: "123456789012", cliAccount: "123456789012" });
+    assert.equal(same.refusal, undefined);
+    const broken = build({ ...fits(), account: "123456789012", cliFails: "Unable to locate credentials. You can configure credentials by running \"aws configure\"." });
+    assert.match(broken.refusal!, /aws:profile: the AWS CLI where pulumi up runs could not say which account it is signed in to \(Unable to locate credentials/);
+});
+
+test("a root volume smaller than the AMI's root snapshot is refused before anything is created (not left to the group's launches)", () => {
+    const r = build({ ...fits(), rootSnapshotGiB: 600, aws: { rootVolumeGiB: 500 } });
+    assert.match(r.refusal!, /cluster\.aws\.rootVolumeGiB: is smaller than the root snapshot of the DLAMI ami-0123456789abcdef0 \(600 GiB\); EC2 would refuse every launch/);
+    assert.match(r.refusal!, /allowed: at least 600/);
+    const s = spec();
+    assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: "/dev/sda1", blockDeviceMappings: amiRootMapping(s.aws!.rootVolumeGiB) }), [], "equal is enough");
+    assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: "/dev/xvda", blockDeviceMappings: amiRootMapping(10_000) }), [], "another device is not the root");
+    assert.deepEqual(gradeRootVolume(s, { id: "ami-1", rootDeviceName: pulumi.runtime.unknownValue as never }), [], "unknown (offline): passes");
+});
+
+test("a node AMI EC2 cannot find is refused with the provider's words before anything is created", () => {
+    const r = build({ ...fits(), amiError: "reading EC2 AMIs: your query returned no results. Please change your search criteria and try again", aws: { ami: "ami-0badbadbadbadbad0" } });
+    assert.match(r.refusal!, /cluster\.aws\.ami: has no x86_64 node AMI EC2 can find: .*your query returned no results/);
 });

@@ -87,4 +87,8 @@ test("without the AWS CLI: exit 127 with what to install; a CLI error is passed 
 test("nodes are paired id to address and sorted by address; lists that cannot be paired are refused", () => {
     assert.deepEqual(pairNodes(["i-b", "i-a"], ["10.0.0.20", "10.0.0.3"]), [{ instanceId: "i-a", privateIp: "10.0.0.3" }, { instanceId: "i-b", privateIp: "10.0.0.20" }]);
     assert.throws(() => pairNodes(["i-a", "i-b"], ["10.0.0.3"]), /lists 2 running node instances but 1 private IPs/);
+    // a later pulumi up during a replacement: N-1 running instances are refused, not provisioned and graded
+    assert.throws(() => pairNodes(["i-a"], ["10.0.0.3"], { nodes: 2, group: "train-nodes-1a2b3c4d-x" }),
+        /EC2 lists 1 running instance in node group train-nodes-1a2b3c4d-x, expected 2 \(cluster\.nodes\); the group is replacing a node or is short of capacity.*run pulumi up again once every node is InService/);
+    assert.equal(pairNodes(["i-a", "i-b"], ["10.0.0.3", "10.0.0.4"], { nodes: 2, group: "g" }).length, 2);
 });

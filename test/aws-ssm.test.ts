@@ -51,3 +51,19 @@ test("Ansible's ssh runs the hop as the AWS guide writes it, one session per hos
         assert.deepEqual(fs.readFileSync(calls, "utf8").trim().split("\n").sort(), hosts.map((h) =>
             `ssm start-session --target ${h.address} --document-name AWS-StartSSHSession --parameters portNumber=22 --region us-east-2`).sort());
     });
+
+test("a bastion in an existing VPC is refused with the way that works there: ssm needs no inbound SSH, but a way to SSM", async () => {
+    const { checkAwsClusterInput } = await import("../components/aws/checks");
+    const { planCluster } = await import("../components/plan");
+    const { parseClusterSpec } = await import("../components/spec");
+    const spec = parseClusterSpec({
+        name: "train", fabric: "aws-efa", nodes: 2,
+        ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test" },
+        aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType: "p5.48xlarge", access: "bastion",
+            network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] } },
+    });
+    const issue = checkAwsClusterInput(spec, planCluster(spec)).find((i) => i.path === "cluster.aws.access");
+    assert.ok(issue);
+    assert.doesNotMatch(issue.allowed!, /allowedCidrs/, "ssm takes no SSH from allowedCidrs");
+    assert.match(issue.allowed!, /^ssm \(no inbound SSH: Ansible's SSH runs inside Session Manager sessions, so the subnet needs a route to the internet or interface endpoints for ssm, ssmmessages and ec2messages\)/);
+});

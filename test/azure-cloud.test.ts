@@ -6,9 +6,10 @@ import { test } from "node:test";
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import assert from "node:assert/strict";
-import { armList, gradeAzureCloud } from "../components/azure/cloud";
+import { armHost, armList, azureCloudCheckList, gradeAzureCloud, imageIssues, newestFirst } from "../components/azure/cloud";
+import { vmssNicListUrl } from "../components/azure/nodeIps";
 import { parseClusterSpec } from "../components/spec";
-import { h100Sku, NOT_AVAILABLE, usages } from "./fixtures/azure/arm-answers";
+import { b2sSku, h100Sku, NOT_AVAILABLE, ubuntuHpc2204Versions, usages } from "./fixtures/azure/arm-answers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
 const PROGRAM = path.join(__dirname, "fixtures", "azure", "cloud-program.ts");
@@ -17,29 +18,30 @@ const raw = (nodes: number) => ({
     azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" },
 });
 
-function build(s: { skus: unknown[]; usages: unknown[]; status?: number; error?: unknown; nodes?: number }): { refusal?: string; registered: string[] } {
+function build(s: { skus: unknown[]; usages: unknown[]; imageVersions?: string[]; status?: number; error?: unknown; nodes?: number; azure?: Record<string, unknown> }): { refusal?: string; registered: string[]; warnings: string[] } {
     const nodes = s.nodes ?? 4;
     const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
-        encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, nodes, spec: raw(nodes) }) }, timeout: 60_000,
+        encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, nodes, spec: { ...raw(nodes), azure: { ...raw(nodes).azure, ...s.azure } } }) }, timeout: 60_000,
     });
     if (r.status === 1) {
         const registered = JSON.parse(/^registered: (.*)$/m.exec(r.stderr)?.[1] ?? "null");
         assert.ok(Array.isArray(registered), r.stderr);
         assert.deepEqual(registered.filter((t: string) => t.startsWith("azure-native:")), [], "refused before any Azure resource is registered");
-        return { refusal: r.stderr, registered };
+        return { refusal: r.stderr, registered, warnings: [] };
     }
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout.trim().split("\n").pop()!);
 }
 
 test("answers that fit: the cluster is created", () => {
-    const r = build({ skus: [h100Sku()], usages: usages(0, 384) });
+    const r = build({ skus: [h100Sku(), b2sSku()], usages: usages(0, 384) });
     assert.equal(r.refusal, undefined);
+    assert.deepEqual(r.warnings, []);
     assert.ok(r.registered.includes("azure-native:compute:VirtualMachineScaleSet"));
 });
 
 test("a size restricted for the subscription, and a family quota short of the nodes, are refused together", () => {
-    const r = build({ skus: [h100Sku({ restrictions: [NOT_AVAILABLE] })], usages: usages(96, 384) });
+    const r = build({ skus: [h100Sku({ restrictions: [NOT_AVAILABLE] }), b2sSku()], usages: usages(96, 384) });
     assert.match(r.refusal!, /cluster\.azure\.vmSize: is restricted in eastus for this subscription \(NotAvailableForSubscription, Microsoft\.Compute\/skus\)/);
     assert.match(r.refusal!, /ask Azure support to enable the size/);
     assert.match(r.refusal!, /cluster\.nodes: need 384 vCPUs of Standard NDSH100v5 Family vCPUs in eastus; the subscription uses 96 of its 384/);
@@ -47,7 +49,7 @@ test("a size restricted for the subscription, and a family quota short of the no
 });
 
 test("a size the location does not offer is refused; a read ARM refuses is a refusal with ARM's words", () => {
-    const none = build({ skus: [h100Sku({ locations: ["westus3"], locationInfo: [] })], usages: usages(0, 384) });
+    const none = build({ skus: [h100Sku({ locations: ["westus3"], locationInfo: [] }), b2sSku()], usages: usages(0, 384) });
     assert.match(none.refusal!, /cluster\.azure\.vmSize: is not offered in eastus/);
     const denied = build({ skus: [], usages: [], status: 403, error: { code: "AuthorizationFailed", message: "The client does not have authorization to perform action 'Microsoft.Compute/skus/read'." } });
     assert.match(denied.refusal!, /cluster\.azure\.location: could not be checked .* answered 403: AuthorizationFailed The client does not have authorization/);
@@ -57,8 +59,8 @@ test("a size the location does not offer is refused; a read ARM refuses is a ref
 test("grading is pure: the regional vCPU total counts too; a Zone restriction does not stop a regional scale set", () => {
     const spec = parseClusterSpec(raw(4));
     const zoneOnly = { type: "Zone", values: ["eastus"], restrictionInfo: { locations: ["eastus"], zones: ["1"] }, reasonCode: "NotAvailableForSubscription" };
-    assert.deepEqual(gradeAzureCloud(spec, { skus: [h100Sku({ restrictions: [zoneOnly] }) as never], usages: usages(0, 384) }), []);
-    const regional = gradeAzureCloud(spec, { skus: [h100Sku() as never], usages: usages(0, 384, 100) });
+    assert.deepEqual(gradeAzureCloud(spec, { skus: [h100Sku({ restrictions: [zoneOnly] }) as never, b2sSku() as never], usages: usages(0, 384) }), []);
+    const regional = gradeAzureCloud(spec, { skus: [h100Sku() as never, b2sSku() as never], usages: usages(0, 384, 100) });
     assert.equal(regional.length, 1);
     assert.match(regional[0].message, /Total Regional vCPUs/);
     assert.deepEqual(gradeAzureCloud(spec, {}), [], "no answers (offline): nothing refused");
@@ -73,4 +75,60 @@ test("ARM lists are followed through nextLink", async () => {
     }) as unknown as typeof fetch;
     assert.deepEqual(await armList("https://management.azure.com/x", "t", impl), [1, 2]);
     assert.equal(calls, 2);
+});
+
+test("the pinned image version missing in the location is refused before anything exists, naming the newest versions", () => {
+    const r = build({ skus: [h100Sku(), b2sSku()], usages: usages(0, 384), imageVersions: ubuntuHpc2204Versions(false) });
+    assert.match(r.refusal!, /cluster\.azure\.image\.version: is not a version of microsoft-dsvm:ubuntu-hpc:2204 in eastus \(ARM answered 404 NotFound\); it is the kit's pinned default/);
+    assert.match(r.refusal!, /one of the newest: 22\.04\.2026082801, 22\.04\.2024102301, 22\.04\.2024043001/);
+    // a user's typo in cluster.azure.image is caught the same way, and an unknown SKU says there are no versions
+    const typo = build({ skus: [h100Sku(), b2sSku()], usages: usages(0, 384), azure: { image: { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204", version: "22.04.202607290" } } });
+    assert.match(typo.refusal!, /cluster\.azure\.image\.version: is not a version of microsoft-dsvm:ubuntu-hpc:2204 in eastus \(ARM answered 404 NotFound\)\n?.*one of the newest: 22\.04\.2026082801, 22\.04\.2026072901/s);
+    const sku = imageIssues(parseClusterSpec({ ...raw(4), azure: { ...raw(4).azure, image: { publisher: "microsoft-dsvm", offer: "ubuntu-hpc", sku: "2204-typo" } } }), { found: false, versions: [] });
+    assert.match(`${sku[0].path}: ${sku[0].message}`, /cluster\.azure\.image\.sku: microsoft-dsvm:ubuntu-hpc:2204-typo has no image versions in eastus/);
+});
+
+test("the jump host: a size not offered is refused by its field; its vCPUs count against its family and the regional total", () => {
+    const r = build({ skus: [h100Sku()], usages: usages(0, 384) });
+    assert.match(r.refusal!, /cluster\.azure\.jumpHostSize: is not offered in eastus/);
+    const spec = parseClusterSpec(raw(4));
+    // 4 x 96 node vCPUs fit a regional limit of 8 + 384 exactly; the jump host's 2 do not
+    const regional = gradeAzureCloud(spec, { skus: [h100Sku() as never, b2sSku() as never], usages: usages(0, 384, 392) });
+    assert.equal(regional.length, 1);
+    assert.match(regional[0].message, /need 386 vCPUs of Total Regional vCPUs in eastus \(2 of them for the Standard_B2s jump host\); the subscription uses 8 of its 392/);
+    assert.match(regional[0].allowed!, /at most 3 nodes/);
+    const bs = usages(0, 384).map((u) => u.name.value === "standardBSFamily" ? { ...u, currentValue: 99 } : u);
+    const family = gradeAzureCloud(spec, { skus: [h100Sku() as never, b2sSku() as never], usages: bs });
+    assert.deepEqual(family.map((i) => i.path), ["cluster.azure.jumpHostSize"]);
+    assert.match(family[0].message, /need 2 vCPUs of Standard BS Family vCPUs/);
+});
+
+test("a family quota ARM lists under another spelling is still read; one it does not list is said, not passed in silence", () => {
+    const spec = parseClusterSpec(raw(4));
+    const spaced = usages(96, 384).map((u) => u.name.value === "standardNDSH100v5Family" ? { ...u, name: { value: "StandardNDSH100v5Family " } } : u);
+    const short = gradeAzureCloud(spec, { skus: [h100Sku() as never, b2sSku() as never], usages: spaced });
+    assert.deepEqual(short.map((i) => i.path), ["cluster.nodes"], "the family row matched across case and whitespace");
+    const warnings: string[] = [];
+    const none = usages(0, 384).filter((u) => u.name.value !== "standardNDSH100v5Family");
+    assert.deepEqual(gradeAzureCloud(spec, { skus: [h100Sku() as never, b2sSku() as never], usages: none }, (m) => warnings.push(m)), []);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /family quota not found: .*usages lists no standardNDSH100v5Family row/);
+});
+
+test("plan's list of what is asked of Azure names the image version and the jump host; versions sort by number", () => {
+    const list = azureCloudCheckList(parseClusterSpec(raw(4))).join("\n");
+    assert.match(list, /Standard_ND96isr_H100_v5 and the jump host's Standard_B2s offered in eastus/);
+    assert.match(list, /cover 4 nodes and the jump host/);
+    assert.match(list, /image microsoft-dsvm:ubuntu-hpc:2204:22\.04\.2026072901 exists in eastus; if not, the newest versions are listed/);
+    assert.deepEqual(newestFirst(["22.04.2024043001", "22.04.2026082801", "22.04.9", "24.04.2026072901"]), ["24.04.2026072901", "22.04.2026082801", "22.04.2024043001", "22.04.9"]);
+});
+
+test("ARM's host follows the provider's cloud; a custom metadata host or an unknown cloud is refused, not asked publicly", () => {
+    assert.equal(armHost({}), "https://management.azure.com");
+    assert.equal(armHost({ environment: "usgovernment" }), "https://management.usgovcloudapi.net");
+    assert.equal(armHost({ envVar: "china" }), "https://management.chinacloudapi.cn");
+    assert.equal(armHost({ environment: "public", envVar: "china" }), "https://management.azure.com", "the stack setting wins over the variable");
+    assert.throws(() => armHost({ metadataHost: "management.local.azurestack.external" }), /metadataHost .* public, usgovernment and china/);
+    assert.throws(() => armHost({ environment: "german" }), /allowed: public, usgovernment, china/);
+    assert.match(vmssNicListUrl("s", "rg", "v", armHost({ environment: "china" })), /^https:\/\/management\.chinacloudapi\.cn\/subscriptions\/s\//);
 });

@@ -5,7 +5,7 @@ import { jumpHostCloudConfig } from "../components/provision/jump";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
-import { armFetch, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
@@ -35,8 +35,9 @@ let nicBase = "10.10.0.";
 
 let mod: typeof import("../components/azure/cluster");
 const invokes: string[] = [];
-// ARM's answers that fit: the size offered in eastus, room in the family quota for 90 nodes
-const arm = armFetch({ skus: [h100Sku()], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v) });
+// ARM's answers that fit: the size offered in eastus, room in the family quota for 90 nodes; the jump host sizes the
+// tests use (Standard_B2ats_v2 in the B2s entry's shape, 2 vCPUs; its family name there is the test's, not a capture)
+const arm = armFetch({ skus: [h100Sku(), b2sSku(), b2sSku({ name: "Standard_B2ats_v2", size: "B2ats_v2", family: "standardBasv2Family" })], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v) });
 
 before(async () => {
     globalThis.fetch = arm.impl;
@@ -230,7 +231,7 @@ test("jump host: small Linux VM, SSH key only, public IP, behind the same NSG", 
         computerName: "jh-jump",
         adminUsername: "hpcadmin",
         // sshd tuned for the Ansible jump hops and the jump host's own host key (components/provision/jump.ts)
-        customData: Buffer.from(jumpHostCloudConfig(mockHostKey("jump"))).toString("base64"),
+        customData: Buffer.from(jumpHostCloudConfig(mockHostKey("jump"), "azure")).toString("base64"),
         linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: "/home/hpcadmin/.ssh/authorized_keys", keyData: KEY }] },

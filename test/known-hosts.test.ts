@@ -29,7 +29,7 @@ before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-knownhosts-"));
     hostKey = ed25519HostKey("rdmakit-test-host");
     // the key as cloud-init's cc_ssh writes it to /etc/ssh/ssh_host_ed25519_key from the kit's user data (hostkeys.ts)
-    const installed = parseYaml(hostKeyCloudConfig(hostKey)).ssh_keys.ed25519_private as string;
+    const installed = parseYaml(hostKeyCloudConfig(hostKey, "aws")).ssh_keys.ed25519_private as string;
     fs.writeFileSync(path.join(dir, "host_key"), installed, { mode: 0o600 });
     clientKey = path.join(dir, "id");
     assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", clientKey]).status, 0);

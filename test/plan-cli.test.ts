@@ -47,8 +47,12 @@ test("with no arguments it plans the bundled AWS example and writes plan.json an
     // the questions asked of AWS before anything is created (answered "unknown" offline), then the two AMI lookups
     assert.deepEqual(doc.invokes.map((i: any) => i.token).sort(), [
         "aws:ec2/getAmi:getAmi", "aws:ec2/getAmi:getAmi", "aws:ec2/getInstanceType:getInstanceType",
-        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", "aws:servicequotas/getServiceQuota:getServiceQuota",
+        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings", "aws:index/getCallerIdentity:getCallerIdentity",
+        "aws:servicequotas/getServiceQuota:getServiceQuota",
     ]);
+    // what pulumi up asks first, listed: the CLI's account against the provider's, the root volume against the AMI
+    assert.match(r.out, /asked of AWS at pulumi up, before anything is created \(not checked offline\):[\s\S]*- the AWS CLI where pulumi up runs \(the capacity wait\) is signed in to the provider's account/);
+    assert.match(r.out, /- the root volume \(200 GiB\) holds the node AMI's root snapshot/);
     assert.ok(!JSON.stringify(doc).includes("04da6b54-80e4-46f7-96ec-b56ff0331ba9"), "no raw unknown sentinel");
     assert.ok(JSON.stringify(doc.resources).includes("(known after apply)"));
     const inventory = parseYaml(readFileSync(join(out, "inventory.yml"), "utf8"));
@@ -93,6 +97,15 @@ test("a private key in plain text is refused without being printed", () => {
     assert.equal(r.code, 2);
     assert.match(r.err, /rdmakit:sshPrivateKey: is stored in plain text/);
     assert.ok(!(r.out + r.err).includes("b3BlbnNzaC1rZXktdjEAAAAA"));
+});
+
+test("the Azure example's plan lists what pulumi up asks Azure first: the image version and the jump host", () => {
+    const r = plan(["--config", "examples/azure-h100.yaml", "--out", tmp()]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /asked of Azure at pulumi up, before anything is created \(not checked offline\):/);
+    assert.match(r.out, /- Standard_ND96isr_H100_v5 and the jump host's Standard_B2s offered in eastus/);
+    assert.match(r.out, /cover 4 nodes and the jump host/);
+    assert.match(r.out, /- image microsoft-dsvm:ubuntu-hpc:2204:22\.04\.2026072901 exists in eastus; if not, the newest versions are listed/);
 });
 
 test("a missing stack file exits 2 and says what to give", () => {

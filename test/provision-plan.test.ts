@@ -62,7 +62,7 @@ test("an excluded node is in neither the inventory nor the validation; the other
 
 test("the jump host's user data: a cloud-config that installs the sshd drop-in with the raised MaxStartups", async () => {
     const { jumpHostCloudConfig, JUMP_HOST_SSHD_SETTINGS } = await import("../components/provision/jump");
-    const text = jumpHostCloudConfig();
+    const text = jumpHostCloudConfig(undefined, "aws");
     assert.ok(text.startsWith("#cloud-config\n"));
     const doc = parse(text);
     assert.deepEqual(doc.write_files, [{ path: "/etc/ssh/sshd_config.d/60-rdmakit-jump.conf", owner: "root:root", permissions: "0644", content: JUMP_HOST_SSHD_SETTINGS }]);

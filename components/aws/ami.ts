@@ -18,6 +18,12 @@ export interface AmiQuery {
  * source: https://docs.aws.amazon.com/dlami/latest/devguide/aws-deep-learning-base-gpu-ami-ubuntu-22-04.html
  * source: https://docs.aws.amazon.com/dlami/latest/devguide/appendix-ami-release-notes.html ("Deep Learning ARM64
  *   Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) 20261006": the arm64 twin, for P6e-GB200 / G5g)
+ * One image line for every type of the catalog (components/catalog/aws.ts), all x86_64: the Ubuntu 22.04 base DLAMI
+ * lists "G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, P6-B200, P6-B300" as supported instances (release notes
+ * gpubasesinglecuda-ul2204-2026-01-02, ../shared/research/images.md §1.3). The 22.04 type that AWS dropped, P6e-GB300,
+ * is the arm64 Grace system (the arm64 22.04 notes list G5g, P6e-GB200 from Sep 2026; 24.04 adds P6e-GB300), which the
+ * catalog does not offer. The x86_64 multi-CUDA variant's own per-release pages were not found (images.md §1.3:
+ * unconfirmed), so that this line keeps P6-B300 after January 2026 is inferred from its single-CUDA sibling.
  */
 export const DLAMI_NAME_PATTERN = {
     x86_64: "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) ????????",

@@ -43,7 +43,10 @@ export function checkAwsClusterInput(spec: ClusterSpec, plan: FabricPlan | undef
         issues.push({
             path: "cluster.aws.access", value: "bastion",
             message: "needs a public subnet, which the kit only creates in its own VPC; in an existing VPC it cannot place a bastion",
-            allowed: "ssm (SSH then comes from cluster.ssh.allowedCidrs, e.g. your VPN), or leave cluster.aws.network out",
+            // with ssm, Ansible's SSH runs inside Session Manager sessions the nodes' SSM Agent opens outbound: no
+            // inbound SSH at all, but the subnet must reach ssm, ssmmessages and ec2messages (a NAT route, or interface
+            // endpoints with private DNS). source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html
+            allowed: "ssm (no inbound SSH: Ansible's SSH runs inside Session Manager sessions, so the subnet needs a route to the internet or interface endpoints for ssm, ssmmessages and ec2messages), or leave cluster.aws.network out",
         });
     }
     if (!given) {

@@ -1,4 +1,6 @@
+import { execFile } from "child_process";
 import * as aws from "./sdk";
+import { redactSecrets } from "../errors";
 import * as pulumi from "@pulumi/pulumi";
 import { awsInstanceType } from "../catalog/aws";
 import type { SpecIssue } from "../errors";
@@ -9,7 +11,8 @@ import type { ClusterSpec } from "../spec-types";
  * What AwsEfaCluster asks AWS before it creates anything (pulumi up and preview; `rdmakit plan` lists these as
  * checks that run at up): the instance type's network cards as EC2 describes them, against the catalog the launch
  * template was laid out from; whether the node type and the bastion type are offered in the cluster's AZ; and the
- * account's On-Demand vCPU quota for the family. Asking is in `askAwsCloud`, grading in the pure `gradeAwsCloud`.
+ * account's On-Demand vCPU quota for the family; and, at pulumi up, whether the AWS CLI the kit runs is signed in to
+ * the provider's account. Asking is in `askAwsCloud`, grading in the pure `gradeAwsCloud`.
  */
 
 /**
@@ -37,6 +40,15 @@ export interface AwsCloudAnswers {
     offeredInZone?: { instanceTypes: string[] };
     /** aws:servicequotas/getServiceQuota:getServiceQuota for the family; an error when the caller may not read it */
     quota?: { value: number } | { error: string };
+    /** aws:index/getCallerIdentity:getCallerIdentity: the account the provider creates the cluster in */
+    providerAccount?: string;
+    /**
+     * `aws sts get-caller-identity --output json` of the AWS CLI where pulumi up runs (its Account and Arn), or why it
+     * gave none. source: https://docs.aws.amazon.com/cli/latest/reference/sts/get-caller-identity.html (UserId, Account, Arn)
+     */
+    cli?: { Account?: string; Arn?: string } | { error: string };
+    /** the stack's aws:profile, which the kit hands the CLI */
+    profile?: string;
 }
 
 /** The checks that apply to this spec, in words, for `rdmakit plan` ("runs at pulumi up"). Pure. */
@@ -47,7 +59,11 @@ export function awsCloudCheckList(spec: ClusterSpec): string[] {
         `${[a.instanceType, ...(a.access === "bastion" ? [a.bastionInstanceType] : [])].join(" and ")} offered in ${a.availabilityZone} (ec2:DescribeInstanceTypeOfferings)`,
     ];
     const quota = quotaFor(a.instanceType);
-    if (quota && onDemand(spec)) checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs (servicequotas:GetServiceQuota)`);
+    // the limit only: what other instances of the family already use is not read (its usage is a CloudWatch AWS/Usage
+    // metric, which @pulumi/aws has no invoke for, and getInstances gives ids, not types), so EC2 may still refuse
+    if (quota && onDemand(spec)) checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs (servicequotas:GetServiceQuota; the limit, not counting vCPUs other instances already run)`);
+    checks.push(`the root volume (${a.rootVolumeGiB} GiB) holds the node AMI's root snapshot (ec2:DescribeImages block device mappings)`);
+    checks.push("the AWS CLI where pulumi up runs (the capacity wait" + (a.access === "ssm" ? ", Session Manager's ssh" : "") + ") is signed in to the provider's account (aws sts get-caller-identity vs sts:GetCallerIdentity of the provider)");
     const held = a.capacityBlock ?? a.capacityReservation;
     if (held) {
         checks.push(`reservation ${held.reservationId}: zone, instance type and count as declared, not ended${a.capacityBlock ? `; the group scales to 0 ${BLOCK_SCALE_IN_BEFORE_END_MINUTES} min before its end` : "; its placement group used"} (ec2:DescribeCapacityReservations)`);
@@ -126,11 +142,56 @@ export function gradeAwsCloud(spec: ClusterSpec, plan: FabricPlan, answers: AwsC
             });
         }
     }
+    issues.push(...gradeCliAccount(spec, answers));
     return issues;
 }
 
 /**
- * Asks AWS (three invokes, in the spec's region) and grades the answers. The quota is advisory when the caller may
+ * The CLI's account against the provider's. The capacity wait (./lifecycle.ts) and, with `access: ssm`, every ssh hop
+ * (provision/inventory.ts ProxyCommand) run the AWS CLI with the credentials it finds (only aws:profile is passed on);
+ * with static keys, an assumed role or an explicit provider for the cluster, the group is made in one account while
+ * the CLI looks in another and reports that the group does not exist. Refused before anything is made. Pure.
+ */
+export function gradeCliAccount(spec: ClusterSpec, answers: Pick<AwsCloudAnswers, "providerAccount" | "cli" | "profile">): SpecIssue[] {
+    const want = answers.providerAccount;
+    const cli = answers.cli;
+    if (!cli || unknown(want) || !want) return [];
+    const uses = `the capacity wait${spec.aws!.access === "ssm" ? " and Session Manager's ssh" : ""} run${spec.aws!.access === "ssm" ? "" : "s"} it`;
+    const allowed = `the provider's credentials for the CLI too: the same profile (aws:profile${answers.profile ? ` ${answers.profile}` : ""}, or AWS_PROFILE), the same AWS_* keys, or a CLI profile with the role the provider assumes`;
+    if ("error" in cli) {
+        return [{ path: "aws:profile", value: answers.profile, message: `the AWS CLI where pulumi up runs could not say which account it is signed in to (${cli.error}); ${uses}`, allowed }];
+    }
+    if (cli.Account === want) return [];
+    return [{
+        path: "aws:profile", value: answers.profile,
+        message: `the AWS CLI where pulumi up runs is signed in to account ${cli.Account ?? "(none)"}${cli.Arn ? ` (${cli.Arn})` : ""}, the AWS provider to ${want}; ${uses}, and would look for the node group in the wrong account`,
+        allowed,
+    }];
+}
+
+/** Asks the AWS CLI who it is, as the capacity wait will run it (the stack's profile, the process's environment). */
+export function askCli(region: string, profile: string | undefined, run: typeof execFile = execFile): Promise<NonNullable<AwsCloudAnswers["cli"]>> {
+    return new Promise((resolve) => {
+        run("aws", ["sts", "get-caller-identity", "--region", region, "--output", "json"],
+            { env: { ...process.env, ...(profile ? { AWS_PROFILE: profile } : {}) }, timeout: 60_000, encoding: "utf8" },
+            (err, stdout, stderr) => {
+                if (err) {
+                    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "the aws command is not installed" : String(stderr || err.message).trim().split("\n").pop();
+                    resolve({ error: redactSecrets(why ?? "no answer") });
+                    return;
+                }
+                try {
+                    const j = JSON.parse(String(stdout)) as { Account?: unknown; Arn?: unknown };
+                    resolve({ Account: typeof j.Account === "string" ? j.Account : undefined, Arn: typeof j.Arn === "string" ? j.Arn : undefined });
+                } catch {
+                    resolve({ error: "its answer was not JSON" });
+                }
+            });
+    });
+}
+
+/**
+ * Asks AWS (four invokes, in the spec's region, and the CLI's `sts get-caller-identity`) and grades the answers. The quota is advisory when the caller may
  * not read it: a warning, not a refusal. Resolves to the issues; the component refuses when there are any.
  */
 export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.Resource): pulumi.Output<SpecIssue[]> {
@@ -139,6 +200,13 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
     const opts = { parent };
     const types = [a.instanceType, ...(a.access === "bastion" ? [a.bastionInstanceType] : [])];
     const quota = quotaFor(a.instanceType);
+    const profile = new pulumi.Config("aws").get("profile");
+    // the provider's account, and (at pulumi up only: a preview runs no CLI) the CLI's; a provider that cannot say
+    // (the offline plan) asks nothing
+    const accounts = aws.getCallerIdentity({}, opts).then((id) => id?.accountId, () => undefined).then(async (providerAccount) => ({
+        providerAccount,
+        cli: !unknown(providerAccount) && providerAccount && !pulumi.runtime.isDryRun() ? await askCli(region, profile) : undefined,
+    }));
     const answers: Promise<AwsCloudAnswers> = Promise.all([
         // a type the region does not know fails DescribeInstanceTypes (InvalidInstanceType): the offerings check then
         // names the field, so the failure itself is no answer rather than a raw error
@@ -151,7 +219,8 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
             ? aws.servicequotas.getServiceQuota({ region, serviceCode: "ec2", quotaCode: quota.code }, opts)
                 .then((r) => ({ value: r.value }), (e: unknown) => ({ error: String((e as Error)?.message ?? e) }))
             : Promise.resolve(undefined),
-    ]).then(([instanceType, offeredInZone, q]) => ({ instanceType, offeredInZone, quota: q }));
+        accounts,
+    ]).then(([instanceType, offeredInZone, q, who]) => ({ instanceType, offeredInZone, quota: q, ...who, profile }));
     // graded inside the promise, not through Output.apply: an answer the engine does not know yet (the offline
     // plan) is a pass to grade, not an unknown that would hold back every child's region
     return pulumi.output(answers.then((ans) => {
@@ -160,6 +229,34 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
         }
         return gradeAwsCloud(spec, plan, ans);
     }));
+}
+
+/** The node AMI as aws.ec2.getAmi answers it (the fields read here: its root device and the block device mappings). */
+export interface AmiAnswer {
+    id?: string;
+    rootDeviceName?: string;
+    blockDeviceMappings?: Array<{ deviceName?: string; ebs?: Record<string, string> }>;
+}
+
+/**
+ * The root volume against the AMI's root snapshot: EC2 refuses a launch whose root volume is smaller than the
+ * snapshot (CreateVolume: "volume size ... must be greater than or equal to the snapshot size"), and inside an
+ * Auto Scaling group that failure is a scaling activity, not an error, so pulumi up would wait out the capacity wait.
+ * The size is the mapping's `ebs.volume_size` (GiB), as the provider's getAmi gives it (@pulumi/aws
+ * GetAmiBlockDeviceMapping.ebs). Unknown answers pass. Pure.
+ * source: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/device_naming.html (root device), https://docs.aws.amazon.com/ebs/latest/userguide/ebs-creating-volume.html
+ */
+export function gradeRootVolume(spec: ClusterSpec, ami: AmiAnswer | undefined): SpecIssue[] {
+    if (!ami || unknown(ami.rootDeviceName) || !ami.blockDeviceMappings || unknown(ami.blockDeviceMappings)) return [];
+    const root = ami.blockDeviceMappings.find((m) => m.deviceName === ami.rootDeviceName);
+    const size = Number(root?.ebs?.volume_size);
+    const want = spec.aws!.rootVolumeGiB;
+    if (!Number.isFinite(size) || size <= want) return [];
+    return [{
+        path: "cluster.aws.rootVolumeGiB", value: want,
+        message: `is smaller than the root snapshot of ${spec.aws!.ami ? "the given AMI" : "the DLAMI"} ${ami.id ?? ""} (${size} GiB); EC2 would refuse every launch`.replace("  ", " "),
+        allowed: `at least ${size}`,
+    }];
 }
 
 /** The reservation as `aws.ec2.CapacityReservation.get` reads it (the fields graded here). */
@@ -174,6 +271,8 @@ export interface ReservationAnswer {
     /** Capacity Blocks (aws.ec2.getCapacityBlockReservation): active, scheduled, payment-pending, expired, … */
     state?: string;
     startDate?: string;
+    /** Capacity Blocks: the instances that can still launch into it (getCapacityBlockReservation availableInstanceCount) */
+    availableInstanceCount?: number;
 }
 
 /**
@@ -189,7 +288,7 @@ export function placementGroupName(arn: string | undefined): string | undefined 
 }
 
 /** The reservation against the spec: zone, type, size, and a block that has not ended. Pure. */
-export function gradeReservation(spec: ClusterSpec, r: ReservationAnswer, now: Date): SpecIssue[] {
+export function gradeReservation(spec: ClusterSpec, r: ReservationAnswer, now: Date, ours = 0): SpecIssue[] {
     const a = spec.aws!;
     const block = a.capacityBlock;
     const field = block ? "cluster.aws.capacityBlock" : "cluster.aws.capacityReservation";
@@ -207,6 +306,17 @@ export function gradeReservation(spec: ClusterSpec, r: ReservationAnswer, now: D
     }
     if (r.instanceCount < spec.nodes) {
         issues.push({ path: "cluster.nodes", value: spec.nodes, message: `exceeds reservation ${id}, which EC2 holds for ${r.instanceCount} instances`, allowed: `at most ${r.instanceCount}` });
+    }
+    // what other instances already hold of a block: it launches only `available` more, plus the room this cluster's
+    // own running nodes (`ours`, found by tag and reservation id) already take; an ODCR read gives no such count
+    // (@pulumi/aws ec2/capacityReservation.d.ts outputs have none), so there only the total is checked
+    const available = r.availableInstanceCount;
+    if (block && available !== undefined && !unknown(available) && r.instanceCount >= spec.nodes && available + ours < spec.nodes) {
+        issues.push({
+            path: "cluster.nodes", value: spec.nodes,
+            message: `exceeds what reservation ${id} has free: EC2 says ${available} of its ${r.instanceCount} instances can still launch${ours ? ` (this cluster runs ${ours} there)` : ""}; other instances hold the rest`,
+            allowed: `at most ${available + ours}, or stop the other instances in the block`,
+        });
     }
     const declared = (block ?? a.capacityReservation)!.instanceCount;
     if (declared !== r.instanceCount) {

@@ -12,7 +12,7 @@ import { jumpHostCloudConfig } from "../provision/jump";
 import { hostKeyCloudConfig } from "../provision/hostkeys";
 import { stackHostKey, type StackHostKey } from "../provision/hostkey-resource";
 import { checkAwsClusterInput } from "./checks";
-import { askAwsCloud, blockScaleInTime, gradeReservation, placementGroupName } from "./cloud";
+import { askAwsCloud, blockScaleInTime, gradeReservation, gradeRootVolume, placementGroupName } from "./cloud";
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
 import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
@@ -109,8 +109,19 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         // Every child takes its region from the cloud's answers, so nothing is created until AWS has confirmed the
         // type's layout, its offer in the AZ and the quota (./cloud.ts); a refusal names the field and registers nothing.
         const reservation = readReservation(name, spec, plan, this);
-        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? []]).apply(([cloud, held]) => {
-            const issues = [...cloud, ...held];
+        // The one AMI lookup for the nodes (also for a given AMI: it checks region and architecture, and gives the
+        // root device name the volume mapping needs), asked with the others: its root snapshot bounds the root volume.
+        // Graded in the promise (as askAwsCloud does): an answer the engine does not know yet (the offline plan) passes
+        // instead of holding back every child's region.
+        const nodeAmiAnswer = aws.ec2.getAmi({ region: spec.aws.region, ...nodeAmiQuery(plan.aws.arch, spec.aws.ami) }, { parent: this });
+        const nodeAmi = pulumi.output(nodeAmiAnswer);
+        const amiIssues = nodeAmiAnswer.then((ami) => gradeRootVolume(spec, ami), (e: unknown): SpecIssue[] => [{
+            path: spec.aws!.ami ? "cluster.aws.ami" : "cluster.aws.region", value: spec.aws!.ami ?? spec.aws!.region,
+            message: `has no ${plan.aws!.arch} node AMI EC2 can find: ${String((e as Error)?.message ?? e)}`,
+            allowed: spec.aws!.ami ? `an AMI id available in ${spec.aws!.region} for ${plan.aws!.arch}` : "a region where the Deep Learning Base AMI is published",
+        }]);
+        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? [], amiIssues]).apply(([cloud, held, ami]) => {
+            const issues = [...cloud, ...held, ...ami];
             if (issues.length > 0) throw keepMessage(new SpecError(issues, `AwsEfaCluster ${name}: AWS refuses this cluster`));
             return spec.aws!.region;
         });
@@ -123,7 +134,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
         createSsmEndpoints(ctx, net, sg);
-        const nodes = createNodes(ctx, net, sg, access, nodeHostKey, reservation);
+        const nodes = createNodes(ctx, net, sg, access, nodeHostKey, nodeAmi, reservation);
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -136,7 +147,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
 
         const allNodes = plan.validation.allNodes;
         plans.set(this, plan);
-        this.nodes = pulumi.all([found.ids, found.privateIps]).apply(([ids, ips]) => pairNodes(ids, ips));
+        this.nodes = pulumi.all([found.ids, found.privateIps, nodes.group.name]).apply(([ids, ips, group]) => pairNodes(ids, ips, { nodes: spec.nodes, group }));
         this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
@@ -279,11 +290,15 @@ function createAccess(ctx: Ctx, net: Network): Access {
         region, keyNamePrefix: `${spec.name}-`, publicKey: spec.ssh.publicKey!, tags: tagsFor(ctx, "key"),
     }, o);
     if (spec.aws.access === "ssm") {
+        // EC2's service principal in the region's partition, as the provider knows it (aws_service_principal:
+        // terraform-provider-aws internal/service/meta/service_principal_data_source.go), not a literal
+        // ec2.amazonaws.com that another partition may not take
+        const principal = aws.getServicePrincipalOutput({ serviceName: "ec2", region }, { parent });
         const role = new aws.iam.Role(`${name}-node-role`, {
-            assumeRolePolicy: JSON.stringify({
+            assumeRolePolicy: principal.name.apply((service) => JSON.stringify({
                 Version: "2012-10-17",
-                Statement: [{ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }],
-            }),
+                Statement: [{ Effect: "Allow", Principal: { Service: service }, Action: "sts:AssumeRole" }],
+            })),
             // IAM is global (no region input): the tags wait on the cloud's answers instead, so a refusal creates
             // no role either; the attachment and the profile take the role's name and wait with it
             tags: region.apply(() => tagsFor(ctx, "node")),
@@ -326,7 +341,7 @@ function createAccess(ctx: Ctx, net: Network): Access {
         // sshd tuned for the Ansible runs' jump hops (components/provision/jump.ts) and the stack's host key for it
         // (a secret: it holds the private key)
         userData: pulumi.secret(pulumi.all([bastionHostKey.privateKey, bastionHostKey.publicKey])
-            .apply(([privateKey, publicKey]) => jumpHostCloudConfig({ privateKey, publicKey }))),
+            .apply(([privateKey, publicKey]) => jumpHostCloudConfig({ privateKey, publicKey }, "aws"))),
         // cloud-init installs the host key at an instance's first boot only: other user data means a new bastion, or
         // the pinned key and the one it shows would differ
         userDataReplaceOnChange: true,
@@ -426,8 +441,13 @@ function readReservation(name: string, spec: ClusterSpec, plan: FabricPlan, pare
     const now = new Date();
     if (place.kind === "capacity-block") {
         const field = "cluster.aws.capacityBlock.reservationId";
-        const answer = aws.ec2.getCapacityBlockReservation({ id: place.reservationId, region: spec.aws!.region }, { parent })
-            .then((b) => ({ issues: gradeReservation(spec, b, now), endDate: b.endDate as string | undefined }),
+        // this cluster's nodes already in the block (a later pulumi up): they count as room, not as others' use
+        const ours = aws.ec2.getInstances({
+            region: spec.aws!.region, instanceStateNames: ["pending", "running"],
+            filters: [{ name: "tag:rdmakit:cluster", values: [spec.name] }, { name: "capacity-reservation-id", values: [place.reservationId] }],
+        }, { parent }).then((r) => (Array.isArray(r?.ids) ? r.ids.length : 0), () => 0);
+        const answer = Promise.all([aws.ec2.getCapacityBlockReservation({ id: place.reservationId, region: spec.aws!.region }, { parent }), ours])
+            .then(([b, mine]) => ({ issues: gradeReservation(spec, b, now, mine), endDate: b.endDate as string | undefined }),
                 (e: unknown) => ({
                     issues: [{ path: field, value: place.reservationId, message: `cannot be read from EC2: ${String((e as Error)?.message ?? e)}`, allowed: "the id of a Capacity Block in this account and region" }],
                     endDate: undefined,
@@ -465,7 +485,7 @@ interface Nodes {
  * (source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/launch-template-capacity-blocks.html); an
  * `instant` fleet is a one-shot request whose instances the provider neither tracks nor replaces.
  */
-function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, hostKey: StackHostKey, reservation?: Reservation): Nodes {
+function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: Access, hostKey: StackHostKey, ami: pulumi.Output<{ id: string; rootDeviceName: string }>, reservation?: Reservation): Nodes {
     const { name, spec, plan, region, parent } = ctx;
     const o = { parent };
     const place = placementSettings(plan.aws.placement);
@@ -473,9 +493,6 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         ? new aws.ec2.PlacementGroup(`${name}-pg`, { region, strategy: "cluster", tags: tagsFor(ctx, "pg") }, o)
         : undefined;
 
-    // The one AMI lookup for the nodes (also for a given AMI: it checks region and architecture, and gives the
-    // root device name the volume mapping needs).
-    const ami = aws.ec2.getAmiOutput({ region, ...nodeAmiQuery(plan.aws.arch, spec.aws.ami) }, { parent });
     const nodeTags = { ...tagsFor(ctx, "node"), "rdmakit:role": "node" };
     const template = new aws.ec2.LaunchTemplate(`${name}-lt`, {
         region,
@@ -486,7 +503,7 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         // the node group's SSH host key (components/provision/hostkeys.ts), base64 as the launch template takes it;
         // a secret, since it holds the private key
         userData: pulumi.secret(pulumi.all([hostKey.privateKey, hostKey.publicKey])
-            .apply(([privateKey, publicKey]) => Buffer.from(hostKeyCloudConfig({ privateKey, publicKey })).toString("base64"))),
+            .apply(([privateKey, publicKey]) => Buffer.from(hostKeyCloudConfig({ privateKey, publicKey }, "aws")).toString("base64"))),
         networkInterfaces: templateInterfaces(plan.aws.interfaces, sg.id, net.subnetId),
         metadataOptions: {
             httpEndpoint: "enabled",

@@ -126,12 +126,21 @@ export interface AwsNode {
 /**
  * The group's running instances from `aws.ec2.getInstances` (whose `ids` and `privateIps` are built in one loop
  * over the same instances, terraform-provider-aws internal/service/ec2/ec2_instances_data_source.go), paired and
- * sorted by address. Throws when the two lists cannot be paired (an instance without a private IP).
+ * sorted by address. Throws when the two lists cannot be paired (an instance without a private IP), or, given
+ * `expect`, when the count is not the cluster's.
  */
-export function pairNodes(ids: readonly string[], privateIps: readonly string[]): AwsNode[] {
+export function pairNodes(ids: readonly string[], privateIps: readonly string[], expect?: { nodes: number; group: string }): AwsNode[] {
     if (ids.length !== privateIps.length) {
         throw new Error(`rdmakit: EC2 lists ${ids.length} running node instances but ${privateIps.length} private IPs; ` +
             "an instance without an address cannot be provisioned; check the group's instances, then run pulumi up again");
+    }
+    // A later pulumi up does not run the capacity wait again (nothing it waits on changed), so the group may be
+    // between a terminated node and its replacement: Ansible and the validation would then run on fewer nodes, and
+    // a graded run on N-1 nodes would pass for the wrong reason.
+    if (expect && ids.length !== expect.nodes) {
+        throw new Error(`rdmakit: EC2 lists ${ids.length} running instance${ids.length === 1 ? "" : "s"} in node group ${expect.group}, expected ${expect.nodes} (cluster.nodes); ` +
+            "the group is replacing a node or is short of capacity (its activity history says which: aws autoscaling describe-scaling-activities); " +
+            "run pulumi up again once every node is InService");
     }
     const byIp = new Map(privateIps.map((ip, i) => [ip, ids[i]]));
     return sortIpv4(privateIps).map((ip) => ({ instanceId: byIp.get(ip)!, privateIp: ip }));

@@ -2,19 +2,52 @@ import * as pulumi from "@pulumi/pulumi";
 import * as authorization from "@pulumi/azure-native/authorization";
 import type { SpecIssue } from "../errors";
 import type { ClusterSpec } from "../spec-types";
+import { azureVmSize } from "../catalog/azure";
+import { AzureImage, azureImage } from "../plan/azure";
 
 /*
- * What AzureInfinibandCluster asks Azure before it creates anything: whether the VM size is offered in the location
- * and not restricted for the subscription, and whether the size family's vCPU quota and the regional vCPU quota
- * leave room for the nodes. @pulumi/azure-native 3.x has no invoke for either question (compute/ has no
+ * What AzureInfinibandCluster asks Azure before it creates anything: whether the VM size and the jump host's size are
+ * offered in the location and not restricted for the subscription, whether the size families' vCPU quotas and the
+ * regional vCPU quota leave room for the nodes and the jump host, and whether the nodes' image version exists there. @pulumi/azure-native 3.x has no invoke for either question (compute/ has no
  * resource-SKU or usage function, quota/ only management-group GroupQuota; checked in node_modules 3.28.0), so the
  * kit asks ARM itself with the provider's own credentials: `authorization.getClientConfig` (subscription) and
  * `authorization.getClientToken` (a bearer token for ARM from the login the provider uses: CLI, service principal,
- * OIDC or managed identity), then two GETs. The token is held in memory for those calls only and never printed.
+ * OIDC or managed identity), then three GETs (four when the image version is missing and its versions are listed). The token is held in memory for those calls only and never printed.
  * Grading is the pure `gradeAzureCloud`.
  */
 
-const ARM = "https://management.azure.com";
+/**
+ * ARM's host per cloud, as the azure-native provider's `environment` setting names them (public, usgovernment, china;
+ * @pulumi/azure-native config/vars.d.ts). source: Azure/azure-sdk-for-go:sdk/azcore/cloud/cloud.go (armMetadata:
+ * resourceManager of AzureCloud, AzureUSGovernment, AzureChinaCloud)
+ */
+export const ARM_HOSTS: Record<string, string> = {
+    public: "https://management.azure.com",
+    usgovernment: "https://management.usgovcloudapi.net",
+    china: "https://management.chinacloudapi.cn",
+};
+
+/**
+ * The ARM host for the provider's cloud: `azure-native:environment` from the stack config, else ARM_ENVIRONMENT (the
+ * variable the provider reads), else public. Throws for a custom metadataHost (Azure Stack) or a name the provider
+ * does not take, rather than asking the public cloud with a token for another. An explicit provider resource passed in
+ * opts is not seen here: its environment must match the stack's. Pure.
+ */
+export function armHost(settings: { environment?: string; metadataHost?: string; envVar?: string }): string {
+    if (settings.metadataHost) {
+        throw new Error(`rdmakit: azure-native:metadataHost ${JSON.stringify(settings.metadataHost)} is set; the kit asks ARM only in the public, usgovernment and china clouds (azure-native:environment)`);
+    }
+    const env = (settings.environment ?? settings.envVar ?? "public").toLowerCase();
+    const host = ARM_HOSTS[env];
+    if (!host) throw new Error(`rdmakit: azure-native:environment ${JSON.stringify(env)} is not one the kit knows; allowed: ${Object.keys(ARM_HOSTS).join(", ")}`);
+    return host;
+}
+
+/** armHost from the stack's azure-native settings and the process environment. */
+export function providerArmHost(): string {
+    const c = new pulumi.Config("azure-native");
+    return armHost({ environment: c.get("environment"), metadataHost: c.get("metadataHost") ?? process.env.ARM_METADATA_HOSTNAME, envVar: process.env.ARM_ENVIRONMENT });
+}
 /**
  * Resource SKUs - List, filtered to one location (resourceType, name, family, locations, restrictions[type,
  * values, reasonCode], capabilities[vCPUs]). source: https://learn.microsoft.com/rest/api/compute/resource-skus/list
@@ -41,64 +74,183 @@ export interface ComputeUsage {
     unit?: string;
 }
 
+/**
+ * Virtual Machine Images - Get of one version (name, location, properties.hyperVGeneration, architecture), or, when
+ * ARM answered 404, the versions Virtual Machine Images - List gives for the SKU (a bare JSON array of {name,
+ * location, id}). source: https://learn.microsoft.com/rest/api/compute/virtual-machine-images/get and /list
+ */
+export type ImageAnswer =
+    | { found: true; version: string; hyperVGeneration?: string }
+    | { found: false; versions: string[] };
+
 export interface AzureCloudAnswers {
     skus?: ResourceSku[];
     usages?: ComputeUsage[];
+    image?: ImageAnswer;
 }
+
+/** Virtual Machine Images - Get/List. source: https://learn.microsoft.com/rest/api/compute/virtual-machine-images/get */
+export const IMAGES_API_VERSION = "2024-07-01";
 
 /** The checks, in words, for `rdmakit plan` ("runs at pulumi up"). Pure. */
 export function azureCloudCheckList(spec: ClusterSpec): string[] {
     const a = spec.azure!;
+    const image = nodeImage(spec);
     return [
-        `${a.vmSize} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
-        `the size family's vCPU quota and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes (Microsoft.Compute/locations/usages)`,
+        `${a.vmSize} and the jump host's ${a.jumpHostSize} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
+        `the size families' vCPU quotas and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes and the jump host (vCPUs from Microsoft.Compute/skus; Microsoft.Compute/locations/usages)`,
+        `image ${image.publisher}:${image.offer}:${image.sku}:${image.version} exists in ${a.location}${image.version === "latest" ? " (at least one version)" : "; if not, the newest versions are listed"} (Microsoft.Compute/locations/publishers/artifacttypes/vmimage)`,
     ];
 }
 
-/** Grades ARM's answers; every issue names the field, what Azure said and what to do. Missing answers pass. Pure. */
-export function gradeAzureCloud(spec: ClusterSpec, answers: AzureCloudAnswers): SpecIssue[] {
+/** Image versions (`22.04.2026072901`) newest first: by each dot-separated part as a number. Pure. */
+export function newestFirst(versions: readonly string[]): string[] {
+    const parts = (v: string) => v.split(".").map((p) => Number(p));
+    return [...versions].sort((x, y) => {
+        const a = parts(x), b = parts(y);
+        for (let i = 0; i < Math.max(a.length, b.length); i++) {
+            const d = (b[i] ?? -1) - (a[i] ?? -1);
+            if (d !== 0 && Number.isFinite(d)) return d;
+        }
+        return y.localeCompare(x);
+    });
+}
+
+/** Usage names compared as Azure spells them in different places: case and whitespace aside. */
+function sameQuotaName(a: string, b: string): boolean {
+    const n = (s: string) => s.replace(/\s+/g, "").toLowerCase();
+    return n(a) === n(b);
+}
+
+/** The image the nodes boot: the spec's, else the catalog's pinned ubuntu-hpc for the size. Pure. */
+export function nodeImage(spec: ClusterSpec): AzureImage {
     const a = spec.azure!;
-    const issues: SpecIssue[] = [];
-    if (!answers.skus) return issues;
-    const loc = a.location.toLowerCase();
-    const sku = answers.skus.find((s) => s.resourceType === "virtualMachines" && s.name.toLowerCase() === a.vmSize.toLowerCase()
+    // the size is one of the catalog's: parseClusterSpec refused any other
+    return azureImage(a, azureVmSize(a.vmSize)!);
+}
+
+function skuIn(skus: ResourceSku[], name: string, loc: string): ResourceSku | undefined {
+    return skus.find((s) => s.resourceType === "virtualMachines" && s.name.toLowerCase() === name.toLowerCase()
         && (s.locations ?? []).some((l) => l.toLowerCase() === loc));
+}
+
+/** Where a size fails: not offered, or a Location restriction (a regional VM or scale set ignores Zone ones). */
+function sizeIssues(sku: ResourceSku | undefined, path: string, size: string, location: string): SpecIssue[] {
+    const loc = location.toLowerCase();
     if (!sku) {
-        issues.push({
-            path: "cluster.azure.vmSize", value: a.vmSize, message: `is not offered in ${a.location} (Microsoft.Compute/skus lists no such virtualMachines size there)`,
-            allowed: "a location that offers the size (az vm list-skus --size <size> --all lists them), or another IB size of the catalog",
-        });
-        return issues;
+        return [{
+            path, value: size, message: `is not offered in ${location} (Microsoft.Compute/skus lists no such virtualMachines size there)`,
+            allowed: "a location that offers the size (az vm list-skus --size <size> --all lists them), or another size",
+        }];
     }
-    // The scale set is regional (no zones), so only a Location restriction stops it; a Zone restriction would not.
     const blocked = (sku.restrictions ?? []).find((r) => r.type === "Location"
         && [...r.values, ...(r.restrictionInfo?.locations ?? [])].some((v) => v.toLowerCase() === loc));
-    if (blocked) {
-        issues.push({
-            path: "cluster.azure.vmSize", value: a.vmSize,
-            message: `is restricted in ${a.location} for this subscription (${blocked.reasonCode ?? "no reason code"}, Microsoft.Compute/skus)`,
-            allowed: blocked.reasonCode === "NotAvailableForSubscription"
-                ? "ask Azure support to enable the size for the subscription in this region, or another location"
-                : "another location, or the subscription offer that carries the size",
-        });
-    }
-    const vcpus = Number(sku.capabilities?.find((c) => c.name === "vCPUs")?.value);
-    if (!answers.usages || !Number.isFinite(vcpus) || vcpus <= 0) return issues;
-    const need = spec.nodes * vcpus;
-    for (const key of [sku.family, "cores"]) {
-        const u = key ? answers.usages.find((x) => x.name.value.toLowerCase() === key.toLowerCase()) : undefined;
-        if (!u) continue;
-        const free = u.limit - u.currentValue;
-        if (need > free) {
-            const label = u.name.localizedValue ?? u.name.value;
-            issues.push({
-                path: "cluster.nodes", value: spec.nodes,
-                message: `need ${need} vCPUs of ${label} in ${a.location}; the subscription uses ${u.currentValue} of its ${u.limit}`,
-                allowed: `at most ${Math.max(0, Math.floor(free / vcpus))} nodes, or a quota increase for ${label} (Azure portal: Quotas, Compute)`,
-            });
+    if (!blocked) return [];
+    return [{
+        path, value: size,
+        message: `is restricted in ${location} for this subscription (${blocked.reasonCode ?? "no reason code"}, Microsoft.Compute/skus)`,
+        allowed: blocked.reasonCode === "NotAvailableForSubscription"
+            ? "ask Azure support to enable the size for the subscription in this region, or another location"
+            : "another location, or the subscription offer that carries the size",
+    }];
+}
+
+function vcpusOf(sku: ResourceSku | undefined): number | undefined {
+    const n = Number(sku?.capabilities?.find((c) => c.name === "vCPUs")?.value);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * Grades ARM's answers; every issue names the field, what Azure said and what to do. Missing answers (offline) pass.
+ * A quota row ARM does not list (no usage whose name matches the size family, or no `cores`) is not a pass in
+ * silence: `warn` says "family quota not found", and the cluster goes on, as Azure itself will refuse a size whose
+ * quota is short. Pure apart from `warn`.
+ */
+export function gradeAzureCloud(spec: ClusterSpec, answers: AzureCloudAnswers, warn: (m: string) => void = () => {}): SpecIssue[] {
+    const a = spec.azure!;
+    const issues: SpecIssue[] = [...imageIssues(spec, answers.image)];
+    if (!answers.skus) return issues;
+    const loc = a.location.toLowerCase();
+    const sku = skuIn(answers.skus, a.vmSize, loc);
+    const jump = skuIn(answers.skus, a.jumpHostSize, loc);
+    issues.push(...sizeIssues(sku, "cluster.azure.vmSize", a.vmSize, a.location), ...sizeIssues(jump, "cluster.azure.jumpHostSize", a.jumpHostSize, a.location));
+    if (!sku || !answers.usages) return issues;
+    const nodeVcpus = vcpusOf(sku);
+    const jumpVcpus = vcpusOf(jump) ?? 0;
+    if (nodeVcpus === undefined) return issues;
+    // what this cluster takes of each quota row: the nodes' family, the jump host's family, the regional total
+    const need = new Map<string, number>();
+    const add = (key: string | undefined, n: number) => { if (key && n > 0) need.set(key, (need.get(key) ?? 0) + n); };
+    add(sku.family, spec.nodes * nodeVcpus);
+    add(jump?.family, jumpVcpus);
+    add("cores", spec.nodes * nodeVcpus + jumpVcpus);
+    for (const [key, want] of need) {
+        const u = answers.usages.find((x) => sameQuotaName(x.name.value, key));
+        if (!u) {
+            warn(`rdmakit: family quota not found: Microsoft.Compute/locations/${a.location}/usages lists no ${key} row, so the vCPU quota for it is not checked (Azure refuses the VMs if it is short)`);
+            continue;
         }
+        const free = u.limit - u.currentValue;
+        if (want <= free) continue;
+        const label = u.name.localizedValue ?? u.name.value;
+        const jumpOnly = key === jump?.family && key !== sku.family && key !== "cores";
+        const jumpPart = key === "cores" || key === jump?.family ? jumpVcpus : 0;
+        const said = `need ${want} vCPUs of ${label} in ${a.location}${jumpPart > 0 ? ` (${jumpPart} of them for the ${a.jumpHostSize} jump host)` : ""}; the subscription uses ${u.currentValue} of its ${u.limit}`;
+        issues.push(jumpOnly
+            ? { path: "cluster.azure.jumpHostSize", value: a.jumpHostSize, message: said, allowed: `a jump host size of another family, or a quota increase for ${label} (Azure portal: Quotas, Compute)` }
+            : {
+                path: "cluster.nodes", value: spec.nodes, message: said,
+                allowed: `at most ${Math.max(0, Math.floor((free - jumpPart) / nodeVcpus))} nodes, or a quota increase for ${label} (Azure portal: Quotas, Compute)`,
+            });
     }
     return issues;
+}
+
+/** The image version against ARM's answer: missing (with the newest versions), or Gen1 for a Gen2-only size. Pure. */
+export function imageIssues(spec: ClusterSpec, answer: ImageAnswer | undefined): SpecIssue[] {
+    if (!answer) return [];
+    const a = spec.azure!;
+    const img = nodeImage(spec);
+    const urn = `${img.publisher}:${img.offer}:${img.sku}`;
+    const given = a.image !== undefined;
+    if (!answer.found) {
+        const newest = newestFirst(answer.versions).slice(0, 5);
+        if (newest.length === 0) {
+            return [{
+                path: given ? "cluster.azure.image.sku" : "cluster.azure.vmSize", value: given ? img.sku : a.vmSize,
+                message: `${urn} has no image versions in ${a.location} (Microsoft.Compute vmimage lists none)`,
+                allowed: `an image URN that exists there (az vm image list --publisher ${img.publisher} --offer ${img.offer} --all --location ${a.location})`,
+            }];
+        }
+        return [{
+            path: "cluster.azure.image.version", value: img.version,
+            message: `is not a version of ${urn} in ${a.location} (ARM answered 404 NotFound)${given ? "" : "; it is the kit's pinned default"}`,
+            allowed: `one of the newest: ${newest.join(", ")} (set cluster.azure.image with that version; the kit's reuse of the image's stack reads the pinned release's manifest, so another release is probed on the node)`,
+        }];
+    }
+    const size = azureVmSize(a.vmSize);
+    if (size?.gen2Only && answer.hyperVGeneration && answer.hyperVGeneration.toUpperCase() !== "V2") {
+        return [{
+            path: "cluster.azure.image", value: `${urn}:${answer.version}`,
+            message: `is a ${answer.hyperVGeneration} image according to ARM; ${a.vmSize} boots Gen2 (V2) images only`,
+            allowed: "a Gen2 SKU of the image (ubuntu-hpc 2204 and 2404 are Gen2)",
+        }];
+    }
+    return [];
+}
+
+/** ARM's error text for a failed call: status, code and message (never the token). */
+function armError(url: string, status: number, body: { error?: { code?: string; message?: string } }): Error {
+    return new Error(`ARM ${new URL(url).pathname} answered ${status}${body.error ? `: ${body.error.code ?? ""} ${body.error.message ?? ""}`.trimEnd() : ""}`);
+}
+
+/** One ARM GET: the parsed body, or `undefined` on 404; throws with ARM's words on any other failure. */
+export async function armGet<T>(url: string, token: string, fetchImpl: typeof fetch = fetch): Promise<T | undefined> {
+    const res = await fetchImpl(url, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
+    const body = await res.json().catch(() => ({})) as T & { error?: { code?: string; message?: string } };
+    if (res.status === 404) return undefined;
+    if (!res.ok) throw armError(url, res.status, body);
+    return body;
 }
 
 /** GET an ARM list, following nextLink; throws with the status and ARM's error code and message (never the token). */
@@ -107,13 +259,29 @@ export async function armList<T>(url: string, token: string, fetchImpl: typeof f
     for (let next: string | undefined = url; next;) {
         const res = await fetchImpl(next, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
         const body = await res.json().catch(() => ({})) as { value?: T[]; nextLink?: string; error?: { code?: string; message?: string } };
-        if (!res.ok) {
-            throw new Error(`ARM ${new URL(next).pathname} answered ${res.status}${body.error ? `: ${body.error.code ?? ""} ${body.error.message ?? ""}`.trimEnd() : ""}`);
-        }
+        if (!res.ok) throw armError(next, res.status, body);
         out.push(...(body.value ?? []));
         next = body.nextLink;
     }
     return out;
+}
+
+/**
+ * Asks ARM for the image version: Get of the version, and on 404 (or for `latest`) the List of the SKU's versions,
+ * which ARM answers as a bare array (404 too when the publisher, offer or SKU does not exist there).
+ */
+export async function askImage(host: string, subscription: string, location: string, img: AzureImage, token: string, fetchImpl?: typeof fetch): Promise<ImageAnswer> {
+    const e = encodeURIComponent;
+    const sku = `${host}/subscriptions/${e(subscription)}/providers/Microsoft.Compute/locations/${e(location)}/publishers/${e(img.publisher)}` +
+        `/artifacttypes/vmimage/offers/${e(img.offer)}/skus/${e(img.sku)}/versions`;
+    if (img.version !== "latest") {
+        const got = await armGet<{ name?: string; properties?: { hyperVGeneration?: string } }>(`${sku}/${e(img.version)}?api-version=${IMAGES_API_VERSION}`, token, fetchImpl);
+        if (got) return { found: true, version: got.name ?? img.version, hyperVGeneration: got.properties?.hyperVGeneration };
+    }
+    const list = await armGet<Array<{ name?: string }>>(`${sku}?api-version=${IMAGES_API_VERSION}`, token, fetchImpl);
+    const versions = Array.isArray(list) ? list.map((v) => v.name).filter((n): n is string => typeof n === "string") : [];
+    if (img.version === "latest" && versions.length > 0) return { found: true, version: newestFirst(versions)[0] };
+    return { found: false, versions };
 }
 
 function unknown(v: unknown): boolean {
@@ -123,25 +291,28 @@ function unknown(v: unknown): boolean {
 /**
  * Asks ARM with the provider's credentials and grades the answers. Without a token (the offline plan answers the
  * invokes with unknowns) nothing is asked and nothing is refused. A failed read is a refusal that says so: the
- * cluster would otherwise be created on a guess.
+ * cluster would otherwise be created on a guess. Needs a real ARM to mean anything: the tests answer with recorded
+ * shapes (test/fixtures/azure/arm-answers.ts).
  */
 export function askAzureCloud(spec: ClusterSpec, parent: pulumi.Resource, fetchImpl?: typeof fetch): pulumi.Output<SpecIssue[]> {
     const a = spec.azure!;
     const opts = { parent };
     const answer = Promise.all([authorization.getClientConfig(opts), authorization.getClientToken({}, opts)]).then(async ([config, tok]) => {
         if (unknown(tok?.token) || unknown(config?.subscriptionId)) return [];
-        const base = `${ARM}/subscriptions/${encodeURIComponent(config.subscriptionId)}/providers/Microsoft.Compute`;
         try {
-            const [skus, usages] = await Promise.all([
+            const host = providerArmHost();
+            const base = `${host}/subscriptions/${encodeURIComponent(config.subscriptionId)}/providers/Microsoft.Compute`;
+            const [skus, usages, image] = await Promise.all([
                 armList<ResourceSku>(`${base}/skus?api-version=${SKUS_API_VERSION}&$filter=${encodeURIComponent(`location eq '${a.location}'`)}`, tok.token, fetchImpl),
                 armList<ComputeUsage>(`${base}/locations/${encodeURIComponent(a.location)}/usages?api-version=${USAGES_API_VERSION}`, tok.token, fetchImpl),
+                askImage(host, config.subscriptionId, a.location, nodeImage(spec), tok.token, fetchImpl),
             ]);
-            return gradeAzureCloud(spec, { skus, usages });
+            return gradeAzureCloud(spec, { skus, usages, image }, (m) => { void pulumi.log.warn(m, parent); });
         } catch (e) {
             return [{
                 path: "cluster.azure.location", value: a.location,
-                message: `could not be checked for ${a.vmSize} (size availability and vCPU quota): ${String((e as Error)?.message ?? e)}`,
-                allowed: "a login whose role may read Microsoft.Compute/skus and usages (Reader on the subscription)",
+                message: `could not be checked for ${a.vmSize} (size availability, vCPU quota, image version): ${String((e as Error)?.message ?? e)}`,
+                allowed: "a login whose role may read Microsoft.Compute/skus, usages and vmimage (Reader on the subscription)",
             }];
         }
     });

@@ -7,7 +7,7 @@ import { keepMessage, SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
-import { armList, askAzureCloud } from "./cloud";
+import { armList, askAzureCloud, providerArmHost } from "./cloud";
 import { AzureNode, parseNodeNics, subscriptionOf, VmssNic, vmssNicListUrl } from "./nodeIps";
 import { AzureLayout, azureLayout, fabricIssues, jumpCustomData, jumpHostArgs, layoutIssues, nodeCustomData, nsgRules, scaleSetArgs } from "./settings";
 import { stackHostKey } from "../provision/hostkey-resource";
@@ -129,7 +129,7 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         const vmssName = vmss.name;
         this.nodes = pulumi.all([vmss.id, resourceGroupName, vmssName]).apply(async ([id, rgName, setName]) => {
             const { token } = await authorization.getClientToken({}, { parent: this });
-            const nics = await armList<VmssNic>(vmssNicListUrl(subscriptionOf(id), rgName, setName), token).catch((e: unknown) => {
+            const nics = await armList<VmssNic>(vmssNicListUrl(subscriptionOf(id), rgName, setName, providerArmHost()), token).catch((e: unknown) => {
                 throw new Error(`rdmakit: the NICs of scale set ${setName} could not be listed: ${String((e as Error)?.message ?? e)}`);
             });
             return parseNodeNics(nics, { nodes: layout.nodes, subnetCidr: az.subnetCidr, vmss: setName });

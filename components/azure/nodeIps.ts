@@ -24,10 +24,10 @@ import { cidrsOverlap, parseCidr } from "../net";
  */
 export const VMSS_NIC_API_VERSION = "2018-10-01";
 
-/** The list URL for one scale set. */
-export function vmssNicListUrl(subscription: string, resourceGroup: string, vmss: string): string {
+/** The list URL for one scale set, at the provider's cloud's ARM host (cloud.ts armHost). */
+export function vmssNicListUrl(subscription: string, resourceGroup: string, vmss: string, armHost = "https://management.azure.com"): string {
     const e = encodeURIComponent;
-    return `https://management.azure.com/subscriptions/${e(subscription)}/resourceGroups/${e(resourceGroup)}` +
+    return `${armHost}/subscriptions/${e(subscription)}/resourceGroups/${e(resourceGroup)}` +
         `/providers/microsoft.Compute/virtualMachineScaleSets/${e(vmss)}/networkInterfaces?api-version=${VMSS_NIC_API_VERSION}`;
 }
 

@@ -128,12 +128,12 @@ export interface AzureRefs {
 
 /** The scale set's customData: the node group's SSH host key as a #cloud-config (provision/hostkeys.ts), base64. Pure. */
 export function nodeCustomData(hostKey: { privateKey: string; publicKey: string }): string {
-    return Buffer.from(hostKeyCloudConfig(hostKey)).toString("base64");
+    return Buffer.from(hostKeyCloudConfig(hostKey, "azure")).toString("base64");
 }
 
 /** The jump host's customData: sshd tuned for the jump hops and, given, its own host key (provision/jump.ts), base64. Pure. */
 export function jumpCustomData(hostKey?: { privateKey: string; publicKey: string }): string {
-    return Buffer.from(jumpHostCloudConfig(hostKey)).toString("base64");
+    return Buffer.from(jumpHostCloudConfig(hostKey, "azure")).toString("base64");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { hostKeyCloudConfigLines } from "./hostkeys";
+import { bootcmdLines, HostKeyCloud, hostKeyCloudConfigLines } from "./hostkeys";
 
 /**
  * The bastion / jump host's sshd, tuned for the kit's Ansible runs. Every node's connection goes through it: the
@@ -16,9 +16,11 @@ export const JUMP_HOST_SSHD_SETTINGS = "MaxStartups 100:30:1000\n";
 
 /**
  * cloud-init user data (#cloud-config) that installs the settings on the jump host and, when given, the stack's host
- * key for it as its only SSH host key (hostkeys.ts), so the first contact is checked against the pinned key. Pure.
+ * key for it as its only SSH host key (hostkeys.ts), so the first contact is checked against the pinned key, with
+ * the cloud's boot script beside it (hostkeys.ts bootcmdLines: IMDS for root only on AWS, the agent's key type on
+ * Azure). Pure.
  */
-export function jumpHostCloudConfig(hostKey?: { privateKey: string; publicKey: string }): string {
+export function jumpHostCloudConfig(hostKey: { privateKey: string; publicKey: string } | undefined, cloud: HostKeyCloud): string {
     return [
         "#cloud-config",
         "# rdmakit: sshd of the jump host, tuned for the Ansible runs (components/provision/jump.ts)",
@@ -29,6 +31,7 @@ export function jumpHostCloudConfig(hostKey?: { privateKey: string; publicKey: s
         "    content: |",
         ...JUMP_HOST_SSHD_SETTINGS.trimEnd().split("\n").map((l) => `      ${l}`),
         ...(hostKey ? hostKeyCloudConfigLines(hostKey) : []),
+        ...bootcmdLines(cloud),
         "runcmd:",
         "  - [systemctl, try-reload-or-restart, ssh.service]",
         "",
