@@ -37,7 +37,7 @@ function run(cmd: PushCommand, env: Record<string, string> = {}, dir = fs.mkdtem
     fs.writeFileSync(log, "");
     const r = spawnSync("bash", ["-c", cmd.create], {
         input: cmd.stdin, encoding: "utf8", timeout: 30_000,
-        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_HEADROOM_WAIT_S: "4", ...env },
+        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
     });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: fs.readFileSync(log, "utf8").split("\n").filter(Boolean), dir };
 }
@@ -52,7 +52,7 @@ function spawnPush(cmd: PushCommand, dir: string, env: Record<string, string>) {
     fs.writeFileSync(path.join(dir, "log"), "");
     const p = spawn("bash", ["-c", cmd.create], {
         detached: true, stdio: ["pipe", "ignore", "ignore"],
-        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: path.join(dir, "log"), RDMAKIT_HEADROOM_WAIT_S: "4", ...env },
+        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: path.join(dir, "log"), RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
     });
     p.stdin.end(cmd.stdin);
     return p;

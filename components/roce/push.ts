@@ -349,7 +349,7 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
         `setsid nohup /bin/bash "$job/run.sh" "$job" "$cp" "$d" "$f.new" "$PY" > "$job/log" 2>&1 < /dev/null &`,
         // from here the job owns the rollback: a failure of this session undoes nothing itself
         `undo=""; state="the apply job on the switch goes on; the dead-man timer restores the checkpoint unless it saves"`,
-        `n=0; while [ ! -f "$job/status" ] && [ ! -f "$job/deadman" ]; do n=$((n + 1)); [ "$n" -le ${CONFIRM_TIMEOUT_S + 120} ] || fail "wait for the apply job" "no result after ${CONFIRM_TIMEOUT_S + 120} s"; sleep 1; done`,
+        `n=0; while [ ! -f "$job/status" ] && [ ! -f "$job/deadman" ]; do n=$((n + 1)); [ "$n" -le ${(CONFIRM_TIMEOUT_S + 120) * 5} ] || fail "wait for the apply job" "no result after ${CONFIRM_TIMEOUT_S + 120} s"; sleep 0.2; done`,
         `if [ -f "$job/deadman" ] && [ ! -f "$job/status" ]; then cat "$job/log" >&2; state="the dead-man timer undid the change ($(cat "$job/deadman"))"; fail "apply job" "it did not finish within ${CONFIRM_TIMEOUT_S} s"; fi`,
         `st=$(cat "$job/status")`,
         `if [ "$st" != ok ]; then cat "$job/log" >&2; state="nothing was saved"; fail "apply job" "$st"; fi`,
