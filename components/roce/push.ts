@@ -85,9 +85,11 @@ function prelude(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean, r
         // the switch is trusted only with the key the spec pins: no first-contact trust, no global known_hosts
         step("write the pinned host key", `printf '%s %s\\n' ${shq(known)} ${shq(sw.hostKey.split(" ").slice(0, 2).join(" "))} > "$tmp/known_hosts"`),
         // every ssh: batch mode, the pinned key only, a connect timeout and keep-alives (a silent switch fails, never hangs)
-        `sw_ssh() { ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$tmp/known_hosts" -o GlobalKnownHostsFile=/dev/null ` +
+        // an array, not a function: `"${sw_ssh[@]}" … &` is ssh itself, so the trap's kill of $child stops ssh (a
+        // function run in the background is a subshell whose ssh would outlive that kill)
+        `sw_ssh=(ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$tmp/known_hosts" -o GlobalKnownHostsFile=/dev/null ` +
             `-o ConnectTimeout=${SSH_TIMEOUTS.connectS} -o ServerAliveInterval=${SSH_TIMEOUTS.aliveIntervalS} -o ServerAliveCountMax=${SSH_TIMEOUTS.aliveCountMax} ` +
-            `-p ${sw.sshPort} ${shq(`${sw.sshUser}@${sw.managementAddress}`)} "$@"; }`,
+            `-p ${sw.sshPort} ${shq(`${sw.sshUser}@${sw.managementAddress}`)})`,
     ];
 }
 
@@ -107,7 +109,7 @@ function sshStep(name: string, cmd: string): string[] {
  */
 function remotePush(remote: string): string[] {
     return [
-        ...runChild(`sw_ssh ${shq(`bash -c ${shq(remote)}`)} < "$tmp/config"`),
+        ...runChild(`"\${sw_ssh[@]}" ${shq(`bash -c ${shq(remote)}`)} < "$tmp/config"`),
         `if [ "$rc" -eq 255 ]; then fail "ssh to the switch" "ssh exit 255: unreachable, no answer within ${SSH_TIMEOUTS.connectS} s, a host key other than the pinned one, or the login refused"; fi`,
         `if [ "$rc" -ne 0 ]; then echo "rdmakit: $sw: the push failed on the switch (exit $rc); see the messages above" >&2; exit 1; fi`,
     ];
@@ -364,16 +366,16 @@ function eosScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean)
     // the EOS CLI takes commands on stdin over ssh; `enable` first (a no-op for a privilege-15 login)
     const cli = (name: string, lines: string[]) => [
         `printf '%s\\n' enable ${lines.map(shq).join(" ")} > "$tmp/in"`,
-        ...sshStep(name, `sw_ssh < "$tmp/in" > "$tmp/out" 2>&1`),
+        ...sshStep(name, `"\${sw_ssh[@]}" < "$tmp/in" > "$tmp/out" 2>&1`),
         // the CLI reports a refused line with '% ' and carries on (eos.arista.com, CLI error format; L for the exit status)
         `if grep -q '^% ' "$tmp/out"; then cat "$tmp/out" >&2; fail ${shq(name)} "the switch refused a line"; fi`,
     ];
     return [
-        ...prelude(cfg, sw, agentKey, `printf '%s\\n' enable 'configure session ${session} abort' | sw_ssh`),
+        ...prelude(cfg, sw, agentKey, `printf '%s\\n' enable 'configure session ${session} abort' | "\${sw_ssh[@]}"`),
         `{ echo enable; echo ${shq(`configure session ${session}`)}; cat "$tmp/config"; echo end; } > "$tmp/in" || fail "build the session" "exit $?"`,
         // from here a session exists on the switch (perhaps half-staged): abort it on any failure
         `undo="$rollback"`,
-        ...sshStep("configure session (stage the configuration)", `sw_ssh < "$tmp/in" > "$tmp/out" 2>&1`),
+        ...sshStep("configure session (stage the configuration)", `"\${sw_ssh[@]}" < "$tmp/in" > "$tmp/out" 2>&1`),
         `if grep -q '^% ' "$tmp/out"; then cat "$tmp/out" >&2; fail "configure session (stage the configuration)" "the switch refused a line"; fi`,
         // EOS-SESS / commit-timer TOI: live now, reverted when the timer ends unless committed again
         ...cli("commit timer", [`configure session ${session}`, "commit timer 00:10:00"]),
