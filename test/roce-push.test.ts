@@ -303,6 +303,13 @@ describe("SONiC push: checkpoint, dry run, dead-man timer, detached apply/verify
         assert.match(r.stderr, /BUFFER_PG_TABLE:Ethernet0:3 has profile 'none'/);
         assert.deepEqual(sonicDb(r.dir), FACTORY);
     });
+    it("a PFC watchdog change GCU refuses on this ASIC/image stops at the dry run, saying so, before any change", () => {
+        const r = run(c, { STUB_GCU_REFUSE_PFCWD: "1" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'config apply-patch --dry-run \(YANG validation\)' failed \(exit 1: GCU refuses the PFC watchdog change on this switch/);
+        assert.ok(!has(r, "systemd-run") && !log(r.dir).some((l) => l.startsWith("config apply-patch /")), show(r));
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+    });
     it("a port whose running speed is not the planned one is refused read-only, before any change", () => {
         const db = structuredClone(FACTORY);
         db.PORT.Ethernet8.speed = "100000";

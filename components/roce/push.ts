@@ -339,7 +339,16 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
         // GCU-design: checkpoint → apply-patch → on error rollback; apply-patch does not persist (config save -y)
         step("config checkpoint", `sudo config checkpoint "$cp"`),
         `undo="sudo config delete-checkpoint $cp"`,
-        step("config apply-patch --dry-run (YANG validation)", `sudo config apply-patch --dry-run "$d/patch.json"`),
+        // The dry run goes through GCU's whole pipeline (generic_updater.py PatchApplier.apply: validate_field_operation,
+        // then YANG), so a PFC_WD change GCU refuses on this platform/image stops the push here, before any change.
+        // source: sonic-net/sonic-utilities@691b1bbc4fd2:generic_config_updater/gcu_field_operation_validators.conf.json
+        // (PFC_WD: rdma_config_update_validator, per-ASIC minimum image, e.g. spc4 20221100, th5 20240500; unknown ASIC
+        // refused) and gu_common.py validate_field_operation (removing /PFC_WD/GLOBAL is always refused)
+        `sudo config apply-patch --dry-run "$d/patch.json" > "$d/dry-run.log" 2>&1; rc=$?`,
+        `if [ "$rc" -ne 0 ]; then cat "$d/dry-run.log" >&2; ` +
+            `if grep -q '"/PFC_WD' "$d/patch.json" && grep -qiE 'PFC_WD|pfcwd|rdma|not (permitted|allowed)|illegal' "$d/dry-run.log"; then ` +
+            `fail "config apply-patch --dry-run (YANG validation)" "exit $rc: GCU refuses the PFC watchdog change on this switch (its rdma_config_update_validator allows PFC_WD edits only on listed ASICs from a minimum image, e.g. Spectrum-4 from 202211); nothing was changed"; fi; ` +
+            `fail "config apply-patch --dry-run (YANG validation)" "exit $rc"; fi`,
         step("job folder", `rm -rf "$job" && mkdir -p "$job"`),
         step("write the apply job", `printf '%s\\n' ${shq(sonicJob(cfg, sw, lossless))} > "$job/run.sh"`),
         step("write the dead-man", `printf '%s\\n' ${shq(DEADMAN_SH)} > "$job/deadman.sh"`),
