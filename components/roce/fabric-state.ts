@@ -8,7 +8,8 @@
  *   `nv config patch` takes (CumulusNetworks/docs:content/cumulus-linux-514/System-Configuration/NVIDIA-User-Experience-NVUE/NVUE-CLI.md
  *   "Show Switch Configuration": `header:` then `- set:`).
  * - SONiC `sonic-cfggen -d --print-data`: CONFIG_DB as config_db.json (roce-operations.md §1b, SU-main).
- * - EOS `show running-config`: the CLI text the renderer writes, with the rest of the switch's configuration around it.
+ * - EOS `show running-config all`: the CLI text the renderer writes, with the rest of the switch's configuration and
+ *   its defaults around it.
  * - LLDP: lldpd's `lldpctl -f json0` (always arrays; lldpd/lldpd:tests/integration/test_lldpcli.py test_json0_output)
  *   on hosts, Cumulus and SONiC (its lldp container); EOS `show lldp neighbors | json` (`lldpNeighbors[]` with port,
  *   neighborDevice, neighborPort: sonic-net/sonic-mgmt:tests/common/devices/eos.py SAMPLE_COMMAND_DATA).
@@ -26,8 +27,10 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
     nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0" },
     // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L)
     sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0" },
-    // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above)
-    eos: { config: "show running-config", lldp: "show lldp neighbors | json" },
+    // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above).
+    // `all`: plain `show running-config` hides defaults the kit writes (flowcontrol off, DSCP→TC entries equal to the
+    // default map), which would read as drift (C5, C1)
+    eos: { config: "show running-config all", lldp: "show lldp neighbors | json" },
 };
 
 /**
