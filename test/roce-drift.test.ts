@@ -39,6 +39,8 @@ const PLAN: QosPlan = planQos(roceSpecSchema.parse(input()));
 /** Edits one device's state before it is written: what an operator changed by hand. */
 interface Edits {
     nvue?: Partial<Record<string, (set: Record<string, any>) => void>>;
+    /** `nv show qos roce -o json`: what switchd runs (undefined: the switch does not answer that read) */
+    nvueOper?: Partial<Record<string, (roce: Record<string, any>) => Record<string, any> | undefined>>;
     sonic?: Partial<Record<string, (db: Db) => void>>;
     eos?: Partial<Record<string, (text: string) => string>>;
     lldp?: Partial<Record<string, (n: Record<string, { sys: string; port: string }>) => void>>;
@@ -68,6 +70,9 @@ function fabric(edits: Edits = {}): string {
             set.system = { hostname: sw.name };
             edits.nvue?.[sw.name]?.(set);
             write(path.join(at, slug("nv config show -o json")), JSON.stringify([{ header: { model: "VX", "nvue-api-version": "nvue_v1", "rev-id": "1.0", version: "Cumulus Linux 5.9.0" } }, { set }]));
+            // the operational RoCE object: enable and mode as the applied tree has them (the rest of the object left out)
+            const oper = (edits.nvueOper?.[sw.name] ?? ((x) => x))({ enable: set.qos.roce.enable, mode: set.qos.roce.mode });
+            if (oper) write(path.join(at, slug("nv show qos roce -o json")), JSON.stringify(oper));
         } else if (r.os === "sonic") {
             const db: Db = structuredClone(FACTORY_CONFIG_DB);
             const owned = new Set(sw.ports.map((p) => p.name));
@@ -157,6 +162,17 @@ describe("fabric check: a switch changed by hand is named with the rule it break
         assert.deepEqual(f.expected, { pfcPriorities: [3] });
         assert.deepEqual(f.found, { pfcPriorities: [3, 4] });
         assert.ok(r.findings.every((x) => x.device.split(", ").every((d) => d.startsWith("leaf-nvue") || d.startsWith("spine-"))), show(r));
+    });
+    it("NVUE: a switch that runs RoCE lossy while its applied configuration says lossless (C20)", async () => {
+        const r = await check(fabric({ nvueOper: { "leaf-nvue": (o) => ({ ...o, mode: "lossy" }) } }));
+        const f = r.findings.find((x) => x.rule === "C20" && x.device === "leaf-nvue");
+        assert.ok(f, show(r));
+        assert.deepEqual([f.expected, f.found], [{ enable: "on", mode: "lossless" }, { enable: "on", mode: "lossy" }]);
+        // no answer to the read: not checked, said so; an answer that is not the object: unreadable
+        const none = await check(fabric({ nvueOper: { "leaf-nvue": () => undefined } }));
+        assert.match(none.notChecked.map((n) => `${n.device}: ${n.what}`).join("\n"), /leaf-nvue: operational RoCE state \(C20\): nv show qos roce -o json: exit 1/);
+        const bad = await check(fabric({ nvueOper: { "leaf-nvue": () => ({ roce: "?" }) } }));
+        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with enable and mode/.test(u.why)), show(bad));
     });
     it("SONiC: DSCP 26 classified to the lossy TC 1 (C1) on the kit's map", async () => {
         const r = await check(fabric({ sonic: { "leaf-sonic": (db) => { for (const m of Object.keys(db.DSCP_TO_TC_MAP)) if (m.startsWith("RDMAKIT")) db.DSCP_TO_TC_MAP[m]["26"] = "1"; } } }));
