@@ -47,7 +47,7 @@ export function registerFabric(program: Command): Command {
     const fabric = program.command("fabric").description("the running RoCE fabric: read-only checks against the plan");
     fabric
         .command("check")
-        .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C19)")
+        .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C20)")
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
