@@ -14,7 +14,7 @@ import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./cata
 import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
-import { checkRoceSpec, roceSpecSchema } from "./roce/spec";
+import { checkRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 
 /*
  * The cluster spec: one object, read from the stack config key `rdmakit:cluster`. Every field is documented
@@ -354,7 +354,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
-        issues.push(...checkRoceSpec(spec.roce));
+        issues.push(...checkRoceSpec(spec.roce), ...roceOsIssues(spec.roce));
         // one plan for every host: same rails and GPUs, or the hostfile slots, preflight counts and NCCL
         // environment would be wrong for the others
         const [first, ...rest] = spec.roce.hosts;

@@ -116,8 +116,9 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     assert.equal(hosts.gpu01.roce_host_pfc_vector, "0,0,0,1,0,0,0,0");
     assert.equal(hosts.gpu01.roce_host_tos, 106);
     assert.equal(hosts.gpu01.nccl_conf.NCCL_IB_TC, "106");
-    // switches are pushed by the RoCE component, one command per switch (two leaves and the spine)
-    assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 3);
+    // switches are pushed by the RoCE component, one local command per switch (two leaves and the spine), staged
+    assert.equal(registered.filter((r) => r.type === "command:local:Command" && r.name.endsWith("-qos")).length, 3);
+    assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 0);
 });
 
 test("AWS: a node the group replaced at the same address changes the inventory, so software and validation run again", async () => {

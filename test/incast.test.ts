@@ -92,7 +92,7 @@ test("senders: one per other leaf first, at most eight, each on its own server p
 
 /** A snapshot in the kit's shape with the given counters. */
 const snap = (ethtool: Record<string, number>, hw: Record<string, number>): Snapshot => ({ ethtool, hw });
-const quiet = (p = 3) => snap({ [`rx_prio${p}_pause`]: 10, [`tx_prio${p}_pause`]: 10, rx_discards_phy: 5 }, { np_cnp_sent: 0, rp_cnp_handled: 0, out_of_sequence: 2, packet_seq_err: 1 });
+const quiet = (p = 3) => snap({ [`rx_prio${p}_pause`]: 10, [`tx_prio${p}_pause`]: 10, rx_discards_phy: 5 }, { np_cnp_sent: 0, rp_cnp_handled: 0, out_of_sequence: 2, packet_seq_err: 1, implied_nak_seq_err: 0, local_ack_timeout_err: 4 });
 function run(plan: IncastPlan, after: (host: string, s: Snapshot) => Snapshot): IncastRun {
     const names = [plan.receiver.name, ...plan.senders.map((s) => s.name)];
     return {
@@ -111,9 +111,24 @@ test("the grade: pass when PFC or ECN acted and nothing dropped or retransmitted
     assert.equal(pfc.pass, true, pfc.failures.join("; "));
     assert.deepEqual([pfc.pfcActed, pfc.ecnActed], [true, false]);
     assert.equal(pfc.totalGbps, 0.48 * plan.senders.length);
-    // ECN alone (lossy, or ECN marking before PFC): CNPs sent and handled
-    const ecn = gradeIncast(run(plan, (h, s) => { s.hw[h === r ? "np_cnp_sent" : "rp_cnp_handled"] += 9000; return s; }));
+    // ECN alone: enough in lossy mode; in lossless mode it proves nothing about PFC (DCQCN can hide a broken PFC)
+    const ecnOnly = (h: string, s: Snapshot) => { s.hw[h === r ? "np_cnp_sent" : "rp_cnp_handled"] += 9000; return s; };
+    const lossyPlan = { ...plan, mode: "lossy" as const };
+    const ecn = gradeIncast(run(lossyPlan, ecnOnly));
     assert.deepEqual([ecn.pass, ecn.ecnActed, ecn.pfcActed], [true, true, false]);
+    const ecnLossless = gradeIncast(run(plan, ecnOnly));
+    assert.equal(ecnLossless.pass, false);
+    assert.deepEqual(ecnLossless.failures, ["lossless mode, but PFC never paused under the 8:1 incast (no tx/rx_prio3_pause; only ECN acted): nothing shows that the fabric holds traffic without dropping when ECN is not enough"]);
+    // a requester that timed out waiting for an ACK retransmitted: loss, even with PFC acting
+    const timeout = gradeIncast(run(plan, (h, s) => {
+        s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400;
+        if (h === plan.senders[0].name) { s.hw.local_ack_timeout_err += 2; s.hw.implied_nak_seq_err += 1; }
+        return s;
+    }));
+    assert.deepEqual(timeout.failures, [
+        `${plan.senders[0].name} (sender): implied_nak_seq_err grew by 1 under incast (lost packets were retransmitted)`,
+        `${plan.senders[0].name} (sender): local_ack_timeout_err grew by 2 under incast (lost packets were retransmitted)`,
+    ]);
     // neither acted
     const none = gradeIncast(run(plan, (_h, s) => s));
     assert.equal(none.pass, false);
@@ -206,4 +221,21 @@ test("with the cabling in the spec (hosts[].railPorts), the plan's incast sends 
     // the receiver is gpu01 on leaf-sonic; the senders that cross leaves come first
     assert.deepEqual(Object.keys(inc.sender_cmds).slice(0, 2).sort(), ["gpu03", "gpu04"]);
     assert.doesNotMatch(inc.plan.note, /railPorts/);
+});
+
+test("rail-optimized cabling (rail r of every host on leaf r): senders use a rail on another leaf, so the incast crosses the spine; each end its own GID", () => {
+    const raw = parse(fs.readFileSync(path.join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    // the example's layout: rails 0-3 of every host on leaf-sonic, rails 4-7 on leaf-nvue
+    raw.roce.hosts.forEach((h: { railPorts?: string[]; gidIndex?: number }, i: number) => {
+        h.railPorts = Array.from({ length: 8 }, (_, r) => (r < 4 ? `leaf-sonic:Ethernet${(i * 4 + r) * 8}` : `leaf-nvue:swp${i * 4 + r - 3}`));
+        if (i === 2) h.gidIndex = 5;
+    });
+    const plan = planCluster(parseClusterSpec(raw));
+    const inc = validationVars(validationArgsFromPlan(plan, "dev"), plan.roce!.qos.hosts.map((h) => h.address), "out/dev/nccl").nccl_validate_incast!;
+    assert.equal(inc.plan.receiver.device, "mlx5_0");
+    assert.ok(inc.plan.crossesLeaves, inc.plan.note);
+    assert.deepEqual(inc.plan.senders.map((s) => [s.name, s.device, s.leaf]), [["gpu02", "mlx5_4", "leaf-nvue"], ["gpu03", "mlx5_4", "leaf-nvue"], ["gpu04", "mlx5_4", "leaf-nvue"]]);
+    assert.match(inc.sender_cmds.gpu03, /^ib_write_bw -d mlx5_4 -x 5 /);
+    assert.match(inc.sender_cmds.gpu02, /^ib_write_bw -d mlx5_4 -x 3 /);
+    assert.match(inc.snapshot_cmds.gpu03, /ethtool -S ens5f0np0/);
 });

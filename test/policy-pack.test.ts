@@ -109,7 +109,7 @@ function editHost(s: Stack, change: (vars: Record<string, any>) => void): Stack 
 }
 
 function editSonic(s: Stack, change: (db: Record<string, any>) => void, keepDigest = false): Stack {
-    return edit(s, "command:remote:Command", SONIC, (p) => {
+    return edit(s, "command:local:Command", SONIC, (p) => {
         const db = JSON.parse(p.stdin);
         change(db);
         const text = JSON.stringify(db, null, 2) + "\n";

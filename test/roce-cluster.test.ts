@@ -1,6 +1,7 @@
 import { before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
+import { rolloutStages } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import type { RoceSpec } from "../components/roce/spec";
@@ -11,12 +12,13 @@ interface Rec { type: string; name: string; inputs: Record<string, any> }
 const created: Rec[] = [];
 let mod: typeof import("../components/roce/cluster");
 
-// Secret inputs reach mocks wrapped with Pulumi's secret signature (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts specialSigKey).
+// Secret inputs reach mocks wrapped with Pulumi's secret signature (pulumi/pulumi:sdk/nodejs/runtime/rpc.ts specialSigKey):
+// no push or check may carry one.
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const reveal = (x: any) => (x && typeof x === "object" && SECRET_SIG in x ? x.value : x);  
 const unwrap = <T>(o: pulumi.Output<T>) => new Promise<T>((r) => o.apply(r));
 const commands = (prefix: string) => created.filter((r) => r.type.startsWith("command:") && r.name.startsWith(prefix + "-"));
 const byName = (prefix: string) => Object.fromEntries(commands(prefix).map((r) => [r.name.slice(prefix.length + 1), r]));
+const byNameOf = byName;
 
 before(async () => {
     await pulumi.runtime.setMocks({
@@ -47,11 +49,12 @@ describe("RoceCluster under mocks", () => {
     it("every push verifies the switch's pinned host key; a switch without one is refused before anything is created", async () => {
         await build("hk");
         const cmds = byName("hk");
-        assert.equal(reveal(cmds["leaf-sonic-qos"].inputs.connection).hostKey, `${HOST_KEY} leaf-sonic`);
-        assert.equal(reveal(cmds["leaf-nvue-qos"].inputs.connection).hostKey, `${HOST_KEY} leaf-nvue`);
-        // EOS runs ssh here: the script trusts only the pinned key
-        assert.match(cmds["leaf-eos-qos"].inputs.create, /StrictHostKeyChecking=yes/);
-        assert.ok(cmds["leaf-eos-qos"].inputs.create.includes(HOST_KEY));
+        // every push runs ssh here: the script trusts only the pinned key, with timeouts on every connection
+        for (const sw of ["leaf-sonic", "leaf-nvue", "leaf-eos"]) {
+            assert.match(cmds[`${sw}-qos`].inputs.create, /StrictHostKeyChecking=yes/);
+            assert.match(cmds[`${sw}-qos`].inputs.create, /-o ConnectTimeout=20 -o ServerAliveInterval=15 -o ServerAliveCountMax=4/);
+            assert.ok(cmds[`${sw}-qos`].inputs.create.includes(HOST_KEY));
+        }
         const input = specInput();
         delete (input.switches[2] as { hostKey?: string }).hostKey;
         created.length = 0;
@@ -60,41 +63,40 @@ describe("RoceCluster under mocks", () => {
         assert.equal(commands("nokey").length, 0);
     });
 
-    it("registers the component and one push per switch: remote SSH for SONiC/NVUE, local ssh for EOS", async () => {
+    it("registers the component and one push per switch, each run here under its own ssh-agent, the key never an input", async () => {
         const c = await build("fab");
         assert.equal(created.filter((r) => r.type === "rdmakit:index:RoceCluster").length, 1);
         const cmds = byName("fab");
-        assert.deepEqual(Object.keys(cmds).sort(), ["fabric-check", "leaf-eos-qos", "leaf-nvue-qos", "leaf-sonic-qos"]);
-        assert.equal(cmds["leaf-sonic-qos"].type, "command:remote:Command");
-        assert.equal(cmds["leaf-nvue-qos"].type, "command:remote:Command");
-        assert.equal(cmds["leaf-eos-qos"].type, "command:local:Command");
+        assert.deepEqual(Object.keys(cmds).sort(), ["fabric-check", "leaf-eos-qos", "leaf-nvue-qos", "leaf-sonic-qos", "stage0-check"]);
+        for (const k of Object.keys(cmds)) {
+            assert.equal(cmds[k].type, "command:local:Command", k);
+            assert.deepEqual(cmds[k].inputs.interpreter, ["ssh-agent", "/bin/bash", "-c"], k);
+            const inputs = JSON.stringify(cmds[k].inputs);
+            assert.ok(!inputs.includes("PRIVATE KEY") && !inputs.includes(SECRET_SIG), `${k}: no key and no secret among the inputs`);
+            assert.match(cmds[k].inputs.environment.RDMAKIT_KEY_SOCKET, /rdmakit-.*\.sock$/);
+            assert.equal(cmds[k].inputs.environment.RDMAKIT_KEY_NAME, "fab-switches");
+        }
 
         const rendered = Object.fromEntries(renderSwitchConfigs(planQos(spec())).map((r) => [r.switch, r]));
         // What is pushed to which switch
         const nvue = cmds["leaf-nvue-qos"].inputs;
         assert.equal(nvue.stdin, rendered["leaf-nvue"].text);
-        assert.ok(SECRET_SIG in nvue.connection, "the connection (with the private key) is a secret");
-        const conn = reveal(nvue.connection);
-        assert.deepEqual([conn.host, conn.user, conn.port], ["10.0.1.2", "cumulus", 22]);
-        assert.equal(conn.hostKey, `${HOST_KEY} leaf-nvue`);
-        assert.match(conn.privateKey, /BEGIN OPENSSH PRIVATE KEY/);
+        assert.match(nvue.create, /'cumulus@10\.0\.1\.2'/);
         assert.match(nvue.create, new RegExp(rendered["leaf-nvue"].digest));
-        assert.match(nvue.create, /^nv config apply --confirm 600s -y > "\$d\/apply\.log" 2>&1 \|\| fail /m);
+        assert.match(nvue.create, /nv config apply --confirm 600s -y > "\$d\/apply\.log" 2>&1 \|\| fail /);
         assert.doesNotMatch(nvue.create, /&& nv config|set -e/);
         assert.equal(nvue.update, nvue.create);
         assert.doesNotMatch(nvue.delete, /unset|config load/);
         const sonic = cmds["leaf-sonic-qos"].inputs;
         assert.equal(sonic.stdin, rendered["leaf-sonic"].text);
-        assert.deepEqual([reveal(sonic.connection).host, reveal(sonic.connection).user], ["10.0.1.1", "admin"]);
-        assert.match(sonic.create, /^sudo config apply-patch "\$d\/patch\.json" \|\| fail /m);
+        assert.match(sonic.create, /'admin@10\.0\.1\.1'/);
+        assert.match(sonic.create, /sudo config apply-patch "\$d\/patch\.json" \|\| jfail /);
         assert.match(sonic.create, /roce-qos\.config_db\.json/);
         const eos = cmds["leaf-eos-qos"].inputs;
         assert.equal(eos.stdin, rendered["leaf-eos"].text);
         assert.match(eos.create, /'admin@10\.0\.1\.3'/);
         assert.match(eos.create, /commit timer 00:10:00/);
-        const env = reveal(eos.environment);
-        assert.equal(env.RDMAKIT_CONFIG_DIGEST, rendered["leaf-eos"].digest);
-        assert.match(env.RDMAKIT_SSH_KEY, /BEGIN OPENSSH PRIVATE KEY/);
+        assert.equal(eos.environment.RDMAKIT_CONFIG_DIGEST, rendered["leaf-eos"].digest);
 
         // Outputs
         assert.deepEqual(await unwrap(c.switchConfigDigests), Object.fromEntries(Object.values(rendered).map((r) => [r.switch, r.digest])));
@@ -103,15 +105,37 @@ describe("RoceCluster under mocks", () => {
         assert.deepEqual(hosts.map((h) => [h.name, h.address, h.vars.roce_host_pfc_vector]), [["gpu01", "10.0.0.11", "0,0,0,1,0,0,0,0"], ["gpu02", "10.0.0.12", "0,0,0,1,0,0,0,0"]]);
     });
 
-    it("creates nothing per GPU host: 2 or 6 hosts give the same three switch commands and one fabric check", async () => {
+    it("a rotated switch key changes no push or check input", async () => {
+        await build("rot");
+        const a = byName("rot");
+        created.length = 0;
+        await build("rot", spec(), { sshPrivateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nanother\n") });
+        const b = byName("rot");
+        for (const k of Object.keys(a)) assert.equal(JSON.stringify(b[k].inputs), JSON.stringify(a[k].inputs), k);
+    });
+
+    it("stages the rollout: the canary, its check, then the rest after it; one whole-fabric check at the end", async () => {
+        const c = await build("stg");
+        const sw = Object.keys(c.pushes);
+        assert.deepEqual(sw, ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
+        assert.deepEqual(c.checks.length, 2);
+        const byName = byNameOf("stg");
+        assert.match(byName["stage0-check"].inputs.create, /fabric check --spec-stdin --switches-only --only leaf-sonic < "\$tmp\/spec"/);
+        assert.deepEqual(byName["stage0-check"].inputs.triggers, [c.switchConfigs[0].digest]);
+        assert.doesNotMatch(byName["fabric-check"].inputs.create, /--only/);
+        assert.deepEqual(rolloutStages(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], 4), [["a"], ["b", "c", "d", "e"], ["f", "g", "h", "i"], ["j", "k"]]);
+        assert.deepEqual(rolloutStages(["a"]), [["a"]]);
+    });
+
+    it("creates nothing per GPU host: 2 or 6 hosts give the same three switch commands, the canary check and one fabric check", async () => {
         const s = spec();
         for (let i = 3; i <= 6; i++) s.hosts.push({ ...structuredClone(s.hosts[0]), name: `gpu0${i}`, address: `10.0.0.1${i}` });
         // 12 rails need 12 host ports: two more per switch.
         const more = { sonic: ["Ethernet16", "Ethernet24"], nvue: ["swp3", "swp4"], eos: ["Ethernet3/1", "Ethernet4/1"] };
         for (const sw of s.switches) sw.hostPorts.push(...more[sw.os]);
         await build("big", s);
-        assert.equal(commands("big").length, 4);
-        assert.equal(created.length, 5);
+        assert.equal(commands("big").length, 5);
+        assert.equal(created.length, 6);
     });
 
     it("inputs change only when the rendered config changes", async () => {
@@ -146,14 +170,14 @@ describe("RoceCluster under mocks", () => {
         assert.notDeepEqual(c["fabric-check"].inputs.triggers, a["fabric-check"].inputs.triggers);
     });
 
-    it("after the pushes, one read-only fabric check of the switches with the switch key; its script is the CLI's", async () => {
+    it("after the pushes, one read-only fabric check of the switches through the run's agent; its script is the CLI's", async () => {
         const c = await build("chk");
         const chk = byName("chk")["fabric-check"];
         assert.equal(chk.type, "command:local:Command");
-        assert.equal(chk.inputs.create, "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only");
+        assert.match(chk.inputs.create, /node --import tsx bin\/rdmakit\.ts fabric check --spec-stdin --switches-only < "\$tmp\/spec"/);
         assert.deepEqual(JSON.parse(chk.inputs.stdin).switches.map((s: { name: string }) => s.name), ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
         assert.deepEqual(chk.inputs.triggers, c.switchConfigs.map((r) => r.digest));
-        assert.match(reveal(reveal(chk.inputs.environment).RDMAKIT_SWITCH_SSH_KEY), /OPENSSH PRIVATE KEY/);
+        assert.equal(chk.inputs.environment.RDMAKIT_SWITCH_SSH_KEY, undefined);
     });
 
     it("pushSwitchConfig: false renders and exports but pushes nothing", async () => {

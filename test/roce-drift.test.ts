@@ -39,6 +39,8 @@ const PLAN: QosPlan = planQos(roceSpecSchema.parse(input()));
 /** Edits one device's state before it is written: what an operator changed by hand. */
 interface Edits {
     nvue?: Partial<Record<string, (set: Record<string, any>) => void>>;
+    /** `nv show qos roce -o json`: what switchd runs (undefined: the switch does not answer that read) */
+    nvueOper?: Partial<Record<string, (roce: Record<string, any>) => Record<string, any> | undefined>>;
     sonic?: Partial<Record<string, (db: Db) => void>>;
     eos?: Partial<Record<string, (text: string) => string>>;
     lldp?: Partial<Record<string, (n: Record<string, { sys: string; port: string }>) => void>>;
@@ -68,6 +70,9 @@ function fabric(edits: Edits = {}): string {
             set.system = { hostname: sw.name };
             edits.nvue?.[sw.name]?.(set);
             write(path.join(at, slug("nv config show -o json")), JSON.stringify([{ header: { model: "VX", "nvue-api-version": "nvue_v1", "rev-id": "1.0", version: "Cumulus Linux 5.9.0" } }, { set }]));
+            // the operational RoCE object: enable and mode as the applied tree has them (the rest of the object left out)
+            const oper = (edits.nvueOper?.[sw.name] ?? ((x) => x))({ enable: set.qos.roce.enable, mode: set.qos.roce.mode });
+            if (oper) write(path.join(at, slug("nv show qos roce -o json")), JSON.stringify(oper));
         } else if (r.os === "sonic") {
             const db: Db = structuredClone(FACTORY_CONFIG_DB);
             const owned = new Set(sw.ports.map((p) => p.name));
@@ -77,8 +82,8 @@ function fabric(edits: Edits = {}): string {
             write(path.join(at, slug("sudo sonic-cfggen -d --print-data")), JSON.stringify(live, null, 4));
         } else {
             const kit = r.text.split("\n").filter((l) => !l.startsWith("no ")).join("\n");
-            const text = `! Command: show running-config\n! device: ${sw.name} (DCS-7060DX4-32, EOS-4.31.2F)\n!\nhostname ${sw.name}\n!\n${kit}interface Ethernet3/1\n   shutdown\n!\ninterface Management1\n   ip address ${sw.managementAddress}/24\n!\nend\n`;
-            write(path.join(at, slug("show running-config")), edits.eos?.[sw.name]?.(text) ?? text);
+            const text = `! Command: show running-config all\n! device: ${sw.name} (DCS-7060DX4-32, EOS-4.31.2F)\n!\nhostname ${sw.name}\n!\n${kit}interface Ethernet3/1\n   shutdown\n!\ninterface Management1\n   ip address ${sw.managementAddress}/24\n!\nend\n`;
+            write(path.join(at, slug("show running-config all")), edits.eos?.[sw.name]?.(text) ?? text);
         }
         // LLDP: every fabric port hears its peer (a SONiC peer advertises its port alias); host ports hear the rail
         const n: Record<string, { sys: string; port: string }> = {};
@@ -157,6 +162,17 @@ describe("fabric check: a switch changed by hand is named with the rule it break
         assert.deepEqual(f.expected, { pfcPriorities: [3] });
         assert.deepEqual(f.found, { pfcPriorities: [3, 4] });
         assert.ok(r.findings.every((x) => x.device.split(", ").every((d) => d.startsWith("leaf-nvue") || d.startsWith("spine-"))), show(r));
+    });
+    it("NVUE: a switch that runs RoCE lossy while its applied configuration says lossless (C20)", async () => {
+        const r = await check(fabric({ nvueOper: { "leaf-nvue": (o) => ({ ...o, mode: "lossy" }) } }));
+        const f = r.findings.find((x) => x.rule === "C20" && x.device === "leaf-nvue");
+        assert.ok(f, show(r));
+        assert.deepEqual([f.expected, f.found], [{ enable: "on", mode: "lossless" }, { enable: "on", mode: "lossy" }]);
+        // no answer to the read: not checked, said so; an answer that is not the object: unreadable
+        const none = await check(fabric({ nvueOper: { "leaf-nvue": () => undefined } }));
+        assert.match(none.notChecked.map((n) => `${n.device}: ${n.what}`).join("\n"), /leaf-nvue: operational RoCE state \(C20\): nv show qos roce -o json: exit 1/);
+        const bad = await check(fabric({ nvueOper: { "leaf-nvue": () => ({ roce: "?" }) } }));
+        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with enable and mode/.test(u.why)), show(bad));
     });
     it("SONiC: DSCP 26 classified to the lossy TC 1 (C1) on the kit's map", async () => {
         const r = await check(fabric({ sonic: { "leaf-sonic": (db) => { for (const m of Object.keys(db.DSCP_TO_TC_MAP)) if (m.startsWith("RDMAKIT")) db.DSCP_TO_TC_MAP[m]["26"] = "1"; } } }));
@@ -293,5 +309,35 @@ describe("rdmakit fabric check (the command)", () => {
         const good = cli(fabric());
         assert.equal(good.status, 0, good.stderr + good.stdout);
         assert.match(good.stdout, /PASS: read 5 switch\(es\), 2 host\(s\)/);
+    });
+});
+
+// EOS configurations as operators write them, not as the kit renders them. Constructed here from the EOS forms the
+// reader documents (consistency.ts readEos): the PFC and queue statements on the interface itself instead of a qos
+// profile, the older `priority-flow-control mode on`, and what `show running-config all` adds (the defaults).
+describe("EOS running configurations in other people's forms", () => {
+    const sw = PLAN.switches.find((s) => s.os === "eos")!;
+    const port = sw.ports[0].name;
+    const dscp = Array.from({ length: 64 }, (_, d) => d).filter((d) => d !== 26 && d !== 48);
+    const head = `! Command: show running-config all\n${dscp.map((d) => `qos map dscp ${d} to traffic-class 0`).join("\n")}\nqos map dscp 26 to traffic-class 3\nqos map dscp 48 to traffic-class 6\nqos map traffic-class 0 to tx-queue 0\nqos map traffic-class 3 to tx-queue 3\nqos map traffic-class 6 to tx-queue 6\n!\n`;
+    const iface = (pfc: string) => `interface ${port}\n   mtu 9216\n   flowcontrol send off\n   flowcontrol receive off\n   qos trust dscp\n${pfc}   uc-tx-queue 3\n      bandwidth percent 50\n      random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 100\n   uc-tx-queue 6\n      priority strict\n!\n`;
+    it("reads PFC, trust, ECN and strict queues written on the interface (no qos profile)", () => {
+        const v = runningSwitchView(sw, head + iface("   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n   priority-flow-control pause watchdog\n"));
+        const p = v.ports.find((x) => x.port === port)!;
+        assert.deepEqual([p.pfcPriorities, p.trustDscp, p.ecnQueues, p.strictQueues, p.linkPause, p.mtu, p.dscpToTc[26]], [[3], true, [3], [6], false, 9216, 3]);
+        assert.equal(p.ecnMinBytes[3], 150 * 1024);
+        assert.equal(v.mode, "lossless");
+    });
+    it("reads the older `priority-flow-control mode on`, and `priority 3 drop` as no PFC on 3", () => {
+        const on = runningSwitchView(sw, head + iface("   priority-flow-control mode on\n   priority-flow-control priority 3 no-drop\n")).ports.find((x) => x.port === port)!;
+        assert.deepEqual(on.pfcPriorities, [3]);
+        const drop = runningSwitchView(sw, head + iface("   priority-flow-control on\n   priority-flow-control priority 3 drop\n")).ports.find((x) => x.port === port)!;
+        assert.deepEqual(drop.pfcPriorities, []);
+    });
+    it("refuses a PFC or flowcontrol line it cannot read, so the switch is unreadable rather than read wrong", () => {
+        assert.throws(() => runningSwitchView(sw, head + iface("   priority-flow-control priority 3 lossless\n")), /cannot read the EOS PFC line 'priority-flow-control priority 3 lossless'/);
+        assert.throws(() => runningSwitchView(sw, head + iface("").replace("flowcontrol send off", "flowcontrol send auto")), /cannot read the EOS line 'flowcontrol send auto'/);
+        const r = fabricDrift(PLAN, [{ switch: sw.name, config: head + iface("   priority-flow-control priority 3 lossless\n") }], []);
+        assert.match(r.unreadable.map((u) => u.why).join("\n"), /could not be parsed as eos output: cannot read the EOS PFC line/);
     });
 });

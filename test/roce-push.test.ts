@@ -1,10 +1,12 @@
 // Every push script, run for real by bash against stand-ins of the switch commands (test/fixtures/roce/stubs: nv,
-// sonic-cfggen, config, sudo, ssh) that fail at each step in turn: the script exits non-zero, names the switch and
-// the step, never saves or confirms, and rolls back what went live. The SONiC stand-in applies the JSON patch to a
-// CONFIG_DB file, so the patch the switch would get is checked for what it leaves behind (yanglint, the rules).
+// sonic-cfggen, config, sudo, systemd-run, systemctl, sonic-db-cli, ssh, which runs the remote part here as sshd
+// would) that fail at each step in turn: the script exits non-zero, names the switch and the step, never saves or
+// confirms, and rolls back what went live. The SONiC stand-in applies the JSON patch to a CONFIG_DB file, so the
+// patch the switch would get is checked for what it leaves behind (yanglint, the rules); its dead-man timer fires for
+// real (after STUB_DEADMAN_S seconds) when a test drops the session mid-apply.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -35,12 +37,45 @@ function run(cmd: PushCommand, env: Record<string, string> = {}, dir = fs.mkdtem
     fs.writeFileSync(log, "");
     const r = spawnSync("bash", ["-c", cmd.create], {
         input: cmd.stdin, encoding: "utf8", timeout: 30_000,
-        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_SSH_KEY: "", ...env },
+        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
     });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: fs.readFileSync(log, "utf8").split("\n").filter(Boolean), dir };
 }
 
 const has = (r: Run, s: string) => r.log.some((l) => l.includes(s));
+const log = (dir: string) => fs.readFileSync(path.join(dir, "log"), "utf8").split("\n").filter(Boolean);
+const db0 = (r: Run): Db => JSON.parse(fs.readFileSync(path.join(r.dir, "configdb.json"), "utf8"));
+
+/** The push started in a process group of its own (so a test can drop the whole session at once). */
+function spawnPush(cmd: PushCommand, dir: string, env: Record<string, string>) {
+    fs.mkdirSync(path.join(dir, "home"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "log"), "");
+    const p = spawn("bash", ["-c", cmd.create], {
+        detached: true, stdio: ["pipe", "ignore", "ignore"],
+        env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: path.join(dir, "log"), RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
+    });
+    p.stdin.end(cmd.stdin);
+    return p;
+}
+
+async function until(ok: () => boolean, ms: number, what: string): Promise<void> {
+    const end = Date.now() + ms;
+    while (!ok()) {
+        if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+        await new Promise((r) => setTimeout(r, 200));
+    }
+}
+
+/** The stub apply has written half its changes and hangs (STUB_APPLY_HANG). */
+const half = (dir: string) => log(dir).some((l) => l.startsWith("config apply-patch /")) && JSON.stringify(JSON.parse(fs.readFileSync(path.join(dir, "configdb.json"), "utf8"))) !== JSON.stringify(FACTORY);
+
+/** Whether the detached apply job (its process group) still runs. */
+function running(dir: string): boolean {
+    const job = fs.readdirSync(path.join(dir, "home", "rdmakit")).find((f) => f.startsWith("job-"));
+    if (!job) return false;
+    const pid = Number(fs.readFileSync(path.join(dir, "home", "rdmakit", job, "pid"), "utf8"));
+    try { process.kill(-pid, 0); return true; } catch { return false; }
+}
 const show = (r: Run) => `exit ${r.status}\n--- stderr\n${r.stderr}\n--- log\n${r.log.join("\n")}`;
 
 /** The applied tree `nv config show -o json` prints after a good apply: what the file set. */
@@ -48,10 +83,16 @@ function nvueApplied(dir: string, text: string, edit?: (set: Record<string, any>
     const doc = parseYaml(text) as Array<{ set: Record<string, any> }>;
     edit?.(doc[0].set);
     fs.writeFileSync(path.join(dir, "nvue-applied.json"), JSON.stringify(doc));
+    // `nv show qos roce -o json`: the operational RoCE object (its enable and mode are what the verify reads)
+    fs.writeFileSync(path.join(dir, "nvue-roce.json"), JSON.stringify({ enable: doc[0].set.qos.roce.enable, mode: doc[0].set.qos.roce.mode }));
 }
 
-function sonicState(dir: string, db: Db = FACTORY): void {
+/** CONFIG_DB, and the APPL_DB rows the dynamic buffer manager would write for the kit's lossless PGs (xoff > 0). */
+function sonicState(dir: string, db: Db = FACTORY, xoff = "61440", pg = 3): void {
     fs.writeFileSync(path.join(dir, "configdb.json"), JSON.stringify(db));
+    const appl: Record<string, Record<string, string>> = { "BUFFER_PROFILE_TABLE:pg_lossless_400000_3m_profile": { xon: "19456", xoff, size: "80896", pool: "ingress_lossless_pool", dynamic_th: "0" } };
+    for (const p of ["Ethernet0", "Ethernet8"]) appl[`BUFFER_PG_TABLE:${p}:${pg}`] = { profile: "pg_lossless_400000_3m_profile" };
+    fs.writeFileSync(path.join(dir, "appldb.json"), JSON.stringify(appl));
 }
 const sonicDb = (dir: string): Db => JSON.parse(fs.readFileSync(path.join(dir, "configdb.json"), "utf8"));
 
@@ -71,8 +112,12 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
     it("succeeds in order: detach, unset the kit's sections, patch, apply with a timer, verify, confirm, save", () => {
         const r = run(c, {}, fresh());
         assert.equal(r.status, 0, show(r));
-        const order = ["nv config detach", "nv unset qos", "nv config patch", "nv config apply --confirm 600s -y", "nv config show -o json", "nv config apply --confirm-yes -y", "nv config save"];
-        assert.deepEqual(r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0), [0, 1, 2, 3, 4, 5, 6], show(r));
+        const order = ["nv config detach", "nv unset qos", "nv config patch", "nv config apply --confirm 600s -y", "nv config show -o json", "nv show qos roce -o json", "nv config apply --confirm-yes -y", "nv config save"];
+        const seen = r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0);
+        assert.deepEqual([...new Set(seen)], [0, 1, 2, 3, 4, 5, 6, 7], show(r));
+        // only the QoS objects the file sets are unset, never the whole qos tree (an operator's other QoS stays)
+        assert.ok(!r.log.includes("nv unset qos"), show(r));
+        assert.deepEqual(r.log.filter((l) => l.startsWith("nv unset qos")), ["nv unset qos roce", "nv unset qos mapping default-global", "nv unset qos egress-queue-mapping default-global", "nv unset qos egress-scheduler default-global", "nv unset qos congestion-control default-global", "nv unset qos pfc default-global", "nv unset qos pfc-watchdog"]);
         assert.match(r.stdout, new RegExp(`applied [0-9a-f]{64} to leaf-nvue`));
         // the next push replaces the qos of the ports this one owned
         const again = run(c, {}, r.dir);
@@ -88,6 +133,7 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         ["nv config patch", "nv config patch", false],
         ["nv config apply --confirm 600s", "nv config apply --confirm 600s", false],
         ["nv config show", "read the applied configuration", true],
+        ["nv show qos roce", "read the operational RoCE state", true],
         ["nv config apply --confirm-yes", "nv config apply --confirm-yes", true],
     ];
     for (const [call, stepName, live] of steps) {
@@ -120,15 +166,33 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         assert.match(r.stderr, /switch-priority\/3/);
         assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes") && !has(r, "nv config save"), show(r));
     });
+    it("verify on what the switch operates: an applied tree that switchd runs lossy is rolled back", () => {
+        const dir = fresh();
+        fs.writeFileSync(path.join(dir, "nvue-roce.json"), JSON.stringify({ enable: "on", mode: "lossy" }));
+        const r = run(c, {}, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify \(the switch operates the rendered RoCE mode\)' failed/);
+        assert.match(r.stderr, /operates RoCE mode lossy, rendered lossless/);
+        assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes"), show(r));
+    });
+    it("moving RoCE to lossy unsets the PFC profile and watchdog the last applied file set", () => {
+        const first = run(c, {}, fresh());
+        assert.equal(first.status, 0, show(first));
+        const lossy = pushes({ mode: "lossy" }).cmd["leaf-nvue"];
+        nvueApplied(first.dir, lossy.stdin);
+        const r = run(lossy, {}, first.dir);
+        assert.equal(r.status, 0, show(r));
+        assert.ok(has(r, "nv unset qos pfc default-global") && has(r, "nv unset qos pfc-watchdog"), show(r));
+    });
     it("a text whose digest is not the planned one is refused before the switch is touched", () => {
         const r = run({ ...c, stdin: c.stdin + "# edited\n" }, {}, fresh());
         assert.notEqual(r.status, 0);
         assert.match(r.stderr, /step 'digest check' failed/);
-        assert.deepEqual(r.log, []);
+        assert.deepEqual(r.log.filter((l) => !l.startsWith("ssh-args")), []);
     });
 });
 
-describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save; rollback on failure", () => {
+describe("SONiC push: checkpoint, dry run, dead-man timer, detached apply/verify/save, timer cancelled last", () => {
     const { cmd } = pushes();
     const c = cmd["leaf-sonic"];
     const fresh = (db: Db = FACTORY) => { const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-")); sonicState(dir, db); return dir; };
@@ -136,8 +200,14 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
     it("replaces the factory QoS of its ports: the result has no factory key, passes yanglint and the rules", (t) => {
         const r = run(c, {}, fresh());
         assert.equal(r.status, 0, show(r));
-        const order = ["sudo config checkpoint", "sudo config apply-patch --dry-run", "sudo config apply-patch /", "sudo config save -y", "sudo config delete-checkpoint"];
-        assert.deepEqual(r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0), [0, 1, 2, 3, 4], show(r));
+        const order = ["sudo config checkpoint", "sudo config apply-patch --dry-run", "sudo systemd-run", "sudo config apply-patch /", "sonic-db-cli APPL_DB HGET BUFFER_PG_TABLE:Ethernet0:3", "sudo config save -y", "sudo systemctl stop rdmakit-deadman-", "sudo config delete-checkpoint"];
+        assert.deepEqual(r.log.map((l) => order.findIndex((o) => l.startsWith(o))).filter((i) => i >= 0), [0, 1, 2, 3, 4, 4, 5, 6, 7].filter((i, k, a) => k === 0 || a[k - 1] !== i || i !== 4), show(r));
+        // the timer runs `config rollback` after 600 s, and is cancelled (not fired)
+        assert.match(r.log.find((l) => l.startsWith("sudo systemd-run"))!, /--unit=rdmakit-deadman-rdmakit-[0-9a-f]{12} --on-active=600 \/bin\/bash \S+\/deadman\.sh /);
+        assert.equal(fs.readFileSync(path.join(r.dir, fs.readdirSync(r.dir).find((f) => /^timer-rdmakit-deadman-[^.]+$/.test(f))!), "utf8").trim(), "stopped");
+        // no PORT speed is written, only checked
+        for (const p of ["Ethernet0", "Ethernet8"]) assert.equal(db0(r).PORT[p].speed, FACTORY.PORT[p].speed);
+        assert.ok(!JSON.parse(c.stdin).PORT.Ethernet0.speed, "the fragment holds no speed");
         const db = sonicDb(r.dir);
         for (const p of ["Ethernet0", "Ethernet8"]) {
             assert.equal(db.QUEUE[`${p}|4`], undefined, "factory lossless queue 4 removed");
@@ -160,6 +230,7 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         const first = run(c, {}, fresh());
         assert.equal(first.status, 0, show(first));
         const moved = pushes({ rocePriority: 4 }).cmd["leaf-sonic"];
+        sonicState(first.dir, sonicDb(first.dir), "61440", 4); // what the buffer manager makes of PG 4
         const r = run(moved, {}, first.dir);
         assert.equal(r.status, 0, show(r));
         const db = sonicDb(r.dir);
@@ -196,19 +267,58 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         ["--print-data", "read CONFIG_DB", "none"],
         ["config checkpoint", "config checkpoint", "none"],
         ["apply-patch --dry-run", "config apply-patch --dry-run (YANG validation)", "checkpoint"],
+        ["systemd-run", "arm the dead-man timer (600 s, then config rollback)", "checkpoint"],
         ["apply-patch /", "config apply-patch", "rollback"],
+        ["sonic-db-cli", "verify (the buffer manager gave each lossless PG headroom)", "rollback"],
         ["config save", "config save", "rollback"],
     ];
     for (const [call, stepName, undo] of steps) {
-        it(`a failing '${call}' stops the push, nothing saved${undo === "rollback" ? ", CONFIG_DB rolled back to the checkpoint" : ""}`, () => {
+        it(`a failing '${call}' stops the push, nothing saved${undo === "rollback" ? ", CONFIG_DB rolled back to the checkpoint" : ""}, no timer left`, () => {
             const r = run(c, { STUB_FAIL: call }, fresh());
             assert.notEqual(r.status, 0, show(r));
-            assert.ok(r.stderr.includes(`rdmakit: leaf-sonic: step '${stepName}' failed`), show(r));
+            assert.ok(r.stderr.includes(`step '${stepName}' failed`), show(r));
+            assert.match(r.stderr, /rdmakit: leaf-sonic: step '[^']+' failed/);
             assert.ok(!fs.existsSync(path.join(r.dir, "saved.json")), "nothing saved");
             assert.equal(has(r, "sudo config rollback"), undo === "rollback", show(r));
             assert.deepEqual(sonicDb(r.dir), FACTORY, "CONFIG_DB as it was");
+            // an armed timer is cancelled on the way out; a checkpoint is removed
+            if (has(r, "sudo systemd-run") && call !== "systemd-run") assert.ok(has(r, "sudo systemctl stop rdmakit-deadman-"), show(r));
+            if (undo !== "none") assert.ok(has(r, "sudo config delete-checkpoint"), show(r));
         });
     }
+    it("verify on operational state: a lossless PG the buffer manager gave no headroom (xoff 0) is rolled back, not saved", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+        sonicState(dir, FACTORY, "0");
+        const r = run(c, {}, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify \(the buffer manager gave each lossless PG headroom\)' failed \(APPL_DB BUFFER_PG_TABLE:Ethernet0:3 has profile 'pg_lossless_400000_3m_profile' with xoff '0'/);
+        assert.ok(has(r, "sudo config rollback") && !fs.existsSync(path.join(r.dir, "saved.json")), show(r));
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+    });
+    it("verify on operational state: a lossless PG without any profile in APPL_DB is refused too", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+        sonicState(dir, FACTORY, "61440", 4); // the buffer manager only has rows for PG 4
+        const r = run(c, {}, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /BUFFER_PG_TABLE:Ethernet0:3 has profile 'none'/);
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+    });
+    it("a PFC watchdog change GCU refuses on this ASIC/image stops at the dry run, saying so, before any change", () => {
+        const r = run(c, { STUB_GCU_REFUSE_PFCWD: "1" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'config apply-patch --dry-run \(YANG validation\)' failed \(exit 1: GCU refuses the PFC watchdog change on this switch/);
+        assert.ok(!has(r, "systemd-run") && !log(r.dir).some((l) => l.startsWith("config apply-patch /")), show(r));
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+    });
+    it("a port whose running speed is not the planned one is refused read-only, before any change", () => {
+        const db = structuredClone(FACTORY);
+        db.PORT.Ethernet8.speed = "100000";
+        const r = run(c, {}, fresh(db));
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'check the port speeds \(read-only\)' failed/);
+        assert.match(r.stderr, /PORT\|Ethernet8 runs speed 100000 Mb\/s, the plan says 400000/);
+        assert.ok(!has(r, "config checkpoint") && !has(r, "apply-patch"), show(r));
+    });
     it("verify: a switch that reports success but drops a change is rolled back, not saved", () => {
         const r = run(c, { STUB_PATCH_DROP: "1" }, fresh());
         assert.notEqual(r.status, 0, show(r));
@@ -223,7 +333,42 @@ describe("SONiC push: checkpoint, apply-patch (dry run, then real), verify, save
         assert.match(r.stderr, /step 'buffer model check' failed \(buffer_model is 'traditional'; the lossless PGs need the dynamic model/);
         assert.ok(!has(r, "config checkpoint"));
     });
+
+    // The session drops mid-apply: the job goes on detached, or, when it hangs, the switch's own timer stops it and
+    // restores the checkpoint. STUB_DEADMAN_S: the stub timer fires after that many seconds instead of 600.
+    it("the session dies while the apply hangs half-done: the dead-man timer fires and restores the checkpoint", async () => {
+        const dir = fresh();
+        const p = spawnPush(c, dir, { STUB_APPLY_HANG: "1", STUB_DEADMAN_S: "3" });
+        await until(() => half(dir), 20_000, "the apply wrote half its changes");
+        assert.notDeepEqual(sonicDb(dir), FACTORY, "the switch is half-configured now");
+        process.kill(-p.pid!, "SIGKILL"); // the session (and the ssh it ran) is gone
+        await until(() => log(dir).some((l) => /^timer rdmakit-deadman-\S+ fired$/.test(l)), 20_000, "the dead-man timer fired");
+        await until(() => JSON.stringify(sonicDb(dir)) === JSON.stringify(FACTORY), 20_000, "CONFIG_DB restored");
+        assert.ok(log(dir).some((l) => /^config rollback rdmakit-[0-9a-f]{12}$/.test(l)), log(dir).join("\n"));
+        assert.ok(!fs.existsSync(path.join(dir, "saved.json")), "nothing saved");
+        await until(() => !running(dir), 10_000, "the hung job was stopped");
+    });
+    it("the session stays while the apply hangs: it reports that the dead-man timer undid the change", () => {
+        const r = run(c, { STUB_APPLY_HANG: "1", STUB_DEADMAN_S: "3" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'apply job' failed \(it did not finish within 600 s\); the dead-man timer undid the change \(rolled back to rdmakit-/);
+        assert.deepEqual(sonicDb(r.dir), FACTORY);
+        assert.ok(!fs.existsSync(path.join(r.dir, "saved.json")));
+    });
+    it("the session dies while a slow apply runs: the detached job finishes, saves and cancels the timer", async () => {
+        const dir = fresh();
+        const p = spawnPush(c, dir, { STUB_APPLY_SLOW: "2", STUB_DEADMAN_S: "30" });
+        await until(() => log(dir).some((l) => l.startsWith("config apply-patch /")), 20_000, "the real apply started");
+        process.kill(-p.pid!, "SIGKILL");
+        await until(() => fs.existsSync(path.join(dir, "saved.json")), 20_000, "the job saved");
+        await until(() => log(dir).some((l) => l.startsWith("systemctl stop rdmakit-deadman-")), 10_000, "the timer was cancelled");
+        const db = sonicDb(dir);
+        assert.deepEqual(db.BUFFER_PG["Ethernet0|3"], { profile: "NULL" });
+        assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, "saved.json"), "utf8")), db);
+        assert.ok(!log(dir).some((l) => l.startsWith("config rollback")), log(dir).join("\n"));
+    });
 });
+
 
 describe("EOS push: configure session, commit timer, verify, confirm, save, over ssh with the pinned host key", () => {
     const { cmd } = pushes();

@@ -154,3 +154,15 @@ describe("hosts[].railPorts (the cabling fabric check compares with LLDP)", () =
         assert.deepEqual(paths(mutate((s) => { s.hosts[0].railPorts = ["swp1", "leaf-eos:Ethernet1/1"]; })), ["cluster.roce.hosts[0].railPorts[0]"]);
     });
 });
+
+describe("what a switch OS cannot run", () => {
+    it("NVUE in a lossless fabric at RoCE priority 2 is refused naming qos.rocePriority (its lossless pool stays on 3)", () => {
+        const r = parseRoceSpec(mutate((s) => { s.qos = { rocePriority: 2 }; }));
+        assert.deepEqual(r.issues.map((i) => i.path), ["cluster.roce.qos.rocePriority"]);
+        assert.match(formatIssue(r.issues[0]), /switches\[1\] \(leaf-nvue\) runs NVUE, whose lossless traffic pool stays on switch priority 3/);
+        assert.match(formatIssue(r.issues[0]), /3 while an NVUE switch is in a lossless fabric \(or qos\.mode: lossy\)/);
+        // lossy, or a fabric without NVUE, takes priority 2
+        assert.deepEqual(parseRoceSpec(mutate((s) => { s.qos = { rocePriority: 2, mode: "lossy" }; })).issues, []);
+        assert.deepEqual(parseRoceSpec(mutate((s) => { s.qos = { rocePriority: 2 }; s.switches.splice(1, 1); s.hosts.forEach((h: any) => { h.railNics = ["mlx5_0"]; h.railNetdevs = ["ens1f0np0"]; h.gpu.count = 8; }); })).issues, []);
+    });
+});

@@ -1,8 +1,9 @@
 /**
  * RoceCluster: the bare-metal RoCEv2 fabric component. It creates no cloud resources. It validates the spec, plans
  * the QoS, renders every switch's configuration, refuses to go on if the plan breaks
- * any of rules C1–C17, pushes each switch's configuration with one `@pulumi/command` resource per switch, then
- * reads every switch back (`rdmakit fabric check --switches-only`, one command resource after all pushes).
+ * any of rules C1–C17, pushes each switch's configuration with one `@pulumi/command` resource per switch, staged: one
+ * canary switch, its check (`rdmakit fabric check --switches-only --only <it>`), then the rest in batches, each after
+ * the previous stage's check, and at the end reads every switch back (`rdmakit fabric check --switches-only`).
  * Nothing is created per GPU host: hosts are configured by the roce_host Ansible role from the outputs here.
  */
 import * as pulumi from "@pulumi/pulumi";
@@ -11,8 +12,9 @@ import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation, type Violation } from "./consistency";
 import * as path from "node:path";
 import { PACKAGE_ROOT } from "../assets";
-import { FABRIC_KEY_ENV, fabricCheckCommand } from "./fabric-cli";
-import { pushCommandFor } from "./push";
+import { fabricCheckCommand } from "./fabric-cli";
+import { serveSshKey } from "../provision/keysocket";
+import { pushCommandFor, rolloutStages } from "./push";
 import { planQos, type QosPlan, type RoceHostVars } from "./qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
 import { Internals } from "../internal";
@@ -49,7 +51,9 @@ interface RoceParts {
     qos: QosPlan;
     switchConfigs: RenderedSwitchConfig[];
     hosts: pulumi.Output<RoceAnsibleHost[]>;
-    pushes: Record<string, command.remote.Command | command.local.Command>;
+    pushes: Record<string, command.local.Command>;
+    /** Every check, in rollout order: the canary's, each batch's, the whole fabric's (last). */
+    checks: command.local.Command[];
     fabricCheck?: command.local.Command;
 }
 const parts = new Internals<RoceCluster, RoceParts>();
@@ -62,7 +66,9 @@ export class RoceCluster extends pulumi.ComponentResource {
     /** Hosts with their roce_host_* variables, for the Ansible inventory. */
     get hosts(): pulumi.Output<RoceAnsibleHost[]> { return parts.of(this).hosts; }
     /** The push commands, by switch name (empty when pushSwitchConfig is false). */
-    get pushes(): Record<string, command.remote.Command | command.local.Command> { return parts.of(this).pushes; }
+    get pushes(): Record<string, command.local.Command> { return parts.of(this).pushes; }
+    /** The checks between rollout stages and the whole-fabric check after the last (unset without pushes). */
+    get checks(): command.local.Command[] { return parts.of(this).checks; }
     /** `rdmakit fabric check --switches-only` after the pushes: fails the update on drift (unset without pushes). */
     get fabricCheck(): command.local.Command | undefined { return parts.of(this).fabricCheck; }
     /** Names of the switches the configuration is pushed to. */
@@ -93,57 +99,51 @@ export class RoceCluster extends pulumi.ComponentResource {
         }
         super(ROCE_CLUSTER_TOKEN, name, {}, opts);
         const push = args.pushSwitchConfig ?? spec.provision;
-        const key = args.sshPrivateKey === undefined ? undefined : pulumi.secret(args.sshPrivateKey);
         const pushes: RoceParts["pushes"] = {};
-        if (push) {
-            const byName = new Map(plan.switches.map((s) => [s.name, s]));
-            for (const cfg of rendered) {
-                const sw = byName.get(cfg.switch)!;
-                const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless");
-                const resName = `${name}-${sw.name}-qos`;
-                if (cmd.via === "remote") {
-                    pushes[sw.name] = new command.remote.Command(resName, {
-                        connection: {
-                            host: sw.managementAddress, port: sw.sshPort, user: sw.sshUser, ...(key ? { privateKey: key } : {}),
-                            // spec.ts requires it: @pulumi/command verifies the switch against it
-                            hostKey: sw.hostKey,
-                        },
-                        create: cmd.create,
-                        update: cmd.update,
-                        delete: cmd.delete,
-                        stdin: cmd.stdin,
-                        // No `environment` here: remote env needs sshd AcceptEnv; the digest is in the script itself.
-                        addPreviousOutputInEnv: false,
-                    }, { parent: this });
-                } else {
-                    pushes[sw.name] = new command.local.Command(resName, {
-                        create: cmd.create,
-                        update: cmd.update,
-                        delete: cmd.delete,
-                        stdin: cmd.stdin,
-                        environment: key ? pulumi.all([key]).apply(([k]) => ({ ...cmd.environment, RDMAKIT_SSH_KEY: k })) : cmd.environment,
-                        addPreviousOutputInEnv: false,
-                    }, { parent: this, additionalSecretOutputs: ["environment"] });
-                }
-            }
-        }
-
-        // After the pushes, the same rules read back from every switch's running state (drift.ts): a switch that did
-        // not take the configuration, or that someone changed by hand since, fails the update with the drift report.
+        const checks: command.local.Command[] = [];
         let fabricCheck: command.local.Command | undefined;
         if (push) {
+            // The switch key reaches each run from this program's key socket into the run's own ssh-agent
+            // (keysocket.ts): no push or check has it among its inputs, so a rotated key re-runs nothing.
+            const keyEnv: Record<string, string> = args.sshPrivateKey === undefined ? {} : { ...serveSshKey(`${name}-switches`, args.sshPrivateKey) };
+            const agentKey = args.sshPrivateKey !== undefined;
+            const byName = new Map(plan.switches.map((s) => [s.name, s]));
             const runDir = path.relative(process.cwd(), PACKAGE_ROOT) || ".";
-            const chk = fabricCheckCommand(roce, rendered.map((r) => r.digest), runDir);
-            fabricCheck = new command.local.Command(`${name}-fabric-check`, {
-                create: chk.create,
-                update: chk.create,
-                delete: "true",
-                stdin: chk.stdin,
-                dir: chk.dir,
-                triggers: chk.triggers,
-                ...(key ? { environment: pulumi.all([key]).apply(([k]) => ({ [FABRIC_KEY_ENV.switch]: k })) } : {}),
-                addPreviousOutputInEnv: false,
-            }, { parent: this, dependsOn: Object.values(pushes), additionalSecretOutputs: ["environment"] });
+            const check = (resName: string, only: string[] | undefined, after: pulumi.Resource[]) => {
+                const chk = fabricCheckCommand(roce, rendered.filter((r) => !only || only.includes(r.switch)).map((r) => r.digest), runDir, { only, agentKey });
+                const c = new command.local.Command(resName, {
+                    create: chk.create, update: chk.create, delete: "true", stdin: chk.stdin, dir: chk.dir, triggers: chk.triggers,
+                    interpreter: chk.interpreter, environment: keyEnv, addPreviousOutputInEnv: false,
+                }, { parent: this, dependsOn: after });
+                checks.push(c);
+                return c;
+            };
+            // Staged (rolloutStages): one canary switch, then its check, then the rest in batches, each batch after the
+            // previous one's check. A bad plan stops at the canary; a priority or DSCP change still leaves the fabric
+            // mixed until the last batch, which is why such a change needs a drain window (README).
+            let after: pulumi.Resource[] = [];
+            rolloutStages(rendered.map((r) => r.switch)).forEach((stage, i, all) => {
+                const stagePushes = stage.map((swName) => {
+                    const cfg = rendered.find((r) => r.switch === swName)!;
+                    const sw = byName.get(swName)!;
+                    const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless", agentKey);
+                    return pushes[sw.name] = new command.local.Command(`${name}-${sw.name}-qos`, {
+                        create: cmd.create,
+                        update: cmd.update,
+                        delete: cmd.delete,
+                        stdin: cmd.stdin,
+                        interpreter: cmd.interpreter,
+                        environment: { ...cmd.environment, ...keyEnv },
+                        addPreviousOutputInEnv: false,
+                    }, { parent: this, dependsOn: after });
+                });
+                // After the last stage, the same rules read back from every switch's running state (drift.ts), the links
+                // between switches included: a switch that did not take its configuration, or that someone changed by
+                // hand since, fails the update with the drift report.
+                const last = i === all.length - 1;
+                after = [check(last ? `${name}-fabric-check` : `${name}-stage${i}-check`, last ? undefined : stage, stagePushes)];
+                if (last) fabricCheck = after[0] as command.local.Command;
+            });
         }
 
         const hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
@@ -152,7 +152,7 @@ export class RoceCluster extends pulumi.ComponentResource {
         this.hostNcclEnv = pulumi.output(Object.fromEntries(plan.hosts.map((h) => [h.name, h.ncclEnv])));
 
         this.pushedSwitches = Object.keys(pushes);
-        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes, fabricCheck });
+        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes, checks, fabricCheck });
         this.registerOutputs({
             pushedSwitches: this.pushedSwitches,
             switchConfigDigests: this.switchConfigDigests,

@@ -215,69 +215,122 @@ export function readNvue(name: string, text: string | Obj[]): SwitchView {
     return { name, os: "nvue", mode, ports };
 }
 
+/** EOS value lists as `qos map` lines take them: `0 1 2` (a range `0-7` is read too; L: not seen in the sources read). */
+function eosList(s: string, line: string): number[] {
+    return s.trim().split(/\s+/).flatMap((t) => {
+        const m = t.match(/^(\d+)(?:-(\d+))?$/);
+        if (!m) throw new Error(`cannot read the value list in EOS line '${line}'`);
+        const lo = Number(m[1]), hi = Number(m[2] ?? m[1]);
+        return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+    });
+}
+
+interface EosQos { trust?: boolean; pfcOn?: boolean; pfc: number[]; pfcDrop: number[]; wd?: boolean; wdAction?: string; ecn: number[]; ecnMin: Record<number, number>; strict: number[] }
+const eosQos = (): EosQos => ({ pfc: [], pfcDrop: [], ecn: [], ecnMin: {}, strict: [] });
+
+/**
+ * One QoS statement of a `qos profile` or an `interface` block, as EOS accepts it in either place (AVD renders the
+ * profile form, qos-profiles.j2; operators often write the same lines on the interface): `qos trust dscp|cos`,
+ * `priority-flow-control on` or the older `priority-flow-control mode on`, `no priority-flow-control`,
+ * `priority-flow-control priority <p> no-drop|drop`, the port watchdog lines, and `[uc-]tx-queue <q>` sub-blocks with
+ * `priority strict`, `no priority`, `bandwidth percent`, `random-detect ecn …`. Returns false for a line that is not
+ * QoS; throws for a PFC / ECN line it cannot read, so the switch is reported unreadable instead of read wrong.
+ */
+function eosQosLine(q: EosQos, line: string, txq: { q?: number }): boolean {
+    let m: RegExpMatchArray | null;
+    if ((m = line.match(/^qos trust (dscp|cos)$/))) { q.trust = m[1] === "dscp"; return true; }
+    if (line === "no qos trust") { q.trust = false; return true; }
+    if ((m = line.match(/^(?:uc-|mc-)?tx-queue (\d+)$/))) { txq.q = line.startsWith("mc-") ? undefined : Number(m[1]); return true; }
+    if (line === "priority-flow-control on" || line === "priority-flow-control mode on") { q.pfcOn = true; return true; }
+    if (line === "no priority-flow-control" || line === "no priority-flow-control mode" || line === "priority-flow-control off") { q.pfcOn = false; return true; }
+    if ((m = line.match(/^priority-flow-control priority (\d) (no-drop|drop)$/))) { (m[2] === "no-drop" ? q.pfc : q.pfcDrop).push(Number(m[1])); return true; }
+    if (line === "priority-flow-control pause watchdog") { q.wd = true; return true; }
+    if (line === "no priority-flow-control pause watchdog") { q.wd = false; return true; }
+    if ((m = line.match(/^priority-flow-control pause watchdog port action (\S+)$/))) { q.wdAction = m[1]; return true; }
+    if (/^priority-flow-control pause watchdog port timer /.test(line)) return true;
+    if (line.startsWith("priority-flow-control")) throw new Error(`cannot read the EOS PFC line '${line}'`);
+    if (txq.q !== undefined) {
+        if (line === "priority strict") { q.strict.push(txq.q); return true; }
+        if (line === "no priority" || /^bandwidth (percent|guaranteed) /.test(line) || /^shape rate /.test(line)) return true;
+        if (line.startsWith("random-detect ecn ")) {
+            if (line === "random-detect ecn count") return true;
+            const mm = line.match(/minimum-threshold (\d+) (bytes|kbytes|mbytes|segments)/);
+            if (!mm) throw new Error(`cannot read the EOS ECN line '${line}'`);
+            q.ecn.push(txq.q);
+            // kbytes/mbytes in 1024s (L: the unit base is not in the sources read); segments are left unknown
+            if (mm[2] !== "segments") q.ecnMin[txq.q] = Number(mm[1]) * (mm[2] === "kbytes" ? 1024 : mm[2] === "mbytes" ? 1024 * 1024 : 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+/**
+ * Arista EOS: the CLI text, as the renderer writes it and as `show running-config all` prints a switch's whole
+ * configuration (the `all` form shows the defaults too, e.g. `flowcontrol receive off` and the default DSCP map, which
+ * plain `show running-config` hides). QoS comes from the `qos profile` an interface names with `service-profile` and
+ * from the same statements written on the interface itself (those win). Throws on a PFC, ECN, `qos map` or
+ * `flowcontrol` line it cannot read.
+ */
 export function readEos(name: string, text: string | string[]): SwitchView {
     const dscpToTc: Record<number, number> = {};
     const tcToQueue = identity8();
-    const profiles: Record<string, { trust: boolean; pfcOn: boolean; pfc: number[]; wd: boolean; wdAction?: string; ecn: number[]; ecnMin: Record<number, number>; strict: number[] }> = {};
-    const ifaces: { port: string; mtu?: number; pauseOff: { send: boolean; receive: boolean }; profile?: string }[] = [];
+    const profiles: Record<string, EosQos> = {};
+    const ifaces: { port: string; mtu?: number; pauseOff: { send: boolean; receive: boolean }; profile?: string; qos: EosQos }[] = [];
     let globalWdAction: string | undefined;
     let ctx: { kind: "profile"; name: string } | { kind: "iface"; idx: number } | undefined;
-    let txq: number | undefined;
+    const txq: { q?: number } = {};
     for (const raw of typeof text === "string" ? text.split("\n") : text) {
         const line = raw.trim();
         if (!line || line.startsWith("!")) continue; // separators and comments
-        // a top-level `no …` removes what an earlier push left before the section is written again (eos.ts)
-        if (!raw.startsWith(" ") && line.startsWith("no ")) { ctx = undefined; txq = undefined; continue; }
-        const top = !raw.startsWith(" ");
+        const top = !/^\s/.test(raw);
         let m: RegExpMatchArray | null;
         if (top) {
-            ctx = undefined; txq = undefined;
-            if ((m = line.match(/^qos map dscp ([\d ]+) to traffic-class (\d+)$/))) for (const d of m[1].split(" ")) dscpToTc[Number(d)] = Number(m[2]);
-            else if ((m = line.match(/^qos map traffic-class (\d+) to tx-queue (\d+)$/))) tcToQueue[Number(m[1])] = Number(m[2]);
+            ctx = undefined; txq.q = undefined;
+            // a top-level `no …` removes what an earlier push left before the section is written again (eos.ts)
+            if (line.startsWith("no ")) continue;
+            if ((m = line.match(/^qos map dscp (.+) to traffic-class (\d+)$/))) for (const d of eosList(m[1], line)) dscpToTc[d] = Number(m[2]);
+            else if ((m = line.match(/^qos map traffic-class (.+) to tx-queue (\d+)$/))) for (const tc of eosList(m[1], line)) tcToQueue[tc] = Number(m[2]);
+            else if (line.startsWith("qos map dscp ") || line.startsWith("qos map traffic-class ")) throw new Error(`cannot read the EOS line '${line}'`);
             else if ((m = line.match(/^priority-flow-control pause watchdog action (\S+)$/))) globalWdAction = m[1];
-            else if ((m = line.match(/^qos profile (\S+)$/))) { profiles[m[1]] = { trust: false, pfcOn: false, pfc: [], wd: false, ecn: [], ecnMin: {}, strict: [] }; ctx = { kind: "profile", name: m[1] }; }
-            else if ((m = line.match(/^interface (\S+)$/))) { ifaces.push({ port: m[1], pauseOff: { send: false, receive: false } }); ctx = { kind: "iface", idx: ifaces.length - 1 }; }
+            else if ((m = line.match(/^qos profile (\S+)$/))) { profiles[m[1]] = eosQos(); ctx = { kind: "profile", name: m[1] }; }
+            else if ((m = line.match(/^interface (\S+)$/))) { ifaces.push({ port: m[1], pauseOff: { send: false, receive: false }, qos: eosQos() }); ctx = { kind: "iface", idx: ifaces.length - 1 }; }
             continue;
         }
         if (ctx?.kind === "profile") {
-            const p = profiles[ctx.name];
-            if (line === "qos trust dscp") p.trust = true;
-            else if ((m = line.match(/^(?:uc-)?tx-queue (\d+)$/))) txq = Number(m[1]);
-            else if (line === "priority strict" && txq !== undefined) p.strict.push(txq);
-            else if (line.startsWith("random-detect ecn ") && txq !== undefined) {
-                p.ecn.push(txq);
-                const mm = line.match(/minimum-threshold (\d+) bytes/);
-                if (mm) p.ecnMin[txq] = Number(mm[1]);
-            }
-            else if (line === "priority-flow-control on") p.pfcOn = true;
-            else if (line === "no priority-flow-control") p.pfcOn = false;
-            else if ((m = line.match(/^priority-flow-control priority (\d) no-drop$/))) p.pfc.push(Number(m[1]));
-            else if (line === "priority-flow-control pause watchdog") p.wd = true;
-            else if ((m = line.match(/^priority-flow-control pause watchdog port action (\S+)$/))) p.wdAction = m[1];
+            eosQosLine(profiles[ctx.name], line, txq);
         } else if (ctx?.kind === "iface") {
             const i = ifaces[ctx.idx];
+            if (eosQosLine(i.qos, line, txq)) continue;
             if ((m = line.match(/^mtu (\d+)$/))) i.mtu = Number(m[1]);
-            else if (line === "flowcontrol send off") i.pauseOff.send = true;
-            else if (line === "flowcontrol receive off") i.pauseOff.receive = true;
+            else if ((m = line.match(/^flowcontrol (send|receive) (on|off|desired)$/))) i.pauseOff[m[1] as "send" | "receive"] = m[2] === "off";
+            else if (line.startsWith("flowcontrol ") || line.startsWith("no flowcontrol")) throw new Error(`cannot read the EOS line '${line}' (interface ${i.port})`);
             else if ((m = line.match(/^service-profile (\S+)$/))) i.profile = m[1];
         }
     }
     const ports: PortView[] = ifaces.map((i) => {
         const p = i.profile ? profiles[i.profile] : undefined;
-        const pfc = p?.pfcOn ? p.pfc : [];
+        // interface statements win over the profile's (L: EOS's precedence is not in the sources read; it is what the
+        // CLI's nesting suggests)
+        const q = i.qos;
+        const pfcOn = q.pfcOn ?? p?.pfcOn ?? false;
+        const listed = q.pfc.length || q.pfcDrop.length ? q.pfc : p?.pfc ?? [];
+        const pfc = pfcOn ? listed : [];
+        const wd = q.wd ?? p?.wd ?? false;
+        const ecn = q.ecn.length ? q.ecn : p?.ecn ?? [];
         return {
             port: i.port,
             dscpToTc, tcToQueue, tcToPg: {},
             pfcToQueue: tcToQueue, // EOS: PFC priority n ↔ traffic class n → its tx-queue
             pfcPriorities: pfc,
-            watchdogPriorities: p?.wd ? pfc : [],
-            watchdogAction: p?.wd ? (p.wdAction ?? globalWdAction) : undefined,
+            watchdogPriorities: wd ? pfc : [],
+            watchdogAction: wd ? (q.wdAction ?? p?.wdAction ?? globalWdAction) : undefined,
             watchdogTimersOk: true,
-            ecnQueues: p?.ecn ?? [],
-            ecnMinBytes: p?.ecnMin ?? {},
-            strictQueues: p?.strict ?? [],
+            ecnQueues: ecn,
+            ecnMinBytes: q.ecn.length ? q.ecnMin : p?.ecnMin ?? {},
+            strictQueues: q.strict.length ? q.strict : p?.strict ?? [],
             mtu: i.mtu,
-            trustDscp: p?.trust ?? false,
+            trustDscp: q.trust ?? p?.trust ?? false,
             linkPause: !(i.pauseOff.send && i.pauseOff.receive),
             losslessPgs: undefined,
             cableLengthM: undefined,

@@ -13,11 +13,11 @@
  * reported unreadable: never as passing.
  */
 import { checkViews, formatViolation, readSwitchView, RULES, type PortView, type RuleId, type SwitchView, type Violation } from "./consistency";
-import { parseHostState, parseLldp, runningSwitchView, type HostState, type Neighbour, type RailState } from "./fabric-state";
+import { parseHostState, parseLldp, parseNvueRoceOper, runningSwitchView, type HostState, type Neighbour, type RailState } from "./fabric-state";
 import { pfcVector, type HostPlan, type QosPlan, type RoceHostVars, type SwitchPlan } from "./qos";
 import { renderSwitchConfigs } from "./render";
 
-export type DriftRule = RuleId | "C18" | "C19";
+export type DriftRule = RuleId | "C18" | "C19" | "C20";
 
 export const DRIFT_RULES: Readonly<Record<DriftRule, string>> = {
     ...RULES,
@@ -25,6 +25,7 @@ export const DRIFT_RULES: Readonly<Record<DriftRule, string>> = {
     // torvalds/linux:drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c mlx5e_dcbnl_set_dcbx_mode: any mode but host
     // sets willing_admin = 1, so firmware DCBX takes the switch's PFC/ETS; lldptool-pfc(8): willing=yes uses the peer's
     C19: "the rail NIC's DCBX is host (OS) controlled and not willing, so a switch's DCBX cannot replace the host QoS the kit sets",
+    C20: "what the switch operates is what its configuration says (NVUE: the RoCE mode switchd runs)",
 };
 
 export interface SwitchReading {
@@ -35,6 +36,9 @@ export interface SwitchReading {
     /** The LLDP neighbour table; undefined when it could not be read (lldpError says why). */
     lldp?: string;
     lldpError?: string;
+    /** What the switch operates (SWITCH_READS[os].oper), when its OS has such a read; operError says why it is missing. */
+    oper?: string;
+    operError?: string;
 }
 
 export interface HostReading {
@@ -139,6 +143,7 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
             report.unreadable.push({ device: r.switch, why: `the running configuration could not be parsed as ${sw.os} output: ${(e as Error).message}` });
             continue;
         }
+        operFindings(report, sw, plan, r);
         if (r.lldp === undefined) report.notChecked.push({ device: r.switch, what: `LLDP cabling (C18): ${r.lldpError ?? "no LLDP table came back"}` });
         else {
             try { lldpBySwitch.set(r.switch, parseLldp(sw.os, r.lldp)); } catch (e) { report.notChecked.push({ device: r.switch, what: `LLDP cabling (C18): ${(e as Error).message}` }); }
@@ -196,6 +201,17 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
     }
     cablingFromSwitches(report, plan, lldpBySwitch, aliases, swPlan);
     return report;
+}
+
+/** C20: the operational read against the plan (NVUE: `nv show qos roce`), or why it was not checked. */
+function operFindings(report: DriftReport, sw: SwitchPlan, plan: QosPlan, r: SwitchReading): void {
+    if (sw.os !== "nvue") return;
+    if (r.oper === undefined) { report.notChecked.push({ device: r.switch, what: `operational RoCE state (C20): ${r.operError ?? "no answer"}` }); return; }
+    let o: { enable: string; mode: string };
+    try { o = parseNvueRoceOper(r.oper); } catch (e) { report.unreadable.push({ device: r.switch, why: `operational RoCE state (C20): ${(e as Error).message}` }); return; }
+    if (o.enable !== "on" || o.mode !== plan.mode) {
+        report.findings.push({ device: r.switch, rule: "C20", message: `the switch operates RoCE ${o.enable === "on" ? `mode ${o.mode}` : "off"}; the plan (and the applied configuration it was given) says mode ${plan.mode}: the apply did not take`, expected: { enable: "on", mode: plan.mode }, found: o });
+    }
 }
 
 function switchFinding(x: Violation, devs: string[], planned: Map<string, SwitchView>, running: Map<string, SwitchView>): Finding {

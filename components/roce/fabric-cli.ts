@@ -13,6 +13,7 @@ import { fabricDrift, formatDriftReport, type DriftReport } from "./drift";
 import { readFabric, type ReadOptions } from "./fabric-read";
 import { planQos } from "./qos";
 import { parseRoceSpec, type RoceSpec } from "./spec";
+import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible";
 
 /** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
 export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
@@ -23,9 +24,10 @@ export interface FabricCheckOptions extends ReadOptions {
 }
 
 /** Plans the spec, reads the fabric, and returns the drift report. */
-export async function fabricCheck(o: FabricCheckOptions): Promise<DriftReport> {
+export async function fabricCheck(o: FabricCheckOptions & { only?: string[] }): Promise<DriftReport> {
     const plan = planQos(o.spec);
-    const { switches, hosts } = await readFabric(plan, o);
+    const only = o.only;
+    const { switches, hosts } = await readFabric(only ? { ...plan, switches: plan.switches.filter((s) => only.includes(s.name)) } : plan, o);
     return fabricDrift(plan, switches, hosts);
 }
 
@@ -45,17 +47,25 @@ export function registerFabric(program: Command): Command {
     const fabric = program.command("fabric").description("the running RoCE fabric: read-only checks against the plan");
     fabric
         .command("check")
-        .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C19)")
+        .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C20)")
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
         .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
+        .option("--only <switches>", "read only these switches (comma-separated names): a rollout stage's check")
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
-        .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
+        .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
             const { spec, issues, where, cluster } = specFrom(opts);
             if (!spec || issues.length) {
                 process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
+                process.exitCode = 2;
+                return;
+            }
+            const only = opts.only === undefined ? undefined : opts.only.split(",").map((x) => x.trim()).filter(Boolean);
+            const unknown = (only ?? []).filter((n) => !spec.switches.some((s) => s.name === n));
+            if (only && (!only.length || unknown.length)) {
+                process.stderr.write(`--only: ${unknown.length ? `no switch named ${unknown.join(", ")} in the spec` : "is empty"}; allowed: comma-separated names of cluster.roce.switches (${spec.switches.map((s) => s.name).join(", ")})\n`);
                 process.exitCode = 2;
                 return;
             }
@@ -71,7 +81,7 @@ export function registerFabric(program: Command): Command {
             const hostKnownHosts = opts.hostKnownHosts ?? (kept && fs.existsSync(kept) ? kept : undefined);
             const hostUser = (cluster?.ssh as { user?: string } | undefined)?.user;
             const report = await fabricCheck({
-                spec, timeoutS, hosts: !opts.switchesOnly, hostKnownHosts, hostUser,
+                spec, only, timeoutS, hosts: !opts.switchesOnly && !only, hostKnownHosts, hostUser,
                 switchKey: process.env[FABRIC_KEY_ENV.switch] || undefined, hostKey: process.env[FABRIC_KEY_ENV.host] || undefined,
             });
             const failed = report.findings.length > 0 || report.unreadable.length > 0 || report.planViolations.length > 0;
@@ -83,27 +93,31 @@ export function registerFabric(program: Command): Command {
     return fabric;
 }
 
-/** The `pulumi up` side: what the post-push check command runs (cluster.ts wraps it in a command resource). */
+/** The `pulumi up` side: what a post-push check command runs (cluster.ts wraps it in a command resource). */
 export interface FabricCheckCommand {
-    /** Shell script, run in `dir`; exits non-zero with the drift report on stderr. */
+    /** Shell script, run in `dir` under `interpreter`; exits non-zero with the drift report on stderr. */
     create: string;
     /** The `cluster.roce` section as JSON (defaults applied), read by `--spec-stdin`. */
     stdin: string;
     /** The kit's root relative to the program's directory, where the command provider runs. */
     dir: string;
-    /** Changes whenever a switch's rendered configuration does, i.e. whenever the pushes run again. */
+    /** Changes whenever a checked switch's rendered configuration does, i.e. whenever its push runs again. */
     triggers: string[];
+    interpreter: string[];
 }
 
 /**
- * The check `pulumi up` runs after the switch pushes: switches only (the GPU hosts get their QoS from the Ansible
- * run that follows, and the roce_host role checks it there), with the switch key from the environment.
+ * A check `pulumi up` runs after switch pushes: switches only (the GPU hosts get their QoS from the Ansible run that
+ * follows, and the roce_host role checks it there); `only`: the switches of one rollout stage. `agentKey`: the switch
+ * key is served to the run and loaded into its own ssh-agent, which the reads use (no key in its environment).
  */
-export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string): FabricCheckCommand {
+export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string, o: { only?: string[]; agentKey?: boolean } = {}): FabricCheckCommand {
+    const cli = `node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
     return {
-        create: "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only",
+        create: o.agentKey ? [...SSH_KEY_PRELUDE, 'cat > "$tmp/spec" || exit 1', ...runChild(`${cli} < "$tmp/spec"`), 'exit "$rc"'].join("\n") : cli,
         stdin: JSON.stringify(spec),
         dir,
         triggers: [...digests],
+        interpreter: o.agentKey ? RUN_INTERPRETER : ["/bin/bash", "-c"],
     };
 }

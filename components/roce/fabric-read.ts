@@ -81,7 +81,11 @@ async function readSwitch(sw: SwitchPlan, dir: string, keyFile: string | undefin
     const cfg = await run(o.ssh, [...base, reads.config], "", o.timeoutS);
     if (!cfg.ok) return { switch: sw.name, error: `${reads.config}: ${cfg.why}` };
     const lldp = await run(o.ssh, [...base, reads.lldp], "", o.timeoutS);
-    return { switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }) };
+    const oper = reads.oper === undefined ? undefined : await run(o.ssh, [...base, reads.oper], "", o.timeoutS);
+    return {
+        switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }),
+        ...(oper === undefined ? {} : oper.ok ? { oper: oper.stdout } : { operError: `${reads.oper}: ${oper.why}` }),
+    };
 }
 
 async function readHost(h: HostPlan, keyFile: string | undefined, o: Required<Pick<ReadOptions, "timeoutS" | "ssh">> & { knownHosts?: string; user?: string }): Promise<HostReading> {

@@ -8,7 +8,8 @@
  *   `nv config patch` takes (CumulusNetworks/docs:content/cumulus-linux-514/System-Configuration/NVIDIA-User-Experience-NVUE/NVUE-CLI.md
  *   "Show Switch Configuration": `header:` then `- set:`).
  * - SONiC `sonic-cfggen -d --print-data`: CONFIG_DB as config_db.json (roce-operations.md §1b, SU-main).
- * - EOS `show running-config`: the CLI text the renderer writes, with the rest of the switch's configuration around it.
+ * - EOS `show running-config all`: the CLI text the renderer writes, with the rest of the switch's configuration and
+ *   its defaults around it.
  * - LLDP: lldpd's `lldpctl -f json0` (always arrays; lldpd/lldpd:tests/integration/test_lldpcli.py test_json0_output)
  *   on hosts, Cumulus and SONiC (its lldp container); EOS `show lldp neighbors | json` (`lldpNeighbors[]` with port,
  *   neighborDevice, neighborPort: sonic-net/sonic-mgmt:tests/common/devices/eos.py SAMPLE_COMMAND_DATA).
@@ -20,14 +21,21 @@ import { readEos, readNvue, readSonic, type SwitchView } from "./consistency";
 import type { SwitchPlan } from "./qos";
 import type { NetworkOs } from "./spec";
 
-/** Read-only commands per network OS: the running configuration and the LLDP neighbour table. */
-export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: string }>> = {
+/**
+ * Read-only commands per network OS: the running configuration, the LLDP neighbour table, and (`oper`) what the switch
+ * operates where that can differ from its configuration.
+ */
+export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: string; oper?: string }>> = {
     // NVUE-CLI: `nv config show` shows the applied configuration; `-o json` as push.ts's verify step reads it
-    nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0" },
+    // `nv show qos roce -o json`: the RoCE object switchd runs (CL-RoCE / CL-QoS "Verify", roce-operations.md §3); a
+    // refused or half-done apply leaves it apart from the applied configuration. The same read as the push's verify.
+    nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0", oper: "nv show qos roce -o json" },
     // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L)
     sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0" },
-    // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above)
-    eos: { config: "show running-config", lldp: "show lldp neighbors | json" },
+    // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above).
+    // `all`: plain `show running-config` hides defaults the kit writes (flowcontrol off, DSCP→TC entries equal to the
+    // default map), which would read as drift (C5, C1)
+    eos: { config: "show running-config all", lldp: "show lldp neighbors | json" },
 };
 
 /**
@@ -236,4 +244,17 @@ function railSection(r: RailState, section: string, b: string[]): void {
         const m = text.trim().match(/(\d+)\s*$/);
         if (m) r.trafficClass = Number(m[1]);
     }
+}
+
+/**
+ * `nv show qos roce -o json` → the RoCE enable and mode the switch operates. The object is read flat or under an
+ * `operational` key (L: the JSON shape of `nv show` is not in the docs read; both forms are taken, anything else is
+ * refused).
+ */
+export function parseNvueRoceOper(text: string): { enable: string; mode: string } {
+    const doc = JSON.parse(text) as unknown;
+    const o = doc && typeof doc === "object" && !Array.isArray(doc) ? ((doc as Record<string, unknown>).operational ?? doc) as Record<string, unknown> : undefined;
+    if (!o || typeof o !== "object" || o.mode === undefined || o.enable === undefined) throw new Error("nv show qos roce -o json printed no object with enable and mode");
+    const norm = (x: unknown) => (x === true ? "on" : x === false ? "off" : String(x));
+    return { enable: norm(o.enable), mode: norm(o.mode) };
 }

@@ -11,7 +11,7 @@
  * - per-port tables: every row of an owned port (`Ethernet0`, `Ethernet0|3`, `Ethernet0|0-2`) that the fragment does
  *   not hold is removed, every row it holds replaces the switch's row whole;
  * - named tables: rows named `RDMAKIT_*` are the kit's; stale ones are removed;
- * - field rows (PORT, CABLE_LENGTH|AZURE, LOSSLESS_TRAFFIC_PATTERN|AZURE, PORT_QOS_MAP|global, PFC_WD|GLOBAL): only
+ * - field rows (PORT: mtu only, never speed; CABLE_LENGTH|AZURE, LOSSLESS_TRAFFIC_PATTERN|AZURE, PORT_QOS_MAP|global, PFC_WD|GLOBAL): only
  *   the fields the fragment sets are written; the platform's own fields (lanes, alias) stay.
  */
 
@@ -23,7 +23,8 @@ export const SONIC_OWNERSHIP = {
 } as const;
 
 /**
- * `python3 -c "$SONIC_PATCH_PY" patch|verify <fragment.json> <running.json> <ownership-json> <ports-json>`.
+ * `python3 -c "$SONIC_PATCH_PY" patch|verify <fragment.json> <running.json> <ownership-json> <ports-json>`, or
+ * `speeds <fragment.json> <running.json> <{port: Mb/s}-json> <ports-json>` (read-only check of PORT.speed).
  * patch: prints the JSON patch. verify: exits 1 and names the first difference when the patch is not empty.
  * JSON pointers escape `~` and `/` (RFC 6901 §3); SONiC keys use `|`, which needs no escaping.
  */
@@ -32,6 +33,16 @@ import json, sys
 mode, frag_file, run_file, own, ports = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), set(json.loads(sys.argv[5]))
 frag = json.load(open(frag_file))
 run = json.load(open(run_file))
+if mode == "speeds":
+    # read-only: the kit never writes PORT.speed (a wrong one flaps or downs the link, and GCU's port validator
+    # refuses a speed outside STATE_DB supported_speeds); the planned speed must be what the switch runs
+    for p in sorted(ports):
+        have = run.get("PORT", {}).get(p, {}).get("speed")
+        if have is None:
+            sys.exit("PORT|%s is not in CONFIG_DB (no such port on this switch)" % p)
+        if str(have) != own[p]:
+            sys.exit("PORT|%s runs speed %s Mb/s, the plan says %s: fix speedGbps / portOverrides, or the port (the kit does not change speeds)" % (p, have, own[p]))
+    sys.exit(0)
 def ptr(*parts):
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 ops = []

@@ -203,7 +203,7 @@ export function parseRoceSpec(input: unknown, base = "cluster.roce"): { spec?: R
         });
         return { issues };
     }
-    const issues = checkRoceSpec(parsed.data, base);
+    const issues = [...checkRoceSpec(parsed.data, base), ...roceOsIssues(parsed.data, base)];
     return issues.length ? { spec: parsed.data, issues } : { spec: parsed.data, issues: [] };
 }
 
@@ -211,6 +211,24 @@ function duplicates<T>(items: readonly T[]): Map<T, number[]> {
     const seen = new Map<T, number[]>();
     items.forEach((v, i) => seen.set(v, [...(seen.get(v) ?? []), i]));
     return new Map([...seen].filter(([, idx]) => idx.length > 1));
+}
+
+/**
+ * What a switch OS cannot do with the plan (run where a spec is parsed: the CLI, the component, `rdmakit plan`).
+ * NVUE keeps its lossless traffic pool on switch priority 3 (CL 5.12 RoCE page: "Switch priority 3 allocated to RoCE
+ * lossless traffic pool"); how to move `qos traffic-pool roce-lossless switch-priority` with a remap is not in the docs
+ * read (CL-RoCE documents only the lossy pools for a remap, roce-operations.md §3). Until it is, a lossless RoCE
+ * priority other than 3 on NVUE would be paused by PFC without lossless buffers: refused.
+ */
+export function roceOsIssues(spec: RoceSpec, base = "cluster.roce"): SpecIssue[] {
+    const q = spec.qos;
+    const nvue = spec.switches.findIndex((s) => s.os === "nvue");
+    if (nvue < 0 || q.mode !== "lossless" || q.rocePriority === 3) return [];
+    return [{
+        path: `${base}.qos.rocePriority`, value: q.rocePriority,
+        message: `switches[${nvue}] (${spec.switches[nvue].name}) runs NVUE, whose lossless traffic pool stays on switch priority 3; a lossless RoCE priority ${q.rocePriority} would get PFC without lossless buffers`,
+        allowed: "3 while an NVUE switch is in a lossless fabric (or qos.mode: lossy)",
+    }];
 }
 
 /**

@@ -29,15 +29,17 @@ export interface IncastArgs {
     /** RoCEv2 GID index the host role verifies */
     gidIndex: number;
     mode: "lossless" | "lossy";
-    /** rail 0 of each host, by host name */
+    /** the incast rail of each host, by host name (fromPlan.ts picks it) */
     rails: Record<string, IncastRail>;
 }
 
-/** Rail 0 of one host: RDMA device, its netdev when the spec names it, its leaf when the plan knows it. */
+/** The incast rail of one host: RDMA device, its netdev when the spec names it, its leaf when the plan knows it. */
 export interface IncastRail {
     device: string;
     netdev?: string;
     leaf?: string;
+    /** the host's own GID index (hosts[i].gidIndex) */
+    gidIndex?: number;
 }
 
 /** The incast as validate.yml runs it: the plan (plan.json beside the counters) and each participant's commands. */

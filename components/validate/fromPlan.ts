@@ -83,17 +83,23 @@ export function validationArgsFromPlan(
 }
 
 /**
- * The incast's settings from the RoCE plan: rail 0 of every host (device, netdev, and its leaf where the host's
- * `railPorts` — `<leaf>:<port>` per rail, the fabric model's cabling — names it), the RoCE priority, the ToS the hosts
- * send RoCE with as the GRH traffic class, the GID index the host role verifies, the QoS mode.
+ * The incast's settings from the RoCE plan: per host one rail (device, netdev, and its leaf where the host's `railPorts`
+ * — `<leaf>:<port>` per rail, the fabric model's cabling — names it), its own GID index, the RoCE priority, the ToS the
+ * hosts send RoCE with as the GRH traffic class, the QoS mode. The receiver (the first host) uses rail 0; every other
+ * host its first rail on another leaf than that, so the incast crosses the spine: in a rail-optimized fabric rail 0 of
+ * every host sits on one leaf, and a rail-0 incast never leaves it.
  */
 function incastArgs(qos: NonNullable<FabricPlan["roce"]>["qos"]): IncastArgs {
+    const leafOf = (h: (typeof qos.hosts)[number], r: number) => h.railPorts?.[r]?.split(":")[0];
+    const receiverLeaf = qos.hosts[0] ? leafOf(qos.hosts[0], 0) : undefined;
     return {
         priority: qos.roce.priority, trafficClass: qos.tos, mode: qos.mode,
         gidIndex: qos.hosts[0]?.gidIndex ?? 3,
-        rails: Object.fromEntries(qos.hosts.map((h) => {
-            const leaf = h.railPorts?.[0]?.split(":")[0];
-            const rail: IncastRail = { device: h.railNics[0], ...(h.railNetdevs?.[0] ? { netdev: h.railNetdevs[0] } : {}), ...(leaf ? { leaf } : {}) };
+        rails: Object.fromEntries(qos.hosts.map((h, i) => {
+            const other = i === 0 || receiverLeaf === undefined ? -1 : h.railNics.findIndex((_, r) => { const l = leafOf(h, r); return l !== undefined && l !== receiverLeaf; });
+            const r = other < 0 ? 0 : other;
+            const leaf = leafOf(h, r);
+            const rail: IncastRail = { device: h.railNics[r], ...(h.railNetdevs?.[r] ? { netdev: h.railNetdevs[r] } : {}), ...(leaf ? { leaf } : {}), gidIndex: h.gidIndex };
             return [h.name, rail];
         })),
     };

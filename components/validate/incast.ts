@@ -17,8 +17,11 @@
  *   mlx5/counters.rst (roce-operations.md §5a, MLX5-CNT).
  * - /sys/class/infiniband/<dev>/ports/1/hw_counters/: `np_cnp_sent` (CNPs the notification point sent),
  *   `rp_cnp_handled` (CNPs the reaction point acted on), `out_of_sequence` (responder saw a PSN gap),
- *   `packet_seq_err` (requester got a NAK sequence error: a retransmit) — torvalds/linux
- *   drivers/infiniband/hw/mlx5/counters.c (cong_cnts, out_of_seq_q_cnts, retrans_q_cnts).
+ *   `packet_seq_err` (requester got a NAK sequence error: a retransmit), `implied_nak_seq_err` (a response implied a
+ *   lost request: a retransmit), `local_ack_timeout_err` (no ACK in time: the requester retransmitted after its
+ *   timeout, what a silently dropped packet looks like) — torvalds/linux drivers/infiniband/hw/mlx5/counters.c
+ *   (cong_cnts, out_of_seq_q_cnts; retrans_q_cnts: duplicate_request, rnr_nak_retry_err, packet_seq_err,
+ *   implied_nak_seq_err, local_ack_timeout_err; roce-operations.md §5a, IB-CNT).
  * - perftest flags (linux-rdma/perftest README, src/perftest_parameters.c; roce-operations.md §5d): `-d` device,
  *   `-x` GID index, `--tclass` GRH traffic class (DSCP << 2 | ECN, `-T` applies only with rdma_cm), `-s` size,
  *   `-q` QPs, `-D` seconds, `-p` TCP port of the out-of-band exchange, `-F` no CPU-frequency refusal,
@@ -34,8 +37,10 @@ export interface IncastHost {
     device: string;
     /** its netdev (ethtool -S); resolved on the host from sysfs when the spec does not name it */
     netdev?: string;
-    /** the leaf switch of rail 0 (hosts[].railPorts); unknown: the incast may stay on one leaf */
+    /** the leaf switch of that rail (hosts[].railPorts); unknown: the incast may stay on one leaf */
     leaf?: string;
+    /** this host's own RoCEv2 GID index (hosts[i].gidIndex); else the plan's */
+    gidIndex?: number;
 }
 
 export interface IncastPlanInput {
@@ -110,20 +115,23 @@ export function planIncast(input: IncastPlanInput): IncastPlan | undefined {
     };
 }
 
-/** The `ib_write_bw` arguments both ends share (the server and its client must agree on all of them). */
-function perftestArgs(plan: IncastPlan, device: string, port: number): string {
-    return `ib_write_bw -d ${device} -x ${plan.gidIndex} --tclass=${plan.trafficClass} -s 65536 -q 4 -D ${plan.durationSeconds} --report_gbits -F -p ${port}`;
+/**
+ * The `ib_write_bw` arguments of one end (both ends must agree on all of them but `-d` and `-x`): `-x` is the local
+ * GID index (perftest README), so each end takes its own host's.
+ */
+function perftestArgs(plan: IncastPlan, host: IncastHost, port: number): string {
+    return `ib_write_bw -d ${host.device} -x ${host.gidIndex ?? plan.gidIndex} --tclass=${plan.trafficClass} -s 65536 -q 4 -D ${plan.durationSeconds} --report_gbits -F -p ${port}`;
 }
 
 /** The receiver's command: one server per sender in the background, each to its own log, then wait for them all. */
 export function receiverCommand(plan: IncastPlan, dir: string): string {
-    const servers = plan.senders.map((s) => `${perftestArgs(plan, plan.receiver.device, s.port)} >${dir}/server-${s.port}.log 2>&1 &`);
+    const servers = plan.senders.map((s) => `${perftestArgs(plan, plan.receiver, s.port)} >${dir}/server-${s.port}.log 2>&1 &`);
     return [...servers, "wait"].join("\n");
 }
 
 /** A sender's command: its client to the receiver's server for it. */
 export function senderCommand(plan: IncastPlan, sender: IncastSender): string {
-    return `${perftestArgs(plan, sender.device, sender.port)} ${plan.receiver.address}`;
+    return `${perftestArgs(plan, sender, sender.port)} ${plan.receiver.address}`;
 }
 
 /**
@@ -238,14 +246,15 @@ export interface IncastRun {
 function countersOf(plan: IncastPlan): { ethtool: string[]; hw: string[]; drops: string[]; retransmits: string[] } {
     const p = plan.priority;
     const drops = ["rx_discards_phy", `rx_prio${p}_buf_discard`, `rx_prio${p}_cong_discard`];
-    const retransmits = ["out_of_sequence", "packet_seq_err"];
+    const retransmits = ["out_of_sequence", "packet_seq_err", "implied_nak_seq_err", "local_ack_timeout_err"];
     return { ethtool: [`rx_prio${p}_pause`, `tx_prio${p}_pause`, ...drops], hw: ["np_cnp_sent", "rp_cnp_handled", ...retransmits], drops, retransmits };
 }
 
 /**
  * The grade: fail on any drop counter or retransmit counter that grew on any participant, on a counter the grade needs
- * that a host does not have, on a sender without a result, and when neither ECN (CNPs sent by the receiver or handled
- * by a sender) nor PFC (pauses sent by the receiver or received by a sender) acted under the incast.
+ * that a host does not have, on a sender without a result, when neither ECN (CNPs sent by the receiver or handled
+ * by a sender) nor PFC (pauses sent by the receiver or received by a sender) acted under the incast, and in lossless
+ * mode when PFC did not act (ECN alone proves nothing about PFC).
  */
 export function gradeIncast(run: IncastRun): IncastGrade {
     const { plan } = run;
@@ -288,6 +297,10 @@ export function gradeIncast(run: IncastRun): IncastGrade {
     const pfcActed = grew(plan.receiver.name, "ethtool", `tx_prio${p}_pause`) || plan.senders.some((s) => grew(s.name, "ethtool", `rx_prio${p}_pause`));
     if (!ecnActed && !pfcActed) {
         failures.push(`neither ECN nor PFC acted under the ${plan.senders.length}:1 incast: no CNP sent (np_cnp_sent) or handled (rp_cnp_handled), no pause on priority ${p} (tx/rx_prio${p}_pause); the congestion was not signalled`);
+    } else if (plan.mode === "lossless" && !pfcActed) {
+        // DCQCN alone can keep an incast loss-free while PFC is broken; a lossless fabric must show that PFC acts too
+        // (L: an 8:1 line-rate incast overruns the receiver's port before the senders' reaction points slow down)
+        failures.push(`lossless mode, but PFC never paused under the ${plan.senders.length}:1 incast (no tx/rx_prio${p}_pause; only ECN acted): nothing shows that the fabric holds traffic without dropping when ECN is not enough`);
     }
     let totalGbps: number | null = 0;
     for (const s of plan.senders) {

@@ -100,8 +100,9 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
         queue[`${p.name}|${sw.roce.queue}`] = { scheduler: n.schedRoce, wred_profile: n.wred };
         queue[`${p.name}|${sw.other.queue}`] = { scheduler: n.schedOther };
         queue[`${p.name}|${sw.cnp.queue}`] = { scheduler: n.schedCnp };
-        // PORT.speed is in Mb/s (sonic-port.yang speed range 1..1600000); mtu range 68..9216.
-        port[p.name] = { mtu: String(sw.mtu), speed: String(p.speedGbps * 1000) };
+        // mtu range 68..9216 (sonic-port.yang). No speed: a wrong one flaps or downs the link and GCU refuses a speed
+        // outside STATE_DB supported_speeds; the push checks PORT.speed read-only instead (push.ts, sonic-patch.ts).
+        port[p.name] = { mtu: String(sw.mtu) };
         cable[p.name] = sonicCableLength(p.cableLengthM);
         // Profile names SONiC's buffer templates create on every SKU (DYN-HLD "mandatory entries": ingress_lossy_profile,
         // egress_lossless_profile, egress_lossy_profile); BUFFER_PG port|0 lossy as buffers_config.j2 renders it.
@@ -129,12 +130,17 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
         ...(sw.pfcToPgMap ? { PFC_PRIORITY_TO_PRIORITY_GROUP_MAP: { [n.map]: pfcToPg } } : {}),
         PORT_QOS_MAP: portQos,
         // ECN marking on the RoCE queue. Thresholds in bytes (uint64), probability 0..100 (sonic-wred-profile.yang).
+        // ECN marking only, no WRED dropping: `ecn` sets SAI_WRED_ATTR_ECN_MARK_MODE and wred_<color>_enable sets
+        // SAI_WRED_ATTR_<COLOR>_ENABLE, the WRED drop of that color (sonic-net/sonic-swss@e6b0c5b5d2ab:orchagent/qosorch.cpp);
+        // with drop enabled a non-ECT packet on the RoCE queue (a RoCE NIC with ECN off, a stray TCP flow) is dropped
+        // at up to the marking probability. The marking thresholds stand without the drop enable (sonic-sairedis
+        // vslib wred: thresholds apply when "green_enable || ecn_mark_mode" covers the color; L for every ASIC's SAI).
         WRED_PROFILE: {
             [n.wred]: {
                 ecn: "ecn_all",
-                wred_green_enable: "true",
-                wred_yellow_enable: "true",
-                wred_red_enable: "true",
+                wred_green_enable: "false",
+                wred_yellow_enable: "false",
+                wred_red_enable: "false",
                 green_min_threshold: String(plan.ecn.minBytes),
                 green_max_threshold: String(plan.ecn.maxBytes),
                 green_drop_probability: String(plan.ecn.maxProbabilityPct),
