@@ -109,11 +109,15 @@ if [ "$mode" != --status ]; then
         build_one pulumi-resource-command github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command \
             "$PULUMI_COMMAND_VERSION" "$work/command"
     fi
-    # The Python programs' SDK, from PyPI, in a venv beside the binaries (python3 -m venv: Debian's python3-venv).
+    # The Python programs' SDK, from PyPI, in a venv beside the binaries (python3 -m venv: Debian's python3-venv),
+    # with the two packages every SDK `gen-sdk --language python` generates requires besides pulumi (parver, semver:
+    # pkg/v3 codegen/python/gen.go@v3.248.0 calculateDeps hard-codes both), so the tests install the
+    # generated SDK alone (pip --no-deps).
     if [ ! -x "$cache/venv/bin/python" ] && command -v python3 >/dev/null; then
         start=$(date +%s)
         rm -rf "$cache/venv.tmp"
-        if (python3 -m venv "$cache/venv.tmp" && "$cache/venv.tmp/bin/pip" install -q "pulumi==$PULUMI_PYTHON_SDK_VERSION") \
+        if (python3 -m venv "$cache/venv.tmp" && "$cache/venv.tmp/bin/pip" install -q "pulumi==$PULUMI_PYTHON_SDK_VERSION" \
+                "parver>=0.2.1" "semver>=2.8.1") \
                 >"$cache/logs/python-venv.log" 2>&1; then
             mv "$cache/venv.tmp" "$cache/venv"
             echo "build.sh: made the Python venv (pulumi $PULUMI_PYTHON_SDK_VERSION) in $(( $(date +%s) - start )) s" >&2
