@@ -11,24 +11,7 @@ import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Engine, engineBins, keyNeedles, SKIP } from "./harness";
-
-/** Processes whose environment or command line contains any of `needles`: "<pid> <comm> (environ|cmdline)". */
-function processesHolding(needles: string[]): string[] {
-    const found: string[] = [];
-    for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-        for (const what of ["environ", "cmdline"]) {
-            let text: string;
-            try { text = fs.readFileSync(`/proc/${pid}/${what}`, "latin1"); } catch { continue; }
-            if (needles.some((n) => text.includes(n))) {
-                let comm = "?";
-                try { comm = fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim(); } catch { /* gone */ }
-                found.push(`${pid} ${comm} (${what})`);
-            }
-        }
-    }
-    return found;
-}
+import { Engine, engineBins, keyNeedles, processesHolding, SKIP } from "./harness";
 
 /** Regular files under `dir` changed since `since` (ms) whose text contains any of `needles`. */
 function filesHolding(dir: string, needles: string[], since: number, skip: Set<string>): string[] {

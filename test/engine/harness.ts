@@ -52,6 +52,23 @@ export function keyNeedles(privateKey: string): string[] {
     return body.slice(1);
 }
 
+/** Processes whose environment or command line contains any of `needles`: "<pid> <comm> (environ|cmdline)". */
+export function processesHolding(needles: string[]): string[] {
+    const found: string[] = [];
+    for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+        for (const what of ["environ", "cmdline"]) {
+            let text: string;
+            try { text = fs.readFileSync(`/proc/${pid}/${what}`, "latin1"); } catch { continue; }
+            if (needles.some((n) => text.includes(n))) {
+                let comm = "?";
+                try { comm = fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim(); } catch { /* gone */ }
+                found.push(`${pid} ${comm} (${what})`);
+            }
+        }
+    }
+    return found;
+}
+
 export interface PulumiRun { code: number; stdout: string; stderr: string; }
 
 export type ProgramVerb = "up" | "preview" | "destroy" | "refresh";

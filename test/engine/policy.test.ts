@@ -6,11 +6,11 @@
 // runs the same two commands). RDMAKIT_SKIP_ENGINE_TESTS=1 skips it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { Engine, engineBins, ROOT, SKIP, type PulumiRun } from "./harness";
+import { Engine, engineBins, keyNeedles, processesHolding, ROOT, SKIP, type PulumiRun } from "./harness";
 
 const run = promisify(execFile);
 const POLICIES = path.join(ROOT, "policies");
@@ -45,13 +45,28 @@ test("policy pack: pulumi preview --policy-pack runs the rdmakit pack on a bare-
     t.after(() => eng.remove());
     const stack = `engine-policy-${process.pid}`;
     await eng.initStack(stack, CLUSTER);
+    // The stack holds a secret, as every provisioned stack does (README: pulumi config set --secret ...).
+    const keyFile = path.join(eng.tmp, "id_ed25519");
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-policy", "-f", keyFile]);
+    const key = fs.readFileSync(keyFile, "utf8");
+    await eng.setSecret(stack, "sshPrivateKey", key);
     const version = JSON.parse(fs.readFileSync(path.join(POLICIES, "package.json"), "utf8")).version as string;
 
     let ranByDefault: string[] = [];
     await t.test("the pack starts, gets every resource of the stack and its summary is in the output", async () => {
         const events = path.join(eng.tmp, "events-default.jsonl");
-        const r = await eng.onStack(stack, "preview", { policyPacks: [POLICIES] }, { events });
+        // While the pack runs, no process may hold the decrypted key in its environment: the CLI hands a pack the
+        // stack's decrypted config in PULUMI_CONFIG (engine/update.go, analyzer_plugin.go constructEnv@v3.248.0),
+        // which the shim drops, since rdmakit's pack reads no stack config.
+        const needles = keyNeedles(key);
+        const holders = new Set<string>();
+        const poll = setInterval(() => { for (const h of processesHolding(needles)) holders.add(h); }, 100);
+        const r = await eng.onStack(stack, "preview", { policyPacks: [POLICIES] }, { events }).finally(() => clearInterval(poll));
         assert.equal(r.code, 0, show(r));
+        // the shim's own first instant (sh, then env, until it starts itself again without PULUMI_CONFIG) aside
+        const shim = (h: string) => / (pulumi-analyzer|env) \(environ\)$/.test(h);
+        assert.deepEqual([...holders].filter((h) => !shim(h)), [], "a process held the stack's secret in its environment or command line during the preview");
+        for (const line of needles) assert.ok(!(r.stdout + r.stderr).includes(line), "the preview printed the key");
         // the CLI's own summary: pack name@version, passed, from the local folder
         assert.match(r.stdout, new RegExp(`Policies:\\n\\s+✅ rdmakit@v${version.replace(/\./g, "\\.")} \\(local: ${POLICIES.replace(/[/.]/g, "\\$&")}\\)`), show(r));
         assert.doesNotMatch(r.stdout + r.stderr, /using pulumi-analyzer-policy-nodejs from \$PATH/, "the shim comes from the project's plugins, not PATH");
