@@ -55,9 +55,12 @@ after(() => fs.rmSync(work, { recursive: true, force: true }));
 
 test("the tarball ships the compiled library, its declarations and the runtime assets, not the tests", () => {
     for (const f of ["dist/components/index.js", "dist/components/index.d.ts", "dist/components/index.js.map", "playbooks/site.yml",
-        "playbooks/ansible.cfg", "components/roce/sonic-patch.ts", "PulumiPlugin.yaml", "components/index.ts", "bin/rdmakit.cjs"]) {
+        "playbooks/ansible.cfg", "components/roce/sonic-patch.ts", "PulumiPlugin.yaml", "pulumi-resource-rdmakit", "components/index.ts", "bin/rdmakit.cjs"]) {
         assert.ok(files.includes(f), `${f} is in the tarball`);
     }
+    // the provider plugin launcher stays executable once installed (a project's plugins.providers path runs it)
+    const launcher = fs.statSync(path.join(app, "node_modules", "rdmakit", "pulumi-resource-rdmakit"));
+    assert.ok((launcher.mode & 0o111) !== 0, "pulumi-resource-rdmakit is executable in the installed package");
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
     assert.equal(manifest.main, "dist/components/index.js");

@@ -4,10 +4,11 @@
 #
 #   test/engine/build.sh            build what is missing; print the bin directory (last line of stdout)
 #   test/engine/build.sh --status   print one line per binary: "<name> ok <path>" or "<name> missing <reason>"
+#                                   (and "python-venv ok <dir>": a venv with PyPI `pulumi` at the CLI's version)
 #   test/engine/build.sh --for-tests  as the default, but nothing at all when RDMAKIT_SKIP_ENGINE_TESTS=1 (npm run
 #                                   test:engine builds first, so a cold build does not run into a test's timeout)
 #
-# Cache: ${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/<hash of pins.sh and this file>/bin, so every clone on a
+# Cache: ${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/<hash of pins.sh, this file, python-codegen>/bin, so every clone on a
 # machine (CI's fresh clones included) reuses one build, and a change of pins builds anew. A binary that cannot be
 # built leaves "<name>.missing" with the reason beside the binaries; the others are built independently of it.
 # A `pulumi` already on PATH is used instead of building anything (what a user has): then the bin directory
@@ -36,7 +37,7 @@ fi
 command -v go >/dev/null || PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "build.sh: go not found; the engine tests build Pulumi with it (Go >= 1.25)" >&2; exit 1; }
 
-hash=$(cat "$here/pins.sh" "$here/build.sh" | sha256sum | cut -c1-16)
+hash=$(cat "$here/pins.sh" "$here/build.sh" "$here/python-codegen/main.go" | sha256sum | cut -c1-16)
 cache=${RDMAKIT_ENGINE_CACHE:-/var/cache/rdmakit-engine}/$hash
 bin=$cache/bin
 mkdir -p "$bin" "$cache/logs"
@@ -57,13 +58,15 @@ wrapper() {
     done
 }
 
-#   build_one <name> <package> <version> <wrapper dir>   (wrapper already made; the version stamps the binary too)
+#   build_one <name> <package> <version> <wrapper dir> [<main.go>]   (wrapper already made; the version stamps the
+#   binary too). With a main.go, that file is the wrapper's own main package and <package> is the one it needs.
 build_one() {
-    local name=$1 pkg=$2 stamp=$3 dir=$4 log=$cache/logs/$1.log
+    local name=$1 pkg=$2 stamp=$3 dir=$4 src=${5:-} log=$cache/logs/$1.log target=$2
     local start; start=$(date +%s)
-    if (cd "$dir" && nice -n 19 go get "$pkg@$stamp" && nice -n 19 go build -trimpath \
-            -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$stamp" \
-            -o "$bin/$name.tmp" "$pkg") >"$log" 2>&1; then
+    if [ -n "$src" ]; then cp "$src" "$dir/main.go"; target=.; fi
+    if (cd "$dir" && nice -n 19 go get "$pkg@$stamp" && nice -n 19 go build -mod=mod -trimpath \
+            -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$stamp -X main.version=${stamp#v}" \
+            -o "$bin/$name.tmp" "$target") >"$log" 2>&1; then
         mv "$bin/$name.tmp" "$bin/$name"
         rm -f "$bin/$name.missing"
         echo "build.sh: built $name ($stamp) in $(( $(date +%s) - start )) s" >&2
@@ -94,30 +97,43 @@ if [ "$mode" != --status ]; then
             -- "$PULUMI_CLI_CLIPBOARD_REPLACE"
         build_one pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi "$PULUMI_CLI_VERSION" "$work/pulumi"
     fi
-    for lang in nodejs python; do
-        if need "pulumi-language-$lang"; then
-            wrapper "$work/language-$lang" 1.18 "github.com/pulumi/pulumi/sdk/v3@$PULUMI_LANGHOST_SDK_VERSION" \
-                -- "$PULUMI_LANGHOST_TEXT_REPLACE"
-            build_one "pulumi-language-$lang" "github.com/pulumi/pulumi/sdk/v3/$lang/cmd/pulumi-language-$lang" \
-                "$PULUMI_LANGHOST_SDK_VERSION" "$work/language-$lang"
-        fi
-    done
-    # The Python host of that release runs programs through this script (sdk/v3 python/cmd), found on PATH.
-    if [ -x "$bin/pulumi-language-python" ] && [ ! -x "$bin/pulumi-language-python-exec" ]; then
-        src=$(cd "$work/language-python" && go list -m -f '{{.Dir}}' "github.com/pulumi/pulumi/sdk/v3")
-        install -m 0755 "$src/python/cmd/pulumi-language-python-exec" "$bin/pulumi-language-python-exec"
+    if need pulumi-language-python; then
+        wrapper "$work/python-codegen" 1.25 \
+            "github.com/pulumi/pulumi/pkg/v3@$PULUMI_CLI_VERSION" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_CLI_VERSION" \
+            -- "$PULUMI_CLI_CLIPBOARD_REPLACE"
+        build_one pulumi-language-python github.com/pulumi/pulumi/pkg/v3/codegen/python "$PULUMI_CLI_VERSION" \
+            "$work/python-codegen" "$here/python-codegen/main.go"
     fi
     if need pulumi-resource-command; then
         wrapper "$work/command" 1.21 "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_VERSION"
         build_one pulumi-resource-command github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command \
             "$PULUMI_COMMAND_VERSION" "$work/command"
     fi
+    # The Python programs' SDK, from PyPI, in a venv beside the binaries (python3 -m venv: Debian's python3-venv),
+    # with the two packages every SDK `gen-sdk --language python` generates requires besides pulumi (parver, semver:
+    # pkg/v3 codegen/python/gen.go@v3.248.0 calculateDeps hard-codes both), so the tests install the
+    # generated SDK alone (pip --no-deps).
+    if [ ! -x "$cache/venv/bin/python" ] && command -v python3 >/dev/null; then
+        start=$(date +%s)
+        rm -rf "$cache/venv.tmp"
+        if (python3 -m venv "$cache/venv.tmp" && "$cache/venv.tmp/bin/pip" install -q "pulumi==$PULUMI_PYTHON_SDK_VERSION" \
+                "parver>=0.2.1" "semver>=2.8.1") \
+                >"$cache/logs/python-venv.log" 2>&1; then
+            mv "$cache/venv.tmp" "$cache/venv"
+            echo "build.sh: made the Python venv (pulumi $PULUMI_PYTHON_SDK_VERSION) in $(( $(date +%s) - start )) s" >&2
+        else
+            echo "build.sh: cannot make the Python venv; see $cache/logs/python-venv.log" >&2
+        fi
+    fi
     echo "$bin"
     exit 0
 fi
 
-for name in pulumi pulumi-language-nodejs pulumi-language-python pulumi-resource-command; do
+for name in pulumi pulumi-language-python pulumi-resource-command; do
     if [ -x "$bin/$name" ]; then echo "$name ok $bin/$name"
     elif [ -f "$bin/$name.missing" ]; then echo "$name missing $(cat "$bin/$name.missing")"
     else echo "$name missing not built yet (run test/engine/build.sh)"; fi
 done
+if [ -x "$cache/venv/bin/python" ]; then echo "python-venv ok $cache/venv"
+elif [ -f "$cache/logs/python-venv.log" ]; then echo "python-venv missing python3 -m venv or pip failed; see $cache/logs/python-venv.log"
+else echo "python-venv missing not made yet (python3 not found, or run test/engine/build.sh)"; fi

@@ -7,15 +7,16 @@
 PULUMI_CLI_VERSION=v3.248.0
 PULUMI_CLI_CLIPBOARD_REPLACE="github.com/atotto/clipboard=github.com/tgummerer/clipboard@v0.0.0-20241001131231-d02d263e614e"
 
-# The Node.js and Python language hosts. Their own modules (github.com/pulumi/pulumi/sdk/nodejs/cmd/
-# pulumi-language-nodejs/v3, .../sdk/python/cmd/pulumi-language-python/v3) are not served by the Go module proxy
-# this project reaches (403 "This module version is not available", 2026-12-01). Up to v3.68.0 both hosts were
-# packages inside github.com/pulumi/pulumi/sdk/v3 itself (sdk/v3 v3.68.0's zip has nodejs/cmd/pulumi-language-nodejs
-# and python/cmd/pulumi-language-python; v3.90.0's has neither), and v3.68.0 is the newest such sdk/v3 the proxy
-# lists. So the hosts are Pulumi's own code, 180 releases older than the CLI. sdk/v3 v3.68.0's go.mod replaces
-# golang.org/x/text with v0.3.6 (copied into the wrapper).
-PULUMI_LANGHOST_SDK_VERSION=v3.68.0
-PULUMI_LANGHOST_TEXT_REPLACE="golang.org/x/text=golang.org/x/text@v0.3.6"
+# No language host that runs programs is built. The hosts' own modules (github.com/pulumi/pulumi/sdk/nodejs/cmd/
+# pulumi-language-nodejs/v3, .../sdk/python/cmd/pulumi-language-python/v3) are not served by the Go module proxy this
+# project reaches (403 "This module version is not available", 2026-12-01), and none is needed: the tests run
+# programs through the Automation API's inline mode (the SDK serves the program to the CLI over --client, which
+# v3.181.0 added), policy packs through the CLI's analyzer shim fallback, and the component package as an
+# executable plugin (test/engine/README.md). The one host built here, test/engine/python-codegen, only generates
+# code (`pulumi package gen-sdk --language python`), from this CLI's own pkg/v3 release.
+
+# PyPI `pulumi` for the Python programs: the SDK of the CLI's release (the CLI version without its "v").
+PULUMI_PYTHON_SDK_VERSION=${PULUMI_CLI_VERSION#v}
 
 # The command provider: module github.com/pulumi/pulumi-command/provider, package cmd/pulumi-resource-command.
 # Matches @pulumi/command 1.2.1 in package-lock.json. Not served by the proxy here (403, 2026-12-01): build.sh tries it

@@ -1,5 +1,5 @@
 // `pulumi up` / `preview` / `destroy` of the project's own program (Pulumi.yaml + index.ts at the repository root)
-// through the real Pulumi CLI and its Node.js language host (test/engine/build.sh), with a local file backend.
+// through the real Pulumi CLI (test/engine/build.sh) as an Automation API inline program, with a local file backend.
 // The stack is a bare-metal RoCE cluster with provision: false: the two components and the stack outputs, no
 // command resources, since the command provider cannot be built here (test/engine/pins.sh, build.sh --status).
 // Run with `npm run test:engine`; RDMAKIT_SKIP_ENGINE_TESTS=1 skips it, missing binaries fail it.
@@ -60,7 +60,7 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
     };
 
     await t.test("pulumi up --yes creates the stack, its components and the outputs the plan decides", async () => {
-        const r = keep(await eng.onStack(stack, ["up", "--yes", "--skip-preview"]));
+        const r = keep(await eng.onStack(stack, "up"));
         assert.equal(r.code, 0, show(r));
         const state = resources(eng, stack);
         assert.deepEqual(state.map((s) => s.type), ["pulumi:pulumi:Stack", "rdmakit:index:RdmaCluster", "rdmakit:index:RoceCluster"]);
@@ -87,16 +87,16 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
     });
 
     await t.test("a second pulumi up reports no changes", async () => {
-        const p = keep(await eng.onStack(stack, ["preview", "--expect-no-changes"]));
+        const p = keep(await eng.onStack(stack, "preview", { expectNoChanges: true }));
         assert.equal(p.code, 0, show(p));
-        const r = keep(await eng.onStack(stack, ["up", "--yes", "--expect-no-changes"]));
+        const r = keep(await eng.onStack(stack, "up", { expectNoChanges: true }));
         assert.equal(r.code, 0, show(r));
         assert.match(r.stdout, /3 unchanged/);
     });
 
     await t.test("a changed QoS value changes the switch digests and nothing else is replaced", async () => {
         eng.setCluster(stack, cluster({ roceDscp: 24 }));
-        const p = keep(await eng.onStack(stack, ["preview", "--diff"]));
+        const p = keep(await eng.onStack(stack, "preview", { diff: true }));
         assert.equal(p.code, 0, show(p));
         // The engine's diff: the NCCL traffic class the hosts get follows the new DSCP; every resource stays.
         const tc = (dscp: number) => expected({ roceDscp: dscp }).plan.ncclEnv.NCCL_IB_TC;
@@ -104,7 +104,7 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
         assert.match(p.stdout, /Resources:\n\s+3 unchanged\n/, show(p));
         const before = expected().digests, after = expected({ roceDscp: 24 }).digests;
         assert.notDeepEqual(before, after);
-        const r = keep(await eng.onStack(stack, ["up", "--yes", "--skip-preview"]));
+        const r = keep(await eng.onStack(stack, "up"));
         assert.equal(r.code, 0, show(r));
         const roce = resources(eng, stack).find((s) => s.type === "rdmakit:index:RoceCluster")!;
         assert.deepEqual(roce.outputs!.switchConfigDigests, after);
@@ -114,7 +114,7 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
     await t.test("an invalid spec fails pulumi up with the kit's message and changes nothing", async () => {
         const beforeState = fs.readFileSync(eng.stateFile(stack), "utf8");
         eng.setCluster(stack, cluster({ roceDscp: 64 }));
-        const r = keep(await eng.onStack(stack, ["up", "--yes", "--skip-preview"]));
+        const r = keep(await eng.onStack(stack, "up"));
         assert.notEqual(r.code, 0, show(r));
         // the kit's problem list alone: no "unhandled exception", no stack trace
         assert.match(r.stdout, /error: invalid cluster spec: 1 problem\n\s+- cluster\.roce\.qos\.roceDscp: is too large \(got 64\); allowed: <= 63\n/, show(r));
@@ -126,10 +126,11 @@ test("the real engine runs the project's program on a bare-metal RoCE stack", { 
     });
 
     await t.test("pulumi destroy removes every resource and stack rm the state", async () => {
-        const r = keep(await eng.onStack(stack, ["destroy", "--yes", "--skip-preview"]));
+        const r = keep(await eng.onStack(stack, "destroy"));
         assert.equal(r.code, 0, show(r));
         assert.deepEqual(resources(eng, stack), []);
-        const rm = keep(await eng.pulumi(["stack", "rm", "--yes", "--stack", stack]));
+        // --preserve-config: the stack's Pulumi.<stack>.yaml stays for the key check below (stack rm deletes it)
+        const rm = keep(await eng.pulumi(["stack", "rm", "--yes", "--preserve-config", "--stack", stack]));
         assert.equal(rm.code, 0, show(rm));
         assert.ok(!fs.existsSync(eng.stateFile(stack)), "stack rm leaves the checkpoint");
     });
@@ -158,19 +159,19 @@ test("with provision on, a missing or plain-text SSH key ends pulumi up before a
     await eng.initStack(stack, provisioned);
     const onlyTheStack = () => assert.deepEqual(resources(eng, stack).map((s) => s.type), ["pulumi:pulumi:Stack"]);
 
-    const missing = await eng.onStack(stack, ["up", "--yes", "--skip-preview"]);
+    const missing = await eng.onStack(stack, "up");
     assert.notEqual(missing.code, 0, show(missing));
     assert.match(missing.stdout, /- rdmakit:sshPrivateKey: is missing: Ansible needs it to reach the nodes; allowed: pulumi config set --secret rdmakit:sshPrivateKey/, show(missing));
     onlyTheStack();
 
-    // Set without --secret: the language host lists the secret keys for the program (PULUMI_CONFIG_SECRET_KEYS), and
-    // this one is not among them.
+    // Set without --secret: the CLI lists the secret keys for the program (the inline program's RunRequest
+    // configSecretKeys, automation/server.js), and this one is not among them.
     const keyFile = path.join(eng.tmp, "id_ed25519");
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rdmakit-engine", "-f", keyFile]);
     const privateKey = fs.readFileSync(keyFile, "utf8");
-    const set = await eng.onStack(stack, ["config", "set", "rdmakit:sshPrivateKey"], { input: privateKey });
+    const set = await eng.pulumi(["config", "set", "--stack", stack, "rdmakit:sshPrivateKey"], { input: privateKey });
     assert.equal(set.code, 0, show(set));
-    const plain = await eng.onStack(stack, ["up", "--yes", "--skip-preview"]);
+    const plain = await eng.onStack(stack, "up");
     assert.notEqual(plain.code, 0, show(plain));
     assert.match(plain.stdout, /- rdmakit:sshPrivateKey: is stored in plain text \(got "\(hidden\)"\); allowed: a secret: pulumi config set --secret/, show(plain));
     for (const line of keyNeedles(privateKey)) {
