@@ -150,7 +150,7 @@ describe("RoceCluster under mocks", () => {
         const c = await build("chk");
         const chk = byName("chk")["fabric-check"];
         assert.equal(chk.type, "command:local:Command");
-        assert.equal(chk.inputs.create, "node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only");
+        assert.equal(chk.inputs.create, "node bin/rdmakit.cjs fabric check --spec-stdin --switches-only");
         assert.deepEqual(JSON.parse(chk.inputs.stdin).switches.map((s: { name: string }) => s.name), ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
         assert.deepEqual(chk.inputs.triggers, c.switchConfigs.map((r) => r.digest));
         assert.match(reveal(reveal(chk.inputs.environment).RDMAKIT_SWITCH_SSH_KEY), /OPENSSH PRIVATE KEY/);
