@@ -55,11 +55,11 @@ test("F7/F8: a private key and $(id) in the free-form fields and a tag are refus
     c.azure = { location: "eastus", vmSize: "Standard_ND96isr_H100_v5", jumpHostSize: "$(id)", image: { publisher: "x;id", offer: KEY, sku: "2204", version: "`id`" } };
     c.roce = { ...example("roce-h100").config["rdmakit:cluster"].roce };
     c.roce.hosts = c.roce.hosts.map((h: Record<string, any>, i: number) => (i === 0 ? { ...h, gpu: { model: KEY, count: 8 } } : h));
-    c.roce.switches = c.roce.switches.map((s: Record<string, any>, i: number) => (i === 0 ? { ...s, model: "SN4700\n$(id)" } : s));
+    c.roce.switches = c.roce.switches.map((s: Record<string, any>, i: number) => (i === 0 ? { ...s, model: "SN4700\n$(id)", hostPorts: [BODY.slice(0, 48), ...s.hostPorts.slice(1)] } : s));
     const r = plan(doc);
     assert.equal(r.code, 2, r.text);
     for (const field of ["cluster.aws.bastionInstanceType", "cluster.aws.instanceType", "cluster.tags.team", "cluster.azure.jumpHostSize",
-        "cluster.azure.image.publisher", "cluster.azure.image.offer", "cluster.azure.image.version", "cluster.roce.hosts[0].gpu.model", "cluster.roce.switches[0].model"]) {
+        "cluster.azure.image.publisher", "cluster.azure.image.offer", "cluster.azure.image.version", "cluster.roce.hosts[0].gpu.model", "cluster.roce.switches[0].model", "cluster.roce.switches[0].hostPorts[0]"]) {
         assert.ok(r.text.includes(field), `${field} is not named:\n${r.text}`);
     }
     assert.match(r.text, /cluster\.aws\.bastionInstanceType: must be an EC2 instance type such as t3\.micro/);

@@ -94,9 +94,9 @@ const portSpeed = (what: string) => z.number({ error: `${what} must be a number 
 
 /** @internal A link from this switch to a switch of the tier above (leaf → spine); the spine's port comes from it. */
 export const roceUplinkSchema = z.strictObject({
-    port: z.string().min(1, { error: "port name must not be empty" }).describe("This switch's port that faces the peer."),
+    port: z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("This switch's port that faces the peer."),
     peer: name("peer switch name").describe("Name of the switch at the other end (in cluster.roce.switches)."),
-    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).describe("The peer's port at the other end of the cable."),
+    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("The peer's port at the other end of the cable."),
     cableLengthM: cableLength("uplink cable length").describe("Length of this cable in metres; sizes the headroom of both ends."),
     speedGbps: portSpeed("uplink speed").optional().describe("Speed of the link in Gb/s. @default the switch's speedGbps"),
 });
@@ -124,7 +124,7 @@ export const roceSwitchSchema = z.strictObject({
     hostKey: z.string({ error: "is required: the switch's SSH host key line, so a push never trusts a switch on first contact (ssh-keyscan -t ed25519 <switch>)" })
         .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
         .describe("The switch's SSH host key (`ssh-keyscan -t ed25519 <switch>` prints it); every push verifies it."),
-    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
+    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }), { error: "must be a list of port names" })
         .default([])
         .describe("Front-panel ports that face GPU-host rail NICs (breakout sub-ports by their own names, e.g. swp1s0). Required on a leaf. @default []"),
     portOverrides: z.record(z.string(), rocePortOverrideSchema, { error: "must map port names to { speedGbps?, cableLengthM? }" }).optional()
