@@ -16,6 +16,7 @@ const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
     // bare metal: the switches' own key, never the nodes' (README.md, "Keys")
     switchSshPrivateKey: config.getSecret("switchSshPrivateKey"),
+    switchSshPrivateKeyIsSecret: isSecretConfig("rdmakit:switchSshPrivateKey"),
 }, { aliases: [{ name: pulumi.getStack() }] }));
 
 /**

@@ -41,6 +41,8 @@ export interface RdmaClusterArgs {
      * @default true
      */
     sshPrivateKeyIsSecret?: boolean;
+    /** Whether the switch key came from Pulumi secret config; a switch key stored in plain text is refused. @default true */
+    switchSshPrivateKeyIsSecret?: boolean;
 }
 
 /** What the validation step found. */
@@ -256,6 +258,12 @@ function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } 
         issues.push({
             path: "rdmakit:sshPrivateKey", value: "(hidden)", message: "is stored in plain text",
             allowed: "a secret: pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519",
+        });
+    }
+    if (args.switchSshPrivateKey !== undefined && args.switchSshPrivateKeyIsSecret === false) {
+        issues.push({
+            path: "rdmakit:switchSshPrivateKey", value: "(hidden)", message: "is stored in plain text",
+            allowed: "a secret: pulumi config set --secret rdmakit:switchSshPrivateKey < <the switches' key file>",
         });
     }
     if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues));

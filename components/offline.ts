@@ -60,6 +60,9 @@ export function parseStackYaml(text: string): unknown {
     }
 }
 
+/** The config keys that hold SSH private keys: refused in plain text, here and by the program (index.ts). */
+export const PRIVATE_KEY_CONFIG = ["rdmakit:sshPrivateKey", "rdmakit:switchSshPrivateKey"] as const;
+
 /** Reads a Pulumi.<stack>.yaml; refuses a private key in plain text without echoing it. */
 export function readStackFile(file: string): StackFile {
     const text = fs.readFileSync(file, "utf8");
@@ -77,12 +80,14 @@ export function readStackFile(file: string): StackFile {
         throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: "is missing", allowed: "the cluster spec (see examples/)" }], "invalid stack file");
     }
     const key = config["rdmakit:sshPrivateKey"];
-    if (key !== undefined && !(typeof key === "object" && key !== null && "secure" in key)) {
-        throw new SpecError([{
-            path: `${file}: config.rdmakit:sshPrivateKey`, value: "(hidden)",
+    // both private keys the kit reads: the nodes' and, on bare metal, the switches' (README.md, "Keys")
+    const plain = PRIVATE_KEY_CONFIG.filter((k) => config[k] !== undefined && !(typeof config[k] === "object" && config[k] !== null && "secure" in config[k]));
+    if (plain.length > 0) {
+        throw new SpecError(plain.map((k) => ({
+            path: `${file}: config.${k}`, value: "(hidden)",
             message: "is stored in plain text",
-            allowed: "a Pulumi secret: pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519",
-        }], "invalid stack file");
+            allowed: `a Pulumi secret: pulumi config set --secret ${k} < ${k.endsWith("switchSshPrivateKey") ? "<the switches' key file>" : "~/.ssh/id_ed25519"}`,
+        })), "invalid stack file");
     }
     return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined };
 }

@@ -99,15 +99,19 @@ export async function runTeamProgram(target: string, stackFile?: string): Promis
         }, project, stack, true);
         pulumi.runtime.setAllConfig(config, secrets);
         const failures: unknown[] = [];
-        const onRejection = (e: unknown) => failures.push(e);
+        // A failed apply (an input refused once it is known) rejects a registration that the mock engine's disconnect
+        // then waits for with nothing left to run: the first failure ends the wait.
+        let failed: () => void = () => undefined;
+        const firstFailure = new Promise<void>((resolve) => { failed = resolve; });
+        const onRejection = (e: unknown) => { failures.push(e); failed(); };
         process.on("unhandledRejection", onRejection);
         try {
             // eslint-disable-next-line @typescript-eslint/no-require-imports
             const mod = require(entry);
             // a program may export a (async) function, which the language host calls
             const main = typeof mod === "function" ? mod : typeof mod?.default === "function" ? mod.default : undefined;
-            if (main) await main();
-            await pulumi.runtime.disconnect();
+            if (main) await Promise.race([main(), firstFailure]);
+            await Promise.race([pulumi.runtime.disconnect(), firstFailure]);
         } finally {
             process.off("unhandledRejection", onRejection);
         }

@@ -13,6 +13,7 @@ import { SOFTWARE_COMPONENTS } from "./catalog/images";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./catalog/software";
 import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
+import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 
@@ -147,7 +148,7 @@ const awsSchema = z
             .string()
             .regex(/^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/, "must be an availability zone such as us-east-1a")
             .describe("the one AZ of the cluster (EFA does not cross AZs)"),
-        instanceType: z.string().describe("EFA-capable instance type, e.g. p5.48xlarge"),
+        instanceType: named(EC2_INSTANCE_TYPE, "must be an EC2 instance type such as p5.48xlarge").describe("EFA-capable instance type, e.g. p5.48xlarge"),
         ami: z.string().regex(/^ami-[0-9a-f]{8,17}$/, "must be an AMI id such as ami-0123456789abcdef0").optional()
             .describe("AMI id; default: the current Deep Learning Base GPU AMI (Ubuntu 22.04) for the architecture"),
         rootVolumeGiB: z.int().min(50).max(16384).default(200).describe("encrypted gp3 root volume size"),
@@ -157,7 +158,7 @@ const awsSchema = z
                 subnets: z
                     .array(z.strictObject({
                         id: idInput("subnetId"),
-                        availabilityZone: z.string(),
+                        availabilityZone: named(AWS_ZONE, "must be an Availability Zone name such as us-east-1a"),
                     }))
                     .min(1)
                     .optional()
@@ -171,7 +172,7 @@ const awsSchema = z
         capacityBlock: z
             .strictObject({
                 reservationId: z.string().regex(/^cr-[0-9a-f]{8,17}$/, "must be a capacity reservation id such as cr-0123abcd"),
-                availabilityZone: z.string(),
+                availabilityZone: named(AWS_ZONE, "must be an Availability Zone name such as us-east-1a"),
                 instanceCount: z.int().min(1),
             })
             .optional()
@@ -188,23 +189,23 @@ const awsSchema = z
         access: z.enum(["bastion", "ssm"]).default("bastion").describe("way in to the private nodes"),
         containersUseInstanceRole: z.boolean().default(false)
             .describe("containers on the nodes call IMDS for the instance role: hop limit 2 instead of 1"),
-        bastionInstanceType: z.string().default("t3.micro"),
+        bastionInstanceType: named(EC2_INSTANCE_TYPE, "must be an EC2 instance type such as t3.micro").default("t3.micro"),
     })
     .describe("AWS EFA cluster settings");
 
 const azureSchema = z
     .strictObject({
         location: z.string().regex(/^[a-z0-9]+$/, "must be an Azure region name such as eastus"),
-        vmSize: z.string().describe("InfiniBand VM size, e.g. Standard_ND96isr_H100_v5"),
+        vmSize: named(AZURE_VM_SIZE, "must be an Azure VM size such as Standard_ND96isr_H100_v5").describe("InfiniBand VM size, e.g. Standard_ND96isr_H100_v5"),
         resourceGroupName: idInput("resourceGroupName").optional().describe("existing resource group; default: the kit creates one"),
         vnetCidr: cidr.default("10.10.0.0/16").describe("must not overlap 172.16.0.0/16 (Azure's RDMA network)"),
         subnetCidr: cidr.default("10.10.0.0/24"),
         image: z
             .strictObject({
-                publisher: z.string(),
-                offer: z.string(),
-                sku: z.string(),
-                version: z.string().default("latest"),
+                publisher: named(AZURE_IMAGE_PART, "must be an image publisher name (letters, digits, - _ .) such as microsoft-dsvm"),
+                offer: named(AZURE_IMAGE_PART, "must be an image offer name (letters, digits, - _ .) such as ubuntu-hpc"),
+                sku: named(AZURE_IMAGE_PART, "must be an image SKU name (letters, digits, - _ .) such as 2204"),
+                version: named(AZURE_IMAGE_VERSION, "must be latest or a version of numbers and periods such as 22.04.202401010").default("latest"),
                 generation: z.enum(["V1", "V2"]).default("V2").describe("Hyper-V generation of the image"),
             })
             .optional()
@@ -213,7 +214,7 @@ const azureSchema = z
         quotaRaised: z.boolean().default(false)
             .describe("set after Azure support raised the scale set limit from 100 to 300 VMs"),
         passwordAuthentication: z.boolean().default(false).describe("must stay false: SSH keys only"),
-        jumpHostSize: z.string().default("Standard_B2s"),
+        jumpHostSize: named(AZURE_VM_SIZE, "must be an Azure VM size such as Standard_B2s").default("Standard_B2s"),
     })
     .describe("Azure InfiniBand cluster settings");
 
@@ -236,8 +237,11 @@ export const clusterSchema = z
         // source: https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html,
         // https://learn.microsoft.com/azure/azure-resource-manager/management/tag-resources
         tags: z.record(
-            z.string().min(1).max(128).regex(/^(?!aws:)[\p{L}\p{N} +\-=._:@]+$/iu, "must be letters, digits, spaces and + - = . _ : @ (what AWS and Azure both take), not starting with aws:"),
-            z.string().max(256).regex(/^[\p{L}\p{N} +\-=._:/@]*$/u, "must be letters, digits, spaces and + - = . _ : / @ (what AWS takes)"),
+            z.string().min(1).max(128).regex(/^(?!aws:)[\p{L}\p{N} +\-=._:@]+$/iu, "must be letters, digits, spaces and + - = . _ : @ (what AWS and Azure both take), not starting with aws:")
+                .refine(notKeyMaterial, KEY_MATERIAL),
+            // the kit copies every tag onto every resource (and plan.json): a key pasted here would be everywhere
+            z.string().max(256).regex(/^[\p{L}\p{N} +\-=._:/@]*$/u, "must be letters, digits, spaces and + - = . _ : / @ (what AWS takes)")
+                .refine(notKeyMaterial, KEY_MATERIAL),
         ).refine((t) => Object.keys(t).length <= 40, { message: "has more than 40 tags (the kit adds its own, clouds allow 50)" })
             .refine((t) => !("Name" in t) && !("rdmakit:cluster" in t), { message: "sets Name or rdmakit:cluster, which the kit sets itself" })
             .default({}).describe("extra tags on every resource"),
@@ -305,13 +309,15 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     }
     // the ranges together, not one by one: 0.0.0.0/1 + 128.0.0.0/1 is the internet as surely as 0.0.0.0/0
     const reach = publicCoverage(spec.ssh.allowedCidrs);
-    if (reach.share > spec.ssh.maxPublicShare && !spec.ssh.allowInternet) {
+    // the whole internet needs allowInternet whatever maxPublicShare says (1 would otherwise admit 0.0.0.0/0)
+    if ((reach.share >= 1 || reach.share > spec.ssh.maxPublicShare) && !spec.ssh.allowInternet) {
         const pct = (x: number) => `${Number((x * 100).toPrecision(3))} %`;
         issues.push({
             path: "cluster.ssh.allowedCidrs", value: spec.ssh.allowedCidrs,
             message: reach.share >= 1 ? "opens SSH to the whole internet (the ranges together cover every public address)"
                 : `opens SSH to ${pct(reach.share)} of the public IPv4 space (${reach.addresses} addresses), more than ssh.maxPublicShare (${pct(spec.ssh.maxPublicShare)})`,
-            allowed: "your office/VPN ranges; or set cluster.ssh.allowInternet: true (or raise cluster.ssh.maxPublicShare)",
+            allowed: `your office/VPN ranges, together at most ${pct(Math.min(spec.ssh.maxPublicShare, 1))} of the public IPv4 space; ` +
+                "opening SSH to the internet on purpose takes cluster.ssh.allowInternet: true",
         });
     }
     if (spec.fabric !== "roce" && spec.ssh.publicKey === undefined) {

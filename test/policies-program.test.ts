@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -105,4 +106,48 @@ test("bad input exits 2 and says what is wrong: no program, no stack file, a pro
     const boom = plan(["--program", dir]);
     assert.equal(boom.code, 2);
     assert.match(boom.err, /the program .* failed on the mock engine: boom from the team's program/);
+});
+
+// Issue 25, F5: a launch template with no type and no EFA interface of its own, launched by an Auto Scaling group as
+// p5.48xlarge through mixedInstancesPolicy overrides, took every policy out of scope; SSH from the internet minus one
+// address passed. The red team's program, through the real CLI.
+const MINUS_ONE = `
+const minusOne: string[] = [];
+for (let len = 1; len <= 32; len++) {
+    const net = (((0x01020304 >>> (32 - len)) ^ 1) << (32 - len)) >>> 0;
+    minusOne.push(\`\${[24, 16, 8, 0].map((s) => (net >>> s) & 255).join(".")}/\${len}\`);
+}`;
+const overridden = (overrides: string) => `
+import * as aws from "@pulumi/aws";
+${MINUS_ONE}
+const sg = new aws.ec2.SecurityGroup("nodes", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 22, toPort: 22, cidrBlocks: minusOne }] });
+const lt = new aws.ec2.LaunchTemplate("generic", { imageId: "ami-1",
+    metadataOptions: { httpTokens: "optional", httpPutResponseHopLimit: 3 },
+    networkInterfaces: [{ associatePublicIpAddress: "true", securityGroups: [sg.id] }, { deviceIndex: 1, securityGroups: [sg.id] }] });
+new aws.autoscaling.Group("gpu", { minSize: 2, maxSize: 2, vpcZoneIdentifiers: ["subnet-1"],
+    mixedInstancesPolicy: { launchTemplate: { launchTemplateSpecification: { launchTemplateId: lt.id, version: "$Latest" }, overrides: ${overrides} } } });
+`;
+
+test("a template launched as p5.48xlarge only through an ASG's overrides is checked as an EFA template; SSH from the internet minus one address fails", () => {
+    const r = plan(["--program", programDir({ "index.ts": overridden(`[{ instanceType: "m7i.large" }, { instanceType: "p5.48xlarge" }]`) })]);
+    assert.equal(r.code, 1, r.err + r.out);
+    const line = r.out.split("\n").find((l) => l.includes("aws-efa-template-launched-as-rdma")) ?? "";
+    assert.match(line, /^ {2}FAIL aws-efa-template-launched-as-rdma \(mandatory\) — /);
+    assert.match(line, /aws-efa-imdsv2-required: launch template generic: metadataOptions\.httpTokens is "optional", not "required".* \(as auto scaling group gpu launches it: p5\.48xlarge\)/);
+    assert.match(line, /aws-efa-no-public-ip: launch template generic: networkInterfaces\[0\] .* associatePublicIpAddress "true"/);
+    assert.match(r.out, /^ {2}FAIL rdma-ssh-not-open-to-internet \(mandatory\) — security group nodes admits SSH \(TCP 22\) from 100 % of the public IPv4 Internet \(3702258687 addresses\), more than maxPublicShare \(0\.1 %\)$/m);
+
+    const attrs = plan(["--program", programDir({ "index.ts": overridden(`[{ instanceRequirements: { vcpuCount: { min: 192 }, memoryMib: { min: 2000000 } } }]`) })]);
+    assert.match(attrs.out, /^ {2}warn aws-efa-template-launched-as-rdma \(mandatory\) — .*auto scaling group gpu picks the instance types of generic by attributes \(instanceRequirements\), so whether it is on an EFA fabric cannot be verified/m);
+});
+
+// Issue 25, F4: the SSH policy never looked at the bastion's security group, where allowedCidrs opens SSH.
+test("the kit's AWS stack with SSH open to the internet on purpose: the policy fails on the bastion's security group", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rdmakit-open-"));
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "aws-p5.yaml"), "utf8"));
+    Object.assign(doc.config["rdmakit:cluster"].ssh, { allowedCidrs: ["0.0.0.0/0"], allowInternet: true });
+    writeFileSync(join(dir, "Pulumi.open.yaml"), toYaml(doc));
+    const r = plan(["--config", join(dir, "Pulumi.open.yaml")]);
+    assert.equal(r.code, 1, r.err + r.out);
+    assert.match(r.out, /FAIL rdma-ssh-not-open-to-internet.* — security group cluster-aws-bastion-sg admits SSH \(TCP 22\) from the whole IPv4 Internet/);
 });

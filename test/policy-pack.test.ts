@@ -149,6 +149,12 @@ function violations(roce: () => Stack): Case[] {
         { policy: "aws-efa-no-public-ip", why: "associatePublicIpAddress \"true\" on a 33-interface template", stack: () => LT(aws, (p) => (p.networkInterfaces[0].associatePublicIpAddress = "true")) },
         { policy: "aws-efa-imdsv2-required", why: "httpTokens optional", stack: () => LT(aws, (p) => (p.metadataOptions.httpTokens = "optional")) },
         { policy: "aws-efa-gpudirect-instance-type", why: "a g6e.48xlarge with EFA", stack: () => LT(aws, (p) => { p.instanceType = "g6e.48xlarge"; p.networkInterfaces = p5Interfaces(4); }) },
+        // issue 25 F5: a template with no type and no EFA interface that the group launches as p5.48xlarge (overrides)
+        { policy: "aws-efa-template-launched-as-rdma", why: "a typeless ENA-only template with httpTokens optional, launched as p5.48xlarge by mixedInstancesPolicy overrides",
+            stack: () => edit(LT(aws, (p) => { delete p.instanceType; p.networkInterfaces = [p5Interfaces()[0]]; p.metadataOptions.httpTokens = "optional"; }), T.asg, "nodes", (p) => {
+                p.mixedInstancesPolicy = { launchTemplate: { launchTemplateSpecification: { launchTemplateId: p.launchTemplate.id, version: "$Latest" }, overrides: [{ instanceType: "p5.48xlarge" }] } };
+                delete p.launchTemplate;
+            }) },
         { policy: "aws-efa-sg-self-ingress", why: "no self ingress rule", stack: () => without(aws, T.in, "efa-self-in") },
         { policy: "aws-efa-sg-self-egress", why: "only 0.0.0.0/0 egress", stack: () => without(aws, T.out, "efa-self-out") },
         { policy: "aws-efa-asg-single-subnet", why: "two subnets", stack: () => edit(aws, T.asg, "nodes", (p) => (p.vpcZoneIdentifiers = ["subnet-a", "subnet-b"])) },

@@ -174,7 +174,7 @@ describe("RoceCluster under mocks", () => {
         const c = await build("chk");
         const chk = byName("chk")["fabric-check"];
         assert.equal(chk.type, "command:local:Command");
-        assert.match(chk.inputs.create, /node --import tsx bin\/rdmakit\.ts fabric check --spec-stdin --switches-only < "\$tmp\/spec"/);
+        assert.match(chk.inputs.create, /node bin\/rdmakit\.cjs fabric check --spec-stdin --switches-only < "\$tmp\/spec"/);
         assert.deepEqual(JSON.parse(chk.inputs.stdin).switches.map((s: { name: string }) => s.name), ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
         assert.deepEqual(chk.inputs.triggers, c.switchConfigs.map((r) => r.digest));
         assert.equal(chk.inputs.environment.RDMAKIT_SWITCH_SSH_KEY, undefined);

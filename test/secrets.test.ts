@@ -119,6 +119,18 @@ describe("a private key in the stack config", () => {
         }
     });
 
+    it("a plain-text switch key is refused by pulumi up's program like the node key (issue 25 F6), without the key", async () => {
+        await pulumi.runtime.setMocks({ newResource: (a) => ({ id: `${a.name}-id`, state: a.inputs }), call: (a) => a.inputs }, "rdmakit", "test", false);
+        const { RdmaCluster } = await import("../components/cluster");
+        const roce = parseYaml(readFileSync(join(ROOT, "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+        let err: unknown;
+        try { new RdmaCluster("k", { spec: roce, switchSshPrivateKey: openssh, switchSshPrivateKeyIsSecret: false }); } catch (e) { err = e; }
+        assert.ok(err instanceof pulumi.InputPropertiesError, String(err));
+        const text = [err.message, ...err.errors.map((x) => `${x.propertyPath} ${x.reason}`)].join("\n");
+        assert.match(text, /rdmakit:switchSshPrivateKey: is stored in plain text .*allowed: a secret: pulumi config set --secret rdmakit:switchSshPrivateKey/);
+        assertNoKey(text, openssh, "component");
+    });
+
     it("is not echoed by `rdmakit plan`", () => {
         const dir = mkdtempSync(join(tmpdir(), "rdmakit-secrets-"));
         const doc = parseYaml(readFileSync(join(ROOT, "examples", "aws-p5.yaml"), "utf8"));

@@ -15,6 +15,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ed25519HostKey } from "../components/provision/knownhosts";
+import { freePort } from "./fixtures/ports";
+import { startSshd, sshdMissing } from "./fixtures/sshd";
 import { LAUNCH_SSH, MPIRUN_SSH_DIR } from "../components/validate/commands";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -59,7 +61,7 @@ function runPlay(hostKeys: string[], fixed: (d: Where) => string, pair: (d: Wher
     fs.writeFileSync(path.join(dir, "vars.json"), JSON.stringify(vars));
     const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inventory.yml"), path.join(ROOT, "playbooks", "validate.yml"),
         "-e", `@${path.join(dir, "vars.json")}`, "--tags", "nccl_all,nccl_pairs"], {
-        cwd: ROOT, encoding: "utf8", timeout: 120_000,
+        cwd: ROOT, encoding: "utf8", timeout: 240_000, // the play is about 40 tasks on two hosts: minutes on a loaded 2-core machine
         env: { ...process.env, HOME: home, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_FORKS: "1", ANSIBLE_NOCOLOR: "1" },
     });
     return { r, dir, home, seen, ak, keyDir };
@@ -81,7 +83,30 @@ test("mpirun's ssh uses the run's key, IdentitiesOnly and the run's known_hosts,
     assert.doesNotMatch(fs.readFileSync(path.join(ROOT, "playbooks", "validate.yml"), "utf8"), /ForwardAgent/);
 });
 
-test("validate.yml: a key per launcher for the run, restricted, pinned known_hosts; gone after a pass and after a failure", skip, () => {
+/**
+ * The authorized line the play wrote, as a real sshd reads it: the launcher's own key, from another address than the
+ * line's from= (refused), and from that address (accepted). Loopback addresses of this test's own; ssh binds its source.
+ */
+async function sshdHonoursFrom(line: string, privateKey: string, dir: string): Promise<{ other: number | null; own: number | null }> {
+    const listen = "127.0.25.1", own = "127.0.25.2", other = "127.0.25.3";
+    const host = path.join(dir, "sshd_host_key");
+    assert.equal(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", host]).status, 0);
+    const authorized = path.join(dir, "sshd_authorized_keys");
+    // the play's line, with the launcher's address in from= replaced by the loopback address it connects from here
+    fs.writeFileSync(authorized, line.replace(/from="[^"]*"/, `from="${own}"`) + "\n", { mode: 0o600 });
+    const port = await freePort();
+    const server = await startSshd(dir, { address: listen, port, hostKeyFiles: [host], authorizedKey: authorized });
+    try {
+        const ssh = (source: string) => spawnSync("ssh", ["-F", "/dev/null", "-i", privateKey, "-o", "IdentitiesOnly=yes", "-o", `BindAddress=${source}`,
+            "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10", "-p", String(port),
+            `${os.userInfo().username}@${listen}`, "true"], { encoding: "utf8", timeout: 30_000 }).status;
+        return { other: ssh(other), own: ssh(own) };
+    } finally {
+        await server.stop();
+    }
+}
+
+test("validate.yml: a key per launcher for the run, restricted, pinned known_hosts; gone after a pass and after a failure", skip, async () => {
     const pinned = ed25519HostKey("rdmakit-nodes").publicKey;
     // node-a launches the all-node runs and passes; node-b launches its pair, whose stand-in removes the working
     // folder, so the fetch after it fails and node-b fails inside the block
@@ -100,8 +125,16 @@ test("validate.yml: a key per launcher for the run, restricted, pinned known_hos
     assert.notEqual(pubA, pubB);
     // both authorized for the run, restricted and marked; the earlier run's line gone; the operator's kept
     const ak = fs.readFileSync(path.join(p.seen, "ak"), "utf8");
-    for (const pub of [pubA, pubB]) {
-        assert.match(ak, new RegExp(`^restrict ${pub.replace(/[+/]/g, "\\$&")} rdmakit-mpirun-run=\\d{8}T\\d{6}Z-\\d+ node-[ab]$`, "m"));
+    // each only from its own launcher's address (issue 25 F11: `restrict` alone let the key in from anywhere)
+    for (const [pub, from, h] of [[pubA, "10.0.0.1", "a"], [pubB, "10.0.0.2", "b"]]) {
+        assert.match(ak, new RegExp(`^restrict,from="${from.replace(/\./g, "\\.")}" ${pub.replace(/[+/]/g, "\\$&")} rdmakit-mpirun-run=\\d{8}T\\d{6}Z-\\d+ node-${h}$`, "m"));
+    }
+    // and sshd keeps node-a's key to node-a's address: from anywhere else it is refused
+    if (!process.env.RDMAKIT_SKIP_HOST_TESTS) {
+        assert.equal(sshdMissing(), "", "set RDMAKIT_SKIP_HOST_TESTS=1 to skip");
+        const line = ak.split("\n").find((l) => l.startsWith("restrict,from=") && l.endsWith(" node-a"))!;
+        const got = await sshdHonoursFrom(line, path.join(p.seen, "a", "id_ed25519"), p.dir);
+        assert.deepEqual(got, { other: 255, own: 0 }, "from= another address must be refused, from its own accepted");
     }
     assert.ok(ak.includes(OPERATOR));
     assert.ok(!ak.includes("StaleKeyOfAnEarlierRun"), ak);

@@ -2,6 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Command } from "commander";
 import { redactSecrets, SpecError } from "../errors";
+import { redactPemBlocks } from "../redact";
 import { countByType, formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
 import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
@@ -66,16 +67,19 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         invokes: result.invokes.map((i) => ({ ...i, args: showUnknowns(i.args) })),
         artifacts: Object.keys(artifacts.files),
     };
-    fs.writeFileSync(path.join(outDir, "plan.json"), JSON.stringify(planJson, null, 2) + "\n");
+    // plan.json keeps public keys (known_hosts is built from them), so only armoured blocks are cut from it; the spec's
+    // strings have passed their grammars and the key-material test already (components/grammars.ts)
+    const planText = redactPemBlocks(JSON.stringify(planJson, null, 2));
+    fs.writeFileSync(path.join(outDir, "plan.json"), planText + "\n");
     if (opts.json) {
-        out(JSON.stringify(planJson, null, 2));
+        out(planText);
     } else {
         const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software)] : [];
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
-        out(formatPlanSummary(result, extra));
+        out(redactSecrets(formatPlanSummary(result, extra)));
     }
     return artifacts.checks.some((c) => !c.ok && c.mandatory) ? 1 : 0;
 }

@@ -3,9 +3,10 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { SpecError, SpecIssue, toInputPropertiesError } from "../errors";
+import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "../errors";
 import { parseRunOutcome, summariserScript } from "./summarise";
 import { assetPath } from "../assets";
+import { checkExtraVarNames } from "./inventory";
 import { KEY_CLIENT, serveSshKey } from "./keysocket";
 import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./resume";
 
@@ -235,13 +236,8 @@ export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs, name = "run"
     if (args.stack !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(args.stack)) issues.push({ path: "stack", message: "must be letters, digits and . _ -", value: args.stack });
     if (args.outDir !== undefined && /\p{Cc}/u.test(args.outDir)) issues.push({ path: "outDir", message: "must not hold control characters", value: args.outDir });
     const vars = args.extraVars;
-    if (vars !== undefined && !pulumi.Output.isInstance(vars) && !(vars instanceof Promise)) {
-        for (const key of Object.keys(vars)) {
-            if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-                issues.push({ path: `extraVars.${key}`, message: "is not a valid Ansible variable name", value: key, allowed: "[A-Za-z_][A-Za-z0-9_]*" });
-            }
-        }
-    }
+    // an Output or a Promise is checked when it resolves (extraVarsJson)
+    if (vars !== undefined && !pulumi.Output.isInstance(vars) && !(vars instanceof Promise)) issues.push(...checkExtraVarNames(vars));
     const dir = args.playbooksDir ?? DEFAULT_PLAYBOOKS_DIR;
     const playbook = args.playbook ?? "site.yml";
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
@@ -258,6 +254,27 @@ export function checkAnsiblePlaybookArgs(args: AnsiblePlaybookArgs, name = "run"
         issues.push({ path: "playbooksDir", message: "has no ansible.cfg", value: dir });
     }
     return issues;
+}
+
+/**
+ * The extra variables, once known, as the stableJson text the run reads; throws a SpecError naming every refused
+ * name (extraVarProblem: none of Ansible's own variables).
+ */
+export function extraVarsText(name: string, v: unknown): string {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) {
+        throw keepMessage(new SpecError([{ path: "extraVars", message: "must be an object of variable names to values", value: Array.isArray(v) ? "(a list)" : typeof v }], `invalid AnsiblePlaybook ${name}`));
+    }
+    const issues = checkExtraVarNames(v as Record<string, unknown>);
+    if (issues.length > 0) throw keepMessage(new SpecError(issues, `invalid AnsiblePlaybook ${name}`));
+    return stableJson(v);
+}
+
+/**
+ * The run's extra variables: an Output-valued `extraVars` whose names are refused once it resolves fails the
+ * deployment here, before the command that would run with it.
+ */
+export function extraVarsJson(name: string, vars: AnsiblePlaybookArgs["extraVars"]): pulumi.Output<string> {
+    return pulumi.output(vars ?? {}).apply((v) => extraVarsText(name, v));
 }
 
 /**
@@ -304,7 +321,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         }
 
         const inventory = pulumi.output(args.inventory);
-        const varsJson = pulumi.output(args.extraVars ?? {}).apply((v) => stableJson(v));
+        const varsJson = extraVarsJson(name, args.extraVars);
         const inventoryHash = inventory.apply(sha256);
         const varsHash = varsJson.apply(sha256);
         // The last run's record (resume.ts): while it names failed nodes for these very inputs, the command gets the next

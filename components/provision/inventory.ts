@@ -68,7 +68,47 @@ const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // Anything that would need quoting inside ssh's ProxyCommand or an ssh -o value: refuse it rather than escape it.
 const SAFE_SSH_WORD = /^[A-Za-z0-9@%+=:,./_~-]+$/;
-const RESERVED_VARS = ["ansible_host", "ansible_user", "ansible_port", "ansible_ssh_common_args", "ansible_ssh_private_key_file"];
+/**
+ * Variables that decide how Ansible reaches a host and what runs on this machine, by the options of the ssh connection
+ * plugin they set (`ansible-doc -t connection ssh --json`, each option's `vars`; ansible-core 2.14). The inventory
+ * sets host, port, user, key and ssh_common_args itself; the others would undo its host-key pinning
+ * (host_key_checking and ssh_args come before ssh_common_args on ssh's command line, and ssh takes the first value:
+ * ansible/ansible lib/ansible/plugins/connection/ssh.py _build_command) or run another program here (the
+ * executables; a ProxyCommand in extra args). Refused in the inventory's variables and in extra variables alike.
+ * source: ansible/ansible@v2.14.18:lib/ansible/plugins/connection/ssh.py (DOCUMENTATION options and their vars)
+ */
+export const RESERVED_VARS: readonly string[] = [
+    // set by the inventory itself
+    "ansible_host", "ansible_ssh_host", "ansible_user", "ansible_ssh_user", "ansible_port", "ansible_ssh_port",
+    "ansible_ssh_common_args", "ansible_ssh_private_key_file", "ansible_private_key_file",
+    // host-key checking, ssh's own options, the programs ssh/scp/sftp and their extra arguments, the control sockets
+    "ansible_host_key_checking", "ansible_ssh_host_key_checking", "ansible_ssh_args", "ansible_ssh_extra_args",
+    "ansible_ssh_executable", "ansible_scp_executable", "ansible_sftp_executable", "ansible_scp_extra_args",
+    "ansible_sftp_extra_args", "ansible_ssh_pkcs11_provider", "ansible_control_path", "ansible_control_path_dir",
+    "ansible_ssh_transfer_method", "ansible_scp_if_ssh",
+];
+
+/**
+ * Why an extra variable's name is refused, or undefined when it is free. Extra variables win over every other source
+ * (Ansible's variable precedence, "extra vars (-e) ... always win"), so none may be one of Ansible's own: every option
+ * of its connection, become and shell plugins (the interpreters and executables among them) is read from an
+ * `ansible_` variable, and the connection plugins also read `inventory_hostname` (ansible-doc --json of the ssh,
+ * paramiko_ssh, local connections, the sudo and su become plugins and the sh shell: no other name).
+ * source: https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_variables.html#understanding-variable-precedence
+ */
+export function extraVarProblem(key: string): SpecIssue | undefined {
+    if (!VAR_NAME.test(key)) return { path: key, message: "is not a valid Ansible variable name", value: key, allowed: "[A-Za-z_][A-Za-z0-9_]*" };
+    if (/^ansible_/i.test(key) || key === "inventory_hostname") {
+        return { path: key, message: "is one of Ansible's own variables (connection, become, interpreter, executable), which an extra variable would override for every host", value: key,
+            allowed: "a name not starting with ansible_ (how hosts are reached is the inventory's: hosts[], bastion, knownHostsFile)" };
+    }
+    return undefined;
+}
+
+/** Every problem with the names of extra variables (`base.<name>` paths). */
+export function checkExtraVarNames(vars: Record<string, unknown>, base = "extraVars"): SpecIssue[] {
+    return Object.keys(vars).flatMap((k) => { const p = extraVarProblem(k); return p ? [{ ...p, path: `${base}.${k}` }] : []; });
+}
 
 function checkPort(port: number | undefined, path: string, issues: SpecIssue[]): void {
     if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535)) {
@@ -130,7 +170,7 @@ function checkVarNames(vars: Record<string, unknown>, base: string, issues: Spec
             issues.push({ path: `${base}.${key}`, message: "is not a valid Ansible variable name", value: key,
                 allowed: "[A-Za-z_][A-Za-z0-9_]*" });
         } else if (RESERVED_VARS.includes(key)) {
-            issues.push({ path: `${base}.${key}`, message: "is set by the inventory itself", value: key,
+            issues.push({ path: `${base}.${key}`, message: "is set by the inventory itself or would undo its host-key pinning", value: key,
                 allowed: "use hosts[], bastion, knownHostsFile or privateKeyFile" });
         }
     }

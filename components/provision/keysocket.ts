@@ -9,6 +9,7 @@
  * checked before use). A same-user process could read the program's memory just as well (ptrace), so this adds no
  * reader that did not exist.
  */
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { Worker } from "node:worker_threads";
@@ -142,3 +143,78 @@ export const KEY_CLIENT = [
     "  const a = require('child_process').spawn('ssh-add', ['-q', '-t', process.argv[1], '-'], { stdio: ['pipe', 'inherit', 'inherit'] });",
     "  a.on('error', (e) => fail('ssh-add cannot start (' + e.code + ')')); a.on('exit', (c) => process.exit(c === 0 ? 0 : 1)); a.stdin.end(k); k.fill(0); });",
 ].join(" ");
+
+/** An ssh-agent bound to this process, holding keys it was handed on a pipe (startKeyAgent). */
+export interface KeyAgent {
+    /** the agent's socket, for ssh's `-o IdentityAgent=` */
+    socket: string;
+    /** the public key line (`ssh-ed25519 AAAA...`) of each key, in the order given: ssh's `-i` with IdentitiesOnly picks it */
+    publicKeys: string[];
+    /** the agent's process id */
+    pid: number;
+    /** stops the agent (its keys go with it) */
+    stop(): void;
+}
+
+/**
+ * Starts an ssh-agent for a run of this Node process (`rdmakit fabric check`) and loads `keys` into it through
+ * `ssh-add -` on a pipe: the keys are in no file, no argument and no child's environment. The agent is bound to this
+ * process as the Ansible runs' agent is to their shell (RUN_INTERPRETER): it runs with a command, `cat` reading a pipe
+ * only this process writes, so when this process ends however it ends (KILL included) the pipe closes, `cat` exits
+ * and the agent, whose parent that is, exits within 10 s (openssh-portable ssh-agent.c, `parent_alive_interval`);
+ * `stop()` ends it at once. Each key also has ssh-add's lifetime (`-t`). `env` is the environment every child gets
+ * (the caller's, without its key variables). The socket goes in `dir` (a 0700 folder of the caller's).
+ */
+export async function startKeyAgent(dir: string, keys: readonly string[], lifetimeS: number, env: NodeJS.ProcessEnv): Promise<KeyAgent> {
+    const socket = path.join(dir, "agent.sock");
+    const agent = spawn("ssh-agent", ["-a", socket, "sh", "-c", 'echo "$SSH_AGENT_PID"; exec cat >/dev/null'], { stdio: ["pipe", "pipe", "pipe"], env });
+    agent.stdin.on("error", () => undefined);
+    let pid = 0;
+    const stop = () => {
+        if (pid > 0) try { process.kill(pid, "SIGTERM"); } catch { /* gone already */ }
+        agent.stdin.destroy();
+        fs.rmSync(socket, { force: true });
+    };
+    try {
+        pid = await new Promise<number>((resolve, reject) => {
+            let out = "", err = "";
+            const t = setTimeout(() => reject(new Error("ssh-agent did not start within 10 s")), 10_000);
+            agent.on("error", (e) => { clearTimeout(t); reject(new Error(`ssh-agent cannot start (${(e as NodeJS.ErrnoException).code})`)); });
+            agent.stderr.on("data", (d: Buffer) => { err += d.toString("utf8"); });
+            agent.stdout.on("data", (d: Buffer) => {
+                out += d.toString("utf8");
+                const line = out.match(/^(\d+)\n/);
+                if (line) { clearTimeout(t); resolve(Number(line[1])); }
+            });
+            agent.on("exit", (code) => { clearTimeout(t); reject(new Error(`ssh-agent exited (${code}): ${err.trim()}`)); });
+        });
+        const agentEnv = { ...env, SSH_AUTH_SOCK: socket };
+        const publicKeys: string[] = [];
+        for (const key of keys) {
+            const before = new Set((await sshAdd(["-L"], "", agentEnv)).stdout.split("\n").filter((l) => /^(ssh|ecdsa|sk)-/.test(l)));
+            const add = await sshAdd(["-q", "-t", String(lifetimeS), "-"], key.endsWith("\n") ? key : key + "\n", agentEnv);
+            // ssh-add names no key material in its errors ("Error loading key "(stdin)": invalid format")
+            if (add.code !== 0) throw new Error(`ssh-add refused a key: ${add.stderr.trim() || `exit ${add.code}`}`);
+            const listed = (await sshAdd(["-L"], "", agentEnv)).stdout.split("\n").filter((l) => /^(ssh|ecdsa|sk)-/.test(l));
+            const added = listed.find((l) => !before.has(l)) ?? publicKeys.find((p) => listed.includes(p)) ?? listed[listed.length - 1];
+            publicKeys.push(added.split(" ").slice(0, 2).join(" "));
+        }
+        return { socket, publicKeys, pid, stop };
+    } catch (e) {
+        stop();
+        throw e;
+    }
+}
+
+function sshAdd(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+        const c = spawn("ssh-add", args, { stdio: ["pipe", "pipe", "pipe"], env });
+        let stdout = "", stderr = "";
+        c.stdout.on("data", (d: Buffer) => { stdout += d.toString("utf8"); });
+        c.stderr.on("data", (d: Buffer) => { stderr += d.toString("utf8"); });
+        c.on("error", (e) => resolve({ code: 127, stdout, stderr: `ssh-add cannot start (${(e as NodeJS.ErrnoException).code})` }));
+        c.on("close", (code) => resolve({ code, stdout, stderr }));
+        c.stdin.on("error", () => undefined);
+        c.stdin.end(input);
+    });
+}

@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Command } from "commander";
-import { formatIssue, type SpecIssue } from "../errors";
+import { formatIssue, redactSecrets, type SpecIssue } from "../errors";
 import { roceSpecFromStackFile } from "./cli";
 import { fabricDrift, formatDriftReport, type DriftReport } from "./drift";
 import { readFabric, type ReadOptions } from "./fabric-read";
@@ -17,6 +17,20 @@ import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible
 
 /** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
 export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
+
+/**
+ * The keys of FABRIC_KEY_ENV, taken out of this process's environment: bin/rdmakit.cjs (the installed command and the
+ * one `pulumi up` runs) has moved them out before tsx started its esbuild child; run any other way, they leave it here.
+ */
+function envKeys(): Record<string, string | undefined> {
+    const held = (globalThis as Record<symbol, Record<string, string> | undefined>)[Symbol.for("rdmakit.envKeys")] ?? {};
+    const out: Record<string, string | undefined> = {};
+    for (const k of Object.values(FABRIC_KEY_ENV)) {
+        out[k] = held[k] ?? process.env[k];
+        delete process.env[k];
+    }
+    return out;
+}
 
 export interface FabricCheckOptions extends ReadOptions {
     /** The `cluster.roce` section, parsed. */
@@ -80,10 +94,19 @@ export function registerFabric(program: Command): Command {
             const kept = stack ? path.join(path.dirname(opts.config!), "out", stack, "known_hosts") : undefined;
             const hostKnownHosts = opts.hostKnownHosts ?? (kept && fs.existsSync(kept) ? kept : undefined);
             const hostUser = (cluster?.ssh as { user?: string } | undefined)?.user;
-            const report = await fabricCheck({
-                spec, only, timeoutS, hosts: !opts.switchesOnly && !only, hostKnownHosts, hostUser,
-                switchKey: process.env[FABRIC_KEY_ENV.switch] || undefined, hostKey: process.env[FABRIC_KEY_ENV.host] || undefined,
-            });
+            // the keys leave this process's environment at once (no child inherits them); the host key is not even
+            // read with --switches-only
+            const keys = envKeys();
+            const switchKey = keys[FABRIC_KEY_ENV.switch] || undefined;
+            const hostKey = opts.switchesOnly ? undefined : keys[FABRIC_KEY_ENV.host] || undefined;
+            let report: DriftReport;
+            try {
+                report = await fabricCheck({ spec, only, timeoutS, hosts: !opts.switchesOnly && !only, hostKnownHosts, hostUser, switchKey, hostKey });
+            } catch (e) {
+                process.stderr.write(redactSecrets(`rdmakit fabric check: ${(e as Error).message}\n`));
+                process.exitCode = 2;
+                return;
+            }
             const failed = report.findings.length > 0 || report.unreadable.length > 0 || report.planViolations.length > 0;
             // the report goes to stderr on failure, so a `pulumi up` that fails shows it
             if (opts.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
@@ -112,8 +135,9 @@ export interface FabricCheckCommand {
  * key is served to the run and loaded into its own ssh-agent, which the reads use (no key in its environment).
  */
 export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string, o: { only?: string[]; agentKey?: boolean } = {}): FabricCheckCommand {
-    const cli = `node --import tsx bin/rdmakit.ts fabric check --spec-stdin --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
+    const cli = `node bin/rdmakit.cjs fabric check --spec-stdin --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
     return {
+        // bin/rdmakit.cjs, not `node --import tsx`: a key in the environment leaves it before tsx starts its esbuild child
         create: o.agentKey ? [...SSH_KEY_PRELUDE, 'cat > "$tmp/spec" || exit 1', ...runChild(`${cli} < "$tmp/spec"`), 'exit "$rc"'].join("\n") : cli,
         stdin: JSON.stringify(spec),
         dir,

@@ -4,11 +4,19 @@
  * no global known_hosts), the hosts with the known_hosts the caller names. Commands are read-only (fabric-state.ts).
  * A switch or host that does not answer within the timeout, refuses the key, or exits non-zero is returned with the
  * error, and the report lists it unreadable.
+ *
+ * Keys: given as text, they go into an ssh-agent bound to this process (keysocket.ts startKeyAgent) on a pipe, never
+ * into a file; ssh gets the agent's socket (IdentityAgent) and the key's public half (`-i`, IdentitiesOnly), and every
+ * child runs with an environment without key variables (childEnv). With `hosts: false` the host key is not loaded.
+ * SIGINT, SIGTERM and SIGHUP during a read stop the ssh children and the agent and remove the temporary folder
+ * (known_hosts files, public keys, the agent's socket) before the process exits with 128 + the signal's number; a
+ * KILL leaves that folder, which holds nothing secret, and the agent exits on its own within 10 s.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { type KeyAgent, startKeyAgent } from "../provision/keysocket";
 import type { HostReading, SwitchReading } from "./drift";
 import { hostReadScript, SWITCH_READS } from "./fabric-state";
 import type { HostPlan, QosPlan, SwitchPlan } from "./qos";
@@ -34,11 +42,20 @@ export interface ReadOptions {
 
 interface Run { ok: boolean; stdout: string; why: string }
 
-function run(cmd: string, args: string[], stdin: string, timeoutS: number): Promise<Run> {
+/** What every child of a read shares: its environment and the set the signal handler stops. */
+interface Ctx { env: NodeJS.ProcessEnv; children: Set<ChildProcess> }
+
+/** Key-carrying variables (by name or by a PEM armour in the value) are never passed on to a child. */
+export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return Object.fromEntries(Object.entries(env).filter(([k, v]) => !/SSH_KEY|PRIVATE_KEY/i.test(k) && !/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(v ?? "")));
+}
+
+function run(ctx: Ctx, cmd: string, args: string[], stdin: string, timeoutS: number): Promise<Run> {
     return new Promise((resolve) => {
-        const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], env: ctx.env });
+        ctx.children.add(child);
         let out = "", err = "", done = false;
-        const finish = (r: Run) => { if (!done) { done = true; clearTimeout(timer); resolve(r); } };
+        const finish = (r: Run) => { if (!done) { done = true; clearTimeout(timer); ctx.children.delete(child); resolve(r); } };
         const timer = setTimeout(() => { child.kill("SIGKILL"); finish({ ok: false, stdout: out, why: `no answer within ${timeoutS} s` }); }, timeoutS * 1000);
         child.stdout.on("data", (d: Buffer) => { out += d.toString("utf8"); });
         child.stderr.on("data", (d: Buffer) => { err += d.toString("utf8"); });
@@ -60,58 +77,83 @@ async function pool<T, R>(items: readonly T[], n: number, f: (t: T) => Promise<R
 
 const knownName = (address: string, port: number) => (port === 22 ? address : `[${address}]:${port}`);
 
+/** How ssh reaches a device's key: the agent's socket and the key's public half, or ssh's own agent and files. */
+interface Identity { agent: string; publicKeyFile: string }
+
 /** ssh arguments for one device: no prompts, no first-contact trust. */
-function sshArgs(target: { user: string; address: string; port: number }, keyFile: string | undefined, knownHosts: string | undefined, timeoutS: number): string[] {
+function sshArgs(target: { user: string; address: string; port: number }, id: Identity | undefined, knownHosts: string | undefined, timeoutS: number): string[] {
     return [
         "-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
         ...(knownHosts ? ["-o", `UserKnownHostsFile=${knownHosts}`, "-o", "GlobalKnownHostsFile=/dev/null"] : []),
         "-o", `ConnectTimeout=${Math.max(1, Math.min(timeoutS, 30))}`,
         "-p", String(target.port),
-        ...(keyFile ? ["-i", keyFile, "-o", "IdentitiesOnly=yes"] : []),
+        ...(id ? ["-o", `IdentityAgent=${id.agent}`, "-i", id.publicKeyFile, "-o", "IdentitiesOnly=yes"] : []),
         `${target.user}@${target.address}`,
     ];
 }
 
-async function readSwitch(sw: SwitchPlan, dir: string, keyFile: string | undefined, o: Required<Pick<ReadOptions, "timeoutS" | "ssh">>): Promise<SwitchReading> {
+type Opts = Required<Pick<ReadOptions, "timeoutS" | "ssh">>;
+
+async function readSwitch(ctx: Ctx, sw: SwitchPlan, dir: string, id: Identity | undefined, o: Opts): Promise<SwitchReading> {
     // only the pinned key: a switch that presents another one is refused, not trusted
     const known = path.join(dir, `known_hosts.${sw.name}`);
     fs.writeFileSync(known, `${knownName(sw.managementAddress, sw.sshPort)} ${sw.hostKey.split(" ").slice(0, 2).join(" ")}\n`);
-    const base = sshArgs({ user: sw.sshUser, address: sw.managementAddress, port: sw.sshPort }, keyFile, known, o.timeoutS);
+    const base = sshArgs({ user: sw.sshUser, address: sw.managementAddress, port: sw.sshPort }, id, known, o.timeoutS);
     const reads = SWITCH_READS[sw.os];
-    const cfg = await run(o.ssh, [...base, reads.config], "", o.timeoutS);
+    const cfg = await run(ctx, o.ssh, [...base, reads.config], "", o.timeoutS);
     if (!cfg.ok) return { switch: sw.name, error: `${reads.config}: ${cfg.why}` };
-    const lldp = await run(o.ssh, [...base, reads.lldp], "", o.timeoutS);
-    const oper = reads.oper === undefined ? undefined : await run(o.ssh, [...base, reads.oper], "", o.timeoutS);
+    const lldp = await run(ctx, o.ssh, [...base, reads.lldp], "", o.timeoutS);
+    const oper = reads.oper === undefined ? undefined : await run(ctx, o.ssh, [...base, reads.oper], "", o.timeoutS);
     return {
         switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }),
         ...(oper === undefined ? {} : oper.ok ? { oper: oper.stdout } : { operError: `${reads.oper}: ${oper.why}` }),
     };
 }
 
-async function readHost(h: HostPlan, keyFile: string | undefined, o: Required<Pick<ReadOptions, "timeoutS" | "ssh">> & { knownHosts?: string; user?: string }): Promise<HostReading> {
-    const base = sshArgs({ user: h.sshUser ?? o.user ?? "root", address: h.address, port: 22 }, keyFile, o.knownHosts, o.timeoutS);
-    const r = await run(o.ssh, [...base, "sh -s"], hostReadScript(h.railNics, h.railNetdevs), o.timeoutS);
+async function readHost(ctx: Ctx, h: HostPlan, id: Identity | undefined, o: Opts & { knownHosts?: string; user?: string }): Promise<HostReading> {
+    const base = sshArgs({ user: h.sshUser ?? o.user ?? "root", address: h.address, port: 22 }, id, o.knownHosts, o.timeoutS);
+    const r = await run(ctx, o.ssh, [...base, "sh -s"], hostReadScript(h.railNics, h.railNetdevs), o.timeoutS);
     return r.ok ? { host: h.name, output: r.stdout } : { host: h.name, error: `read over ssh: ${r.why}` };
 }
 
-/** Reads every switch (and host) of the plan. Never throws for a device: its error goes into its reading. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Reads every switch (and host) of the plan. Never throws for a device: its error goes into its reading. While it
+ * runs, SIGINT/SIGTERM/SIGHUP clean up and end the process (the module's doc).
+ */
 export async function readFabric(plan: QosPlan, opts: ReadOptions = {}): Promise<{ switches: SwitchReading[]; hosts: HostReading[] }> {
     const o = { timeoutS: opts.timeoutS ?? 30, ssh: opts.ssh ?? "ssh" };
+    const readHosts = opts.hosts !== false;
+    const ctx: Ctx = { env: childEnv(process.env), children: new Set() };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-fabric-"));
+    let agent: KeyAgent | undefined;
+    const cleanup = () => {
+        for (const c of ctx.children) c.kill("SIGKILL");
+        agent?.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+    };
+    const onSignal = (sig: NodeJS.Signals) => { cleanup(); process.exit(128 + os.constants.signals[sig]); };
+    for (const s of SIGNALS) process.on(s, onSignal);
     try {
-        const keyFile = (name: string, key?: string) => {
-            if (!key) return undefined;
-            const f = path.join(dir, name);
-            fs.writeFileSync(f, key.endsWith("\n") ? key : key + "\n", { mode: 0o600 });
-            return f;
-        };
-        const swKey = keyFile("switch_key", opts.switchKey);
-        const hostKey = keyFile("host_key", opts.hostKey);
+        const keys = [opts.switchKey, readHosts ? opts.hostKey : undefined];
+        const given = keys.filter((k): k is string => !!k);
+        // the agent holds them for the read at most: every device, one command after another, within the timeout
+        if (given.length > 0) agent = await startKeyAgent(dir, given, Math.ceil(o.timeoutS * 2 * (plan.switches.length + plan.hosts.length)) + 60, ctx.env);
+        const ids: (Identity | undefined)[] = [];
+        let next = 0;
+        for (const [i, k] of keys.entries()) {
+            if (!k || !agent) { ids.push(undefined); continue; }
+            const publicKeyFile = path.join(dir, `key${i}.pub`);
+            fs.writeFileSync(publicKeyFile, agent.publicKeys[next++] + "\n", { mode: 0o600 });
+            ids.push({ agent: agent.socket, publicKeyFile });
+        }
         const parallel = opts.parallel ?? 16;
-        const switches = await pool(plan.switches, parallel, (s) => readSwitch(s, dir, swKey, o));
-        const hosts = opts.hosts === false ? [] : await pool(plan.hosts, parallel, (h) => readHost(h, hostKey, { ...o, knownHosts: opts.hostKnownHosts, user: opts.hostUser }));
+        const switches = await pool(plan.switches, parallel, (s) => readSwitch(ctx, s, dir, ids[0], o));
+        const hosts = readHosts ? await pool(plan.hosts, parallel, (h) => readHost(ctx, h, ids[1], { ...o, knownHosts: opts.hostKnownHosts, user: opts.hostUser })) : [];
         return { switches, hosts };
     } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+        for (const s of SIGNALS) process.off(s, onSignal);
+        cleanup();
     }
 }

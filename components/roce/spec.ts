@@ -6,6 +6,7 @@
  * PFC, CNPs on DSCP 48 → priority 6 strict, ECN on the RoCE queue at 150 KB / 1.5 MB / 100 %.
  */
 import { z } from "zod";
+import { KEY_MATERIAL, notKeyMaterial, SHORT_MODEL } from "../grammars";
 import { NIC_CATALOG, NIC_MODELS, type NicModel } from "../catalog/nics";
 import { SWITCH_CATALOG, SWITCH_MODELS } from "../catalog/switches";
 import type { SpecIssue } from "../errors";
@@ -79,7 +80,8 @@ export const roceHostSchema = z.strictObject({
     bootstrapNic: z.string().regex(NETDEV, { error: "must be a Linux interface name of at most 15 characters, e.g. eno1" })
         .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
     gpu: z.strictObject({
-        model: z.string().min(1, { error: "GPU model must be a non-empty string, e.g. H100" }).describe("GPU model, e.g. H100."),
+        model: z.string().regex(SHORT_MODEL, { error: "GPU model must be a short model name (letters, digits, - _ . between), e.g. H100 or H100-80GB" })
+            .refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("GPU model, e.g. H100."),
         count: int("GPU count", 1, 16).describe("GPUs in this host."),
     }).describe("GPUs in the host; used to sanity-check the rail count."),
     gidIndex: int("GID index", 0, 255).optional()
@@ -92,9 +94,9 @@ const portSpeed = (what: string) => z.number({ error: `${what} must be a number 
 
 /** @internal A link from this switch to a switch of the tier above (leaf → spine); the spine's port comes from it. */
 export const roceUplinkSchema = z.strictObject({
-    port: z.string().min(1, { error: "port name must not be empty" }).describe("This switch's port that faces the peer."),
+    port: z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("This switch's port that faces the peer."),
     peer: name("peer switch name").describe("Name of the switch at the other end (in cluster.roce.switches)."),
-    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).describe("The peer's port at the other end of the cable."),
+    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("The peer's port at the other end of the cable."),
     cableLengthM: cableLength("uplink cable length").describe("Length of this cable in metres; sizes the headroom of both ends."),
     speedGbps: portSpeed("uplink speed").optional().describe("Speed of the link in Gb/s. @default the switch's speedGbps"),
 });
@@ -112,7 +114,8 @@ export const roceSwitchSchema = z.strictObject({
         .describe("Network OS: nvue (Cumulus Linux 5.x), sonic (config_db.json), eos (Arista CLI)."),
     role: z.enum(["leaf", "spine"], { error: "switch role must be leaf (faces GPU hosts) or spine (faces leaves only)" }).default("leaf")
         .describe("leaf: has host ports (and uplinks); spine: its ports are the peer ends of the leaves' uplinks. @default leaf"),
-    model: z.string().min(1, { error: "switch model must be a non-empty string" }).optional()
+    model: z.string().regex(SHORT_MODEL, { error: "switch model must be a short model name (letters, digits, - _ . between), e.g. SN4700" })
+        .refine(notKeyMaterial, { error: KEY_MATERIAL }).optional()
         .describe("Switch model from the catalog (components/catalog/switches.ts), e.g. SN5600; required for eos (its queue keyword depends on the platform). Sizes the headroom check (rule C16)."),
     managementAddress: address.describe("Address the kit SSHes to when it pushes the configuration."),
     sshUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, "must be a user name (letters, digits, _ . -)").optional()
@@ -121,7 +124,7 @@ export const roceSwitchSchema = z.strictObject({
     hostKey: z.string({ error: "is required: the switch's SSH host key line, so a push never trusts a switch on first contact (ssh-keyscan -t ed25519 <switch>)" })
         .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
         .describe("The switch's SSH host key (`ssh-keyscan -t ed25519 <switch>` prints it); every push verifies it."),
-    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }), { error: "must be a list of port names" })
+    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }), { error: "must be a list of port names" })
         .default([])
         .describe("Front-panel ports that face GPU-host rail NICs (breakout sub-ports by their own names, e.g. swp1s0). Required on a leaf. @default []"),
     portOverrides: z.record(z.string(), rocePortOverrideSchema, { error: "must map port names to { speedGbps?, cableLengthM? }" }).optional()

@@ -84,6 +84,14 @@ export function awsScope(r: PolicyResource, families: string[], resources?: Poli
     const t = get(() => r.props.instanceType as string | undefined);
     if (t === UNKNOWN) return { in: "unknown", why: `whether ${r.name} is on an EFA fabric: its instance type is not known yet` };
     if (typeof t === "string" && families.includes(familyOf(t))) return { in: true, why: `instance type ${t}` };
+    // a template an Auto Scaling group launches as another type (mixedInstancesPolicy overrides) is on the fabric
+    // when the group launches it as a type in scope
+    if (r.type === TYPES.launchTemplate && resources) {
+        const l = launchedAs(r, resources);
+        const rdma = l.types.find((x) => families.includes(familyOf(x.type)));
+        if (rdma) return { in: true, why: `auto scaling group ${rdma.group} launches it as ${rdma.type} (mixedInstancesPolicy overrides)` };
+        if (l.open.length > 0) return { in: "unknown", why: l.open.join("; ") };
+    }
     return { in: false, why: `${r.name} has no EFA interface and instance type ${show(t)} is not in the families in scope (${families.join(", ")})` };
 }
 
@@ -152,6 +160,34 @@ export function groupsLaunching(resources: PolicyResource[], templates: PolicyRe
         else if (deps.length === 0 && refs.some((v) => v === UNKNOWN)) unknown.push(`the launch template of auto scaling group ${g.name} is not known yet and no dependency names it`);
     }
     return { groups, unknown };
+}
+
+/**
+ * The instance types Auto Scaling groups launch `lt` as: `mixedInstancesPolicy.launchTemplate.overrides[].instanceType`
+ * (an override's type replaces the template's; @pulumi/aws autoscaling.Group). `open`: what stops the answer, an
+ * override that picks types by attributes (`instanceRequirements`, EC2 attribute-based instance type selection) or
+ * a type not known yet.
+ * source: https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_LaunchTemplateOverrides.html
+ */
+export function launchedAs(lt: PolicyResource, resources: PolicyResource[]): { types: { type: string; group: string }[]; open: string[] } {
+    const types: { type: string; group: string }[] = [];
+    const open: string[] = [];
+    for (const { group } of groupsLaunching(resources, [lt]).groups) {
+        const overrides = items(() => group.props.mixedInstancesPolicy?.launchTemplate?.overrides);
+        if (overrides === UNKNOWN) {
+            open.push(`the instance type overrides of auto scaling group ${group.name} (which launches ${lt.name}) are not known yet`);
+            continue;
+        }
+        for (const o of (overrides ?? []) as Record<string, any>[]) {
+            const t = get(() => o.instanceType);
+            if (t === UNKNOWN) open.push(`an instance type override of auto scaling group ${group.name} is not known yet`);
+            else if (typeof t === "string" && t !== "") types.push({ type: t, group: group.name });
+            else if (get(() => o.instanceRequirements) !== undefined) {
+                open.push(`auto scaling group ${group.name} picks the instance types of ${lt.name} by attributes (instanceRequirements), so whether it is on an EFA fabric cannot be verified`);
+            }
+        }
+    }
+    return { types, open };
 }
 
 function dependenciesOfAny(r: PolicyResource, properties: string[]): PolicyResource[] {

@@ -5,16 +5,21 @@
  */
 import type { ResourceValidationArgs } from "@pulumi/policy";
 import { awsInstanceType } from "../../components/catalog/aws";
-import type { Findings } from "../support";
-import { get, items, show, TYPES, UNKNOWN } from "../support";
-import { awsScope, catalogType, EFA_TYPES, efaNodes, instanceEnis, isEfa, nicLabel, SCOPE_SCHEMA, templateNics, type Nic, type ScopeConfig } from "./aws-model";
+import { CannotVerify, Findings, get, items, show, TYPES, UNKNOWN } from "../support";
+import { awsScope, catalogType, EFA_TYPES, efaNodes, instanceEnis, isEfa, launchedAs, nicLabel, SCOPE_SCHEMA, templateNics, type Nic, type ScopeConfig } from "./aws-model";
 import { resourcePolicy, stackPolicy, type PolicyMeta } from "./define";
 
 /**
  * A resource policy over EFA launch templates (and instances, where `instances`): not applicable outside the scope,
  * "cannot be verified yet" while the scope is unknown.
  */
-function efaResource(meta: Omit<PolicyMeta, "configSchema">, instances: boolean, check: (args: ResourceValidationArgs, f: Findings, nics: Nic[] | undefined) => void) {
+type EfaCheck = (args: ResourceValidationArgs, f: Findings, nics: Nic[] | undefined) => void;
+
+/** Every per-template check, by policy name: awsEfaTemplateLaunchedAsRdma runs them on templates only a group puts in scope. */
+const TEMPLATE_CHECKS: { name: string; check: EfaCheck }[] = [];
+
+function efaResource(meta: Omit<PolicyMeta, "configSchema">, instances: boolean, check: EfaCheck) {
+    TEMPLATE_CHECKS.push({ name: meta.name, check });
     return resourcePolicy<ScopeConfig>({ ...meta, configSchema: { properties: SCOPE_SCHEMA } }, (args, f, config) => {
         const types: string[] = instances ? [TYPES.launchTemplate, TYPES.instance] : [TYPES.launchTemplate];
         if (!types.includes(args.type)) args.notApplicable(`applies to ${types.join(" and ")}`);
@@ -257,4 +262,53 @@ export const awsEfaGpudirectInstanceType = efaResource({
     const t = typeof name === "string" ? awsInstanceType(name) : undefined;
     if (!t) args.notApplicable(`instance type ${show(name)} is not a GPU type in rdmakit's catalog`);
     if (!t!.gpuDirectRdma) f.violation(`${what(args)}: ${t!.name} (${t!.gpu.count} × ${t!.gpu.model}) has no GPUDirect RDMA over EFA (source: ${t!.source})`);
+});
+
+/** Thrown by the stand-in `notApplicable` of a check run on another resource's behalf. */
+class Skip extends Error {}
+
+export const awsEfaTemplateLaunchedAsRdma = stackPolicy<ScopeConfig>({
+    name: "aws-efa-template-launched-as-rdma",
+    description: "A launch template with no RDMA instance type or EFA interface of its own, which an Auto Scaling group launches as an RDMA type (mixedInstancesPolicy overrides), passes every aws-efa-* launch template check for that type; one whose group picks types by attributes cannot be verified.",
+    remediationSteps:
+        "Fix what the named aws-efa-* check reports on the template (IMDSv2 required, no public IP, an EFA interface on every card), " +
+        "or give the template its instance type and interfaces so that the per-template checks see it directly.",
+    severity: "high",
+    url: "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_LaunchTemplateOverrides.html",
+    enforcementLevel: "mandatory",
+    configSchema: { properties: SCOPE_SCHEMA },
+}, (args, f, config) => {
+    const templates = args.resources.filter((r) => r.type === TYPES.launchTemplate && awsScope(r, config.instanceFamilies).in !== true);
+    let checked = 0;
+    for (const lt of templates) {
+        const scope = awsScope(lt, config.instanceFamilies, args.resources);
+        if (scope.in === "unknown") f.cannotVerify(scope.why);
+        if (scope.in !== true) continue;
+        const nics = templateNics(lt.props);
+        if (nics === UNKNOWN) {
+            f.cannotVerify(`the network interfaces of launch template ${lt.name} are not known yet`);
+            continue;
+        }
+        for (const { type, group } of launchedAs(lt, args.resources).types.filter((x) => config.instanceFamilies.includes(x.type.split(".")[0]))) {
+            checked++;
+            // the template as the group launches it: the override's type in place of the template's (a proxy, not a
+            // copy: at preview a property the engine does not know throws when read, and the checks read through get())
+            const props = new Proxy(lt.props, { get: (t, k) => (k === "instanceType" ? type : Reflect.get(t, k)) });
+            const as = { type: lt.type, name: lt.name, urn: lt.urn, props, notApplicable: (why: string) => { throw new Skip(why); } } as unknown as ResourceValidationArgs;
+            for (const c of TEMPLATE_CHECKS) {
+                const inner = new Findings((m) => f.violation(`${c.name}: ${m} (as auto scaling group ${group} launches it: ${type})`, lt.urn));
+                try {
+                    c.check(as, inner, nics);
+                    inner.done();
+                } catch (e) {
+                    if (e instanceof CannotVerify) f.cannotVerify(`${c.name}: ${e.message}`);
+                    else if (!(e instanceof Skip)) throw e;
+                }
+            }
+        }
+    }
+    // it decides (passes) in every stack with an EFA node: that none of its templates is launched as another type is its answer
+    if (checked === 0 && efaNodes(args.resources, config.instanceFamilies).nodes.length === 0 && templates.every((lt) => awsScope(lt, config.instanceFamilies, args.resources).in === false)) {
+        args.notApplicable("no launch template or instance on an EFA fabric");
+    }
 });

@@ -122,6 +122,17 @@ export function coversInternet(s: RangeSet): Family[] {
     return ([4, 6] as Family[]).filter((f) => INTERNET[f].length > 0 && subtract({ ...empty(), [f]: INTERNET[f] } as RangeSet, s)[f].length === 0);
 }
 
+/**
+ * The share (0..1) of a family's public Internet that `s` admits, and how many public addresses that is. "The
+ * Internet minus one address" is a share just under 1, not the whole, so a rule on shares catches it where
+ * coversInternet does not.
+ */
+export function publicShare(s: RangeSet, f: Family): { share: number; addresses: bigint } {
+    const count = (list: Interval[]) => list.reduce((a, [lo, hi]) => a + hi - lo + 1n, 0n);
+    const addresses = count(subtract(s, NOT_INTERNET)[f]);
+    return { share: Number(addresses) / Number(count(INTERNET[f])), addresses };
+}
+
 /** The public addresses of `s` outside `allowed`. */
 export function publicOutside(s: RangeSet, allowed: RangeSet): RangeSet {
     return subtract(subtract(s, NOT_INTERNET), allowed);

@@ -16,6 +16,7 @@ import type { EnforcementLevel, Policies, PolicyConfigSchema, ResourceValidation
 import {
     awsEfaGpudirectInstanceType, awsEfaImdsv2Required, awsEfaInterfaceEfaOnlySecondary, awsEfaInterfaceEveryCard, awsEfaInterfacePresent,
     awsEfaInterfaceSecurityGroups, awsEfaInterfaceSingleSubnet, awsEfaInterfaceTypeValid, awsEfaInterfaceUniqueSlot, awsEfaNoPublicIp,
+    awsEfaTemplateLaunchedAsRdma,
 } from "./aws";
 import { awsEfaAsgSingleSubnet, awsEfaPlacementCapacityBlock, awsEfaPlacementCluster, awsEfaSgSelfEgress, awsEfaSgSelfIngress } from "./aws-network";
 import {
@@ -42,7 +43,7 @@ type Policy = ResourceValidationPolicy | StackValidationPolicy;
 export const RDMAKIT_POLICIES: readonly Policy[] = [
     awsEfaInterfacePresent, awsEfaInterfaceEveryCard, awsEfaInterfaceUniqueSlot, awsEfaInterfaceEfaOnlySecondary, awsEfaInterfaceTypeValid,
     awsEfaInterfaceSecurityGroups, awsEfaInterfaceSingleSubnet, awsEfaNoPublicIp, awsEfaImdsv2Required, awsEfaGpudirectInstanceType,
-    awsEfaSgSelfIngress, awsEfaSgSelfEgress, awsEfaAsgSingleSubnet, awsEfaPlacementCluster, awsEfaPlacementCapacityBlock,
+    awsEfaTemplateLaunchedAsRdma, awsEfaSgSelfIngress, awsEfaSgSelfEgress, awsEfaAsgSingleSubnet, awsEfaPlacementCluster, awsEfaPlacementCapacityBlock,
     azureIbVmssSinglePlacementGroup, azureIbVmssPartitionCapacity, azureIbVmssFaultDomainOne, azureIbVmssNoOverprovision,
     azureIbVmssUniformOrchestration, azureIbNoPasswordLogin, azureIbGen2Image, azureIbTrustedLaunchOff, azureIbAcceleratedNetworking,
     azureIbVnetRdmaRange,

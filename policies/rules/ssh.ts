@@ -3,14 +3,15 @@
  * launch templates and instances (inline rules, aws.vpc.SecurityGroupIngressRule, aws.ec2.SecurityGroupRule) and the
  * network security groups of InfiniBand scale sets and VMs (on their NIC or subnet; inline securityRules and
  * azure-native:network:SecurityRule, in priority order with Deny rules taken into account). "Open" is any set of
- * ranges that together admit every public address of a family, not only 0.0.0.0/0 or ::/0.
+ * ranges that together admit every public address of a family, not only 0.0.0.0/0 or ::/0. The bastion / jump host
+ * of an RDMA stack is in scope too: it is where `allowedCidrs` opens SSH (awsEntryGroups, azureEntryGroups).
  */
 import type { PolicyResource } from "@pulumi/policy";
 import type { Findings } from "../support";
 import { dependenciesOf, get, items, known, knownItems, resolveRefs, TYPES, UNKNOWN } from "../support";
 import { DEFAULT_FAMILIES, efaNodes, instanceEnis, nicGroups, templateNics } from "./aws-model";
 import { DEFAULT_SIZES, ibNodes, nicConfigs, referencedNics } from "./azure-model";
-import { add, coversInternet, empty, EVERYTHING, formatInterval, fromRanges, isEmpty, parseRange, publicOutside, subtract, union, type RangeSet } from "./cidr";
+import { add, coversInternet, empty, EVERYTHING, type Family, formatInterval, fromRanges, isEmpty, parseRange, publicOutside, publicShare, subtract, union, type RangeSet } from "./cidr";
 import { stackPolicy } from "./define";
 
 const SSH = 22;
@@ -19,6 +20,7 @@ interface SshConfig {
     instanceFamilies: string[];
     vmSizes: string[];
     allowedSshPrefixes: string[];
+    maxPublicShare: number;
 }
 
 const addAll = (set: RangeSet, texts: unknown[]) => {
@@ -153,6 +155,61 @@ function awsGroups(resources: PolicyResource[], families: string[], note: (s: st
     return [...out];
 }
 
+/**
+ * The way in to the EFA nodes: the security groups their own groups admit SSH from (a rule with a source group:
+ * referencedSecurityGroupId, sourceSecurityGroupId, or an inline rule's securityGroups: the bastion's group in
+ * rdmakit's stacks) and the groups of every instance in the stack that asks for a public address. Their openings are
+ * what `allowedCidrs` really opens, so they are in the policy's scope.
+ */
+function awsEntryGroups(resources: PolicyResource[], nodeGroups: PolicyResource[], note: (s: string) => void): PolicyResource[] {
+    const sgs = resources.filter((r) => r.type === TYPES.securityGroup);
+    const out = new Set<PolicyResource>();
+    const byId = (holder: PolicyResource, property: string, values: unknown[] | typeof UNKNOWN) => {
+        const r = resolveRefs(holder, property, TYPES.securityGroup, values, sgs, (c, v) => known(() => c.props.id) === v);
+        r.found.forEach((g) => out.add(g));
+        r.outside.forEach((id) => note(`security group ${id}, which SSH to the RDMA nodes comes through, is not in this stack, so its rules cannot be read`));
+    };
+    for (const g of nodeGroups) {
+        for (const r of knownItems(() => g.props.ingress) as Record<string, any>[]) {
+            if (awsAdmitsSsh(known(() => r.protocol), known(() => r.fromPort), known(() => r.toPort))) byId(g, "ingress", items(() => r.securityGroups) ?? []);
+        }
+        for (const r of resources) {
+            const separate = r.type === TYPES.ingressRule;
+            if (!separate && !(r.type === TYPES.securityGroupRule && known(() => r.props.type) === "ingress")) continue;
+            const target = get(() => r.props.securityGroupId);
+            const mine = dependenciesOf(r, "securityGroupId", TYPES.securityGroup).some((d) => d.urn === g.urn) || (target !== UNKNOWN && target === known(() => g.props.id));
+            if (!mine || !awsAdmitsSsh(known(() => (separate ? r.props.ipProtocol : r.props.protocol)), known(() => r.props.fromPort), known(() => r.props.toPort))) continue;
+            const prop = separate ? "referencedSecurityGroupId" : "sourceSecurityGroupId";
+            const v = get(() => r.props[prop]);
+            if (v !== undefined) byId(r, prop, [v]);
+        }
+    }
+    for (const i of resources.filter((r) => r.type === TYPES.instance && get(() => r.props.associatePublicIpAddress) !== false && get(() => r.props.associatePublicIpAddress) !== undefined)) {
+        byId(i, "vpcSecurityGroupIds", items(() => i.props.vpcSecurityGroupIds) ?? []);
+    }
+    nodeGroups.forEach((g) => out.delete(g));
+    return [...out];
+}
+
+/** The way in to the InfiniBand nodes: the NSGs of network interfaces in the stack that carry a public IP (the jump host's). */
+function azureEntryGroups(resources: PolicyResource[], note: (s: string) => void): PolicyResource[] {
+    const nsgs = resources.filter((r) => r.type === TYPES.nsg);
+    const out = new Set<PolicyResource>();
+    for (const nic of resources.filter((r) => r.type === TYPES.nic)) {
+        const publicIp = (knownItems(() => nic.props.ipConfigurations) as Record<string, any>[]).some((c) => get(() => c.publicIPAddress) !== undefined)
+            || dependenciesOf(nic, "ipConfigurations", "azure-native:network:PublicIPAddress").length > 0;
+        if (!publicIp) continue;
+        const ref = get(() => nic.props.networkSecurityGroup?.id);
+        const deps = dependenciesOf(nic, "networkSecurityGroup", TYPES.nsg);
+        const found = nsgs.find((x) => ref !== UNKNOWN && ref !== undefined && known(() => x.props.id) === ref);
+        if (found) out.add(found);
+        else if (deps.length > 0) deps.forEach((d) => out.add(d));
+        else if (ref === UNKNOWN) note(`the network security group of network interface ${nic.name} (a public way in) is not known yet`);
+        else if (ref !== undefined) note(`network security group ${String(ref)} of network interface ${nic.name} (a public way in) is not in this stack, so its rules cannot be read`);
+    }
+    return [...out];
+}
+
 /** The Azure NSGs of the InfiniBand nodes: on their NIC configurations, referenced NICs, or subnets. */
 function azureGroups(resources: PolicyResource[], sizes: string[], note: (s: string) => void): PolicyResource[] {
     const { nodes, unknown } = ibNodes(resources, sizes);
@@ -190,9 +247,9 @@ function azureGroups(resources: PolicyResource[], sizes: string[], note: (s: str
 
 export const rdmaSshNotOpenToInternet = stackPolicy<SshConfig>({
     name: "rdma-ssh-not-open-to-internet",
-    description: "No security group or network security group of an RDMA node (EFA or InfiniBand) admits SSH from the whole Internet, by 0.0.0.0/0 or by any set of ranges that adds up to it; with allowedSshPrefixes set, no public source outside them.",
+    description: "No security group or network security group of an RDMA node (EFA or InfiniBand) or of its way in (the bastion / jump host: a group the nodes admit SSH from, or that of a host with a public address) admits SSH from the whole Internet, by 0.0.0.0/0 or by any set of ranges that adds up to it, nor from more than maxPublicShare of a family's public addresses; with allowedSshPrefixes set, no public source outside them.",
     remediationSteps:
-        "Admit SSH only from your office or VPN ranges (rdmakit: cluster.ssh.allowedCidrs) or through a bastion / SSM; list the " +
+        "Admit SSH only from your office or VPN ranges (together at most maxPublicShare of the public space) (rdmakit: cluster.ssh.allowedCidrs) or through a bastion / SSM; list the " +
         "public ranges you accept in this policy's allowedSshPrefixes to have anything else reported.",
     severity: "critical",
     url: "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/security-group-rules-reference.html",
@@ -201,6 +258,11 @@ export const rdmaSshNotOpenToInternet = stackPolicy<SshConfig>({
         properties: {
             instanceFamilies: { type: "array", items: { type: "string" }, default: DEFAULT_FAMILIES, description: "As for the aws-efa-* policies." },
             vmSizes: { type: "array", items: { type: "string" }, default: DEFAULT_SIZES, description: "As for the azure-ib-* policies." },
+            maxPublicShare: {
+                // rdmakit's own cluster.ssh.maxPublicShare default (components/spec.ts): a /10 of IPv4 is 0.1 %
+                type: "number", minimum: 0, maximum: 1, default: 0.001,
+                description: "Largest share (0-1) of a family's public address space a group may admit SSH from; more is reported (catches \"the Internet minus a few addresses\").",
+            },
             allowedSshPrefixes: {
                 type: "array", items: { type: "string" }, default: [],
                 description: "Public CIDR ranges SSH may come from. Empty: only an opening to the whole Internet is reported.",
@@ -209,9 +271,16 @@ export const rdmaSshNotOpenToInternet = stackPolicy<SshConfig>({
     },
 }, (args, f: Findings, config) => {
     const note = (s: string) => f.cannotVerify(s);
-    const groups = [...awsGroups(args.resources, config.instanceFamilies, note), ...azureGroups(args.resources, config.vmSizes, note)];
     const { nodes: efa } = efaNodes(args.resources, config.instanceFamilies);
     const { nodes: ib } = ibNodes(args.resources, config.vmSizes);
+    const efaGroups = awsGroups(args.resources, config.instanceFamilies, note);
+    const ibGroups = azureGroups(args.resources, config.vmSizes, note);
+    // the bastion / jump host of an RDMA stack: what allowedCidrs opens is on its group, not on the nodes'
+    const entry = [
+        ...(efa.length > 0 ? awsEntryGroups(args.resources, efaGroups, note) : []),
+        ...(ib.length > 0 ? azureEntryGroups(args.resources, note).filter((g) => !ibGroups.includes(g)) : []),
+    ];
+    const groups = [...efaGroups, ...ibGroups, ...entry];
     if (efa.length === 0 && ib.length === 0 && groups.length === 0) args.notApplicable("no EFA or InfiniBand node in this stack");
     const allowed = fromRanges(config.allowedSshPrefixes);
     for (const g of groups) {
@@ -220,6 +289,12 @@ export const rdmaSshNotOpenToInternet = stackPolicy<SshConfig>({
         const open = coversInternet(sources);
         if (open.length > 0) {
             f.violation(`${what} ${g.name} admits SSH (TCP 22) from the whole ${open.map((x) => `IPv${x}`).join(" and ")} Internet (${[...sources[4].map((i) => formatInterval(4, i)), ...sources[6].map((i) => formatInterval(6, i))].join(", ")})`, g.urn);
+            continue;
+        }
+        const wide = ([4, 6] as Family[]).map((fam) => ({ fam, ...publicShare(sources, fam) })).filter((x) => x.share > config.maxPublicShare);
+        if (wide.length > 0) {
+            const pct = (x: number) => `${Number((x * 100).toPrecision(3))} %`;
+            f.violation(`${what} ${g.name} admits SSH (TCP 22) from ${wide.map((x) => `${pct(x.share)} of the public IPv${x.fam} Internet (${x.addresses} addresses)`).join(" and ")}, more than maxPublicShare (${pct(config.maxPublicShare)})`, g.urn);
             continue;
         }
         if (config.allowedSshPrefixes.length > 0) {

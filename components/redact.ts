@@ -1,0 +1,33 @@
+/** Redaction of key material in text that is printed or written (pure: no SDK, so light modules can use it). */
+
+// PEM armour (RFC 7468 §2: `-----BEGIN <label>-----` … `-----END <label>-----`), which PKCS#1/PKCS#8 keys and
+// OpenSSH's own private key format share (openssh-portable PROTOCOL.key: "-----BEGIN OPENSSH PRIVATE KEY-----").
+// A block cut short (no END line) is hidden to the end of the text.
+const PEM_BLOCK = /-----BEGIN [^\r\n]*?-----[\s\S]*?(?:-----END [^\r\n]*?-----|$)/g;
+// A base64 run of 40+ characters (30+ bytes: an Ed25519 seed is 32, a PKCS#8 Ed25519 key 48 bytes) with upper case,
+// lower case and a digit, which file paths and words rarely have and random key bytes almost always do.
+const BASE64_RUN = /[A-Za-z0-9+/]{40,}={0,2}/g;
+// A hex run of 64+ characters: a raw 32-byte key written in hex.
+const HEX_RUN = /\b[0-9A-Fa-f]{64,}\b/g;
+const REDACTED = "[redacted: looks like key material]";
+
+/**
+ * The text with everything that looks like private key material replaced: PEM/OpenSSH armoured blocks, long base64
+ * bodies, long hex runs (and the short tail line of a base64 body that follows one). Every path that echoes user input
+ * (showValue, SpecError, InputPropertiesError, the CLI's last-resort error line) goes through it.
+ */
+export function redactSecrets(text: string): string {
+    return text
+        .replace(PEM_BLOCK, REDACTED)
+        .replace(BASE64_RUN, (run) => (/[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run) ? REDACTED : run))
+        .replace(HEX_RUN, REDACTED)
+        // the last, shorter line of a multi-line body (64 characters a line, RFC 7468 §2)
+        .replace(/(\[redacted: looks like key material\](?:\\n|\s)+)[A-Za-z0-9+/]+={0,2}/g, "$1" + REDACTED)
+        .replace(/\[redacted: looks like key material\](?:(?:\\n|\s)+\[redacted: looks like key material\])+/g, REDACTED);
+}
+
+
+/** The text with every PEM/OpenSSH armoured block hidden, and nothing else (for output that keeps public keys). */
+export function redactPemBlocks(text: string): string {
+    return text.replace(PEM_BLOCK, REDACTED);
+}
