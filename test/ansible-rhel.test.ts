@@ -72,3 +72,75 @@ test("the RedHat-9 maps name the driver stream, Fabric Manager per branch, EPEL 
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });
+
+// EL9's openmpi-devel layout (Fedora's openmpi.spec, which EL9 is built from: --prefix=%{_libdir}/openmpi,
+// --includedir=%{_includedir}/openmpi-%{_arch}; %files: bin/mpi[er]*, lib/*.so.40*, devel lib/*.so and
+// %{_includedir}/openmpi-<arch>/*; source in playbooks/roles/nccl_tests/vars/RedHat.yml) laid out under a scratch root
+// at the paths the RedHat map names, then the role's mpi_layout.yml run against it. nccl-tests compiles with
+// -I$(MPI_HOME)/include and links with -L$(MPI_HOME)/lib -lmpi (NVIDIA/nccl-tests@a0b82b2:src/Makefile lines 23-25):
+// that is what the test runs with the MPI_HOME the role hands the build, with gcc, on a real header and library.
+test("EL9 layout: the MPI_HOME nccl-tests builds with finds mpi.h in /usr/include/openmpi-x86_64 and libmpi in /usr/lib64/openmpi/lib",
+    { skip: hasAnsible ? false : "no ansible-playbook", timeout: 120_000 }, () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-el9mpi-"));
+        const ansible = (play: string[], extra: Record<string, string>) => {
+            fs.writeFileSync(path.join(dir, "play.yml"), play.join("\n") + "\n");
+            const r = spawnSync("ansible-playbook", ["-i", "localhost,", path.join(dir, "play.yml"), "-e", JSON.stringify(extra)],
+                { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_ROLES_PATH: ROLES } });
+            assert.equal(r.status, 0, r.stdout + r.stderr);
+            const m = /"msg": "RENDER (.*)"$/m.exec(r.stdout);
+            assert.ok(m, r.stdout);
+            return JSON.parse(m[1].replace(/\\"/g, '"')) as Record<string, string>;
+        };
+        try {
+            const el9 = ansible([
+                "- hosts: localhost", "  connection: local", "  gather_facts: false", "  tasks:",
+                `    - ansible.builtin.include_vars: ${path.join(ROLES, "nccl_tests", "vars", "RedHat.yml")}`,
+                "    - ansible.builtin.debug:",
+                "        msg: \"RENDER {{ {'home': nccl_tests_os_mpi_home, 'include': nccl_tests_os_mpi_include, 'launch': nccl_tests_os_mpi_launch_home} | to_json }}\"",
+            ], { ansible_architecture: "x86_64" });
+            assert.deepEqual(el9, { home: "/usr/lib64/openmpi", include: "/usr/include/openmpi-x86_64", launch: "/usr/lib64/openmpi" });
+
+            // openmpi + openmpi-devel as the spec installs them: a real header, a real shared library and its dev link
+            const root = path.join(dir, "root");
+            const home = path.join(root, el9.home), inc = path.join(root, el9.include);
+            fs.mkdirSync(path.join(home, "bin"), { recursive: true });
+            fs.mkdirSync(path.join(home, "lib"), { recursive: true });
+            fs.mkdirSync(inc, { recursive: true });
+            fs.writeFileSync(path.join(inc, "mpi.h"), "/* EL9-like layout: openmpi-devel's header */\nint MPI_Init(int *argc, char ***argv);\n");
+            fs.writeFileSync(path.join(dir, "libmpi.c"), "int MPI_Init(int *argc, char ***argv) { (void)argc; (void)argv; return 0; }\n");
+            const cc = (args: string[]) => spawnSync("gcc", args, { encoding: "utf8", cwd: dir });
+            const lib = cc(["-shared", "-fPIC", "-Wl,-soname,libmpi.so.40", "-o", path.join(home, "lib", "libmpi.so.40"), "libmpi.c"]);
+            assert.equal(lib.status, 0, lib.stderr);
+            fs.symlinkSync("libmpi.so.40", path.join(home, "lib", "libmpi.so"));
+            fs.writeFileSync(path.join(home, "bin", "mpirun"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+            fs.writeFileSync(path.join(dir, "uses_mpi.c"), "#include <mpi.h>\nint main(int c, char **v) { return MPI_Init(&c, &v); }\n");
+            const nvccLike = (mpiHome: string) => cc(["-o", "uses_mpi", "uses_mpi.c", `-I${mpiHome}/include`, `-L${mpiHome}/lib`, `-L${mpiHome}/lib64`, "-lmpi"]);
+            // the old build passed MPI_HOME=/usr/lib64/openmpi: its include folder has no mpi.h
+            assert.match(nvccLike(home).stderr, /mpi\.h: No such file or directory/);
+
+            const out = ansible([
+                "- hosts: localhost", "  connection: local", "  gather_facts: false", "  tasks:",
+                "    - ansible.builtin.include_role:", "        name: nccl_tests", "        tasks_from: mpi_layout",
+                "    - ansible.builtin.debug:",
+                "        msg: \"RENDER {{ {'build': nccl_tests_mpi_build_home, 'prefix': nccl_tests_mpi_prefix} | to_json }}\"",
+            ], {
+                nccl_tests_mpi: "distro", nccl_tests_os_mpi_home: home, nccl_tests_os_mpi_include: inc,
+                nccl_tests_install_dir: path.join(root, "opt/rdmakit/nccl-tests"),
+            });
+            assert.equal(out.prefix, home);
+            assert.equal(out.build, path.join(root, "opt/rdmakit/nccl-tests-mpi"));
+            const built = nvccLike(out.build);
+            assert.equal(built.status, 0, built.stderr);
+            assert.equal(fs.realpathSync(path.join(out.build, "include", "mpi.h")), path.join(inc, "mpi.h"));
+
+            // a prefix that holds its own headers (Debian's libopenmpi-dev, the EFA installer's Open MPI) is used as is
+            const same = ansible([
+                "- hosts: localhost", "  connection: local", "  gather_facts: false", "  tasks:",
+                "    - ansible.builtin.include_role:", "        name: nccl_tests", "        tasks_from: mpi_layout",
+                "    - ansible.builtin.debug:", "        msg: \"RENDER {{ {'build': nccl_tests_mpi_build_home} | to_json }}\"",
+            ], { nccl_tests_mpi: "path", nccl_tests_mpi_home: out.build, nccl_tests_install_dir: path.join(root, "opt/other") });
+            assert.equal(same.build, out.build);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
