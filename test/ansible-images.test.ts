@@ -130,6 +130,18 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             return rs;
         };
 
+        await t.test("a run that fails after masking the apt timers leaves a record of what the kit masked", async () => {
+            // a package that does not exist fails node_prep's install, after the apt timers were masked: the run stops
+            // there, before the play that unmasks them (a killed or failed run, as on a real node)
+            const r = await ansiblePlaybook(["-i", inventories[1], "playbooks/site.yml", "-e", JSON.stringify({ node_prep_extra_packages: ["rdmakit-no-such-package"] })], env);
+            fs.writeFileSync(path.join(CACHE, "last-image-failed-hpc.log"), r.output);
+            assert.notEqual(r.rc, 0, r.output.slice(-3000));
+            assert.match(r.output, /rdmakit-no-such-package/);
+            const hpc = path.join(runDir, "hpc");
+            assert.equal(fs.readlinkSync(path.join(hpc, "etc/systemd/system/apt-daily.timer")), "/dev/null", "the failed run did not mask apt-daily.timer");
+            assert.ok(JSON.parse(fs.readFileSync(path.join(hpc, "etc/rdmakit/masked.json"), "utf8")).units.includes("apt-daily.timer"));
+        });
+
         await t.test("run 1 reuses the image's stack and reports it", async () => {
             const [dl, hpc] = await siteOnAll("image-run1");
             assert.ok(dl.output.includes("rdmakit software on dlami: driver 595.91.07 (reused); fabricManager 595.91.07 (reused); efa 1.50.0 (reused); cuda 13.2 (reused); nccl 2.27.7 (reused)"), dl.output.slice(-3000));
@@ -163,6 +175,8 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             assert.equal(dpkgState(hpc).get("libnccl2"), "hold ok installed 2.30.4-1+cuda13.0");
             assert.ok(fs.existsSync(path.join(hpc, "usr/bin/ofed_info")) && fs.existsSync(path.join(hpc, "opt/nccl-tests/build/all_reduce_perf")), "image files removed");
             assert.ok(!fs.existsSync(path.join(hpc, "etc/apt/sources.list.d/rdmakit-doca.list")), "DOCA repository added over the image's OFED");
+            // DMA-BUF mode (the plan's default with the open modules) leaves the image's own peermem autoload alone
+            assert.equal(fs.readFileSync(path.join(hpc, "etc/modules-load.d/nvidia-peermem.conf"), "utf8"), "nvidia_peermem\n");
             const dl = path.join(runDir, "dlami");
             assert.match(fs.readFileSync(path.join(dl, "opt/amazon/efa_installed_packages"), "utf8"), /# EFA installer version: 1\.50\.0/);
             assert.ok(!fs.existsSync(path.join(dl, "var/cache/rdmakit/efa")), "the EFA installer was downloaded over the image's");
@@ -182,10 +196,24 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
                 now = fs.readFileSync(path.join(runDir, "hpc", "etc/nccl.conf"), "utf8");
             }
             assert.equal(now, kit, "after the reboot /etc/nccl.conf is not the kit's");
-            for (const h of hosts) assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/systemd/system/apt-daily.timer")), `${h.name}: apt-daily.timer left masked`);
+            // the timers the failed run left masked on hpc were unmasked by run 1, which read them from the record
+            for (const h of hosts) {
+                assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/systemd/system/apt-daily.timer")), `${h.name}: apt-daily.timer left masked`);
+                assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/rdmakit/masked.json")), `${h.name}: the record of masked units was left`);
+            }
         });
 
         await t.test("run 2 after the reboot reports changed=0 on both hosts", async () => {
+            // the package lists are older than node_prep_apt_cache_valid_time (1 h) and the CUDA repository's index is
+            // newer, so run 2 refreshes them for real (ansible's apt module goes by the mtime of /var/lib/apt/lists
+            // when there is no update-success-stamp), as any run an hour after the last one does
+            const old = new Date(Date.now() - 2 * 3600_000);
+            for (const h of hosts) fs.utimesSync(path.join(runDir, h.name, "var/lib/apt/lists"), old, old);
+            const now = new Date();
+            for (const f of ["InRelease", "Release", "Release.gpg", "Packages"]) {
+                const p = path.join(repoDir, "www/compute/cuda/repos/debian12/x86_64", f);
+                if (fs.existsSync(p)) fs.utimesSync(p, now, now);
+            }
             const rs = await siteOnAll("image-run2");
             rs.forEach((r, i) => {
                 const recap = parseAnsibleLog(r.output).recap;

@@ -133,6 +133,8 @@ EOF2
     hold nvidia-fabricmanager libnvidia-nscq libnccl2 libnccl-dev
     # nccl-tests built with MPI=1 against HPC-X's Open MPI (Azure/azhpc-images components/install_nccl.sh)
     mpi_linked_standin /opt/nccl-tests/build/all_reduce_perf /opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi
+    # the image loads nvidia_peermem at boot (Azure/azhpc-images components/setup_sku_customizations.sh; images.md §2.5)
+    printf 'nvidia_peermem\n' >"$root/etc/modules-load.d/nvidia-peermem.conf"
     install -d "$root/opt/azurehpc"
     cat >"$root/opt/azurehpc/component_versions.txt" <<'EOF'
 {"DOCA": "3.2.1", "OFED": "25.10-1.7.1", "NVIDIA": "580.126.16", "NVIDIA_FABRIC_MANAGER": "580.126.16", "CUDA": "13.0", "NCCL": "2.30.4-1", "HPCX": "2.25.1"}

@@ -1,0 +1,72 @@
+/**
+ * node_prep's Secure Boot check (playbooks/roles/node_prep/tasks/secure_boot.yml) on efivarfs trees laid out as the
+ * kernel shows them: each variable a file of 4 attribute bytes then the value (https://docs.kernel.org/filesystems/
+ * efivarfs.html; attributes 0x06 = boot-service and runtime access, 0x07 adds non-volatile), read the way mokutil
+ * --sb-state reads them (lcp/mokutil src/mokutil.c print_sb_state). The trees are constructed here from that grammar,
+ * not captured. One ansible run on localhost, one inventory name per case.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { stringify } from "yaml";
+
+const ROOT = path.resolve(__dirname, "..");
+const hasAnsible = spawnSync("sh", ["-c", "command -v ansible-playbook"]).status === 0;
+const GLOBAL = "8be4df61-93ca-11d2-aa0d-00e098032b8c";
+
+test("Secure Boot on fails node_prep with what to do; off, shim validation off, no EFI, or an enrolled MOK pass",
+    { skip: hasAnsible ? false : "no ansible-playbook", timeout: 120_000 }, () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sb-"));
+        try {
+            const efi = (name: string, vars: Record<string, number>) => {
+                const d = path.join(dir, name);
+                fs.mkdirSync(d);
+                for (const [v, value] of Object.entries(vars)) fs.writeFileSync(path.join(d, v), Buffer.from([0x06, 0, 0, 0, value]));
+                return d;
+            };
+            const on = { [`SecureBoot-${GLOBAL}`]: 1, [`SetupMode-${GLOBAL}`]: 0 };
+            const cases: Record<string, Record<string, unknown>> = {
+                sb_on: { node_prep_efivars_dir: efi("on", on) },
+                sb_on_allowed: { node_prep_efivars_dir: efi("on-allowed", on), node_prep_allow_secure_boot: true },
+                // shim's MokSBStateRT (any GUID suffix) is "SecureBoot validation is disabled in shim"
+                sb_shim_off: { node_prep_efivars_dir: efi("shim", { ...on, "MokSBStateRT-605dab50-e046-4300-abb6-3dd810dd8b23": 1 }) },
+                sb_off: { node_prep_efivars_dir: efi("off", { [`SecureBoot-${GLOBAL}`]: 0, [`SetupMode-${GLOBAL}`]: 0 }) },
+                // Setup Mode: no keys enrolled, nothing is checked ("SecureBoot disabled / Platform is in Setup Mode")
+                sb_setup: { node_prep_efivars_dir: efi("setup", { [`SecureBoot-${GLOBAL}`]: 1, [`SetupMode-${GLOBAL}`]: 1 }) },
+                no_efi: { node_prep_efivars_dir: path.join(dir, "absent") },
+            };
+            const inv = path.join(dir, "inventory.yml");
+            fs.writeFileSync(inv, stringify({ all: { hosts: Object.fromEntries(Object.entries(cases).map(([h, v]) =>
+                [h, { ...v, ansible_connection: "local", ansible_python_interpreter: "/usr/bin/python3" }])) } }));
+            fs.writeFileSync(path.join(dir, "play.yml"), [
+                "- hosts: all", "  gather_facts: false", "  tasks:",
+                "    - ansible.builtin.include_role:", "        name: node_prep", "        tasks_from: secure_boot",
+                "    - ansible.builtin.debug:", "        msg: \"PASSED {{ inventory_hostname }}: {{ node_prep_secure_boot_probe.stdout_lines | join('; ') }}\"",
+                "",
+            ].join("\n"));
+            const r = spawnSync("ansible-playbook", ["-i", inv, path.join(dir, "play.yml")],
+                { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_ROLES_PATH: path.join(ROOT, "playbooks", "roles") } });
+            const out = r.stdout + r.stderr;
+            assert.equal(r.status, 2, out);
+            const passed = [...out.matchAll(/"msg": "PASSED (\w+): (.*)"/g)].map((m) => [m[1], m[2]]).sort();
+            // without efivarfs the role asks mokutil where it is installed (here it may or may not be)
+            const noEfi = passed.find(([h]) => h === "no_efi");
+            assert.ok(noEfi && /^(no-efi|mokutil: (?!SecureBoot enabled).*)$/.test(noEfi[1]), JSON.stringify(noEfi));
+            assert.deepEqual(passed.filter(([h]) => h !== "no_efi"), [
+                ["sb_off", "SecureBoot disabled"],
+                ["sb_on_allowed", "SecureBoot enabled"],
+                ["sb_setup", "SecureBoot disabled"],
+                ["sb_shim_off", "SecureBoot enabled; SecureBoot validation is disabled in shim"],
+            ]);
+            const failed = /fatal: \[sb_on\]: FAILED! => (.*)/.exec(out);
+            assert.ok(failed, out);
+            assert.match(failed[1], /sb_on boots with UEFI Secure Boot on \(SecureBoot enabled\)/);
+            assert.match(failed[1], /securityProfile\.uefiSettings\.secureBootEnabled false/);
+            assert.match(failed[1], /node_prep_allow_secure_boot=true/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
