@@ -144,3 +144,60 @@ test("EL9 layout: the MPI_HOME nccl-tests builds with finds mpi.h in /usr/includ
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });
+
+// DOCA on EL: the repository folder per major from the 3.2 line (rhel9), per minor before it (rhel9.6); and the DPLL
+// check of tasks/dpll.yml on kernel trees laid out here: a dpll.h with the EL 9.8 callback (the line Azure's
+// install_doca.sh greps for, `struct dpll_ffo_param *ffo,`) and one without it. One ansible run, one host per case.
+test("DOCA on EL: repository per major from 3.2; an EL 9.8 DPLL kernel stops the install unless mlnx-ofa_kernel patches are given, which DKMS is handed",
+    { skip: hasAnsible ? false : "no ansible-playbook", timeout: 120_000 }, () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-doca-el-"));
+        try {
+            const kernel = (name: string, ffo: string) => {
+                const d = path.join(dir, name, "include", "linux");
+                fs.mkdirSync(d, { recursive: true });
+                fs.writeFileSync(path.join(d, "dpll.h"), `struct dpll_pin_ops {\n\tint (*ffo_get)(const struct dpll_pin *pin, void *pin_priv,\n\t\t       const struct dpll_device *dpll, void *dpll_priv,\n\t\t       ${ffo}\n\t\t       struct netlink_ext_ack *extack);\n};\n`);
+                return path.join(dir, name);
+            };
+            const patch = path.join(dir, "dpll-ffo-param.patch");
+            fs.writeFileSync(patch, "--- a/drivers/net/ethernet/mellanox/mlx5/core/dpll.c\n+++ b/drivers/net/ethernet/mellanox/mlx5/core/dpll.c\n");
+            const hosts: Record<string, Record<string, unknown>> = {
+                el98: { ofed_kernel_src_dir: kernel("k98", "struct dpll_ffo_param *ffo,") },
+                el98_patched: { ofed_kernel_src_dir: kernel("k98p", "struct dpll_ffo_param *ffo,"), ofed_doca_dkms_patches: [patch] },
+                el96: { ofed_kernel_src_dir: kernel("k96", "s64 *ffo,") },
+                // a kernel without DPLL at all (no dpll.h)
+                el_nodpll: { ofed_kernel_src_dir: path.join(dir, "none") },
+            };
+            const inv = path.join(dir, "inventory.yml");
+            fs.writeFileSync(inv, JSON.stringify({ all: { hosts: Object.fromEntries(Object.entries(hosts).map(([h, v]) =>
+                [h, { ...v, ofed_dkms_conf_dir: path.join(dir, `dkms-${h}`), ansible_kernel: "5.14.0-611.el9_8.x86_64", ansible_connection: "local", ansible_python_interpreter: "/usr/bin/python3" }])) } }));
+            fs.writeFileSync(path.join(dir, "play.yml"), [
+                "- hosts: all", "  gather_facts: false", "  tasks:",
+                "    - ansible.builtin.include_role:", "        name: ofed", "        tasks_from: dpll", "        public: true",
+                "    - ansible.builtin.include_vars: " + path.join(ROLES, "ofed", "vars", "RedHat-9.yml"),
+                "    - ansible.builtin.debug:",
+                "        msg: \"PASSED {{ inventory_hostname }} {{ ofed_os_doca_os }} {{ ofed_dpll_needs_patch }}\"",
+                "      vars: {ansible_distribution_version: '9.8', ansible_distribution_major_version: '9'}",
+                "",
+            ].join("\n"));
+            const r = spawnSync("ansible-playbook", ["-i", inv, path.join(dir, "play.yml")],
+                { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_ROLES_PATH: ROLES } });
+            const out = r.stdout + r.stderr;
+            assert.equal(r.status, 2, out);
+            const passed = [...out.matchAll(/"msg": "PASSED (\S+) (\S+) (\S+)"/g)].map((m) => [m[1], m[2], m[3]]).sort();
+            // DOCA 3.2.1 (the role's default): rhel9 on 9.8
+            assert.deepEqual(passed, [["el96", "rhel9", "False"], ["el98_patched", "rhel9", "True"], ["el_nodpll", "rhel9", "False"]], out);
+            assert.match(out, /fatal: \[el98\]: FAILED! => .*has the newer DPLL callback .*DOCA 3\.2\.1 \(MLNX OFED 25\.10\) does not build.*ofed_doca_dkms_patches/);
+            assert.equal(fs.readFileSync(path.join(dir, "dkms-el98_patched", "mlnx-ofa_kernel.conf"), "utf8"),
+                "# Managed by rdmakit (ofed role): patches for this kernel's DPLL API\nPATCH[0]=\"dpll-ffo-param.patch\"\n");
+            assert.ok(fs.existsSync(path.join(dir, "dkms-el98_patched", "mlnx-ofa_kernel", "patches", "dpll-ffo-param.patch")));
+            assert.ok(!fs.existsSync(path.join(dir, "dkms-el96")), "a kernel with the old callback got a DKMS patch");
+
+            // before the 3.2 line the folder is per minor
+            const old = spawnSync("ansible", ["localhost", "-m", "debug", "-a", "msg={{ ofed_os_doca_os }}",
+                "-e", `@${path.join(ROLES, "ofed", "vars", "RedHat-9.yml")}`, "-e", "ofed_doca_version=3.1.0",
+                "-e", "ansible_distribution_version=9.6", "-e", "ansible_distribution_major_version=9"], { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1" } });
+            assert.match(old.stdout, /"msg": "rhel9\.6"/, old.stdout + old.stderr);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
