@@ -1,9 +1,15 @@
 /**
+ * Node checks that need no test host, each on localhost in one ansible run.
+ *
  * node_prep's Secure Boot check (playbooks/roles/node_prep/tasks/secure_boot.yml) on efivarfs trees laid out as the
  * kernel shows them: each variable a file of 4 attribute bytes then the value (https://docs.kernel.org/filesystems/
  * efivarfs.html; attributes 0x06 = boot-service and runtime access, 0x07 adds non-volatile), read the way mokutil
  * --sb-state reads them (lcp/mokutil src/mokutil.c print_sb_state). The trees are constructed here from that grammar,
- * not captured. One ansible run on localhost, one inventory name per case.
+ * not captured. One inventory name per case.
+ *
+ * The ofed role's apt pin that keeps DOCA's dkms out (vars/main.yml ofed_doca_dkms_pin), given to apt-cache with the
+ * DOCA online repository's index laid out in a scratch apt tree (lists file named as apt names it for that source
+ * URI; the Release file is written here: its real Label is not published, so the case is a Label other than Azure's).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -66,6 +72,43 @@ test("Secure Boot on fails node_prep with what to do; off, shim validation off, 
             assert.match(failed[1], /sb_on boots with UEFI Secure Boot on \(SecureBoot enabled\)/);
             assert.match(failed[1], /securityProfile\.uefiSettings\.secureBootEnabled false/);
             assert.match(failed[1], /node_prep_allow_secure_boot=true/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+test("DOCA's dkms stays out whatever Label the online repository's Release carries: the pin also matches its host",
+    { skip: hasAnsible && spawnSync("sh", ["-c", "command -v apt-cache"]).status === 0 ? false : "no ansible or apt-cache", timeout: 120_000 }, () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-docapin-"));
+        try {
+            const r = spawnSync("ansible", ["localhost", "-m", "debug", "-a", "msg={{ ofed_doca_dkms_pin | to_json }}",
+                "-e", `@${path.join(ROOT, "playbooks/roles/ofed/vars/main.yml")}`, "-e", `@${path.join(ROOT, "playbooks/roles/ofed/defaults/main.yml")}`],
+            { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1" } });
+            assert.equal(r.status, 0, r.stdout + r.stderr);
+            const pin = JSON.parse(JSON.parse(/"msg": ("(?:[^"\\]|\\.)*")/.exec(r.stdout)![1])) as string;
+            const etc = path.join(dir, "etc"), lists = path.join(dir, "lists");
+            fs.mkdirSync(path.join(etc, "preferences.d"), { recursive: true });
+            fs.mkdirSync(path.join(lists, "partial"), { recursive: true });
+            fs.mkdirSync(path.join(dir, "cache", "archives", "partial"), { recursive: true });
+            fs.writeFileSync(path.join(dir, "status"), "");
+            // the repository line the role writes for DOCA 3.2.1 on Ubuntu 22.04 (tasks/doca_debian.yml)
+            fs.writeFileSync(path.join(etc, "sources.list"), "deb [trusted=yes] https://linux.mellanox.com/public/repo/doca/3.2.1/ubuntu22.04/x86_64/ ./\n");
+            fs.writeFileSync(path.join(etc, "preferences.d", "rdmakit-doca-dkms"), pin);
+            const base = path.join(lists, "linux.mellanox.com_public_repo_doca_3.2.1_ubuntu22.04_x86%5f64_._");
+            fs.writeFileSync(`${base}Packages`, "Package: dkms\nVersion: 3.0.99-1\nArchitecture: all\nFilename: ./dkms_3.0.99-1_all.deb\nSize: 1\nDescription: DOCA's dkms\n\n");
+            const policy = (label: string) => {
+                fs.writeFileSync(`${base}Release`, `Origin: NVIDIA\nLabel: ${label}\nArchitectures: amd64\n`);
+                return spawnSync("apt-cache", ["-o", `Dir::State::Lists=${lists}`, "-o", `Dir::State::status=${path.join(dir, "status")}`,
+                    "-o", `Dir::Etc::SourceList=${path.join(etc, "sources.list")}`, "-o", `Dir::Etc::SourceParts=${path.join(etc, "sources.list.d")}`,
+                    "-o", `Dir::Etc::Preferences=${path.join(etc, "preferences")}`, "-o", `Dir::Etc::PreferencesParts=${path.join(etc, "preferences.d")}`,
+                    "-o", `Dir::Cache=${path.join(dir, "cache")}`, "policy", "dkms"], { encoding: "utf8" });
+            };
+            for (const label of ["DOCA-HOST 3.2.1", "NVIDIA DOCA online"]) {
+                const p = policy(label);
+                assert.equal(p.status, 0, p.stderr);
+                assert.match(p.stdout, /Candidate: \(none\)/, `${label}:\n${p.stdout}`);
+                assert.match(p.stdout, /3\.0\.99-1 -1/, p.stdout);
+            }
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
