@@ -113,3 +113,42 @@ test("DOCA's dkms stays out whatever Label the online repository's Release carri
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });
+
+// nvidia_driver's Fabric Manager probe (tasks/probe.yml) answered by the real dpkg-query over a dpkg database laid out
+// here (DPKG_ADMINDIR, dpkg-query(1)): a status file in dpkg's format and the per-package file lists. The case is the
+// Ubuntu archive's transitional scheme (an old-branch name that only depends on the next branch, carrying another
+// version: NVIDIA/apt-packaging-fabric-manager#3 lists `cuda-drivers-fabricmanager-460 510.85.02 Transitional package
+// for cuda-drivers-fabricmanager-510`), which sorts before the package that ships nv-fabricmanager.
+test("the Fabric Manager version is the one of the package that owns nv-fabricmanager, not of a transitional name",
+    { skip: hasAnsible && spawnSync("sh", ["-c", "command -v dpkg-query"]).status === 0 ? false : "no ansible or dpkg-query", timeout: 120_000 }, () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-fmprobe-"));
+        try {
+            fs.mkdirSync(path.join(dir, "info"), { recursive: true });
+            fs.mkdirSync(path.join(dir, "updates"), { recursive: true });
+            /** One package's status stanza; its file list goes to info/<name>.list as dpkg keeps it. */
+            const pkg = (name: string, status: string, version: string, files: string[], extra = ""): string => {
+                fs.writeFileSync(path.join(dir, "info", `${name}.list`), ["/.", ...files].join("\n") + "\n");
+                return `Package: ${name}\nStatus: ${status}\nPriority: optional\nSection: utils\nInstalled-Size: 10\nMaintainer: test\n`
+                    + `Architecture: amd64\nVersion: ${version}\n${extra}Description: ${name}\n\n`;
+            };
+            fs.writeFileSync(path.join(dir, "status"),
+                pkg("nvidia-fabricmanager-470", "install ok installed", "510.85.02-0ubuntu0.22.04.1", ["/usr", "/usr/share", "/usr/share/doc", "/usr/share/doc/nvidia-fabricmanager-470"], "Depends: nvidia-fabricmanager-510\n")
+                + pkg("nvidia-fabricmanager-510", "hold ok installed", "510.108.03-0ubuntu0.22.04.1", ["/usr", "/usr/bin", "/usr/bin/nv-fabricmanager"]));
+            fs.writeFileSync(path.join(dir, "play.yml"), [
+                "- hosts: localhost", "  connection: local", "  gather_facts: false",
+                `  environment: {DPKG_ADMINDIR: "${dir}"}`, "  tasks:",
+                "    - ansible.builtin.include_role:", "        name: nvidia_driver", "        tasks_from: probe",
+                "    - ansible.builtin.debug:", "        msg: \"FM={{ nvidia_driver_fm_found }}\"", "",
+            ].join("\n"));
+            const r = spawnSync("ansible-playbook", ["-i", "localhost,", path.join(dir, "play.yml")],
+                { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_ROLES_PATH: path.join(ROOT, "playbooks", "roles") } });
+            assert.equal(r.status, 0, r.stdout + r.stderr);
+            // what the name glob would have read first: the transitional package's version
+            const glob = spawnSync("dpkg-query", ["-W", "-f=${Version}\\n", "nvidia-fabricmanager*"], { encoding: "utf8", env: { ...process.env, DPKG_ADMINDIR: dir } });
+            assert.equal(glob.stdout.split("\n")[0], "510.85.02-0ubuntu0.22.04.1");
+            // the Debian revision is dropped: Fabric Manager must equal the driver's upstream version
+            assert.match(r.stdout, /"msg": "FM=510\.108\.03"/, r.stdout);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
