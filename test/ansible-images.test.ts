@@ -150,14 +150,28 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             // the image's nccl-tests, found through the libmpi its all_reduce_perf links: nothing built, no git checkout
             assert.match(hpc.output, /ncclTests image build at \/opt\/nccl-tests\/build \(reused\); mpi \/opt\/hpcx-v2\.25\.1-gcc-doca_ofed-ubuntu22\.04-cuda13-x86_64\/ompi \(reused\)/);
             assert.match(dl.output, /ncclTests image build at \/usr\/local\/cuda-13\.2\/efa\/test-cuda-13\.2 \(reused\); mpi \/opt\/amazon\/openmpi \(reused\)/);
-            for (const [h, bin, mpi] of [["hpc", "/opt/nccl-tests/build", "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi"],
-                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", "/opt/amazon/openmpi"]]) {
+            const HPCX = "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64";
+            // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: the image's build, and a wrapper
+            // that sets up the environment the build needs and then runs the image's mpirun (whose stand-in prints the
+            // environment and arguments it got): HPC-X's (hpcx-init.sh, as `module load mpi/hpcx`) on hpc; on the
+            // DLAMI the toolkit's NCCL folder first on LD_LIBRARY_PATH, as AWS's nccl-tests-ami.sbatch sets it
+            const launched: Array<[string, string, RegExp]> = [
+                ["hpc", "/opt/nccl-tests/build", new RegExp(`mpirun \\(${HPCX}/ompi/bin/mpirun\\) OPAL_PREFIX=${HPCX}/ompi LD_LIBRARY_PATH=${HPCX}/ompi/lib:${HPCX}/ucx/lib args: -x LD_LIBRARY_PATH -x OPAL_PREFIX -np 2 probe$`, "m")],
+                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", /mpirun \(\/opt\/amazon\/openmpi\/bin\/mpirun\) OPAL_PREFIX= LD_LIBRARY_PATH=\/usr\/local\/cuda-13\.2\/lib args: -x LD_LIBRARY_PATH -np 2 probe$/m],
+            ];
+            for (const [h, bin, env] of launched) {
                 const root = path.join(runDir, h);
-                // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: both lead to the image's
                 assert.equal(inTree(root, plans.hpc.validation.ncclTestsDir), bin, h);
-                assert.equal(inTree(root, plans.hpc.validation.mpiHome), mpi, h);
+                assert.equal(inTree(root, plans.hpc.validation.mpiHome), "/opt/rdmakit/nccl-tests-launch", h);
+                const mpirun = spawnSync("chroot", [root, "env", "-i", "PATH=/usr/bin:/bin", `${plans.hpc.validation.mpiHome}/bin/mpirun`, "-np", "2", "probe"], { encoding: "utf8" });
+                assert.match(mpirun.stderr, env, `${h}: ${mpirun.stderr}`);
                 assert.ok(!fs.existsSync(path.join(root, "opt/rdmakit/nccl-tests-2.19.6")), `${h}: nccl-tests built beside the image's`);
             }
+            // which libnccl the DLAMI's build loads: none through the loader as it is, the toolkit's with its folder
+            const ldd = spawnSync("chroot", [path.join(runDir, "dlami"), "ldd", "/usr/local/cuda-13.2/efa/test-cuda-13.2/all_reduce_perf"], { encoding: "utf8" });
+            assert.match(ldd.stdout, /libnccl\.so\.2 => not found/);
+            assert.equal(JSON.parse(fs.readFileSync(path.join(runDir, "dlami", "etc/rdmakit/software.json"), "utf8")).ncclTests.libnccl,
+                "/usr/local/cuda-13.2/lib/libnccl.so.2.27.7");
         });
 
         await t.test("the image's packages and files are untouched: no downgrade, no removal, no second driver", () => {
@@ -204,17 +218,18 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         });
 
         await t.test("run 2 after the reboot reports changed=0 on both hosts", async () => {
-            // the package lists are older than node_prep_apt_cache_valid_time (1 h) and the CUDA repository's index is
-            // newer, so run 2 refreshes them for real (ansible's apt module goes by the mtime of /var/lib/apt/lists
-            // when there is no update-success-stamp), as any run an hour after the last one does
+            // Ubuntu's apt hook (image-state.sh) touches update-success-stamp after every successful refresh, and ansible's
+            // apt module reads the cache's age from that stamp and reports changed when a refresh moved it. The stamp is
+            // set two hours back, past node_prep_apt_cache_valid_time (1 h): run 2 refreshes for real, as any run an hour
+            // after the last one does, and must still report nothing changed.
             const old = new Date(Date.now() - 2 * 3600_000);
-            for (const h of hosts) fs.utimesSync(path.join(runDir, h.name, "var/lib/apt/lists"), old, old);
-            const now = new Date();
-            for (const f of ["InRelease", "Release", "Release.gpg", "Packages"]) {
-                const p = path.join(repoDir, "www/compute/cuda/repos/debian12/x86_64", f);
-                if (fs.existsSync(p)) fs.utimesSync(p, now, now);
-            }
+            for (const h of hosts) fs.utimesSync(path.join(runDir, h.name, "var/lib/apt/periodic/update-success-stamp"), old, old);
             const rs = await siteOnAll("image-run2");
+            // the lists were refreshed in this run: the hook moved the stamp
+            for (const h of hosts) {
+                assert.ok(fs.statSync(path.join(runDir, h.name, "var/lib/apt/periodic/update-success-stamp")).mtimeMs > old.getTime() + 3600_000,
+                    `${h.name}: run 2 did not refresh the package lists`);
+            }
             rs.forEach((r, i) => {
                 const recap = parseAnsibleLog(r.output).recap;
                 assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],
