@@ -341,6 +341,18 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     const gpuName = spec.fabric === "aws-efa" ? awsInstanceType(spec.aws?.instanceType ?? "")?.gpu.model
         : spec.fabric === "azure-ib" ? azureVmSize(spec.azure?.vmSize ?? "")?.gpu?.model
             : spec.roce?.hosts[0]?.gpu.model;
+    // Blackwell (and Grace Hopper) run only with the open kernel modules: "you must use the open-source GPU kernel
+    // modules. The proprietary drivers are unsupported on these platforms."
+    // source: https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules/ (images.md §4)
+    const models = spec.fabric === "roce" ? [...new Set((spec.roce?.hosts ?? []).map((h) => h.gpu.model))] : gpuName ? [gpuName] : [];
+    const openOnly = models.filter((m) => gpuModel(m)?.family === "blackwell");
+    if (!sw.openKernelModules && openOnly.length > 0) {
+        issues.push({
+            path: "cluster.software.openKernelModules", value: false,
+            message: `${openOnly.join(", ")} (Blackwell) is supported only with NVIDIA's open kernel modules; the proprietary modules do not run it`,
+            allowed: "true (the default), or leave it out",
+        });
+    }
     const cap = gpuName ? maxMessageBytes(gpuName) : undefined;
     if (spec.validation.maxBytes !== undefined && cap !== undefined && spec.validation.maxBytes > cap) {
         issues.push({

@@ -130,6 +130,18 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             return rs;
         };
 
+        await t.test("a run that fails after masking the apt timers leaves a record of what the kit masked", async () => {
+            // a package that does not exist fails node_prep's install, after the apt timers were masked: the run stops
+            // there, before the play that unmasks them (a killed or failed run, as on a real node)
+            const r = await ansiblePlaybook(["-i", inventories[1], "playbooks/site.yml", "-e", JSON.stringify({ node_prep_extra_packages: ["rdmakit-no-such-package"] })], env);
+            fs.writeFileSync(path.join(CACHE, "last-image-failed-hpc.log"), r.output);
+            assert.notEqual(r.rc, 0, r.output.slice(-3000));
+            assert.match(r.output, /rdmakit-no-such-package/);
+            const hpc = path.join(runDir, "hpc");
+            assert.equal(fs.readlinkSync(path.join(hpc, "etc/systemd/system/apt-daily.timer")), "/dev/null", "the failed run did not mask apt-daily.timer");
+            assert.ok(JSON.parse(fs.readFileSync(path.join(hpc, "etc/rdmakit/masked.json"), "utf8")).units.includes("apt-daily.timer"));
+        });
+
         await t.test("run 1 reuses the image's stack and reports it", async () => {
             const [dl, hpc] = await siteOnAll("image-run1");
             assert.ok(dl.output.includes("rdmakit software on dlami: driver 595.91.07 (reused); fabricManager 595.91.07 (reused); efa 1.50.0 (reused); cuda 13.2 (reused); nccl 2.27.7 (reused)"), dl.output.slice(-3000));
@@ -138,14 +150,28 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             // the image's nccl-tests, found through the libmpi its all_reduce_perf links: nothing built, no git checkout
             assert.match(hpc.output, /ncclTests image build at \/opt\/nccl-tests\/build \(reused\); mpi \/opt\/hpcx-v2\.25\.1-gcc-doca_ofed-ubuntu22\.04-cuda13-x86_64\/ompi \(reused\)/);
             assert.match(dl.output, /ncclTests image build at \/usr\/local\/cuda-13\.2\/efa\/test-cuda-13\.2 \(reused\); mpi \/opt\/amazon\/openmpi \(reused\)/);
-            for (const [h, bin, mpi] of [["hpc", "/opt/nccl-tests/build", "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi"],
-                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", "/opt/amazon/openmpi"]]) {
+            const HPCX = "/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64";
+            // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: the image's build, and a wrapper
+            // that sets up the environment the build needs and then runs the image's mpirun (whose stand-in prints the
+            // environment and arguments it got): HPC-X's (hpcx-init.sh, as `module load mpi/hpcx`) on hpc; on the
+            // DLAMI the toolkit's NCCL folder first on LD_LIBRARY_PATH, as AWS's nccl-tests-ami.sbatch sets it
+            const launched: Array<[string, string, RegExp]> = [
+                ["hpc", "/opt/nccl-tests/build", new RegExp(`mpirun \\(${HPCX}/ompi/bin/mpirun\\) OPAL_PREFIX=${HPCX}/ompi LD_LIBRARY_PATH=${HPCX}/ompi/lib:${HPCX}/ucx/lib args: -x LD_LIBRARY_PATH -x OPAL_PREFIX -np 2 probe$`, "m")],
+                ["dlami", "/usr/local/cuda-13.2/efa/test-cuda-13.2", /mpirun \(\/opt\/amazon\/openmpi\/bin\/mpirun\) OPAL_PREFIX= LD_LIBRARY_PATH=\/usr\/local\/cuda-13\.2\/lib args: -x LD_LIBRARY_PATH -np 2 probe$/m],
+            ];
+            for (const [h, bin, env] of launched) {
                 const root = path.join(runDir, h);
-                // validation runs <ncclTestsDir>/all_reduce_perf with <mpiHome>/bin/mpirun: both lead to the image's
                 assert.equal(inTree(root, plans.hpc.validation.ncclTestsDir), bin, h);
-                assert.equal(inTree(root, plans.hpc.validation.mpiHome), mpi, h);
+                assert.equal(inTree(root, plans.hpc.validation.mpiHome), "/opt/rdmakit/nccl-tests-launch", h);
+                const mpirun = spawnSync("chroot", [root, "env", "-i", "PATH=/usr/bin:/bin", `${plans.hpc.validation.mpiHome}/bin/mpirun`, "-np", "2", "probe"], { encoding: "utf8" });
+                assert.match(mpirun.stderr, env, `${h}: ${mpirun.stderr}`);
                 assert.ok(!fs.existsSync(path.join(root, "opt/rdmakit/nccl-tests-2.19.6")), `${h}: nccl-tests built beside the image's`);
             }
+            // which libnccl the DLAMI's build loads: none through the loader as it is, the toolkit's with its folder
+            const ldd = spawnSync("chroot", [path.join(runDir, "dlami"), "ldd", "/usr/local/cuda-13.2/efa/test-cuda-13.2/all_reduce_perf"], { encoding: "utf8" });
+            assert.match(ldd.stdout, /libnccl\.so\.2 => not found/);
+            assert.equal(JSON.parse(fs.readFileSync(path.join(runDir, "dlami", "etc/rdmakit/software.json"), "utf8")).ncclTests.libnccl,
+                "/usr/local/cuda-13.2/lib/libnccl.so.2.27.7");
         });
 
         await t.test("the image's packages and files are untouched: no downgrade, no removal, no second driver", () => {
@@ -163,6 +189,8 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             assert.equal(dpkgState(hpc).get("libnccl2"), "hold ok installed 2.30.4-1+cuda13.0");
             assert.ok(fs.existsSync(path.join(hpc, "usr/bin/ofed_info")) && fs.existsSync(path.join(hpc, "opt/nccl-tests/build/all_reduce_perf")), "image files removed");
             assert.ok(!fs.existsSync(path.join(hpc, "etc/apt/sources.list.d/rdmakit-doca.list")), "DOCA repository added over the image's OFED");
+            // DMA-BUF mode (the plan's default with the open modules) leaves the image's own peermem autoload alone
+            assert.equal(fs.readFileSync(path.join(hpc, "etc/modules-load.d/nvidia-peermem.conf"), "utf8"), "nvidia_peermem\n");
             const dl = path.join(runDir, "dlami");
             assert.match(fs.readFileSync(path.join(dl, "opt/amazon/efa_installed_packages"), "utf8"), /# EFA installer version: 1\.50\.0/);
             assert.ok(!fs.existsSync(path.join(dl, "var/cache/rdmakit/efa")), "the EFA installer was downloaded over the image's");
@@ -182,11 +210,26 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
                 now = fs.readFileSync(path.join(runDir, "hpc", "etc/nccl.conf"), "utf8");
             }
             assert.equal(now, kit, "after the reboot /etc/nccl.conf is not the kit's");
-            for (const h of hosts) assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/systemd/system/apt-daily.timer")), `${h.name}: apt-daily.timer left masked`);
+            // the timers the failed run left masked on hpc were unmasked by run 1, which read them from the record
+            for (const h of hosts) {
+                assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/systemd/system/apt-daily.timer")), `${h.name}: apt-daily.timer left masked`);
+                assert.ok(!fs.existsSync(path.join(runDir, h.name, "etc/rdmakit/masked.json")), `${h.name}: the record of masked units was left`);
+            }
         });
 
         await t.test("run 2 after the reboot reports changed=0 on both hosts", async () => {
+            // Ubuntu's apt hook (image-state.sh) touches update-success-stamp after every successful refresh, and ansible's
+            // apt module reads the cache's age from that stamp and reports changed when a refresh moved it. The stamp is
+            // set two hours back, past node_prep_apt_cache_valid_time (1 h): run 2 refreshes for real, as any run an hour
+            // after the last one does, and must still report nothing changed.
+            const old = new Date(Date.now() - 2 * 3600_000);
+            for (const h of hosts) fs.utimesSync(path.join(runDir, h.name, "var/lib/apt/periodic/update-success-stamp"), old, old);
             const rs = await siteOnAll("image-run2");
+            // the lists were refreshed in this run: the hook moved the stamp
+            for (const h of hosts) {
+                assert.ok(fs.statSync(path.join(runDir, h.name, "var/lib/apt/periodic/update-success-stamp")).mtimeMs > old.getTime() + 3600_000,
+                    `${h.name}: run 2 did not refresh the package lists`);
+            }
             rs.forEach((r, i) => {
                 const recap = parseAnsibleLog(r.output).recap;
                 assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],

@@ -213,7 +213,7 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             assert.match(fs.readFileSync(path.join(root, "etc/security/limits.d/90-rdmakit.conf"), "utf8"), /\*\s+hard\s+memlock\s+unlimited/);
             assert.match(fs.readFileSync(path.join(root, "etc/systemd/system.conf.d/90-rdmakit-limits.conf"), "utf8"), /DefaultLimitMEMLOCK=infinity/);
             assert.match(fs.readFileSync(path.join(root, "etc/sysctl.d/90-rdmakit.conf"), "utf8"), /net\.ipv4\.neigh\.default\.gc_thresh3\s*=\s*16384/);
-            assert.ok(!fs.existsSync(path.join(root, "etc/modules-load.d/nvidia-peermem.conf")), "dmabuf must not autoload peermem");
+            assert.ok(!fs.existsSync(path.join(root, "etc/modules-load.d/rdmakit-nvidia-peermem.conf")), "dmabuf must not autoload peermem");
         }
     });
 

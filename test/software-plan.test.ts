@@ -191,3 +191,13 @@ test("rdmakit plan on p6-b200 and p6-b300 with no pins exits 0 and prints the so
         assert.match(r.stdout, /NVLSM\s+.*install/);
     }
 });
+
+test("the proprietary kernel modules are refused on Blackwell before anything is created, with the field and what is allowed", () => {
+    // source: NVIDIA, "NVIDIA Transitions Fully Towards Open-Source GPU Kernel Modules" (Blackwell: open modules only)
+    const got = issuesOf(() => aws("p6-b200.48xlarge", {}, { openKernelModules: false, gpudirect: "peermem" }));
+    assert.deepEqual(got.filter((i) => i.startsWith("cluster.software.openKernelModules")), [
+        "cluster.software.openKernelModules: B200 (Blackwell) is supported only with NVIDIA's open kernel modules; the proprietary modules do not run it (got false); allowed: true (the default), or leave it out",
+    ]);
+    // Hopper keeps the choice
+    assert.equal(planSoftware(aws("p5.48xlarge", {}, { openKernelModules: false, gpudirect: "peermem" })).rows.find((r) => r.component === "driver")?.decision, "reuse");
+});

@@ -44,21 +44,37 @@ EOF
     chmod 0755 "$root/usr/bin/nvidia-smi"
 }
 
-# mpi_linked_standin <binary> <mpi prefix>: an nccl-tests binary of the image that links the image's MPI, as the real
-# one does (MPI=1 adds -lmpi; no rpath), with a libmpi.so.40 stand-in and an mpirun in that prefix. Never run: it only
-# has to answer ldd. Needs binutils (as, ld, readelf: dpkg-dev depends on it).
+# elf_lib <path in the tree> <soname>: an empty shared library with that soname, enough for ldd to resolve it.
+# Needs binutils (as, ld, readelf: dpkg-dev depends on it).
+elf_lib() {
+    local tmp
+    tmp=$(mktemp -d)
+    : >"$tmp/empty.s"
+    as -o "$tmp/empty.o" "$tmp/empty.s"
+    install -d "$(dirname "$root$1")"
+    ld -shared -soname "$2" -o "$root$1" "$tmp/empty.o"
+    rm -rf "$tmp"
+}
+
+# mpi_linked_standin <binary> <mpi prefix> [<folder of libnccl.so.2>]: an nccl-tests binary of the image that links the
+# image's MPI, as the real one does (MPI=1 adds -lmpi; no rpath), and libnccl.so.2 from the given folder (nccl-tests
+# links -lnccl), with a libmpi.so.40 stand-in and an mpirun in that prefix. Never run: it only has to answer ldd. The
+# mpirun stand-in prints the environment it was started in and its arguments, and fails.
 mpi_linked_standin() {
-    local bin=$1 prefix=$2 tmp interp
+    local bin=$1 prefix=$2 nccl=${3:-} tmp interp
     tmp=$(mktemp -d)
     printf '.globl _start\n_start:\n' >"$tmp/start.s"
-    : >"$tmp/empty.s"
     as -o "$tmp/start.o" "$tmp/start.s"
-    as -o "$tmp/empty.o" "$tmp/empty.s"
     install -d "$root$prefix/lib" "$root$prefix/bin" "$(dirname "$root$bin")"
-    [ -e "$root$prefix/lib/libmpi.so.40" ] || ld -shared -soname libmpi.so.40 -o "$root$prefix/lib/libmpi.so.40" "$tmp/empty.o"
+    [ -e "$root$prefix/lib/libmpi.so.40" ] || elf_lib "$prefix/lib/libmpi.so.40" libmpi.so.40
     interp=$(readelf -l /bin/sh | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
-    ld -o "$root$bin" "$tmp/start.o" --dynamic-linker "$interp" -L "$root$prefix/lib" -l:libmpi.so.40
-    printf '#!/bin/sh\necho "test stand-in for the image MPI mpirun ($0)" >&2\nexit 1\n' >"$root$prefix/bin/mpirun"
+    ld -o "$root$bin" "$tmp/start.o" --dynamic-linker "$interp" -L "$root$prefix/lib" -l:libmpi.so.40 \
+        ${nccl:+-L "$root$nccl" -l:libnccl.so.2}
+    cat >"$root$prefix/bin/mpirun" <<'STANDIN'
+#!/bin/sh
+echo "test stand-in for the image MPI mpirun ($0) OPAL_PREFIX=${OPAL_PREFIX:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} args: $*" >&2
+exit 1
+STANDIN
     chmod 0755 "$root$prefix/bin/mpirun"
     rm -rf "$tmp"
 }
@@ -68,10 +84,18 @@ cuda_dir() {
     install -d "$root/usr/local/cuda-$v/lib"
     printf '{"cuda": {"name": "CUDA SDK", "version": "%s"}}\n' "$full" >"$root/usr/local/cuda-$v/version.json"
     if [ -n "$nccl" ]; then
-        : >"$root/usr/local/cuda-$v/lib/libnccl.so.$nccl"
+        elf_lib "/usr/local/cuda-$v/lib/libnccl.so.$nccl" libnccl.so.2
         ln -sf "libnccl.so.$nccl" "$root/usr/local/cuda-$v/lib/libnccl.so.2"
     fi
 }
+
+# Both images are Ubuntu server images, whose update-notifier-common hooks apt to touch a stamp after every successful
+# `apt-get update` (/etc/apt/apt.conf.d/15update-stamp; ansible's apt module reads the cache's age from that stamp).
+# source: Ubuntu update-notifier-common (15update-stamp); ansible-core lib/ansible/modules/apt.py APT_UPDATE_SUCCESS_STAMP_PATH
+cat >"$root/etc/apt/apt.conf.d/15update-stamp" <<'EOF'
+APT::Update::Post-Invoke-Success {"touch /var/lib/apt/periodic/update-success-stamp 2>/dev/null || true";};
+EOF
+install -d "$root/var/lib/apt/periodic"
 
 case "$kind" in
 dlami)
@@ -85,7 +109,11 @@ dlami)
     install -d "$root/opt/amazon/efa/bin" "$root/opt/amazon/ofi-nccl/lib" "$root/opt/amazon/openmpi/include" "$root/opt/amazon/openmpi/bin"
     # nccl-tests per toolkit in /usr/local/cuda-X.Y/efa/test-cuda-X.Y, linking the EFA installer's Open MPI
     # (awslabs/awsome-distributed-ai nccl-tests-ami.sbatch and smoke tests: "/usr/local/cuda-*/efa/test-cuda-*/")
-    for v in 12.8 12.9 13.0 13.2; do mpi_linked_standin "/usr/local/cuda-$v/efa/test-cuda-$v/all_reduce_perf" /opt/amazon/openmpi; done
+    # each linking the NCCL of its own toolkit, which no ld.so.conf entry names here (whether the real DLAMI has one is
+    # not published, images.md §1.4; AWS's own run puts /usr/local/cuda-X.Y/lib on LD_LIBRARY_PATH)
+    for v in 12.8 12.9 13.0 13.2; do
+        mpi_linked_standin "/usr/local/cuda-$v/efa/test-cuda-$v/all_reduce_perf" /opt/amazon/openmpi "/usr/local/cuda-$v/lib"
+    done
     cat >"$root/opt/amazon/efa_installed_packages" <<'EOF'
 # EFA installer version: 1.50.0
 # Debug packages installed: no
@@ -133,6 +161,21 @@ EOF2
     hold nvidia-fabricmanager libnvidia-nscq libnccl2 libnccl-dev
     # nccl-tests built with MPI=1 against HPC-X's Open MPI (Azure/azhpc-images components/install_nccl.sh)
     mpi_linked_standin /opt/nccl-tests/build/all_reduce_perf /opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/ompi
+    # HPC-X's environment script: hpcx-init.sh, whose hpcx_load sets OPAL_PREFIX, PATH and LD_LIBRARY_PATH for the
+    # bundled libraries (NVIDIA HPC-X README; variable names as hpcx-init-ompi.sh exports them), cut down to those
+    cat >"$root/opt/hpcx-v2.25.1-gcc-doca_ofed-ubuntu22.04-cuda13-x86_64/hpcx-init.sh" <<'STANDIN'
+#!/bin/bash
+# test stand-in for HPC-X's hpcx-init.sh
+mydir="$( cd "$( dirname "${BASH_SOURCE[0]}" )" && pwd )"
+export HPCX_DIR=$mydir HPCX_UCX_DIR=$mydir/ucx HPCX_MPI_DIR=$mydir/ompi
+hpcx_load() {
+    export OPAL_PREFIX=$HPCX_MPI_DIR
+    export PATH=$HPCX_MPI_DIR/bin:$HPCX_UCX_DIR/bin:$PATH
+    export LD_LIBRARY_PATH=$HPCX_MPI_DIR/lib:$HPCX_UCX_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+STANDIN
+    # the image loads nvidia_peermem at boot (Azure/azhpc-images components/setup_sku_customizations.sh; images.md §2.5)
+    printf 'nvidia_peermem\n' >"$root/etc/modules-load.d/nvidia-peermem.conf"
     install -d "$root/opt/azurehpc"
     cat >"$root/opt/azurehpc/component_versions.txt" <<'EOF'
 {"DOCA": "3.2.1", "OFED": "25.10-1.7.1", "NVIDIA": "580.126.16", "NVIDIA_FABRIC_MANAGER": "580.126.16", "CUDA": "13.0", "NCCL": "2.30.4-1", "HPCX": "2.25.1"}

@@ -65,7 +65,8 @@ deb cuda-toolkit-13-0 13.0.2-1 "$arch" "usr/local/cuda-13.0/version.json={\"cuda
 "
 for v in 580.126.16 595.58.03 595.91.07; do
     deb libnvidia-nscq "$v-1" "$arch" "usr/share/doc/libnvidia-nscq/VERSION=$v"
-    DEPENDS="libnvidia-nscq (= $v-1)" deb nvidia-fabricmanager "$v-1" "$arch" "usr/share/doc/nvidia-fabricmanager/VERSION=$v"
+    DEPENDS="libnvidia-nscq (= $v-1)" deb nvidia-fabricmanager "$v-1" "$arch" "usr/share/doc/nvidia-fabricmanager/VERSION=$v" \
+        "usr/bin/nv-fabricmanager=placeholder for the Fabric Manager daemon $v"
 done
 for v in 580.126.16 595.58.03; do
     deb nvidia-open "$v-1" "$arch" "usr/share/doc/nvidia-open/VERSION=$v"
