@@ -429,6 +429,8 @@ export function fanoutScript(): string {
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
         `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)}, upload: ${JSON.stringify(NODE_UPLOAD_SCRIPT)} };`,
         "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
+        // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
+        "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",
         "  .then(function (rc) { process.exitCode = rc; }, function (e) { process.stderr.write('rdmakit: the node-local fan-out failed: ' + (e && e.message || e) + '\\n'); process.exitCode = 1; });",
         "",
     ].join("\n");
