@@ -130,13 +130,14 @@ export function parseNodeProgress(line: string): NodeProgress | undefined {
  */
 export function createProgress(label: string, names: string[], write: (line: string) => void) {
     const total = names.length;
-    const state = new Map<string, { phase: string; task: string; start: number; end: number }>();
-    for (const n of names) state.set(n, { phase: "waiting", task: "", start: 0, end: 0 });
+    const state = new Map<string, { phase: string; task: string; start: number; end: number; down: boolean }>();
+    for (const n of names) state.set(n, { phase: "waiting", task: "", start: 0, end: 0, down: false });
     const plays = new Set<string>();
     const tasks: Array<{ key: string; kind: string; name: string; ok: number; seen: Set<string>; emitted: boolean }> = [];
     const byKey = new Map<string, (typeof tasks)[number]>();
     const out = (text: string) => write(`[${label}] ${text}`);
-    const failedCount = () => [...state.values()].filter((s) => s.phase === "failed" || s.phase === "unreachable").length;
+    // a node is out of the run from its failed task on (as the callback counts hosts), back in when it goes on (rescue)
+    const failedCount = () => [...state.values()].filter((s) => s.down || s.phase === "failed" || s.phase === "unreachable").length;
     const finished = (n: string) => ["done", "failed", "unreachable"].includes(state.get(n)!.phase);
     const flush = () => {
         for (const t of tasks) {
@@ -170,6 +171,7 @@ export function createProgress(label: string, names: string[], write: (line: str
             }
             if (!t.seen.has(node)) { t.seen.add(node); if (p.ok) t.ok++; }
             state.get(node)!.task = `${p.kind} ${p.name}`;
+            state.get(node)!.down = !p.ok;
             flush();
         },
         status(): string {
@@ -280,7 +282,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         "-o", `ControlPath=${path.join(cfg.controlDir, `node-${i}`)}`,
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
     ];
-    const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0) =>
+    // a session ends at 'close' (its output read to the end); a master (-fN) at 'exit': it leaves a daemon holding the pipes
+    const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0, endOn: "close" | "exit" = "close") =>
         new Promise<{ rc: number; out: string; err: string; timedOut: boolean }>((resolve) => {
             const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
             let out = "";
@@ -298,7 +301,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             child.stdin.on("error", () => undefined);
             if (input === null) child.stdin.end(); else child.stdin.end(input);
             child.on("error", (e) => { err += String(e); });
-            child.on("exit", (code, signal) => {
+            child.on(endOn, (code: number | null, signal: NodeJS.Signals | null) => {
                 if (timer) clearTimeout(timer);
                 if (partial) { out += partial; if (onLine) onLine(partial); }
                 resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut });
@@ -311,7 +314,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         let why = "";
         for (let attempt = 0; attempt <= cfg.connectRetries || Date.now() < deadline; attempt++) {
             await acquire();
-            const r = await ssh(["-fN", "-o", "ControlMaster=yes", "-o", `ControlPersist=${cfg.nodeTimeoutS + cfg.rebootTimeoutS}s`, ...base(n, i)], null);
+            const r = await ssh(["-fN", "-o", "ControlMaster=yes", "-o", `ControlPersist=${cfg.nodeTimeoutS + cfg.rebootTimeoutS}s`, ...base(n, i)], null, undefined, 0, "exit");
             release();
             if (r.rc === 0) return "";
             why = lastLine(r.err) || `ssh exited ${r.rc}`;
@@ -423,7 +426,7 @@ export function fanoutScript(): string {
         "  runTags: env.ANSIBLE_RUN_TAGS || '', skipTags: env.ANSIBLE_SKIP_TAGS || '', log: env.RDMAKIT_ANSIBLE_LOG,",
         "  nodeLogDir: env.RDMAKIT_NODE_LOG_DIR, controlDir: env.ANSIBLE_SSH_CONTROL_PATH_DIR,",
         "  connectLimit: num(env.RDMAKIT_FANOUT_CONNECT, 10), parallel: num(env.RDMAKIT_FANOUT_PARALLEL, 100),",
-        "  nodeTimeoutS: num(env.RDMAKIT_FANOUT_NODE_TIMEOUT_S, 10800), connectRetries: num(env.RDMAKIT_FANOUT_RETRIES, 3),",
+        "  nodeTimeoutS: num(env.RDMAKIT_FANOUT_NODE_TIMEOUT_S, 10800), connectRetries: /^[0-9]+$/.test(env.RDMAKIT_FANOUT_RETRIES || '') ? Number(env.RDMAKIT_FANOUT_RETRIES) : 3,",
         "  rebootTimeoutS: num(env.RDMAKIT_FANOUT_REBOOT_TIMEOUT_S, 900),",
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
