@@ -101,14 +101,14 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         }
         await Promise.all(hosts.map((h) => run(HARNESS, ["up", CACHE, runDir, h.name, String(h.port), `${key}.pub`, h.address],
             { env: { ...process.env, RDMAKIT_TESTHOST_PREPARE: `${path.join(ROOT, "test", "hosts", "image-state.sh")} ${repoDir} ${h.kind}` } })));
-        // Cut off from any package mirror: the hosts' Debian sources point at a closed port, and they have no pip, venv or
-        // Ansible; what the node-local run needs comes in the kit's bundle. (The only repository left is the local
-        // stand-in of NVIDIA's, which the plan's cuda_repo_base names.)
+        // Cut off from any package mirror: the hosts' Debian sources point at a closed port, and they have no pip, no
+        // ensurepip (so the stdlib's venv cannot make one) and no Ansible; what the node-local run needs comes in the
+        // kit's bundle. (The only repository left is the local stand-in of NVIDIA's, which the plan's cuda_repo_base names.)
         for (const h of hosts) {
             const tree = path.join(runDir, h.name);
             fs.rmSync(path.join(tree, "etc/apt/sources.list.d/debian.sources"), { force: true });
             fs.writeFileSync(path.join(tree, "etc/apt/sources.list"), "deb http://127.0.0.1:9/debian bookworm main\n");
-            for (const m of ["usr/lib/python3/dist-packages/pip", "usr/lib/python3.11/ensurepip", "usr/lib/python3.11/venv", "usr/lib/python3/dist-packages/ansible"]) {
+            for (const m of ["usr/lib/python3/dist-packages/pip", "usr/lib/python3.11/ensurepip", "usr/lib/python3/dist-packages/ansible"]) {
                 assert.ok(!fs.existsSync(path.join(tree, m)), `${h.name}: ${m} is there`);
             }
         }

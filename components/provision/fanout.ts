@@ -259,6 +259,11 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
     const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
     const progress = createProgress(cfg.label, nodes.map((n) => n.name), write);
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // a stopped run (the run script's trap sends TERM) stops every session it started; the script closes the masters
+    const children = new Set<import("child_process").ChildProcess>();
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+        process.once(sig, () => { for (const c of children) c.kill("SIGTERM"); process.exit(128 + (sig === "SIGHUP" ? 1 : sig === "SIGINT" ? 2 : 15)); });
+    }
     let lastStatus = "";
     let lastStatusAt = 0;
     const statusTimer = setInterval(() => {
@@ -286,6 +291,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
     const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0, endOn: "close" | "exit" = "close") =>
         new Promise<{ rc: number; out: string; err: string; timedOut: boolean }>((resolve) => {
             const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
+            children.add(child);
             let out = "";
             let err = "";
             let partial = "";
@@ -302,6 +308,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             if (input === null) child.stdin.end(); else child.stdin.end(input);
             child.on("error", (e) => { err += String(e); });
             child.on(endOn, (code: number | null, signal: NodeJS.Signals | null) => {
+                children.delete(child);
                 if (timer) clearTimeout(timer);
                 if (partial) { out += partial; if (onLine) onLine(partial); }
                 resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut });
