@@ -342,6 +342,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         if (why) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${why}` });
         const deadline = start + cfg.nodeTimeoutS * 1000;
         let task = "";
+        let lost = 0;
         try {
             for (let pass = 0; pass < 8; pass++) {
                 progress.phase(n.name, "running", Date.now());
@@ -368,6 +369,14 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                     continue;
                 }
                 const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
+                if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
+                    // the connection dropped under the run: connect again and run again (the roles are idempotent)
+                    lost++;
+                    await disconnect(n, i);
+                    why = await connect(n, i, 0);
+                    if (why) return done({ kind: "unreachable", recap: "", task: task || undefined, message: `the connection dropped and could not be made again: ${why}` });
+                    continue;
+                }
                 if (rcLine === undefined) {
                     // the session ended before the node's run did (a lost connection): say so at the task it was at
                     return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
