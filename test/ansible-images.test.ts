@@ -104,11 +104,13 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         // Cut off from any package mirror: the hosts' Debian sources point at a closed port, and they have no pip, no
         // ensurepip (so the stdlib's venv cannot make one) and no Ansible; what the node-local run needs comes in the
         // kit's bundle. (The only repository left is the local stand-in of NVIDIA's, which the plan's cuda_repo_base names.)
-        // The images' own Python has python3-apt, which Ansible's apt module needs on the node in either mode: Ubuntu's
-        // cloud images ship unattended-upgrades, which depends on it (Debian/Ubuntu package unattended-upgrades,
-        // Depends: python3-apt). The minbase test hosts get it from the mirror here, before they are cut off.
+        // What the two images carry and a minbase tree lacks, installed from the mirror here before the hosts are cut off:
+        // python3-apt, which Ansible's apt module needs on the node in either mode (Ubuntu's cloud images ship
+        // unattended-upgrades, which depends on it), and node_prep's base packages (playbooks/roles/node_prep/vars/
+        // Debian-12.yml: pciutils, kmod, ethtool, iproute2, numactl, ca-certificates, gnupg), which both GPU images have.
         await Promise.all(hosts.map((h) => run("chroot", [path.join(runDir, h.name), "sh", "-c",
-            "apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends python3-apt >/dev/null"], { maxBuffer: 1 << 24 })));
+            "apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends python3-apt pciutils kmod ethtool iproute2 numactl ca-certificates gnupg >/dev/null"],
+        { maxBuffer: 1 << 24 })));
         for (const h of hosts) {
             const tree = path.join(runDir, h.name);
             fs.rmSync(path.join(tree, "etc/apt/sources.list.d/debian.sources"), { force: true });
