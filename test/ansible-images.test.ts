@@ -101,7 +101,7 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         }
         await Promise.all(hosts.map((h) => run(HARNESS, ["up", CACHE, runDir, h.name, String(h.port), `${key}.pub`, h.address],
             { env: { ...process.env, RDMAKIT_TESTHOST_PREPARE: `${path.join(ROOT, "test", "hosts", "image-state.sh")} ${repoDir} ${h.kind}` } })));
-        // Cut off from any package mirror: the hosts' Debian sources point at a closed port, and they have no pip, no
+        // Cut off from any package mirror: the hosts have no Debian source left, and they have no pip, no
         // ensurepip (so the stdlib's venv cannot make one) and no Ansible; what the node-local run needs comes in the
         // kit's bundle. (The only repository left is the local stand-in of NVIDIA's, which the plan's cuda_repo_base names.)
         // What the two images carry and a minbase tree lacks, installed from the mirror here before the hosts are cut off:
@@ -114,7 +114,8 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         for (const h of hosts) {
             const tree = path.join(runDir, h.name);
             fs.rmSync(path.join(tree, "etc/apt/sources.list.d/debian.sources"), { force: true });
-            fs.writeFileSync(path.join(tree, "etc/apt/sources.list"), "deb http://127.0.0.1:9/debian bookworm main\n");
+            // no Debian source at all (a dead one fails every apt cache refresh), only the vendor repository stand-in
+            fs.writeFileSync(path.join(tree, "etc/apt/sources.list"), "");
             for (const m of ["usr/lib/python3/dist-packages/pip", "usr/lib/python3.11/ensurepip", "usr/lib/python3/dist-packages/ansible"]) {
                 assert.ok(!fs.existsSync(path.join(tree, m)), `${h.name}: ${m} is there`);
             }
