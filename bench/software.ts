@@ -1,14 +1,18 @@
 /*
- * Software-step benchmark: site.yml with a fixed small role set (the plays every run has, plus roce_host) on 2, 4 and 8 systemd-nspawn test hosts (test/hosts/testhost.sh), reached as `pulumi up` reaches nodes:
- * the kit's inventory (renderInventory) through a bastion (the first host) with the shared jump connection, forks
- * from the plan's rule (one per host here). Prints, per size, the wall time and the controller's CPU time (the
- * ansible-playbook process tree and its SSH clients and masters, counted in a cpuacct cgroup of their own; the test
- * hosts' sshd and modules run outside it), per host, the growth from the smallest to the largest run, and the
- * controller CPU a 1,000-node run would cost on a straight-line fit (a + b * hosts). Needs root, debootstrap,
- * systemd-nspawn and ansible-playbook. Not part of `npm test`.
+ * Software-step benchmark: site.yml with a fixed small role set (the plays every run has, plus roce_host) on
+ * systemd-nspawn test hosts (test/hosts/testhost.sh), reached as `pulumi up` reaches nodes: the kit's inventory
+ * (renderInventory) through a bastion (the first host) with the shared jump connection. Two modes
+ * (cluster.ansible.mode): node-local (the default: the component's own run script, test/fixtures/node-local-run.ts;
+ * the fan-out sends the bundle and each host runs the roles on itself) and controller (ansible-playbook here, forks
+ * from the plan's rule). Prints, per size, the wall time and the controller's CPU time (the run's process tree: the
+ * agent, the fan-out or ansible-playbook, every SSH client and master, counted in a cpuacct cgroup of their own; the
+ * test hosts' sshd and their own Ansible run outside it), per host, the growth, and a straight-line fit (a + b * hosts)
+ * out to 1,000 and 4,096 hosts. The bundle is made before the measurement (once per content, not per host). Needs
+ * root, debootstrap, systemd-nspawn (and ansible-playbook for controller mode). Not part of `npm test`.
  *
- *   npm run bench:software            # 2, 4, 8 hosts
- *   npm run bench:software -- 2 6     # sizes of your choice
+ *   npm run bench:software                                # node-local, 2, 4, 8 hosts
+ *   npm run bench:software -- --json rows.json 4 12       # sizes of your choice, rows also as JSON
+ *   npm run bench:software -- --mode controller 2 6       # push mode
  */
 import { execFile, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
@@ -21,6 +25,10 @@ import { renderInventory } from "../components/provision/inventory";
 import { parseAnsibleLog } from "../components/provision/summarise";
 import { parseClusterSpec } from "../components/spec";
 import { freePort } from "../test/fixtures/ports";
+import { nodeLocalSetup, runNodeLocal } from "../test/fixtures/node-local-run";
+import { serveKeyLocally } from "../components/provision/keysocket";
+
+export type BenchMode = "node-local" | "controller";
 
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, "..");
@@ -36,12 +44,14 @@ const TAGS = "roce";
 
 export interface SoftwareBenchRow {
     hosts: number;
+    mode: BenchMode;
     wallSeconds: number;
     /** controller CPU seconds (user + system), or null where no cpuacct cgroup could be made */
     cpuSeconds: number | null;
     /**
-     * CPU seconds of ansible-playbook's main process alone (the strategy loop, variables, forks, callbacks): one
-     * process, so at most one core, whatever the controller has; null where it could not be read
+     * CPU seconds of the one process that drives the run, so at most one core whatever the controller has:
+     * ansible-playbook's main process (the strategy loop, variables, forks, callbacks) in controller mode, the
+     * fan-out's Node process in node-local mode; null where it could not be read
      */
     mainSeconds: number | null;
     ok: boolean;
@@ -86,7 +96,7 @@ async function timed(cmd: string, env: NodeJS.ProcessEnv, cpuDir: string | undef
 }
 
 /** One size: boot `n` hosts, run the role set once on the fresh hosts, tear down. */
-export async function benchSoftware(n: number): Promise<SoftwareBenchRow> {
+export async function benchSoftware(n: number, mode: BenchMode = "node-local"): Promise<SoftwareBenchRow> {
     fs.mkdirSync(CACHE, { recursive: true });
     const runDir = fs.mkdtempSync(path.join(CACHE, `bench-${n}-`));
     const names = Array.from({ length: n }, (_, i) => `b${n}h${i + 1}`);
@@ -117,6 +127,7 @@ export async function benchSoftware(n: number): Promise<SoftwareBenchRow> {
             },
         });
         const plan = planCluster(spec);
+        if (mode === "node-local") return await benchNodeLocal(n, runDir, key, plan, addresses, ports, cgroup);
         const inventory = path.join(runDir, "inventory.yml");
         fs.writeFileSync(inventory, renderInventory({
             hosts: inventoryHosts(plan, addresses).map((h, i) => ({ ...h, port: ports[i] })),
@@ -148,7 +159,7 @@ export async function benchSoftware(n: number): Promise<SoftwareBenchRow> {
         const ok = t.rc === 0 && recap.length === n && recap.every((r) => r.failed === 0 && r.unreachable === 0);
         if (!ok) process.stderr.write(`bench: ${n} hosts: ansible-playbook exited ${t.rc}; log kept at ${log}\n`);
         const main = fs.existsSync(mainCpu) ? Number(fs.readFileSync(mainCpu, "utf8")) : NaN;
-        return { hosts: n, wallSeconds: t.wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
+        return { hosts: n, mode, wallSeconds: t.wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
     } finally {
         await Promise.all(names.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
         if (cgroup) {
@@ -158,6 +169,52 @@ export async function benchSoftware(n: number): Promise<SoftwareBenchRow> {
             fs.rmdirSync(cgroup);
         }
         if (!process.env.RDMAKIT_BENCH_KEEP) fs.rmSync(runDir, { recursive: true, force: true });
+    }
+}
+
+/** The cgroup's CPU seconds so far. */
+function cgroupSeconds(cgroup: string | undefined): bigint {
+    return cgroup ? BigInt(fs.readFileSync(path.join(cgroup, "cpuacct.usage"), "utf8").trim()) : 0n;
+}
+
+/** Waits (at most 5 s) until the cgroup's processes are gone, so their last CPU is counted. */
+async function cgroupDrained(cgroup: string | undefined): Promise<void> {
+    for (let i = 0; cgroup && i < 50 && fs.readFileSync(path.join(cgroup, "cgroup.procs"), "utf8").trim() !== ""; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+    }
+}
+
+/** The node-local run of one size: the component's script, in the cgroup; the key served from this process. */
+async function benchNodeLocal(n: number, runDir: string, key: string, plan: ReturnType<typeof planCluster>, addresses: string[], ports: number[],
+    cgroup: string | undefined): Promise<SoftwareBenchRow> {
+    const inventory = renderInventory({
+        hosts: inventoryHosts(plan, addresses).map((h, i) => ({ ...h, port: ports[i] })),
+        bastion: { address: addresses[0], user: "root", port: ports[0] },
+        vars: { ...plan.ansibleVars, rdmakit_require_hardware: false },
+        knownHostsFile: path.join(runDir, "known_hosts"),
+    });
+    const setup = nodeLocalSetup(path.join(runDir, "out"));
+    const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+    const mainCpu = path.join(runDir, "main-cpu");
+    const log = path.join(runDir, "out", "ansible-site.log");
+    try {
+        const before = cgroupSeconds(cgroup);
+        const start = process.hrtime.bigint();
+        const r = await runNodeLocal(setup, {
+            inventory, extraVars: {}, log, key: served.env,
+            env: { ANSIBLE_RUN_TAGS: TAGS, RDMAKIT_FANOUT_CPU_FILE: mainCpu, RDMAKIT_FANOUT_PARALLEL: String(plan.provision.forks) },
+            wrap: (cmd) => (cgroup ? ["/bin/sh", "-c", `echo $$ > ${cgroup}/cgroup.procs && exec "$@"`, "sh", ...cmd] : cmd),
+        });
+        const wall = Number(process.hrtime.bigint() - start) / 1e9;
+        await cgroupDrained(cgroup);
+        const cpu = cgroup ? Number(cgroupSeconds(cgroup) - before) / 1e9 : null;
+        const recap = fs.existsSync(log) ? parseAnsibleLog(fs.readFileSync(log, "utf8")).recap : [];
+        const ok = r.status === 0 && recap.length === n && recap.every((x) => x.failed === 0 && x.unreachable === 0);
+        if (!ok) process.stderr.write(`bench: ${n} hosts (node-local): the run exited ${r.status}: ${r.stderr.slice(-2000)}\n`);
+        const main = fs.existsSync(mainCpu) ? Number(fs.readFileSync(mainCpu, "utf8")) : NaN;
+        return { hosts: n, mode: "node-local", wallSeconds: wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
+    } finally {
+        served.close();
     }
 }
 
@@ -177,7 +234,7 @@ export function fitLine(xs: number[], ys: number[]): { a: number; b: number } {
  * the inventory), and the wall time it gives is the controller's floor: the CPU spread over the cores, but never less
  * than the main process's own CPU, which runs on one core.
  */
-export function formatSoftwareBench(rows: SoftwareBenchRow[], cores: number, target = 1000, otherCores = 16): string {
+export function formatSoftwareBench(rows: SoftwareBenchRow[], cores: number, targets = [1000, 4096], otherCores = 16): string {
     const f = (x: number | null, d = 2): string => (x === null ? "n/a" : x.toFixed(d));
     const out = ["hosts  wall s  wall/host s  controller CPU s  CPU/host s  main process CPU s  ok"];
     for (const r of rows) {
@@ -197,6 +254,10 @@ export function formatSoftwareBench(rows: SoftwareBenchRow[], cores: number, tar
     }
     const measured = rows.filter((r) => r.cpuSeconds !== null);
     if (measured.length >= 2) {
+        const { a: pa, b: pb } = fitLine(measured.map((r) => r.hosts), measured.map((r) => r.cpuSeconds as number));
+        out.push(`controller CPU per host at ${hi.hosts} hosts: ${((hi.cpuSeconds ?? 0) / hi.hosts).toFixed(3)} s; marginal per added host: ${pb.toFixed(3)} s (fit ${pa.toFixed(2)} s + ${pb.toFixed(3)} s/host)`);
+    }
+    for (const target of measured.length >= 2 ? targets : []) {
         const { a, b } = fitLine(measured.map((r) => r.hosts), measured.map((r) => r.cpuSeconds as number));
         const cpu = a + b * target;
         const withMain = measured.filter((r) => r.mainSeconds !== null);
@@ -212,15 +273,22 @@ export function formatSoftwareBench(rows: SoftwareBenchRow[], cores: number, tar
 }
 
 if (require.main === module) {
-    const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n >= 1);
+    const argv = process.argv.slice(2);
+    const flag = (name: string): string | undefined => { const i = argv.indexOf(name); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
+    const json = flag("--json");
+    const mode = (flag("--mode") ?? "node-local") as BenchMode;
+    if (mode !== "node-local" && mode !== "controller") { console.error(`bench:software: --mode must be node-local or controller (got ${String(mode)})`); process.exit(2); }
+    const sizes = argv.map(Number).filter((n) => Number.isInteger(n) && n >= 1);
     void (async () => {
-        if (process.getuid?.() !== 0 || spawnSync("sh", ["-c", "command -v systemd-nspawn && command -v ansible-playbook"]).status !== 0) {
+        if (process.getuid?.() !== 0 || spawnSync("sh", ["-c", `command -v systemd-nspawn${mode === "controller" ? " && command -v ansible-playbook" : ""}`]).status !== 0) {
             console.error("bench:software needs root, systemd-nspawn, debootstrap and ansible-playbook");
             process.exit(2);
         }
         const rows: SoftwareBenchRow[] = [];
-        for (const n of sizes.length ? sizes : [2, 4, 8]) rows.push(await benchSoftware(n));
-        console.log(`software step: site.yml --tags ${TAGS} on fresh nspawn hosts through a bastion; forks = hosts`);
+        for (const n of sizes.length ? sizes : [2, 4, 8]) rows.push(await benchSoftware(n, mode));
+        if (json) fs.writeFileSync(json, JSON.stringify(rows, null, 2) + "\n");
+        console.log(`software step (${mode}): site.yml --tags ${TAGS} on fresh nspawn hosts through a bastion; ` +
+            (mode === "node-local" ? "every host at once, each running the roles on itself" : "forks = hosts"));
         console.log(formatSoftwareBench(rows, os.cpus().length));
         process.exit(rows.every((r) => r.ok) ? 0 : 1);
     })();

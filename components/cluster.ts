@@ -176,6 +176,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 sshPrivateKey: args.sshPrivateKey!,
                 forks: plan.provision.forks,
                 maxFailPercentage: plan.provision.maxFailPercentage,
+                mode: plan.provision.mode,
             }, { parent: this, dependsOn: [fabric] });
             this.provisioning = { failedNodes: software.failedNodes, excludedNodes: plan.provision.excluded };
             const playbooksHash = software.playbooksHash;

@@ -33,6 +33,7 @@ export interface AnsibleSpec extends AnsibleSpecInput {
     maxFailPercentage: number;
     exclude: string[];
     maxForks: number;
+    mode: "node-local" | "controller";
 }
 
 export interface AwsNetwork extends AwsNetworkInput {

@@ -138,6 +138,8 @@ const ansibleSchema = z
         exclude: z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a node name")).default([])
             .describe("node names left out of provisioning and validation (validation grades the rest and names these)"),
         maxForks: z.int().min(1).max(1000).default(100).describe("most nodes Ansible works on at once: the node count up to this cap"),
+        mode: z.enum(["node-local", "controller"]).default("node-local")
+            .describe("node-local: each node runs the node software on itself from a bundle the controller sends; controller: ansible-playbook on the controller pushes every task (nodes without Python 3.9-3.12)"),
     })
     .describe("how the Ansible steps treat failing nodes and how wide they run");
 

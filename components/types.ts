@@ -181,6 +181,12 @@ export interface AnsibleSpecInput {
     exclude?: string[];
     /** Most nodes Ansible works on at once (its forks): the node count, up to this cap. @default 100 */
     maxForks?: number;
+    /**
+     * Where the node software runs: `node-local`, each node runs site.yml on itself (`ansible-playbook -c local`) from
+     * a bundle the controller sends (no Ansible or internet needed on the node; Python 3.9-3.12 is); `controller`,
+     * ansible-playbook on the controller pushes every task over SSH. @default "node-local"
+     */
+    mode?: "node-local" | "controller";
 }
 
 /** An existing subnet for the GPU nodes. */

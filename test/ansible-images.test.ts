@@ -3,7 +3,8 @@
 // installer 1.50.0 with aws-ofi-nccl's ld.so.conf entry, Fabric Manager 595.91.07 held) planned as a p5.48xlarge, and an
 // ubuntu-hpc-like host (DOCA ofed_info, driver 580.126.16 through the pinning package, Fabric Manager and libnccl2
 // 2.30.4-1+cuda13.0 held, CUDA 13.0, sku-customizations.service rewriting /etc/nccl.conf at boot) planned as an
-// ND H100 v5. Both boot at once (nspawn, test/hosts/testhost.sh) and run at once. What must hold: the image's stack is
+// ND H100 v5. Both boot at once (nspawn, test/hosts/testhost.sh) and run site.yml at once, node-local (the kit's
+// default: the bundle goes to each host, which runs the roles on itself), cut off from any Debian mirror. What must hold: the image's stack is
 // reused and untouched (no downgrade, no removal, no second driver), the run reports each component as reused, the kit's
 // NCCL settings survive a reboot of the host, and the second run reports changed=0. The package sets the roles would
 // install on a plain host are resolved with `apt-get install -s` against the local repository with the vendors' names.
@@ -23,6 +24,8 @@ import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
 import { parseAnsibleLog } from "../components/provision/summarise";
+import { serveKeyLocally } from "../components/provision/keysocket";
+import { nodeLocalSetup, nodeLog, runNodeLocal } from "./fixtures/node-local-run";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
@@ -98,6 +101,25 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
         }
         await Promise.all(hosts.map((h) => run(HARNESS, ["up", CACHE, runDir, h.name, String(h.port), `${key}.pub`, h.address],
             { env: { ...process.env, RDMAKIT_TESTHOST_PREPARE: `${path.join(ROOT, "test", "hosts", "image-state.sh")} ${repoDir} ${h.kind}` } })));
+        // Cut off from any package mirror: the hosts have no Debian source left, and they have no pip, no
+        // ensurepip (so the stdlib's venv cannot make one) and no Ansible; what the node-local run needs comes in the
+        // kit's bundle. (The only repository left is the local stand-in of NVIDIA's, which the plan's cuda_repo_base names.)
+        // What the two images carry and a minbase tree lacks, installed from the mirror here before the hosts are cut off:
+        // python3-apt, which Ansible's apt module needs on the node in either mode (Ubuntu's cloud images ship
+        // unattended-upgrades, which depends on it), and node_prep's base packages (playbooks/roles/node_prep/vars/
+        // Debian-12.yml: pciutils, kmod, ethtool, iproute2, numactl, ca-certificates, gnupg), which both GPU images have.
+        await Promise.all(hosts.map((h) => run("chroot", [path.join(runDir, h.name), "sh", "-c",
+            "apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends python3-apt pciutils kmod ethtool iproute2 numactl ca-certificates gnupg >/dev/null"],
+        { maxBuffer: 1 << 24 })));
+        for (const h of hosts) {
+            const tree = path.join(runDir, h.name);
+            fs.rmSync(path.join(tree, "etc/apt/sources.list.d/debian.sources"), { force: true });
+            // no Debian source at all (a dead one fails every apt cache refresh), only the vendor repository stand-in
+            fs.writeFileSync(path.join(tree, "etc/apt/sources.list"), "");
+            for (const m of ["usr/lib/python3/dist-packages/pip", "usr/lib/python3.11/ensurepip", "usr/lib/python3/dist-packages/ansible"]) {
+                assert.ok(!fs.existsSync(path.join(tree, m)), `${h.name}: ${m} is there`);
+            }
+        }
         const before = new Map(hosts.map((h) => [h.name, dpkgState(path.join(runDir, h.name))]));
 
         // The clusters as users write them, defaults only: the plan reads each image's manifest.
@@ -111,24 +133,35 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
             for (const c of ["driver", "cuda", "nccl", "ncclTests"]) assert.equal(p.software.rows.find((r) => r.component === c)?.decision, "reuse", c);
         }
         const fingerprint = fs.readFileSync(path.join(repoDir, "key-fingerprint"), "utf8").trim();
-        const inventories = hosts.map((h) => {
+        const invArgs = hosts.map((h) => {
             const plan = plans[h.name as keyof typeof plans];
-            const file = path.join(runDir, `${h.name}.yml`);
-            fs.writeFileSync(file, renderInventory({
+            return {
                 hosts: inventoryHosts(plan, [h.address]).map((x) => ({ ...x, name: h.name, user: "root", port: h.port })),
                 vars: { ...plan.ansibleVars, rdmakit_require_hardware: false, cuda_repo_base: repoBase, cuda_repo_key_fingerprint: fingerprint },
                 knownHostsFile: path.join(runDir, "known_hosts"),
-                privateKeyFile: key,
-            }));
+            };
+        });
+        // with the key file (the push-mode runs below and rdmakit check), and without (the node-local runs: the agent)
+        const inventories = hosts.map((h, i) => {
+            const file = path.join(runDir, `${h.name}.yml`);
+            fs.writeFileSync(file, renderInventory({ ...invArgs[i], privateKeyFile: key }));
             return file;
         });
         const env = { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1", ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(runDir, "cp") };
-        const siteOnAll = async (label: string) => {
-            const rs = await Promise.all(inventories.map((inv) => ansiblePlaybook(["-i", inv, "playbooks/site.yml"], env)));
-            rs.forEach((r, i) => fs.writeFileSync(path.join(CACHE, `last-${label}-${hosts[i].name}.log`), r.output));
-            rs.forEach((r, i) => assert.equal(r.rc, 0, `${hosts[i].name} ${label} failed (log .testhosts/last-${label}-${hosts[i].name}.log):\n${r.output.slice(-3000)}`));
-            return rs;
+        // site.yml as the component runs it, node-local (the default): one step per cluster, both at once
+        const setup = nodeLocalSetup(path.join(runDir, "out"));
+        const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+        t.after(() => served.close());
+        const agentInventories = invArgs.map((a) => renderInventory(a));
+        const siteRun = async (i: number, label: string, extraVars: Record<string, unknown> = {}, more: NodeJS.ProcessEnv = {}) => {
+            const log = path.join(runDir, "out", `ansible-${label}-${hosts[i].name}.log`);
+            const r = await runNodeLocal(setup, { inventory: agentInventories[i], extraVars, log, key: served.env, name: hosts[i].name, env: more });
+            const output = nodeLog(path.join(runDir, hosts[i].name));
+            fs.writeFileSync(path.join(CACHE, `last-${label}-${hosts[i].name}.log`), output);
+            assert.equal(r.status, 0, `${hosts[i].name} ${label} failed (log .testhosts/last-${label}-${hosts[i].name}.log):\n${r.stderr}\n${output.slice(-3000)}`);
+            return { rc: r.status, output, recap: parseAnsibleLog(fs.readFileSync(log, "utf8")).recap };
         };
+        const siteOnAll = (label: string) => Promise.all(hosts.map((_, i) => siteRun(i, label)));
 
         await t.test("a run that fails after masking the apt timers leaves a record of what the kit masked", async () => {
             // a package that does not exist fails node_prep's install, after the apt timers were masked: the run stops
@@ -231,7 +264,7 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
                     `${h.name}: run 2 did not refresh the package lists`);
             }
             rs.forEach((r, i) => {
-                const recap = parseAnsibleLog(r.output).recap;
+                const recap = r.recap;
                 assert.deepEqual(recap.map((x) => [x.host, x.changed, x.failed]), [[hosts[i].name, 0, 0]],
                     `second run changed something:\n${r.output.split("\n").filter((l) => /^(TASK|changed)/.test(l)).join("\n")}`);
             });
@@ -239,9 +272,7 @@ test("site.yml on DLAMI-like and ubuntu-hpc-like hosts reuses the image's stack,
 
         await t.test("OFED changing under the image's driver rebuilds its DKMS modules (nvidia_peermem); the record keeps the rest", async () => {
             // the driver role alone (site.yml --tags driver), told the ofed role just changed OFED; no reboot of the test host
-            const r = await ansiblePlaybook(["-i", inventories[1], "playbooks/site.yml", "--tags", "driver", "-e", "ofed_changed=true", "-e", "nvidia_driver_reboot=false"], env);
-            fs.writeFileSync(path.join(CACHE, "last-image-dkms-hpc.log"), r.output);
-            assert.equal(r.rc, 0, r.output.slice(-3000));
+            const r = await siteRun(1, "image-dkms", { ofed_changed: true, nvidia_driver_reboot: false }, { ANSIBLE_RUN_TAGS: "driver" });
             const kernel = spawnSync("uname", ["-r"], { encoding: "utf8" }).stdout.trim();
             assert.equal(fs.readFileSync(path.join(runDir, "hpc", "var/log/rdmakit-test-dkms.log"), "utf8"), `dkms install --force nvidia/580.126.16 -k ${kernel}\n`);
             assert.match(r.output, /rdmakit software on hpc: .*driver 580\.126\.16 \(reused\)/);

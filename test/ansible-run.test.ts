@@ -5,7 +5,9 @@
 // adds the container ports, rdmakit_require_hardware: false, the local CUDA repository, and the first host as
 // bastion for both (the ProxyCommand path the cloud fabrics use). NCCL comes from a local
 // stand-in of NVIDIA's CUDA repository (test/hosts/local-cuda-repo.sh) so the keyring, pin and hold logic runs.
-// Run 1 must succeed; run 2, through the exact shell script the AnsiblePlaybook component runs, must change nothing;
+// Every run is the component's node-local step (the default, cluster.ansible.mode: node-local) through the exact shell
+// script the AnsiblePlaybook component runs: the bundle goes to each node through the bastion, each node runs
+// site.yml on itself. Run 1 must succeed; run 2 must change nothing and send no bundle again;
 // run 3 (hardware required) must fail with a summary naming the hosts and the task; then, on the plays every run has,
 // a node made to fail is named with its task, and the retry its run record asks for visits that node alone.
 // Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
@@ -22,10 +24,11 @@ import { renderInventory, InventoryArgs } from "../components/provision/inventor
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { ANSIBLE_RUN_SCRIPT, RUN_FROM_ENV, RUN_INTERPRETER, hashFolder, sha256 } from "../components/provision/ansible";
+import { hashFolder, sha256 } from "../components/provision/ansible";
+import { nodeLocalSetup, nodeLog, runNodeLocal } from "./fixtures/node-local-run";
 import { planRetry, readRunRecord, retryEnvironment } from "../components/provision/resume";
 import { serveKeyLocally } from "../components/provision/keysocket";
-import { parseAnsibleLog, parseRunOutcome, RETRY_NOTE, summariserScript } from "../components/provision/summarise";
+import { parseAnsibleLog, parseRunOutcome, RETRY_NOTE } from "../components/provision/summarise";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
@@ -42,18 +45,6 @@ function missingTools(): string[] {
         if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) missing.push(tool);
     }
     return missing;
-}
-
-interface PlaybookRun { rc: number; output: string; }
-
-function ansiblePlaybook(args: string[], env: NodeJS.ProcessEnv): Promise<PlaybookRun> {
-    return new Promise((resolve) => {
-        const child = spawn("ansible-playbook", args, { cwd: ROOT, env });
-        let output = "";
-        child.stdout.on("data", (d) => { output += d; });
-        child.stderr.on("data", (d) => { output += d; });
-        child.on("close", (rc) => resolve({ rc: rc ?? -1, output }));
-    });
 }
 
 /** dpkg's view of a package inside a container tree: "<status> <version>" or undefined. */
@@ -75,10 +66,6 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     let http: ChildProcess | undefined;
     t.after(async () => {
         http?.kill("SIGTERM");
-        // close the SSH masters run 1 left (ControlPersist), as the kit's run script does at its exit
-        for (const f of fs.existsSync(path.join(runDir, "cp")) ? fs.readdirSync(path.join(runDir, "cp")) : []) {
-            spawnSync("ssh", ["-o", `ControlPath=${path.join(runDir, "cp", f)}`, "-O", "exit", "rdmakit"], { stdio: "ignore" });
-        }
         await Promise.all(hosts.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
         fs.rmSync(runDir, { recursive: true, force: true });
     });
@@ -140,18 +127,29 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         for (const [k, v] of Object.entries(hp.vars)) assert.deepEqual(inv.all.hosts[hosts[i]][k], v, `${hosts[i]}: host var ${k}`);
         assert.equal(inv.all.hosts[hosts[i]].ansible_host, addresses[i]);
     });
-    const env = {
-        ...process.env,
-        ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"),
-        ANSIBLE_NOCOLOR: "1",
-        ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(runDir, "cp"),
-    };
+    // The component's node-local step (components/provision/ansible.ts NODE_LOCAL_RUN_SCRIPT) under the run's own
+    // agent: the key from this process's socket into the agent (no key file anywhere, so the bastion hop authenticates
+    // through the agent too), the bundle sent to each node, site.yml run there with `-c local`, summary on failure.
+    const { privateKeyFile: _unused, ...agentArgs } = invArgs;
+    const agentInventory = renderInventory(agentArgs);
+    const outDir = path.join(runDir, "out");
+    const setup = nodeLocalSetup(outDir);
+    const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
+    const runTmp = path.join(runDir, "run-tmp");
+    fs.mkdirSync(runTmp);
+    t.after(() => served.close());
+    // the run's own temporary folders, so the check below sees this run's files and no one else's
+    const componentRun = (extraVars: Record<string, unknown>, log: string, more: NodeJS.ProcessEnv = {}) =>
+        runNodeLocal(setup, { inventory: agentInventory, extraVars, log, key: served.env, env: { TMPDIR: runTmp, ...more } });
+    const bundleDir = (h: string) => path.join(runDir, h, "opt", "rdmakit", setup.bundle.digest);
 
     await t.test("run 1 succeeds on every host and reports the missing hardware", async () => {
-        const r = await ansiblePlaybook(["-i", inventoryFile, "playbooks/site.yml"], env);
-        fs.writeFileSync(path.join(CACHE, "last-run1.log"), r.output);
-        const recap = parseAnsibleLog(r.output).recap;
-        assert.equal(r.rc, 0, `ansible-playbook failed (log: .testhosts/last-run1.log):\n${r.output.slice(-3000)}`);
+        const log = path.join(outDir, "ansible-site-run1.log");
+        const r = await componentRun({}, log);
+        const output = hosts.map((h) => nodeLog(path.join(runDir, h))).join("\n");
+        fs.writeFileSync(path.join(CACHE, "last-run1.log"), output);
+        const recap = parseAnsibleLog(fs.readFileSync(log, "utf8")).recap;
+        assert.equal(r.status, 0, `run 1 failed (node logs: .testhosts/last-run1.log):\n${r.stderr}\n${output.slice(-3000)}`);
         assert.deepEqual(recap.map((x) => [x.host, x.failed, x.unreachable]), [["h1", 0, 0], ["h2", 0, 0]]);
         assert.ok(recap.every((x) => x.changed > 0), "a first run on fresh hosts must change something");
         for (const needle of [
@@ -164,9 +162,15 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
             "roce_host: h2: missing mlx5_0, mlx5_1 (/sys/class/infiniband",
             "rdmakit software on h1: ofed distro rdma-core (installed); driver none (not installed (no GPU)",
             "nccl 2.28.9-1 (installed)",
-        ]) assert.ok(r.output.includes(needle), `run 1 output lacks "${needle}"`);
-        // the bastion hop went through one shared connection: a master socket in the run's control folder
-        assert.ok(fs.readdirSync(path.join(runDir, "cp")).some((f) => f.startsWith("jump-")), "run 1 left no jump master socket");
+        ]) assert.ok(output.includes(needle), `run 1 output lacks "${needle}"`);
+        // each node ran the bundle's own ansible-core (the 2.15 set, for its Python 3.11) from /opt/rdmakit/<digest>/;
+        // the image's Python got nothing: no Ansible, no pip, no venv
+        for (const h of hosts) {
+            assert.equal(fs.readFileSync(path.join(bundleDir(h), "set"), "utf8"), "core2.15\n", h);
+            assert.equal(fs.readFileSync(path.join(bundleDir(h), "python"), "utf8"), "/usr/bin/python3\n", h);
+            for (const pkg of ["ansible", "ansible-core", "python3-pip", "python3-venv"]) assert.equal(dpkgStatus(path.join(runDir, h), pkg), undefined, `${h}: ${pkg} installed`);
+            assert.ok(!fs.existsSync(path.join(runDir, h, "usr/lib/python3/dist-packages/ansible")), `${h}: Ansible in the image's Python`);
+        }
     });
 
     await t.test("packages, pins, holds and persisted configs are in place", () => {
@@ -217,43 +221,10 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         }
     });
 
-    // The component's script under the run's own agent: the key from this process's socket into the agent (no key
-    // file anywhere, so the bastion hop authenticates through the agent too), log to a file, summary on failure.
-    const { privateKeyFile: _unused, ...agentArgs } = invArgs;
-    const outDir = path.join(runDir, "out");
-    fs.mkdirSync(outDir);
-    const summariser = path.join(outDir, "ansible-summarise.cjs");
-    fs.writeFileSync(summariser, summariserScript());
-    const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
-    const runTmp = path.join(runDir, "run-tmp");
-    fs.mkdirSync(runTmp);
-    t.after(() => served.close());
-    // exactly as the Command runs it: under the run's own agent, the one-line command text, the script in the environment
-    const componentRun = (extraVars: Record<string, unknown>, log: string, more: NodeJS.ProcessEnv = {}) => spawnSync(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), RUN_FROM_ENV], {
-        cwd: ROOT,
-        encoding: "utf8",
-        env: {
-            ...env,
-            // the run's own temporary folders, so the check below sees this run's files and no one else's
-            TMPDIR: runTmp,
-            ...more,
-            RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
-            ANSIBLE_CONFIG: "playbooks/ansible.cfg",
-            RDMAKIT_PLAYBOOK: "playbooks/site.yml",
-            RDMAKIT_ANSIBLE_LOG: log,
-            RDMAKIT_ANSIBLE_SUMMARISER: summariser,
-            RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory.yml"),
-            RDMAKIT_INVENTORY_HASH: sha256(renderInventory(agentArgs)),
-            RDMAKIT_VARS_HASH: sha256(JSON.stringify(extraVars)),
-            ...served.env,
-        },
-        // as the component sends it: inventory and variables on stdin
-        input: JSON.stringify({ inventory: renderInventory(agentArgs), extraVars: JSON.stringify(extraVars) }),
-    });
-
-    await t.test("run 2 (the component's script) reports changed=0 on every host", () => {
+    await t.test("run 2 (the component's script) reports changed=0 on every host and sends no bundle again", async () => {
         const log = path.join(outDir, "ansible-site.log");
-        const r = componentRun({ rdmakit_test_token: SECRET_VAR }, log);
+        const ready = hosts.map((h) => fs.statSync(path.join(bundleDir(h), ".ready")).mtimeMs);
+        const r = await componentRun({ rdmakit_test_token: SECRET_VAR }, log);
         const output = fs.readFileSync(log, "utf8");
         fs.writeFileSync(path.join(CACHE, "last-run2.log"), output);
         assert.equal(r.status, 0, `run 2 failed: ${r.stderr}\n${output.slice(-3000)}`);
@@ -270,15 +241,21 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         // nothing secret: not the key, not a variable's value
         assert.ok(!r.stdout.includes("PRIVATE KEY") && !r.stdout.includes(SECRET_VAR), r.stdout);
         assert.equal(r.stderr, "");
+        // the aggregated lines end with the slowest nodes
+        assert.ok(lines.some((l) => /^\[site\] slowest nodes: h[12] \d+ s, h[12] \d+ s \(median \d+ s of 2\)$/.test(l)), r.stdout);
+        // the bundle of this digest stayed as run 1 left it: nothing was sent again
+        assert.deepEqual(hosts.map((h) => fs.statSync(path.join(bundleDir(h), ".ready")).mtimeMs), ready);
     });
 
-    await t.test("run 3 with hardware required fails and names the hosts and the task", () => {
+    await t.test("run 3 with hardware required fails and names the hosts and the task", async () => {
         const log = path.join(outDir, "ansible-site-hw.log");
-        const r = componentRun({ rdmakit_require_hardware: true }, log);
+        const r = await componentRun({ rdmakit_require_hardware: true }, log);
         assert.notEqual(r.status, 0);
         assert.match(r.stderr, new RegExp(`^ansible-playbook failed on 2 of 2 hosts \\(full log: ${log.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\):\n` +
             '  (h1, h2|h2, h1): failed at task "node_prep : Require a VM or bare-metal node for the kernel steps": node_prep: <host> runs in a container'));
         assert.ok(!r.stderr.includes("PRIVATE KEY") && !r.stdout.includes("PRIVATE KEY"));
+        // each failed node's own log came back to out/<stack>/nodes/<node>.log
+        for (const h of hosts) assert.match(fs.readFileSync(path.join(outDir, "nodes", `${h}.log`), "utf8"), /TASK \[node_prep : Require a VM or bare-metal node for the kernel steps\]/);
         // No key file, nor the runs' temporary folders, is left behind (the agent's own socket folder goes with it).
         const keyBody = fs.readFileSync(key, "utf8").split("\n")[2];
         const left = fs.readdirSync(runTmp, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
@@ -291,14 +268,14 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
     // write, then fixed. ANSIBLE_RUN_TAGS selects no role (ansible-core config TAGS_RUN).
     // The record the run leaves (components/provision/resume.ts) and the digests a program would compare it with.
     const record = path.join(outDir, "outcome-software.json");
-    const digests = { inventory: sha256(renderInventory(agentArgs)), vars: sha256(JSON.stringify({})), playbooks: hashFolder(path.join(ROOT, "playbooks")) };
+    const digests = { inventory: sha256(agentInventory), vars: sha256(JSON.stringify({})), playbooks: hashFolder(path.join(ROOT, "playbooks")) };
     const narrow = { ANSIBLE_RUN_TAGS: "rdmakit_none", RDMAKIT_RUN_RECORD: record, RDMAKIT_PLAYBOOKS_HASH: digests.playbooks };
     const h2Dir = path.join(runDir, "h2", "etc", "rdmakit");
-    await t.test("a node that fails a task fails the step, named with its task; the other node completes", () => {
+    await t.test("a node that fails a task fails the step, named with its task; the other node completes", async () => {
         fs.rmSync(h2Dir, { recursive: true, force: true });
         fs.writeFileSync(h2Dir, "not a folder\n");
         const log = path.join(outDir, "ansible-site-partial.log");
-        const r = componentRun({}, log, narrow);
+        const r = await componentRun({}, log, narrow);
         assert.equal(r.status, 2, `${r.stderr}\n${r.stdout}`);
         // the error text is the summary: the failed host, its task and the first line of why
         assert.match(r.stderr, /^ansible-playbook failed on 1 of 2 hosts \(full log: .*ansible-site-partial\.log\):\n {2}h2: failed at task "Create \/etc\/rdmakit": /);
@@ -310,20 +287,20 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         assert.deepEqual(recap.map((x) => [x.host, x.failed]), [["h1", 0], ["h2", 1]]);
         assert.deepEqual(readRunRecord(record)?.failed, ["h2"]);
         // the same run with cluster.ansible.maxFailPercentage 50: the step passes and lists h2 (the summariser on this log)
-        const tolerated = spawnSync(process.execPath, [summariser, log, "2", "50"], { encoding: "utf8" });
+        const tolerated = spawnSync(process.execPath, [setup.env.RDMAKIT_ANSIBLE_SUMMARISER, log, "2", "50"], { encoding: "utf8" });
         assert.equal(tolerated.status, 0, tolerated.stderr);
         assert.deepEqual(parseRunOutcome(tolerated.stdout)?.failed, [{ host: "h2", task: "Create /etc/rdmakit", kind: "failed" }]);
         assert.equal(tolerated.stderr, "");
-        assert.equal(spawnSync(process.execPath, [summariser, log, "2", "49"], { encoding: "utf8" }).status, 2);
+        assert.equal(spawnSync(process.execPath, [setup.env.RDMAKIT_ANSIBLE_SUMMARISER, log, "2", "49"], { encoding: "utf8" }).status, 2);
     });
 
-    await t.test("fixed and run again: the retry the record asks for visits only the failed node, which passes", () => {
+    await t.test("fixed and run again: the retry the record asks for visits only the failed node, which passes", async () => {
         fs.rmSync(h2Dir, { force: true });
         // what the program makes of the failed run's record: attempt 1 on h2, of the step's 2 hosts
         const retry = planRetry(readRunRecord(record), digests);
         assert.deepEqual(retry, { attempt: 1, hosts: 2, nodes: ["h2"] });
         const log = path.join(outDir, "ansible-site-resume.log");
-        const r = componentRun({}, log, { ...narrow, ...retryEnvironment(retry) });
+        const r = await componentRun({}, log, { ...narrow, ...retryEnvironment(retry) });
         const output = fs.readFileSync(log, "utf8");
         assert.equal(r.status, 0, `${r.stderr}\n${output.slice(-2000)}`);
         assert.deepEqual(parseRunOutcome(r.stdout), { ok: true, hosts: 2, failed: [], attempt: 1 });

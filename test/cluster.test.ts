@@ -8,7 +8,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
-import { readAnsibleRunInput } from "../components/provision/ansible";
+import { NODE_LOCAL_RUN_SCRIPT, readAnsibleRunInput } from "../components/provision/ansible";
 import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
@@ -89,6 +89,10 @@ for (const [file, fabricType, count] of [
         assert.equal(inventory.all.vars.rdmakit_fabric, c.plan.fabric);
         assert.equal(inventory.all.vars.rdmakit_gpu_count, 8);
         assert.deepEqual(inventory.all.vars.nccl_conf, c.plan.ncclEnv);
+        // node-local, the default: the fan-out runs site.yml on each node from the bundle; its targets are the inventory's hosts
+        assert.equal(env.RDMAKIT_RUN_SCRIPT, NODE_LOCAL_RUN_SCRIPT);
+        assert.match(env.RDMAKIT_BUNDLE_DIGEST, /^[0-9a-f]{64}$/);
+        assert.deepEqual(readAnsibleRunInput(runs[0].inputs.stdin).nodes!.map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
         // the variables come on stdin (their size grows with the nodes), their digest in the environment

@@ -36,8 +36,11 @@ test("with no arguments it plans the bundled AWS example and writes plan.json an
     assert.match(r.out, /1 {2}aws:autoscaling\/group:Group/);
     assert.match(r.out, /NCCL_SOCKET_IFNAME=\^docker,lo,veth/);
     assert.match(r.out, /all 4 nodes\s+busbw >= 285\.6 GB\/s/);
+    // where the node software runs: on the nodes, the default
+    assert.match(r.out, /^node software: node-local \(plan\.provision\.mode\): each node runs site\.yml on itself/m);
     const doc = JSON.parse(readFileSync(join(out, "plan.json"), "utf8"));
     assert.equal(doc.spec.fabric, "aws-efa");
+    assert.equal(doc.plan.provision.mode, "node-local");
     assert.equal(doc.plan.aws.interfaces.length, 33);
     const lt = doc.resources.find((x: any) => x.type === "aws:ec2/launchTemplate:LaunchTemplate");
     assert.equal(lt.inputs.networkInterfaces.length, 33);

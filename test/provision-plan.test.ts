@@ -19,7 +19,7 @@ function awsSpec(nodes: number, ansible?: Record<string, unknown>) {
 }
 
 test("forks: the node count, up to the cap; the tolerance passes through; defaults", () => {
-    assert.deepEqual(planCluster(awsSpec(8)).provision, { forks: 8, maxFailPercentage: 0, excluded: [] });
+    assert.deepEqual(planCluster(awsSpec(8)).provision, { forks: 8, maxFailPercentage: 0, excluded: [], mode: "node-local" });
     assert.equal(planCluster(awsSpec(1000)).provision.forks, 100);
     assert.equal(planCluster(awsSpec(1000, { maxForks: 250 })).provision.forks, 250);
     assert.equal(planCluster(awsSpec(16, { maxFailPercentage: 5 })).provision.maxFailPercentage, 5);
@@ -30,6 +30,14 @@ test("cluster.ansible: bad values name the field", () => {
     assert.throws(() => awsSpec(8, { maxForks: 0 }), /cluster\.ansible\.maxForks/);
     assert.throws(() => awsSpec(8, { exclude: ["bad name"] }), /cluster\.ansible\.exclude\.0|cluster\.ansible\.exclude\[0\]/);
     assert.throws(() => awsSpec(8, { retries: 2 }), /cluster\.ansible.*retries/);
+    assert.throws(() => awsSpec(8, { mode: "pull" }), /cluster\.ansible\.mode/);
+});
+
+test("mode: node-local unless the spec asks for the controller; every example plans node-local", () => {
+    assert.equal(planCluster(awsSpec(8, { mode: "controller" })).provision.mode, "controller");
+    const examples = fs.readdirSync(path.join(__dirname, "..", "examples")).filter((f) => f.endsWith(".yaml"));
+    assert.ok(examples.length >= 3, examples.join(", "));
+    for (const f of examples) assert.equal(planCluster(parseClusterSpec(example(f))).provision.mode, "node-local", f);
 });
 
 test("exclude: unknown, twice, or every node is refused with the field path", () => {
@@ -51,7 +59,7 @@ test("an excluded node is in neither the inventory nor the validation; the other
     const base = awsSpec(4);
     const names = planCluster(base).validation.hostNames;
     const plan = planCluster(awsSpec(4, { exclude: [names[2]] }));
-    assert.deepEqual(plan.provision, { forks: 3, maxFailPercentage: 0, excluded: [names[2]] });
+    assert.deepEqual(plan.provision, { forks: 3, maxFailPercentage: 0, excluded: [names[2]], mode: "node-local" });
     const ips = ["10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"];
     assert.deepEqual(inventoryHosts(plan, ips).map((h) => [h.name, h.address]), [[names[0], ips[0]], [names[1], ips[1]], [names[3], ips[3]]]);
     assert.deepEqual(validationArgsFromPlan(plan, "dev").hosts, [names[0], names[1], names[3]]);

@@ -74,7 +74,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     if (opts.json) {
         out(planText);
     } else {
-        const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software)] : [];
+        const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software), "", provisionModeLine(result.plan.provision)] : [];
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
@@ -82,6 +82,13 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         out(redactSecrets(formatPlanSummary(result, extra)));
     }
     return artifacts.checks.some((c) => !c.ok && c.mandatory) ? 1 : 0;
+}
+
+/** How `rdmakit plan` says where the node software runs (plan.provision.mode). */
+export function provisionModeLine(p: { mode: string; forks: number }): string {
+    return p.mode === "node-local"
+        ? `node software: node-local (plan.provision.mode): each node runs site.yml on itself from the kit's bundle, ${p.forks} at once`
+        : `node software: controller (plan.provision.mode): ansible-playbook here pushes every task, ${p.forks} forks`;
 }
 
 /** One line per verdict, as `rdmakit plan` prints them: FAIL (mandatory violation), warn, ok; n/a ones counted. */

@@ -12,6 +12,11 @@ export interface ProvisionPlan {
     maxFailPercentage: number;
     /** Node names left out of both Ansible steps (cluster.ansible.exclude), in placement order. */
     excluded: string[];
+    /**
+     * Where the node-software step runs (cluster.ansible.mode): `node-local`, on each node against itself, `forks` nodes
+     * at once (components/provision/fanout.ts); `controller`, pushed from the controller's ansible-playbook.
+     */
+    mode: "node-local" | "controller";
 }
 
 /** The provisioning decisions for the nodes `hostNames` (placement order). */
@@ -23,6 +28,7 @@ export function planProvision(spec: Pick<ClusterSpec, "ansible">, hostNames: str
         forks: Math.max(1, Math.min(taking, spec.ansible.maxForks)),
         maxFailPercentage: spec.ansible.maxFailPercentage,
         excluded,
+        mode: spec.ansible.mode,
     };
 }
 

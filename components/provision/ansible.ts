@@ -9,6 +9,9 @@ import { assetPath } from "../assets";
 import { checkExtraVarNames } from "./inventory";
 import { KEY_CLIENT, serveSshKey } from "./keysocket";
 import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./resume";
+import { bundleDigest, buildBundle } from "./bundle";
+import { fanoutScript } from "./fanout";
+import { nodeTargets, ProvisionMode } from "./node-local";
 
 export interface AnsiblePlaybookArgs {
     /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
@@ -35,6 +38,12 @@ export interface AnsiblePlaybookArgs {
      * (plan.provision.maxFailPercentage). @default 0: any failed host fails the step
      */
     maxFailPercentage?: number;
+    /**
+     * Where the playbook runs (plan.provision.mode): `node-local`, each node runs it on itself from a bundle the
+     * controller sends (fanout.ts, bundle.ts; `forks` nodes at once); `controller`, ansible-playbook here pushes every
+     * task over SSH. @default "node-local"
+     */
+    mode?: ProvisionMode;
 }
 
 /** A node the last run left failed, at its first failing task. */
@@ -116,6 +125,8 @@ export interface AnsibleRunInput {
     inventory: string;
     /** the extra variables as stableJson text */
     extraVars: string;
+    /** node-local mode: the fan-out's targets, from the inventory (node-local.ts nodeTargets) */
+    nodes?: import("./fanout").FanoutNode[];
 }
 
 /** Reads a run's stdin back (tests and policies look at the inventory a run used). */
@@ -142,14 +153,16 @@ export const UNPACK_INPUT = [
     "const u = (v) => typeof v === 'string' ? (v.includes('{') ? { __ansible_unsafe: v } : v) : Array.isArray(v) ? v.map(u)",
     "  : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, u(x)])) : v;",
     "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
+    // node-local runs: the fan-out's targets (derived from the inventory, so its digest covers them)
+    "if (process.argv[2]) fs.writeFileSync(process.argv[2], JSON.stringify(d.nodes || []));",
 ].join(" ");
 
 /**
  * The shell line that reads the run input (AnsibleRunInput JSON) from stdin into `$RDMAKIT_INVENTORY_FILE` and
  * `varsFile` (a shell word), checking both against `$RDMAKIT_INVENTORY_HASH` / `$RDMAKIT_VARS_HASH`; exits 1 otherwise.
  */
-export function unpackRunInput(varsFile: string, stdinFd = 0): string {
-    return `node -e "${UNPACK_INPUT}" ${varsFile}${stdinFd === 0 ? "" : ` <&${stdinFd}`} 9>&- || exit 1`;
+export function unpackRunInput(varsFile: string, stdinFd = 0, nodesFile = ""): string {
+    return `node -e "${UNPACK_INPUT}" ${varsFile}${nodesFile ? ` ${nodesFile}` : ""}${stdinFd === 0 ? "" : ` <&${stdinFd}`} 9>&- || exit 1`;
 }
 
 /** The pieces of a run's environment that carry the input's digests (what makes a change re-run). */
@@ -178,6 +191,22 @@ export const ANSIBLE_RUN_SCRIPT = [
     '  [ "$rc" -eq 0 ] || tail -n 30 "$RDMAKIT_ANSIBLE_LOG" >&2 9>&-',
     '  exit "$rc"',
     "fi",
+    'node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}" 9>&-',
+].join("\n");
+
+/**
+ * The node-local run (mode node-local): the same key prelude, input and verdict as ANSIBLE_RUN_SCRIPT, with the
+ * fan-out (fanout.ts) in place of ansible-playbook: it writes the log in ansible-playbook's grammar and prints the
+ * aggregated progress lines on stdout, so the summariser and the run record work as for a push run.
+ */
+export const NODE_LOCAL_RUN_SCRIPT = [
+    ...SSH_KEY_PRELUDE,
+    'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")" "$ANSIBLE_SSH_CONTROL_PATH_DIR"',
+    unpackRunInput('"$tmp/vars.json"', 0, '"$tmp/nodes.json"'),
+    "exec </dev/null",
+    'if [ -n "${RDMAKIT_RUN_RECORD:-}" ]; then rm -f "$RDMAKIT_RUN_RECORD"; fi',
+    ...runChild('node "$RDMAKIT_FANOUT" "$tmp/nodes.json" "$tmp/vars.json"'),
+    'if [ ! -f "$RDMAKIT_ANSIBLE_SUMMARISER" ]; then exit "$rc"; fi',
     'node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}" 9>&-',
 ].join("\n");
 
@@ -315,10 +344,27 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
 
         // Written at every deployment so the script always matches this version of the kit; a preview writes nothing.
         const summariser = path.join(outDir, "ansible-summarise.cjs");
+        const mode = args.mode ?? "node-local";
+        const fanout = path.join(outDir, "ansible-fanout.cjs");
+        // the bundle's digest is an input (a changed bundle re-runs); the bundle itself is made at deployment only
+        const digest = mode === "node-local" ? bundleDigest(this.playbooksHash) : "";
         if (!pulumi.runtime.isDryRun()) {
             fs.mkdirSync(outDir, { recursive: true });
             fs.writeFileSync(summariser, summariserScript());
+            if (mode === "node-local") {
+                fs.writeFileSync(fanout, fanoutScript());
+                buildBundle(dir, this.playbooksHash, outDir);
+            }
         }
+        const nodeLocalEnv: Record<string, string> = mode === "node-local" ? {
+            RDMAKIT_RUN_SCRIPT: NODE_LOCAL_RUN_SCRIPT,
+            RDMAKIT_FANOUT: fanout,
+            RDMAKIT_BUNDLE_FILE: path.join(outDir, `bundle-${digest}.tar.gz`),
+            RDMAKIT_BUNDLE_DIGEST: digest,
+            RDMAKIT_PLAYBOOK_NAME: playbook,
+            RDMAKIT_NODE_LOG_DIR: path.join(outDir, "nodes"),
+            ...(args.forks !== undefined ? { RDMAKIT_FANOUT_PARALLEL: String(args.forks) } : {}),
+        } : {};
 
         const inventory = pulumi.output(args.inventory);
         const varsJson = extraVarsJson(name, args.extraVars);
@@ -355,8 +401,11 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_INVENTORY_HASH: inventoryHash,
                 RDMAKIT_VARS_HASH: varsHash,
                 ...retryEnv,
+                ...nodeLocalEnv,
             })),
-            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
+            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({
+                inventory: inv, extraVars: vars, ...(mode === "node-local" ? { nodes: nodeTargets(inv) } : {}),
+            } satisfies AnsibleRunInput)),
             // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
             // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.
             // Both stay secret in the state.

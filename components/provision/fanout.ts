@@ -1,0 +1,456 @@
+/**
+ * The node-local fan-out: the controller's whole part of a node-local run (cluster.ansible.mode: node-local). One
+ * Node process opens one SSH master per node (through the same ProxyCommand / Session Manager hop, pinned
+ * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), sends the bundle where
+ * the node lacks its digest, runs the playbook on the node against itself (`ansible-playbook -c local`,
+ * node-scripts.ts), reads the node's progress lines into aggregated ones, and writes one log in ansible-playbook's
+ * grammar (each node's PLAY RECAP; a failed node's whole log) that the summariser (summarise.ts) and the resume record
+ * (resume.ts) read exactly as they read a push-mode log. So partial failure, maxFailPercentage, failedNodes and the
+ * retry of the failed nodes only keep their meaning.
+ *
+ * Connections: at most `connectLimit` SSH handshakes at once (sshd's MaxStartups counts only connections that have
+ * not authenticated yet; its default 10:30:100 starts refusing at 10. source: OpenBSD sshd_config(5) MaxStartups);
+ * the first handshake goes alone, so the bastion hop's shared master (inventory.ts JUMP_MUX) exists before the
+ * others start and every later hop is a channel on it. A handshake that fails (ssh exit 255) is tried again with a
+ * backoff; a node's run has a wall-clock limit. `parallel` nodes run at once.
+ *
+ * The functions here are self-contained (no imports, no module-level helpers): fanoutScript() embeds their source in
+ * the script the run starts, as summariserScript() does.
+ */
+import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "./node-scripts";
+
+/** A node as the fan-out reaches it: from the inventory the program rendered (ansible.ts nodeTargets). */
+export interface FanoutNode {
+    name: string;
+    address: string;
+    port: number;
+    user: string;
+    /** the inventory's ansible_ssh_common_args: host-key options and the hop */
+    sshArgs: string;
+    /** ansible_ssh_private_key_file, when the inventory names one (tests, runs by hand) */
+    keyFile?: string;
+    /** the node's own inventory: this host with its variables and the group's, as YAML */
+    inventory: string;
+}
+
+/** What the run gives the fan-out (the generated script reads it from the run's environment and files). */
+export interface FanoutConfig {
+    nodes: FanoutNode[];
+    /** the extra variables as the run wrote them ($tmp/vars.json text) */
+    varsJson: string;
+    bundleFile: string;
+    bundleDigest: string;
+    playbook: string;
+    label: string;
+    /** node names this run is limited to (a retry, resume.ts); [] for all */
+    limit: string[];
+    runTags: string;
+    skipTags: string;
+    /** the aggregated log (the summariser reads it) and the folder of failed nodes' own logs */
+    log: string;
+    nodeLogDir: string;
+    controlDir: string;
+    connectLimit: number;
+    parallel: number;
+    nodeTimeoutS: number;
+    connectRetries: number;
+    /** how long a node may take to come back after a reboot the roles asked for */
+    rebootTimeoutS: number;
+}
+
+/**
+ * Shell-style words of an ssh argument string as Ansible splits ansible_ssh_common_args (shlex.split): blanks
+ * separate words, '...' and "..." quote, a backslash escapes the next character outside single quotes. Throws on an
+ * unterminated quote. Self-contained.
+ */
+export function splitShellWords(text: string): string[] {
+    const out: string[] = [];
+    let cur = "";
+    let inWord = false;
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === "'") {
+            const end = text.indexOf("'", i + 1);
+            if (end < 0) throw new Error("unterminated ' in ssh arguments");
+            cur += text.slice(i + 1, end);
+            i = end;
+            inWord = true;
+        } else if (c === '"') {
+            let j = i + 1;
+            for (; j < text.length && text[j] !== '"'; j++) {
+                if (text[j] === "\\" && j + 1 < text.length && '"\\$`'.includes(text[j + 1])) j++;
+                cur += text[j];
+            }
+            if (j >= text.length) throw new Error('unterminated " in ssh arguments');
+            i = j;
+            inWord = true;
+        } else if (c === "\\" && i + 1 < text.length) {
+            cur += text[++i];
+            inWord = true;
+        } else if (c === " " || c === "\t" || c === "\n") {
+            if (inWord) out.push(cur);
+            cur = "";
+            inWord = false;
+        } else {
+            cur += c;
+            inWord = true;
+        }
+    }
+    if (inWord) out.push(cur);
+    return out;
+}
+
+/** One progress line of a node's own run (rdmakit_progress.py grammar), or undefined for any other line. */
+export interface NodeProgress {
+    kind: "PLAY" | "TASK" | "HANDLER" | "RECAP";
+    name: string;
+    ok: boolean;
+}
+
+/**
+ * Reads `[label] PLAY <name> — <n> host(s)`, `[label] TASK|HANDLER <name> — <ok>/<total> ok[, <f> failed][, <u>
+ * unreachable]` (a heartbeat, `... (running <s>s)`, is no result and reads as undefined) and `[label] RECAP — ...`.
+ * A node's run has one host, so a task line is that host's result: ok when its ok count is its total. Self-contained.
+ */
+export function parseNodeProgress(line: string): NodeProgress | undefined {
+    const m = /^\[[^\]]*\] (PLAY|TASK|HANDLER|RECAP) (?:(.*?) )?\u2014 (.*)$/.exec(line);
+    if (!m) return undefined;
+    const kind = m[1] as NodeProgress["kind"];
+    if (kind === "PLAY" || kind === "RECAP") return { kind, name: m[2] ?? "", ok: true };
+    if (/\(running \d+s\)$/.test(m[3])) return undefined;
+    const c = /^(\d+)\/(\d+) ok/.exec(m[3]);
+    if (!c || m[2] === undefined) return undefined;
+    return { kind, name: m[2], ok: Number(c[1]) >= Number(c[2]) && Number(c[2]) > 0 };
+}
+
+/**
+ * The aggregated progress: what every node's lines add up to, as the lines `pulumi up` shows (the same grammar as
+ * rdmakit_progress.py, counted over nodes). A task's line comes once every node of the run has reported it or is
+ * out (finished or failed); `status()` is the one-line count of nodes. Self-contained.
+ */
+export function createProgress(label: string, names: string[], write: (line: string) => void) {
+    const total = names.length;
+    const state = new Map<string, { phase: string; task: string; start: number; end: number; down: boolean }>();
+    for (const n of names) state.set(n, { phase: "waiting", task: "", start: 0, end: 0, down: false });
+    const plays = new Set<string>();
+    const tasks: Array<{ key: string; kind: string; name: string; ok: number; seen: Set<string>; emitted: boolean }> = [];
+    const byKey = new Map<string, (typeof tasks)[number]>();
+    const out = (text: string) => write(`[${label}] ${text}`);
+    // a node is out of the run from its failed task on (as the callback counts hosts), back in when it goes on (rescue)
+    const failedCount = () => [...state.values()].filter((s) => s.down || s.phase === "failed" || s.phase === "unreachable").length;
+    const finished = (n: string) => ["done", "failed", "unreachable"].includes(state.get(n)!.phase);
+    const flush = () => {
+        for (const t of tasks) {
+            if (t.emitted) continue;
+            if (names.every((n) => t.seen.has(n) || finished(n))) {
+                t.emitted = true;
+                const f = failedCount();
+                out(`${t.kind} ${t.name} \u2014 ${t.ok}/${total} ok${f ? `, ${f} failed` : ""}`);
+            }
+        }
+    };
+    return {
+        phase(node: string, phase: string, now: number) {
+            const s = state.get(node)!;
+            if (s.phase === "waiting" && phase !== "waiting") s.start = now;
+            s.phase = phase;
+            if (finished(node)) { s.end = now; flush(); }
+        },
+        line(node: string, p: { kind: string; name: string; ok: boolean }) {
+            if (p.kind === "PLAY") {
+                if (!plays.has(p.name)) { plays.add(p.name); out(`PLAY ${p.name} \u2014 ${total} host${total === 1 ? "" : "s"}`); }
+                return;
+            }
+            if (p.kind === "RECAP") return;
+            const key = `${p.kind}\u0000${p.name}`;
+            let t = byKey.get(key);
+            if (!t) {
+                t = { key, kind: p.kind, name: p.name, ok: 0, seen: new Set(), emitted: false };
+                byKey.set(key, t);
+                tasks.push(t);
+            }
+            if (!t.seen.has(node)) { t.seen.add(node); if (p.ok) t.ok++; }
+            state.get(node)!.task = `${p.kind} ${p.name}`;
+            state.get(node)!.down = !p.ok;
+            flush();
+        },
+        status(): string {
+            const count: Record<string, number> = {};
+            const at = new Map<string, number>();
+            for (const s of state.values()) {
+                count[s.phase] = (count[s.phase] ?? 0) + 1;
+                if (s.phase === "running" && s.task) at.set(s.task, (at.get(s.task) ?? 0) + 1);
+            }
+            const top = [...at.entries()].sort((a, b) => b[1] - a[1]).slice(0, 2).map(([t, n]) => `${t} (${n})`);
+            return `nodes: ${count.done ?? 0} done, ${(count.running ?? 0) + (count.connecting ?? 0) + (count.rebooting ?? 0)} running, ` +
+                `${(count.failed ?? 0) + (count.unreachable ?? 0)} failed, ${count.waiting ?? 0} waiting (of ${total})` +
+                (top.length ? `; at ${top.join(", ")}` : "");
+        },
+        summary(): string[] {
+            const ok = [...state.values()].filter((s) => s.phase === "done").length;
+            const times = [...state.entries()].filter(([, s]) => s.end > 0).map(([n, s]) => ({ n, t: (s.end - s.start) / 1000, task: s.task }))
+                .sort((a, b) => b.t - a.t);
+            const lines = [`RECAP \u2014 ${ok}/${total} hosts ok${total - ok ? `, ${total - ok} failed or unreachable` : ""}`];
+            if (times.length > 0) {
+                const median = times[Math.floor(times.length / 2)].t;
+                lines.push(`slowest nodes: ${times.slice(0, 5).map((x) => `${x.n} ${x.t.toFixed(0)} s`).join(", ")} (median ${median.toFixed(0)} s of ${times.length})`);
+            }
+            return lines.map((l) => `[${label}] ${l}`);
+        },
+        emit: out,
+    };
+}
+
+/** The result of one node, as the aggregated log records it. */
+export interface NodeResult {
+    name: string;
+    kind: "ok" | "failed" | "unreachable";
+    /** the node's ansible-playbook exit status, when it ran */
+    rc?: number;
+    recap: string;
+    /** the node's whole log, when it failed */
+    log?: string;
+    /** why, when the node did not get to run the playbook to its end */
+    message?: string;
+    /** the task the node was at (for a timeout or a lost connection) */
+    task?: string;
+    seconds: number;
+}
+
+/**
+ * A node's part of the aggregated log, in ansible-playbook's output grammar (what parseAnsibleLog reads): its own
+ * log when it failed, its PLAY RECAP when it passed, and for a node that never ran its playbook to the end (no
+ * connection, no usable Python, a timeout) one task with a `fatal: [...]: UNREACHABLE!` or `FAILED!` result and the
+ * RECAP line Ansible would print for it. Self-contained.
+ */
+export function nodeLogSection(r: NodeResult): string {
+    const head = `# rdmakit node-local: ${r.name} ${r.kind}${r.rc !== undefined ? ` (ansible-playbook exit ${r.rc})` : ""} after ${r.seconds.toFixed(1)} s`;
+    if (r.message === undefined) return [head, r.log ?? r.recap, ""].join("\n");
+    const unreachable = r.kind === "unreachable";
+    const result = JSON.stringify({ changed: false, msg: r.message, ...(unreachable ? { unreachable: true } : {}) });
+    return [head, `TASK [${r.task ?? "Connect to the node (rdmakit node-local)"}] ***`,
+        `fatal: [${r.name}]: ${unreachable ? "UNREACHABLE" : "FAILED"}! => ${result}`, "", "PLAY RECAP ***",
+        `${r.name} : ok=0    changed=0    unreachable=${unreachable ? 1 : 0}    failed=${unreachable ? 0 : 1}    skipped=0    rescued=0    ignored=0`, ""].join("\n");
+}
+
+/** ansible-playbook's exit status for these results: 0, 2 when a node failed, 4 when nodes were only unreachable. */
+export function fanoutExitStatus(results: NodeResult[]): number {
+    if (results.some((r) => r.kind === "failed")) return 2;
+    if (results.some((r) => r.kind === "unreachable")) return 4;
+    return 0;
+}
+
+/** The command a session runs on the node: `[sudo -n] sh -c '<script>' rdmakit <words>`. Self-contained. */
+export function remoteCommand(script: string, words: string[], user: string): string {
+    if (script.includes("'")) throw new Error("a node script must hold no single quote");
+    for (const w of words) if (!/^[A-Za-z0-9._,:@%+=/-]+$/.test(w)) throw new Error(`not a plain word for the node's shell: ${JSON.stringify(w)}`);
+    return `${user === "root" ? "" : "sudo -n "}sh -c '${script}' rdmakit ${words.join(" ")}`;
+}
+
+type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path: typeof import("path") };
+
+/**
+ * Runs the fan-out; resolves with ansible-playbook's exit status for the results (fanoutExitStatus) once every node
+ * has settled and the aggregated log is written. Uses the self-contained helpers above by name.
+ */
+export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string; upload: string }, write: (line: string) => void): Promise<number> {
+    const { cp, fs, path } = deps;
+    const limit = new Set(cfg.limit);
+    const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
+    const progress = createProgress(cfg.label, nodes.map((n) => n.name), write);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // a stopped run (the run script's trap sends TERM) stops every session it started; the script closes the masters
+    const children = new Set<import("child_process").ChildProcess>();
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+        process.once(sig, () => { for (const c of children) c.kill("SIGTERM"); process.exit(128 + (sig === "SIGHUP" ? 1 : sig === "SIGINT" ? 2 : 15)); });
+    }
+    let lastStatus = "";
+    let lastStatusAt = 0;
+    const statusTimer = setInterval(() => {
+        const s = progress.status();
+        if (s !== lastStatus || Date.now() - lastStatusAt > 30000) { lastStatus = s; lastStatusAt = Date.now(); progress.emit(s); }
+    }, 10000);
+
+    // a counting gate for the handshakes: the first alone, then connectLimit at once
+    let slots = 1;
+    let firstDone = false;
+    const waiters: Array<() => void> = [];
+    const acquire = async () => { while (slots <= 0) await new Promise<void>((r) => waiters.push(r)); slots--; };
+    const release = () => {
+        slots++;
+        if (!firstDone) { firstDone = true; slots += Math.max(0, cfg.connectLimit - 1); }
+        while (slots > 0 && waiters.length > 0) waiters.shift()!();
+    };
+
+    const base = (n: FanoutNode, i: number) => [
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
+        "-o", `ControlPath=${path.join(cfg.controlDir, `node-${i}`)}`,
+        ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
+    ];
+    // a session ends at 'close' (its output read to the end); a master (-fN) at 'exit': it leaves a daemon holding the pipes
+    const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0, endOn: "close" | "exit" = "close") =>
+        new Promise<{ rc: number; out: string; err: string; timedOut: boolean }>((resolve) => {
+            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
+            children.add(child);
+            let out = "";
+            let err = "";
+            let partial = "";
+            let timedOut = false;
+            const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs) : undefined;
+            child.stdout.on("data", (d: Buffer) => {
+                const text = partial + d.toString("utf8");
+                const lines = text.split("\n");
+                partial = lines.pop() ?? "";
+                for (const l of lines) { out += l + "\n"; if (onLine) onLine(l); }
+            });
+            child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
+            child.stdin.on("error", () => undefined);
+            if (input === null) child.stdin.end(); else child.stdin.end(input);
+            child.on("error", (e) => { err += String(e); });
+            child.on(endOn, (code: number | null, signal: NodeJS.Signals | null) => {
+                children.delete(child);
+                if (timer) clearTimeout(timer);
+                if (partial) { out += partial; if (onLine) onLine(partial); }
+                resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut });
+            });
+        });
+    const lastLine = (s: string) => s.trim().split("\n").filter((l) => l.trim() !== "").slice(-1)[0] ?? "";
+
+    // the master connection of node i, tried again on a failed handshake (exit 255); returns why it failed, or ""
+    const connect = async (n: FanoutNode, i: number, deadline: number): Promise<string> => {
+        let why = "";
+        for (let attempt = 0; attempt <= cfg.connectRetries || Date.now() < deadline; attempt++) {
+            await acquire();
+            const r = await ssh(["-fN", "-o", "ControlMaster=yes", "-o", `ControlPersist=${cfg.nodeTimeoutS + cfg.rebootTimeoutS}s`, ...base(n, i)], null, undefined, 0, "exit");
+            release();
+            if (r.rc === 0) return "";
+            why = lastLine(r.err) || `ssh exited ${r.rc}`;
+            await sleep(Math.min(30000, 2000 * 2 ** Math.min(attempt, 4)) + Math.floor(Math.random() * 1000));
+        }
+        return why;
+    };
+    const disconnect = (n: FanoutNode, i: number) => ssh(["-O", "exit", ...base(n, i)], null);
+
+    const runNode = async (n: FanoutNode, i: number): Promise<NodeResult> => {
+        const start = Date.now();
+        const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult => ({ name: n.name, seconds: (Date.now() - start) / 1000, ...r });
+        progress.phase(n.name, "connecting", start);
+        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-"];
+        const runCmd = remoteCommand(scripts.run, words, n.user);
+        const payload = JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson });
+        let why = await connect(n, i, 0);
+        if (why) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${why}` });
+        const deadline = start + cfg.nodeTimeoutS * 1000;
+        let task = "";
+        let lost = 0;
+        try {
+            for (let pass = 0; pass < 8; pass++) {
+                progress.phase(n.name, "running", Date.now());
+                const r = await ssh([...base(n, i), runCmd], payload, (l) => {
+                    const p = parseNodeProgress(l);
+                    if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
+                }, Math.max(1000, deadline - Date.now()));
+                if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
+                const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
+                if (marks.includes("@@rdmakit need-bundle")) {
+                    const up = await ssh([...base(n, i), remoteCommand(scripts.upload, [cfg.bundleDigest], n.user)], fs.readFileSync(cfg.bundleFile), undefined, 1800000);
+                    if (up.rc !== 0) {
+                        return done({ kind: up.rc === 255 ? "unreachable" : "failed", recap: "", task: "Prepare the node's Ansible (rdmakit node-local bundle)",
+                            message: lastLine(up.err) || `the bundle could not be unpacked (exit ${up.rc})` });
+                    }
+                    continue;
+                }
+                if (marks.includes("@@rdmakit reboot")) {
+                    progress.phase(n.name, "rebooting", Date.now());
+                    await disconnect(n, i);
+                    await sleep(20000);
+                    why = await connect(n, i, Date.now() + cfg.rebootTimeoutS * 1000);
+                    if (why) return done({ kind: "unreachable", recap: "", task: "Wait for the node after its reboot (rdmakit node-local)", message: why });
+                    continue;
+                }
+                const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
+                if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
+                    // the connection dropped under the run: connect again and run again (the roles are idempotent)
+                    lost++;
+                    await disconnect(n, i);
+                    why = await connect(n, i, 0);
+                    if (why) return done({ kind: "unreachable", recap: "", task: task || undefined, message: `the connection dropped and could not be made again: ${why}` });
+                    continue;
+                }
+                if (rcLine === undefined) {
+                    // the session ended before the node's run did (a lost connection): say so at the task it was at
+                    return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
+                        message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
+                }
+                const rc = Number(rcLine.slice("@@rdmakit rc ".length));
+                const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
+                const logAt = body.indexOf("@@rdmakit log\n");
+                const recap = logAt >= 0 ? body.slice(0, logAt) : body;
+                const log = logAt >= 0 ? body.slice(logAt + "@@rdmakit log\n".length) : undefined;
+                return done({ kind: rc === 0 ? "ok" : rc === 4 ? "unreachable" : "failed", rc, recap, ...(log !== undefined ? { log } : {}) });
+            }
+            return done({ kind: "failed", recap: "", message: "the node asked for more reboots than a run allows (8 passes)" });
+        } finally {
+            await disconnect(n, i);
+        }
+    };
+
+    const results: NodeResult[] = new Array(nodes.length);
+    let next = 0;
+    const worker = async () => {
+        while (next < nodes.length) {
+            const i = next++;
+            const r = await runNode(nodes[i], cfg.nodes.indexOf(nodes[i]));
+            results[i] = r;
+            progress.phase(r.name, r.kind === "ok" ? "done" : r.kind, Date.now());
+            const own = path.join(cfg.nodeLogDir, `${r.name}.log`);
+            if (r.kind === "ok") fs.rmSync(own, { force: true });
+            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r)); }
+        }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
+    clearInterval(statusTimer);
+    fs.writeFileSync(cfg.log, results.map(nodeLogSection).join("\n"));
+    for (const l of progress.summary()) write(l);
+    return fanoutExitStatus(results);
+}
+
+/**
+ * The Node script (CommonJS) the node-local run starts: `node fanout.cjs <nodes.json> <vars.json>` with the run's
+ * environment (RDMAKIT_BUNDLE_FILE, RDMAKIT_BUNDLE_DIGEST, RDMAKIT_PLAYBOOK_NAME, RDMAKIT_PROGRESS_LABEL,
+ * RDMAKIT_ANSIBLE_LOG, RDMAKIT_NODE_LOG_DIR, ANSIBLE_SSH_CONTROL_PATH_DIR, RDMAKIT_RETRY_NODES, RDMAKIT_FANOUT_*,
+ * ANSIBLE_RUN_TAGS / ANSIBLE_SKIP_TAGS); progress on stdout; exits with ansible-playbook's status for the results.
+ */
+export function fanoutScript(): string {
+    return [
+        "// Generated by rdmakit (components/provision/fanout.ts); rewritten at every `pulumi up`.",
+        '"use strict";',
+        "var __name = function (f) { return f; };",
+        `var splitShellWords = (${splitShellWords.toString()});`,
+        `var parseNodeProgress = (${parseNodeProgress.toString()});`,
+        `var createProgress = (${createProgress.toString()});`,
+        `var nodeLogSection = (${nodeLogSection.toString()});`,
+        `var fanoutExitStatus = (${fanoutExitStatus.toString()});`,
+        `var remoteCommand = (${remoteCommand.toString()});`,
+        `var runFanout = (${runFanout.toString()});`,
+        "var fs = require('fs'), env = process.env;",
+        "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
+        "var cfg = {",
+        "  nodes: JSON.parse(fs.readFileSync(process.argv[2], 'utf8')), varsJson: fs.readFileSync(process.argv[3], 'utf8'),",
+        "  bundleFile: env.RDMAKIT_BUNDLE_FILE, bundleDigest: env.RDMAKIT_BUNDLE_DIGEST, playbook: env.RDMAKIT_PLAYBOOK_NAME,",
+        "  label: env.RDMAKIT_PROGRESS_LABEL || 'site', limit: (env.RDMAKIT_RETRY_NODES || '').split(',').filter(Boolean),",
+        "  runTags: env.ANSIBLE_RUN_TAGS || '', skipTags: env.ANSIBLE_SKIP_TAGS || '', log: env.RDMAKIT_ANSIBLE_LOG,",
+        "  nodeLogDir: env.RDMAKIT_NODE_LOG_DIR, controlDir: env.ANSIBLE_SSH_CONTROL_PATH_DIR,",
+        "  connectLimit: num(env.RDMAKIT_FANOUT_CONNECT, 10), parallel: num(env.RDMAKIT_FANOUT_PARALLEL, 100),",
+        "  nodeTimeoutS: num(env.RDMAKIT_FANOUT_NODE_TIMEOUT_S, 10800), connectRetries: /^[0-9]+$/.test(env.RDMAKIT_FANOUT_RETRIES || '') ? Number(env.RDMAKIT_FANOUT_RETRIES) : 3,",
+        "  rebootTimeoutS: num(env.RDMAKIT_FANOUT_REBOOT_TIMEOUT_S, 900),",
+        "};",
+        "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
+        `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)}, upload: ${JSON.stringify(NODE_UPLOAD_SCRIPT)} };`,
+        "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
+        // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
+        "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",
+        "  .then(function (rc) { process.exitCode = rc; }, function (e) { process.stderr.write('rdmakit: the node-local fan-out failed: ' + (e && e.message || e) + '\\n'); process.exitCode = 1; });",
+        "",
+    ].join("\n");
+}

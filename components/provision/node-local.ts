@@ -1,0 +1,44 @@
+/**
+ * The program's side of node-local mode: the fan-out's targets from the inventory the run gets (the same text push
+ * mode hands ansible-playbook, so both modes reach a node the same way), each with its own one-host inventory.
+ */
+import { parseDocument } from "yaml";
+import type { FanoutNode } from "./fanout";
+import { inventoryYaml } from "./inventory-yaml";
+import { markUnsafe } from "./inventory";
+
+/** How the cluster's node software runs: on the nodes themselves (the default) or pushed from the controller. */
+export type ProvisionMode = "node-local" | "controller";
+
+/** The connection variables of the controller's inventory; a node's own inventory has no use for them. */
+const CONNECTION_VARS = ["ansible_ssh_common_args", "ansible_ssh_private_key_file"];
+
+/**
+ * The fan-out's targets from an inventory rendered by renderInventory (inventory.ts): each host's address, port, user
+ * and SSH arguments, and its own inventory (that host alone with its variables and the group's, `!unsafe` values kept
+ * so). Throws naming the host when one lacks an address or user. Pure.
+ */
+export function nodeTargets(inventory: string): FanoutNode[] {
+    // `!unsafe` reads as its string here; markUnsafe tags the same strings again when each node's inventory is printed
+    const doc = parseDocument(inventory, { customTags: [{ tag: "!unsafe", resolve: (s: string) => s }] });
+    if (doc.errors.length > 0) throw new Error(`rdmakit: the inventory does not parse: ${doc.errors[0].message}`);
+    const all = (doc.toJS() as { all?: { hosts?: Record<string, Record<string, unknown> | null>; vars?: Record<string, unknown> } } | null)?.all;
+    const vars = { ...(all?.vars ?? {}) };
+    const sshArgs = typeof vars.ansible_ssh_common_args === "string" ? vars.ansible_ssh_common_args : "";
+    const keyFile = typeof vars.ansible_ssh_private_key_file === "string" ? vars.ansible_ssh_private_key_file : undefined;
+    for (const k of CONNECTION_VARS) delete vars[k];
+    return Object.entries(all?.hosts ?? {}).map(([name, hv]) => {
+        const own = hv ?? {};
+        const address = own.ansible_host;
+        const user = own.ansible_user;
+        if (typeof address !== "string" || typeof user !== "string") {
+            throw new Error(`rdmakit: inventory host ${name} has no ansible_host or ansible_user; node-local mode reaches each node by them`);
+        }
+        const port = typeof own.ansible_port === "number" ? own.ansible_port : 22;
+        return {
+            name, address, port, user, sshArgs, ...(keyFile !== undefined ? { keyFile } : {}),
+            inventory: "# Rendered by rdmakit for the node's own run (components/provision/node-local.ts); do not edit.\n" +
+                inventoryYaml({ all: { hosts: { [name]: own }, vars } }, markUnsafe),
+        };
+    });
+}

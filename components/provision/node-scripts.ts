@@ -1,0 +1,78 @@
+/**
+ * What node-local mode runs on a node, over the fan-out's SSH sessions (fanout.ts): two POSIX sh scripts and the
+ * small Python that unpacks a run's input. Each script travels as the session's command
+ * (`sh -c '<script>' rdmakit <words>`), so it holds no single quote, and every word after it is checked to need no
+ * quoting (fanout.ts remoteCommand). A login user other than root runs them under `sudo -n`, as Ansible's become does.
+ *
+ * Markers on the session's stdout (the controller reads them; everything else there is a progress line of
+ * playbooks/callback_plugins/rdmakit_progress.py): `@@rdmakit need-bundle` (no bundle of this digest here: send it),
+ * `@@rdmakit reboot` (a role asked for a reboot: the node reboots now; run again when it is back),
+ * `@@rdmakit rc <n>` then the PLAY RECAP, then `@@rdmakit log` and the node's full log when the run failed.
+ */
+
+/** Where bundles live on a node: /opt/rdmakit/<digest>/ (64 hex digits; nothing else there is touched). */
+export const NODE_BUNDLE_ROOT = "/opt/rdmakit";
+/** A node's own log of its last run of a playbook: /var/log/rdmakit/<playbook>.log. */
+export const NODE_LOG_DIR = "/var/log/rdmakit";
+/** The flag a role's reboot handler leaves in node-local mode (playbooks/roles/*\/handlers). */
+export const REBOOT_FLAG = "/run/rdmakit-reboot-required";
+
+/**
+ * Receives the bundle (tar.gz on stdin) for digest $1 into /opt/rdmakit/<digest>/: unpacked beside, prepared (the
+ * ansible-core set for this Python, or exit 96 with why), then moved in place; older digests' folders are removed.
+ */
+export const NODE_UPLOAD_SCRIPT = [
+    "set -eu",
+    `R=${NODE_BUNDLE_ROOT}; B="$R/$1"`,
+    "PY=$(command -v python3 || command -v /usr/libexec/platform-python || true)",
+    'if [ -z "$PY" ]; then echo "rdmakit: no python3 on this node; node-local mode needs Python 3.9-3.12 (or cluster.ansible.mode: controller)" >&2; exit 96; fi',
+    'mkdir -p "$R"; T=$(mktemp -d "$R/.incoming.XXXXXX")',
+    'trap "rm -rf $T" EXIT',
+    'tar -xzf - --no-same-owner -C "$T"',
+    '"$PY" -I -S "$T/prepare.py" >&2',
+    'rm -rf "$B"; mv "$T" "$B"; touch "$B/.ready"; trap - EXIT',
+    'for d in "$R"/* "$R"/.incoming.*; do n=${d##*/}; [ "$n" = "$1" ] && continue; [ -d "$d" ] || continue',
+    '  case $n in .incoming.*) rm -rf "$d"; continue;; esac',
+    '  if [ ${#n} -eq 64 ] && [ -z "$(printf %s "$n" | tr -d 0-9a-f)" ]; then rm -rf "$d"; fi; done',
+].join("\n");
+
+/**
+ * Runs playbook $2 of bundle $1 on this node for inventory host $3 (progress label $4, tags $5, skipped tags $6;
+ * "-" for none), with the run's input (JSON {inventory, vars}) on stdin. The full log stays on the node
+ * (/var/log/rdmakit/<label>.log); stdout carries the progress lines, then the markers.
+ */
+export const NODE_RUN_SCRIPT = [
+    "set -u",
+    `B="${NODE_BUNDLE_ROOT}/$1"`,
+    'if [ ! -f "$B/.ready" ]; then echo "@@rdmakit need-bundle"; cat >/dev/null; exit 0; fi',
+    "umask 077",
+    `mkdir -p ${NODE_LOG_DIR} "$B/run"`,
+    'PY=$(cat "$B/python"); S="$B/py/$(cat "$B/set")"',
+    '"$PY" -I -S "$B/input.py" "$B/run" || exit 98',
+    `L="${NODE_LOG_DIR}/$4.log"; rm -f ${REBOOT_FLAG}`,
+    'cd "$B/playbooks" || exit 98',
+    'if [ "$5" != "-" ]; then export ANSIBLE_RUN_TAGS="$5"; fi',
+    'if [ "$6" != "-" ]; then export ANSIBLE_SKIP_TAGS="$6"; fi',
+    'export RDMAKIT_PROGRESS_FD=3 RDMAKIT_PROGRESS_LABEL="$4" ANSIBLE_CONFIG="$B/playbooks/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$B/collections" ANSIBLE_NOCOLOR=1',
+    '"$PY" -I -S "$B/launch.py" "$S" -i "$B/run/inventory.yml" -c local --limit "$3" -e "@$B/run/vars.json" -e rdmakit_node_local=true "$2" 3>&1 >"$L" 2>&1',
+    "rc=$?",
+    `if [ "$rc" -ne 0 ] && [ -f ${REBOOT_FLAG} ]; then rm -f ${REBOOT_FLAG}; echo "@@rdmakit reboot"; ` +
+        'nohup sh -c "sleep 2; systemctl reboot || reboot" >/dev/null 2>&1 </dev/null & exit 0; fi',
+    'echo "@@rdmakit rc $rc"',
+    'sed -n "/^PLAY RECAP/,\\$p" "$L"',
+    'if [ "$rc" -ne 0 ]; then echo "@@rdmakit log"; cat "$L"; fi',
+    "exit 0",
+].join("\n");
+
+/** The bundle's input.py: stdin JSON {inventory, vars} into <dir>/inventory.yml and <dir>/vars.json (0600). */
+export const INPUT_PY = [
+    "# rdmakit node-local bundle: a run's input from stdin (components/provision/node-scripts.ts)",
+    "import json, os, sys",
+    "d = json.load(sys.stdin)",
+    "for name, key in (('inventory.yml', 'inventory'), ('vars.json', 'vars')):",
+    "    p = os.path.join(sys.argv[1], name)",
+    "    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)",
+    "    with os.fdopen(fd, 'w') as f:",
+    "        f.write(d[key])",
+    "",
+].join("\n");
