@@ -131,6 +131,10 @@ test("the grade: pass when PFC or ECN acted and nothing dropped or retransmitted
     const ecnLossless = gradeIncast(run(plan, ecnOnly, ecnOnly));
     assert.equal(ecnLossless.pass, false);
     assert.deepEqual(ecnLossless.failures, ["reaction point off: lossless mode, but PFC never paused under the 8:1 incast without DCQCN (no tx/rx_prio3_pause): PFC does not act on priority 3"]);
+    // a NIC with PFC off on the priority prints no pause counters for it: the grade says so
+    const pfcOffNic = run(plan, ecnOnly, ecnOnly);
+    for (const side of ["before", "after"] as const) for (const k of ["rx_prio3_pause", "tx_prio3_pause"]) delete pfcOffNic.rpOff![side][r].ethtool[k];
+    assert.match(gradeIncast(pfcOffNic).failures.join("\n"), /PFC does not act on priority 3; ethtool -S of gpu0 has no prio3 pause counters, which the mlx5 driver prints only while PFC is on for that priority$/);
     // lossless without the reaction-point-off phase proves nothing about PFC
     const noPhase = gradeIncast(run(plan, paused(r), null));
     assert.equal(noPhase.pass, false);

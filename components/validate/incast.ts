@@ -12,11 +12,13 @@
  * driver's (PFC per priority, DCQCN) and have no meaning there.
  *
  * Counter names, all checked against the kernel's mlx5 source or NVIDIA's docs:
- * - ethtool -S: `rx_prio<p>_pause`, `tx_prio<p>_pause` (PFC frames received / sent on priority p) —
- *   torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_stats.c pport_per_prio_pfc_stats_desc ("rx_%s_pause",
- *   "%s is global or prio{i}"); `rx_discards_phy` (received packets dropped for lack of NIC buffer),
- *   `rx_prio<p>_buf_discard`, `rx_prio<p>_cong_discard` — Documentation/networking/device_drivers/ethernet/mellanox/
- *   mlx5/counters.rst (roce-operations.md §5a, MLX5-CNT).
+ * - ethtool -S: `rx_prio<p>_pause`, `tx_prio<p>_pause` (PFC frames received / sent on priority p;
+ *   pport_per_prio_pfc_stats_desc "rx_%s_pause", %s = "prio{i}", printed only for priorities with PFC on),
+ *   `rx_prio<p>_buf_discard` (pport_per_tc_prio_stats_desc), `rx_prio<p>_cong_discard`
+ *   (pport_per_tc_congest_prio_stats_desc; both only where the NIC has the sbcam register) — source:
+ *   torvalds/linux@01dd74246c75ed0992a5f4ed83e8527a7197f720:drivers/net/ethernet/mellanox/mlx5/core/en_stats.c;
+ *   `rx_discards_phy` (received packets dropped for lack of NIC buffer) — Documentation/networking/device_drivers/
+ *   ethernet/mellanox/mlx5/counters.rst (roce-operations.md §5a, MLX5-CNT).
  * - /sys/class/infiniband/<dev>/ports/1/hw_counters/: `np_cnp_sent` (CNPs the notification point sent),
  *   `rp_cnp_handled` (CNPs the reaction point acted on), `out_of_sequence` (responder saw a PSN gap),
  *   `packet_seq_err` (requester got a NAK sequence error: a retransmit), `implied_nak_seq_err` (a response implied a
@@ -368,7 +370,12 @@ export function gradeIncast(run: IncastRun): IncastGrade {
             }
             const g = gradePhase(plan, run.rpOff, tag);
             failures.push(...g.failures);
-            if (!g.pfcActed) failures.push(`${tag}lossless mode, but PFC never paused under the ${plan.senders.length}:1 incast without DCQCN (no tx/rx_prio${p}_pause): PFC does not act on priority ${p}`);
+            if (!g.pfcActed) {
+                // the driver prints a priority's pause counters only while PFC is on for it (en_stats.c pfc_combined)
+                const without = [...new Set(g.rows.filter((r) => r.counter.endsWith(`_prio${p}_pause`) && (r.before === null || r.after === null)).map((r) => r.host))];
+                const why = without.length ? `; ethtool -S of ${without.join(", ")} has no prio${p} pause counters, which the mlx5 driver prints only while PFC is on for that priority` : "";
+                failures.push(`${tag}lossless mode, but PFC never paused under the ${plan.senders.length}:1 incast without DCQCN (no tx/rx_prio${p}_pause): PFC does not act on priority ${p}${why}`);
+            }
             rpOff = { pfcActed: g.pfcActed, totalGbps: g.totalGbps, rows: g.rows };
         }
     }
