@@ -93,13 +93,21 @@ test("senders: one per other leaf first, at most eight, each on its own server p
 /** A snapshot in the kit's shape with the given counters. */
 const snap = (ethtool: Record<string, number>, hw: Record<string, number>): Snapshot => ({ ethtool, hw });
 const quiet = (p = 3) => snap({ [`rx_prio${p}_pause`]: 10, [`tx_prio${p}_pause`]: 10, rx_discards_phy: 5 }, { np_cnp_sent: 0, rp_cnp_handled: 0, out_of_sequence: 2, packet_seq_err: 1, implied_nak_seq_err: 0, local_ack_timeout_err: 4 });
-function run(plan: IncastPlan, after: (host: string, s: Snapshot) => Snapshot): IncastRun {
+/** PFC acted: the receiver paused its leaf, the leaf paused the senders. */
+const paused = (r: string) => (h: string, s: Snapshot) => { s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400; return s; };
+function phase(plan: IncastPlan, after: (host: string, s: Snapshot) => Snapshot, log = PERFTEST) {
     const names = [plan.receiver.name, ...plan.senders.map((s) => s.name)];
     return {
-        plan,
         before: Object.fromEntries(names.map((n) => [n, quiet()])),
         after: Object.fromEntries(names.map((n) => [n, after(n, structuredClone(quiet()))])),
-        clients: Object.fromEntries(plan.senders.map((s) => [s.name, PERFTEST])),
+        clients: Object.fromEntries(plan.senders.map((s) => [s.name, log])),
+    };
+}
+/** A run; in lossless mode with the reaction-point-off phase (by default: PFC paused, nothing dropped, every rp file 0). */
+function run(plan: IncastPlan, after: (host: string, s: Snapshot) => Snapshot, rpOff: ((host: string, s: Snapshot) => Snapshot) | null = paused(plan.receiver.name)): IncastRun {
+    return {
+        plan, ...phase(plan, after),
+        ...(plan.rpOffPhase && rpOff ? { rpOff: { ...phase(plan, rpOff), rpRead: Object.fromEntries(plan.senders.map((s) => [s.name, "0\n"])) } } : {}),
     };
 }
 
@@ -107,18 +115,39 @@ test("the grade: pass when PFC or ECN acted and nothing dropped or retransmitted
     const plan = planIncast({ ...base, hosts: railHosts(200) })!;
     const r = plan.receiver.name;
     // the receiver's leaf port congests: the receiver pauses the switch, the switch pauses the senders
-    const pfc = gradeIncast(run(plan, (h, s) => { s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400; return s; }));
+    const pfc = gradeIncast(run(plan, paused(r)));
     assert.equal(pfc.pass, true, pfc.failures.join("; "));
     assert.deepEqual([pfc.pfcActed, pfc.ecnActed], [true, false]);
     assert.equal(pfc.totalGbps, 0.48 * plan.senders.length);
-    // ECN alone: enough in lossy mode; in lossless mode it proves nothing about PFC (DCQCN can hide a broken PFC)
+    // ECN alone: enough in lossy mode, and with DCQCN on in lossless mode when the reaction-point-off phase shows PFC
     const ecnOnly = (h: string, s: Snapshot) => { s.hw[h === r ? "np_cnp_sent" : "rp_cnp_handled"] += 9000; return s; };
-    const lossyPlan = { ...plan, mode: "lossy" as const };
+    const lossyPlan = { ...plan, mode: "lossy" as const, rpOffPhase: false };
     const ecn = gradeIncast(run(lossyPlan, ecnOnly));
-    assert.deepEqual([ecn.pass, ecn.ecnActed, ecn.pfcActed], [true, true, false]);
-    const ecnLossless = gradeIncast(run(plan, ecnOnly));
+    assert.deepEqual([ecn.pass, ecn.ecnActed, ecn.pfcActed, ecn.rpOff], [true, true, false, undefined]);
+    const ecnThenPfc = gradeIncast(run(plan, ecnOnly));
+    assert.equal(ecnThenPfc.pass, true, ecnThenPfc.failures.join("; "));
+    assert.deepEqual([ecnThenPfc.pfcActed, ecnThenPfc.rpOff?.pfcActed], [false, true]);
+    // lossless, only ECN acted, and PFC never paused even with the senders' reaction point off: PFC is broken
+    const ecnLossless = gradeIncast(run(plan, ecnOnly, ecnOnly));
     assert.equal(ecnLossless.pass, false);
-    assert.deepEqual(ecnLossless.failures, ["lossless mode, but PFC never paused under the 8:1 incast (no tx/rx_prio3_pause; only ECN acted): nothing shows that the fabric holds traffic without dropping when ECN is not enough"]);
+    assert.deepEqual(ecnLossless.failures, ["reaction point off: lossless mode, but PFC never paused under the 8:1 incast without DCQCN (no tx/rx_prio3_pause): PFC does not act on priority 3"]);
+    // a NIC with PFC off on the priority prints no pause counters for it: the grade says so
+    const pfcOffNic = run(plan, ecnOnly, ecnOnly);
+    for (const side of ["before", "after"] as const) for (const k of ["rx_prio3_pause", "tx_prio3_pause"]) delete pfcOffNic.rpOff![side][r].ethtool[k];
+    assert.match(gradeIncast(pfcOffNic).failures.join("\n"), /PFC does not act on priority 3; ethtool -S of gpu0 has no prio3 pause counters, which the mlx5 driver prints only while PFC is on for that priority$/);
+    // lossless without the reaction-point-off phase proves nothing about PFC
+    const noPhase = gradeIncast(run(plan, paused(r), null));
+    assert.equal(noPhase.pass, false);
+    assert.match(noPhase.failures.join("\n"), /^reaction point off: lossless mode, but the incast with the senders' reaction point off did not run/);
+    // the phase must have run with the reaction point off (the file read back 0) and lost nothing
+    const notOff = run(plan, paused(r), (h, s) => { paused(r)(h, s); if (h === plan.senders[3].name) s.ethtool.rx_discards_phy += 3; return s; });
+    notOff.rpOff!.rpRead[plan.senders[0].name] = "1\n";
+    delete notOff.rpOff!.rpRead[plan.senders[1].name];
+    assert.deepEqual(gradeIncast(notOff).failures, [
+        `reaction point off: ${plan.senders[0].name}: roce_rp/enable/3 read "1" after writing 0 (0 expected; the file comes with DOCA/MLNX OFED), so DCQCN may have slowed it`,
+        `reaction point off: ${plan.senders[1].name}: roce_rp/enable/3 read nothing after writing 0 (0 expected; the file comes with DOCA/MLNX OFED), so DCQCN may have slowed it`,
+        `reaction point off: ${plan.senders[3].name} (sender): rx_discards_phy grew by 3 under incast (packets dropped)`,
+    ]);
     // a requester that timed out waiting for an ACK retransmitted: loss, even with PFC acting
     const timeout = gradeIncast(run(plan, (h, s) => {
         s.ethtool[h === r ? "tx_prio3_pause" : "rx_prio3_pause"] += 400;
@@ -165,15 +194,42 @@ test("the grade: pass when PFC or ECN acted and nothing dropped or retransmitted
     assert.match(text, /gpu0\s+receiver\s+tx_prio3_pause\s+10\s+410\s+400/);
 });
 
+test("the throughput floor: half the rails' line rate, in each phase; unknown without a line rate", () => {
+    const hosts = railHosts(200);
+    assert.equal(planIncast({ ...base, hosts })!.floorGbps, null, "no line rate, no floor");
+    const plan = planIncast({ ...base, hosts, lineRateGbps: 400 })!;
+    assert.equal(plan.floorGbps, 200);
+    // the published run's 0.48 Gb/s per sender, 3.84 in all: far under the floor, in both phases
+    const slow = gradeIncast(run(plan, paused(plan.receiver.name)));
+    assert.deepEqual(slow.failures, [
+        "the senders' total 3.84 Gb/s is under the floor of 200 Gb/s (50 % of the rails' line rate): the fabric stalls the incast instead of carrying it",
+        "reaction point off: the senders' total 3.84 Gb/s is under the floor of 200 Gb/s (50 % of the rails' line rate): the fabric stalls the incast instead of carrying it",
+    ]);
+    // the same output with its BW average set to 48.00 Gb/s (8 senders: 384 Gb/s) — edited input, not a capture
+    const fast = PERFTEST.replace(/^( 8\s+224958464\s+0\.00\s+)0\.48/m, "$148.00");
+    assert.notEqual(fast, PERFTEST);
+    const ok = { ...run(plan, paused(plan.receiver.name)) };
+    ok.clients = Object.fromEntries(plan.senders.map((s) => [s.name, fast]));
+    ok.rpOff!.clients = { ...ok.clients };
+    const g = gradeIncast(ok);
+    assert.equal(g.pass, true, g.failures.join("; "));
+    assert.deepEqual([g.totalGbps, g.rpOff?.totalGbps], [384, 384]);
+    assert.match(formatIncast(plan, g), /senders' total 384 Gb\/s; floor 200 Gb\/s\n {2}senders' reaction point off: PFC acted; senders' total 384 Gb\/s/);
+});
+
 test("nccl-report --incast grades the fetched folder with the rest of the run and fails the run when the incast fails", () => {
     const plan = planIncast({ ...base, hosts: railHosts(200) })!;
     const write = (r: IncastRun) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-incast-"));
         fs.writeFileSync(path.join(dir, "plan.json"), JSON.stringify(r.plan));
         const text = (s: Snapshot) => `### ethtool ens1f0np0\n${Object.entries(s.ethtool).map(([k, v]) => `     ${k}: ${v}`).join("\n")}\n### hw_counters mlx5_0\n${Object.entries(s.hw).map(([k, v]) => `${k} ${v}`).join("\n")}\n`;
-        for (const [h, s] of Object.entries(r.before)) fs.writeFileSync(path.join(dir, `${h}-before.txt`), text(s));
-        for (const [h, s] of Object.entries(r.after)) fs.writeFileSync(path.join(dir, `${h}-after.txt`), text(s));
-        for (const [h, log] of Object.entries(r.clients)) fs.writeFileSync(path.join(dir, `${h}-client.log`), log);
+        for (const [prefix, ph] of [["", r], ["rpoff-", r.rpOff]] as const) {
+            if (!ph) continue;
+            for (const [h, s] of Object.entries(ph.before)) fs.writeFileSync(path.join(dir, `${prefix}${h}-before.txt`), text(s));
+            for (const [h, s] of Object.entries(ph.after)) fs.writeFileSync(path.join(dir, `${prefix}${h}-after.txt`), text(s));
+            for (const [h, log] of Object.entries(ph.clients)) fs.writeFileSync(path.join(dir, `${prefix}${h}-client.log`), log);
+        }
+        for (const [h, v] of Object.entries(r.rpOff?.rpRead ?? {})) fs.writeFileSync(path.join(dir, `rpoff-${h}-rp.txt`), v);
         return dir;
     };
     const preflight = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-incast-pre-"));
@@ -185,6 +241,12 @@ test("nccl-report --incast grades the fetched folder with the rest of the run an
     assert.equal(bad.code, 1);
     assert.match(bad.stdout, /neither ECN nor PFC acted/);
     assert.match(bad.stdout, /rdmakit-result: \{"pass":false/);
+    // lossless: ECN acted, and with the senders' reaction point off PFC still never paused
+    const ecnOnly = (h: string, s: Snapshot) => { s.hw[h === "gpu0" ? "np_cnp_sent" : "rp_cnp_handled"] += 50; return s; };
+    const noPfc = runNcclReport([], { preflight, incast: write(run(plan, ecnOnly, ecnOnly)) });
+    assert.equal(noPfc.code, 1, noPfc.stdout);
+    assert.match(noPfc.stdout, /- reaction point off: lossless mode, but PFC never paused under the 8:1 incast without DCQCN/);
+    assert.match(noPfc.stdout, /reaction point off:\n {2}host .*\n {2}gpu0\s+receiver\s+rx_prio3_pause/);
     const missing = runNcclReport([], { preflight, incast: preflight });
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /plan\.json: cannot read the incast plan \(ENOENT\)/);
@@ -201,6 +263,17 @@ test("validate.yml gets the incast from the RoCE plan (rail 0, RoCE priority, th
     assert.equal(inc.plan.trafficClass, roce.roce!.qos.tos);
     assert.equal(inc.sender_cmds.gpu02, "ib_write_bw -d mlx5_0 -x 3 --tclass=106 -s 65536 -q 4 -D 20 --report_gbits -F -p 18515 10.20.0.11");
     assert.match(inc.snapshot_cmds.gpu03, /ethtool -S ens1f0np0/);
+    // lossless: the senders' reaction point off for the second phase, the floor from the rails' line rate
+    assert.equal(inc.plan.rpOffPhase, roce.roce!.qos.mode === "lossless");
+    assert.equal(inc.plan.floorGbps, roce.validation.preflight.portRateGbps! / 2);
+    const p = roce.roce!.qos.roce.priority;
+    assert.deepEqual(inc.rp_cmds?.gpu02, {
+        read: `cat "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"`,
+        off: `echo 0 > "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"; cat "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"`,
+        restore_on: `echo 1 > "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"; cat "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"`,
+        restore_off: `echo 0 > "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"; cat "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/${p}"`,
+    });
+    assert.equal(inc.rp_cmds?.gpu01, undefined, "the receiver keeps its reaction point");
     // the example does not say which leaf port each rail uses, and the plan says what that means for the proof
     assert.match(inc.plan.note, /railPorts/);
     const aws = load("aws-p5.yaml");

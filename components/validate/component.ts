@@ -14,6 +14,7 @@ import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, MPIRUN_SSH_DIR, type Fabric, type NcclCommandInput } from "./commands";
 import { planIncast, receiverCommand, senderCommand, snapshotCommand, type IncastPlan } from "./incast";
+import { rpReadCommand, rpWriteCommand } from "./incast-rpoff";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 import { fabricOfPlan } from "./fabric";
@@ -29,6 +30,8 @@ export interface IncastArgs {
     /** RoCEv2 GID index the host role verifies */
     gidIndex: number;
     mode: "lossless" | "lossy";
+    /** the rails' line rate (Gb/s): the incast's throughput floor is a fraction of it (incast.ts) */
+    lineRateGbps?: number;
     /** the incast rail of each host, by host name (fromPlan.ts picks it) */
     rails: Record<string, IncastRail>;
 }
@@ -52,6 +55,11 @@ export interface IncastVars {
     sender_cmds: Record<string, string>;
     /** by host name: the counter snapshot before and after */
     snapshot_cmds: Record<string, string>;
+    /**
+     * Lossless only, by sender: its roce_rp enable file's read, off (write 0, print it back) and restore commands
+     * (`restore_on` / `restore_off`, by the value read) for the reaction-point-off phase (incast-rpoff.ts).
+     */
+    rp_cmds?: Record<string, { read: string; off: string; restore_on: string; restore_off: string }>;
 }
 
 /** What the preflight checks compare against on every node (from the plan / catalog). */
@@ -375,8 +383,9 @@ function incastVars(args: ValidationRunArgs, mpiHosts: string[]): { nccl_validat
     const a = args.incast;
     if (args.fabric !== "roce" || !a) return {};
     const hosts = args.hosts.flatMap((name, i) => (a.rails[name] ? [{ name, address: mpiHosts[i], ...a.rails[name] }] : []));
-    const plan = planIncast({ hosts, priority: a.priority, trafficClass: a.trafficClass, gidIndex: a.gidIndex, mode: a.mode });
+    const plan = planIncast({ hosts, priority: a.priority, trafficClass: a.trafficClass, gidIndex: a.gidIndex, mode: a.mode, ...(a.lineRateGbps ? { lineRateGbps: a.lineRateGbps } : {}) });
     if (!plan) return {};
+    const p = plan.priority;
     const all = [plan.receiver, ...plan.senders];
     return {
         nccl_validate_incast: {
@@ -385,6 +394,11 @@ function incastVars(args: ValidationRunArgs, mpiHosts: string[]): { nccl_validat
             receiver_cmd: receiverCommand(plan, INCAST_REMOTE_DIR),
             sender_cmds: Object.fromEntries(plan.senders.map((s) => [s.name, senderCommand(plan, s)])),
             snapshot_cmds: Object.fromEntries(all.map((h) => [h.name, snapshotCommand(h)])),
+            ...(plan.rpOffPhase ? {
+                rp_cmds: Object.fromEntries(plan.senders.map((s) => [s.name, {
+                    read: rpReadCommand(s, p), off: rpWriteCommand(s, p, "0"), restore_on: rpWriteCommand(s, p, "1"), restore_off: rpWriteCommand(s, p, "0"),
+                }])),
+            } : {}),
         },
     };
 }

@@ -78,7 +78,7 @@ export function validationArgsFromPlan(
         health: healthExpectation(plan),
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
-        ...(plan.roce ? { incast: incastArgs(plan.roce.qos) } : {}),
+        ...(plan.roce ? { incast: { ...incastArgs(plan.roce.qos), ...(v.preflight.portRateGbps ? { lineRateGbps: v.preflight.portRateGbps } : {}) } } : {}),
     };
 }
 

@@ -2,19 +2,23 @@
  * Incast proof (RoCE only): after nccl-tests, N hosts on other leaves than one receiver run `ib_write_bw` to it at once,
  * on the RoCE priority and GID the kit configures, and the host counters read before and after show what the fabric
  * did. Lossless means no drop and no retransmit under that load, and it needs ECN (CNPs) or PFC (pause) to have acted:
- * an incast that neither slowed the senders nor paused them proves nothing. Pure: planning, the commands, the parsers
- * and the grade; playbooks/roles/nccl_validate/tasks/incast.yml runs the commands and fetches what they print.
+ * an incast that neither slowed the senders nor paused them proves nothing. In lossless mode a second incast runs with
+ * the senders' DCQCN reaction point off (incast-rpoff.ts), where PFC must pause and nothing may drop. Both must reach a
+ * throughput floor where the line rate is known. Pure: planning, the commands, the parsers and the grade;
+ * playbooks/roles/nccl_validate/tasks/incast.yml runs the commands and fetches what they print.
  *
  * Why RoCE only: on EFA (SRD) and InfiniBand the fabric's congestion control and link-level credit flow are the
  * provider's and the subnet manager's, not settings the kit renders; the counters below are the mlx5 Ethernet
  * driver's (PFC per priority, DCQCN) and have no meaning there.
  *
  * Counter names, all checked against the kernel's mlx5 source or NVIDIA's docs:
- * - ethtool -S: `rx_prio<p>_pause`, `tx_prio<p>_pause` (PFC frames received / sent on priority p) —
- *   torvalds/linux drivers/net/ethernet/mellanox/mlx5/core/en_stats.c pport_per_prio_pfc_stats_desc ("rx_%s_pause",
- *   "%s is global or prio{i}"); `rx_discards_phy` (received packets dropped for lack of NIC buffer),
- *   `rx_prio<p>_buf_discard`, `rx_prio<p>_cong_discard` — Documentation/networking/device_drivers/ethernet/mellanox/
- *   mlx5/counters.rst (roce-operations.md §5a, MLX5-CNT).
+ * - ethtool -S: `rx_prio<p>_pause`, `tx_prio<p>_pause` (PFC frames received / sent on priority p;
+ *   pport_per_prio_pfc_stats_desc "rx_%s_pause", %s = "prio{i}", printed only for priorities with PFC on),
+ *   `rx_prio<p>_buf_discard` (pport_per_tc_prio_stats_desc), `rx_prio<p>_cong_discard`
+ *   (pport_per_tc_congest_prio_stats_desc; both only where the NIC has the sbcam register) — source:
+ *   torvalds/linux@01dd74246c75ed0992a5f4ed83e8527a7197f720:drivers/net/ethernet/mellanox/mlx5/core/en_stats.c;
+ *   `rx_discards_phy` (received packets dropped for lack of NIC buffer) — Documentation/networking/device_drivers/
+ *   ethernet/mellanox/mlx5/counters.rst (roce-operations.md §5a, MLX5-CNT).
  * - /sys/class/infiniband/<dev>/ports/1/hw_counters/: `np_cnp_sent` (CNPs the notification point sent),
  *   `rp_cnp_handled` (CNPs the reaction point acted on), `out_of_sequence` (responder saw a PSN gap),
  *   `packet_seq_err` (requester got a NAK sequence error: a retransmit), `implied_nak_seq_err` (a response implied a
@@ -61,6 +65,8 @@ export interface IncastPlanInput {
     durationSeconds?: number;
     /** first TCP port of the servers on the receiver, one per sender. @default 18515 (perftest's default port) */
     basePort?: number;
+    /** the rails' line rate (Gb/s, the plan's host-port speed); unknown: no throughput floor */
+    lineRateGbps?: number;
 }
 
 export interface IncastSender extends IncastHost {
@@ -80,7 +86,24 @@ export interface IncastPlan {
     durationSeconds: number;
     /** why the senders are what they are, for the report */
     note: string;
+    /**
+     * Lossless only: a second incast with the senders' DCQCN reaction point off on the RoCE priority, where nothing
+     * but PFC can keep it loss-free (incast-rpoff.ts).
+     */
+    rpOffPhase: boolean;
+    /** the senders' total must reach this (Gb/s) in each phase; null when the line rate is unknown */
+    floorGbps: number | null;
 }
+
+/**
+ * The throughput floor as a fraction of the rails' line rate. Not a published figure, the kit's choice: every sender
+ * can fill the receiver's port alone, so the receiver's port (or the leaf's port to it, same speed) is the bottleneck,
+ * and a working lossless fabric keeps it busy (ib_write_bw at 64 KiB on a 4096-byte MTU carries ~97 % payload: 4096 of
+ * 4096 + ~60 bytes RoCEv2/UDP/IP/Ethernet headers + 20 bytes preamble and gap). Half the line rate is loose on purpose:
+ * DCQCN's rate cuts and PFC's pauses cost some, but a fabric below half is stalling (pause storms, head-of-line
+ * blocking, over-throttled senders), not congestion-controlled.
+ */
+export const INCAST_FLOOR_FRACTION = 0.5;
 
 /**
  * Receiver: the first host. Senders: one host per other leaf first (the incast then converges on the spine → leaf
@@ -111,7 +134,8 @@ export function planIncast(input: IncastPlanInput): IncastPlan | undefined {
     return {
         receiver, senders: picked.map((h, i) => ({ ...h, port: base + i })), crossesLeaves,
         priority: input.priority, trafficClass: input.trafficClass, gidIndex: input.gidIndex, mode: input.mode,
-        durationSeconds: input.durationSeconds ?? 20, note,
+        durationSeconds: input.durationSeconds ?? 20, note, rpOffPhase: input.mode === "lossless",
+        floorGbps: input.lineRateGbps ? input.lineRateGbps * INCAST_FLOOR_FRACTION : null,
     };
 }
 
@@ -232,14 +256,25 @@ export interface IncastGrade {
     /** sum of the senders' average bandwidth (Gb/s), null when a sender printed no result */
     totalGbps: number | null;
     rows: CounterRow[];
+    /** the phase with the senders' reaction point off (lossless): PFC must pause, nothing may drop */
+    rpOff?: { pfcActed: boolean; totalGbps: number | null; rows: CounterRow[] };
 }
 
-export interface IncastRun {
-    plan: IncastPlan;
+/** One incast's counters and client logs. */
+export interface IncastPhase {
     before: Record<string, Snapshot>;
     after: Record<string, Snapshot>;
     /** each sender's ib_write_bw output, by host */
     clients: Record<string, string>;
+}
+
+export interface IncastRun extends IncastPhase {
+    plan: IncastPlan;
+    /**
+     * The phase with the senders' reaction point off (plan.rpOffPhase), and what each sender's enable file read after
+     * the kit wrote 0 to it (incast-rpoff.ts); absent when it did not run.
+     */
+    rpOff?: IncastPhase & { rpRead: Record<string, string> };
 }
 
 /** The counters graded and shown, per role: the drops, the retransmits and the two congestion responses. */
@@ -250,14 +285,13 @@ function countersOf(plan: IncastPlan): { ethtool: string[]; hw: string[]; drops:
     return { ethtool: [`rx_prio${p}_pause`, `tx_prio${p}_pause`, ...drops], hw: ["np_cnp_sent", "rp_cnp_handled", ...retransmits], drops, retransmits };
 }
 
+interface PhaseGrade { failures: string[]; rows: CounterRow[]; ecnActed: boolean; pfcActed: boolean; totalGbps: number | null }
+
 /**
- * The grade: fail on any drop counter or retransmit counter that grew on any participant, on a counter the grade needs
- * that a host does not have, on a sender without a result, when neither ECN (CNPs sent by the receiver or handled
- * by a sender) nor PFC (pauses sent by the receiver or received by a sender) acted under the incast, and in lossless
- * mode when PFC did not act (ECN alone proves nothing about PFC).
+ * One phase: any drop or retransmit counter that grew on any participant, a counter the grade needs that a host does
+ * not have, a sender without a result, and a total under the floor fail it. `tag` prefixes its failures.
  */
-export function gradeIncast(run: IncastRun): IncastGrade {
-    const { plan } = run;
+function gradePhase(plan: IncastPlan, run: IncastPhase, tag: string): PhaseGrade {
     const c = countersOf(plan);
     const p = plan.priority;
     const failures: string[] = [];
@@ -270,7 +304,7 @@ export function gradeIncast(run: IncastRun): IncastGrade {
     };
     for (const [h, role] of participants) {
         if (!run.before[h.name] || !run.after[h.name]) {
-            failures.push(`${h.name} (${role}): no counter snapshot ${!run.before[h.name] ? "before" : "after"} the incast`);
+            failures.push(`${tag}${h.name} (${role}): no counter snapshot ${!run.before[h.name] ? "before" : "after"} the incast`);
             continue;
         }
         for (const [set, names] of [["ethtool", c.ethtool], ["hw", c.hw]] as const) {
@@ -283,47 +317,91 @@ export function gradeIncast(run: IncastRun): IncastGrade {
         // drops: rx_discards_phy must exist (the per-priority discard counters are newer and shown where present)
         for (const counter of c.drops) {
             const d = delta(h.name, "ethtool", counter);
-            if (d === null && counter === "rx_discards_phy") failures.push(`${h.name}: ethtool -S has no ${counter}, so drops cannot be ruled out`);
-            if (d !== null && d > 0) failures.push(`${h.name} (${role}): ${counter} grew by ${d} under incast (packets dropped)`);
+            if (d === null && counter === "rx_discards_phy") failures.push(`${tag}${h.name}: ethtool -S has no ${counter}, so drops cannot be ruled out`);
+            if (d !== null && d > 0) failures.push(`${tag}${h.name} (${role}): ${counter} grew by ${d} under incast (packets dropped)`);
         }
         for (const counter of c.retransmits) {
             const d = delta(h.name, "hw", counter);
-            if (d === null) failures.push(`${h.name}: hw_counters has no ${counter}, so retransmits cannot be ruled out`);
-            else if (d > 0) failures.push(`${h.name} (${role}): ${counter} grew by ${d} under incast (lost packets were retransmitted)`);
+            if (d === null) failures.push(`${tag}${h.name}: hw_counters has no ${counter}, so retransmits cannot be ruled out`);
+            else if (d > 0) failures.push(`${tag}${h.name} (${role}): ${counter} grew by ${d} under incast (lost packets were retransmitted)`);
         }
     }
     const grew = (host: string, set: "ethtool" | "hw", name: string) => (delta(host, set, name) ?? 0) > 0;
     const ecnActed = grew(plan.receiver.name, "hw", "np_cnp_sent") || plan.senders.some((s) => grew(s.name, "hw", "rp_cnp_handled"));
     const pfcActed = grew(plan.receiver.name, "ethtool", `tx_prio${p}_pause`) || plan.senders.some((s) => grew(s.name, "ethtool", `rx_prio${p}_pause`));
-    if (!ecnActed && !pfcActed) {
-        failures.push(`neither ECN nor PFC acted under the ${plan.senders.length}:1 incast: no CNP sent (np_cnp_sent) or handled (rp_cnp_handled), no pause on priority ${p} (tx/rx_prio${p}_pause); the congestion was not signalled`);
-    } else if (plan.mode === "lossless" && !pfcActed) {
-        // DCQCN alone can keep an incast loss-free while PFC is broken; a lossless fabric must show that PFC acts too
-        // (L: an 8:1 line-rate incast overruns the receiver's port before the senders' reaction points slow down)
-        failures.push(`lossless mode, but PFC never paused under the ${plan.senders.length}:1 incast (no tx/rx_prio${p}_pause; only ECN acted): nothing shows that the fabric holds traffic without dropping when ECN is not enough`);
-    }
-    let totalGbps: number | null = 0;
+    let total: number | null = 0;
     for (const s of plan.senders) {
         const r = run.clients[s.name] === undefined ? undefined : parsePerftestBw(run.clients[s.name]);
         if (!r) {
-            failures.push(`${s.name} (sender): ib_write_bw printed no result`);
-            totalGbps = null;
-        } else if (totalGbps !== null) totalGbps += r.avgGbps;
+            failures.push(`${tag}${s.name} (sender): ib_write_bw printed no result`);
+            total = null;
+        } else if (total !== null) total += r.avgGbps;
     }
-    return { pass: failures.length === 0, failures, ecnActed, pfcActed, totalGbps: totalGbps === null ? null : Math.round(totalGbps * 100) / 100, rows };
+    const totalGbps = total === null ? null : Math.round(total * 100) / 100;
+    if (totalGbps !== null && plan.floorGbps !== null && totalGbps < plan.floorGbps) {
+        failures.push(`${tag}the senders' total ${totalGbps} Gb/s is under the floor of ${plan.floorGbps} Gb/s (${INCAST_FLOOR_FRACTION * 100} % of the rails' line rate): the fabric stalls the incast instead of carrying it`);
+    }
+    return { failures, rows, ecnActed, pfcActed, totalGbps };
+}
+
+/**
+ * The grade: each phase by gradePhase, plus what must have acted. With DCQCN on, ECN (CNPs sent by the receiver or
+ * handled by a sender) or PFC (pauses sent by the receiver or received by a sender) must act: an incast that neither
+ * slowed nor paused the senders proves nothing. Lossless mode also needs the phase with the senders' reaction point
+ * off, every sender's enable file reading 0, and PFC pausing in it: DCQCN alone can keep an incast loss-free while PFC
+ * is broken, and with the reaction point off only PFC stands between the incast and a drop.
+ */
+export function gradeIncast(run: IncastRun): IncastGrade {
+    const { plan } = run;
+    const p = plan.priority;
+    const main = gradePhase(plan, run, "");
+    const failures = [...main.failures];
+    if (!main.ecnActed && !main.pfcActed) {
+        failures.push(`neither ECN nor PFC acted under the ${plan.senders.length}:1 incast: no CNP sent (np_cnp_sent) or handled (rp_cnp_handled), no pause on priority ${p} (tx/rx_prio${p}_pause); the congestion was not signalled`);
+    }
+    let rpOff: IncastGrade["rpOff"];
+    if (plan.rpOffPhase) {
+        const tag = "reaction point off: ";
+        if (!run.rpOff) failures.push(`${tag}lossless mode, but the incast with the senders' reaction point off did not run, so nothing shows that PFC holds the traffic when ECN does not slow the senders`);
+        else {
+            for (const s of plan.senders) {
+                const read = run.rpOff.rpRead[s.name];
+                if (read?.trim() !== "0") failures.push(`${tag}${s.name}: roce_rp/enable/${p} read ${read === undefined ? "nothing" : JSON.stringify(read.trim())} after writing 0 (0 expected; the file comes with DOCA/MLNX OFED), so DCQCN may have slowed it`);
+            }
+            const g = gradePhase(plan, run.rpOff, tag);
+            failures.push(...g.failures);
+            if (!g.pfcActed) {
+                // the driver prints a priority's pause counters only while PFC is on for it (en_stats.c pfc_combined)
+                const without = [...new Set(g.rows.filter((r) => r.counter.endsWith(`_prio${p}_pause`) && (r.before === null || r.after === null)).map((r) => r.host))];
+                const why = without.length ? `; ethtool -S of ${without.join(", ")} has no prio${p} pause counters, which the mlx5 driver prints only while PFC is on for that priority` : "";
+                failures.push(`${tag}lossless mode, but PFC never paused under the ${plan.senders.length}:1 incast without DCQCN (no tx/rx_prio${p}_pause): PFC does not act on priority ${p}${why}`);
+            }
+            rpOff = { pfcActed: g.pfcActed, totalGbps: g.totalGbps, rows: g.rows };
+        }
+    }
+    return {
+        pass: failures.length === 0, failures, ecnActed: main.ecnActed, pfcActed: main.pfcActed, totalGbps: main.totalGbps, rows: main.rows,
+        ...(rpOff ? { rpOff } : {}),
+    };
 }
 
 const cell = (v: number | null) => (v === null ? "-" : String(v));
+const table = (rows: CounterRow[]) => [
+    `  ${"host".padEnd(14)} ${"role".padEnd(8)} ${"counter".padEnd(22)} ${"before".padStart(14)} ${"after".padStart(14)} ${"delta".padStart(10)}`,
+    ...rows.map((r) => `  ${r.host.padEnd(14)} ${r.role.padEnd(8)} ${r.counter.padEnd(22)} ${cell(r.before).padStart(14)} ${cell(r.after).padStart(14)} ${cell(r.delta).padStart(10)}`),
+];
+const total = (g: number | null) => (g === null ? "unknown (a sender printed no result)" : `${g} Gb/s`);
 
-/** The report's incast section: verdict, what acted, the senders' bandwidth and every counter per host. */
+/** The report's incast section: verdict, what acted, the senders' bandwidth and every counter per host and phase. */
 export function formatIncast(plan: IncastPlan, g: IncastGrade): string {
     const lines = [
         `incast ${plan.senders.length}:1 to ${plan.receiver.name} (${plan.receiver.device}, priority ${plan.priority}, tclass ${plan.trafficClass}, ${plan.mode}): ${g.pass ? "PASS" : "FAIL"}`,
         `  ${plan.note}`,
-        `  ECN ${g.ecnActed ? "acted" : "did not act"}; PFC ${g.pfcActed ? "acted" : "did not act"}; senders' total ${g.totalGbps === null ? "unknown (a sender printed no result)" : `${g.totalGbps} Gb/s`}`,
+        `  ECN ${g.ecnActed ? "acted" : "did not act"}; PFC ${g.pfcActed ? "acted" : "did not act"}; senders' total ${total(g.totalGbps)}; floor ${plan.floorGbps === null ? "unknown (no line rate in the plan)" : `${plan.floorGbps} Gb/s`}`,
+        ...(g.rpOff ? [`  senders' reaction point off: PFC ${g.rpOff.pfcActed ? "acted" : "did not act"}; senders' total ${total(g.rpOff.totalGbps)}`] : []),
         ...g.failures.map((f) => `  - ${f}`),
-        `  ${"host".padEnd(14)} ${"role".padEnd(8)} ${"counter".padEnd(22)} ${"before".padStart(14)} ${"after".padStart(14)} ${"delta".padStart(10)}`,
-        ...g.rows.map((r) => `  ${r.host.padEnd(14)} ${r.role.padEnd(8)} ${r.counter.padEnd(22)} ${cell(r.before).padStart(14)} ${cell(r.after).padStart(14)} ${cell(r.delta).padStart(10)}`),
+        ...table(g.rows),
+        ...(g.rpOff ? ["  reaction point off:", ...table(g.rpOff.rows)] : []),
     ];
     return lines.join("\n") + "\n";
 }
