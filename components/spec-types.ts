@@ -1,5 +1,5 @@
 import type {
-    AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
+    AnsibleMode, AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
     OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput, AnsibleSpecInput,
 } from "./types";
 
@@ -33,7 +33,7 @@ export interface AnsibleSpec extends AnsibleSpecInput {
     maxFailPercentage: number;
     exclude: string[];
     maxForks: number;
-    mode: "node-local" | "controller";
+    mode: AnsibleMode;
 }
 
 export interface AwsNetwork extends AwsNetworkInput {

@@ -56,6 +56,15 @@ export const SoftwareComponentName = {
 } as const;
 export type SoftwareComponentName = (typeof SoftwareComponentName)[keyof typeof SoftwareComponentName];
 
+/** Where the node software runs (cluster.ansible.mode). */
+export const AnsibleMode = {
+    /** each node runs site.yml on itself (`ansible-playbook -c local`) from the bundle the controller sends */
+    NodeLocal: "node-local",
+    /** ansible-playbook on the controller pushes every task over SSH */
+    Controller: "controller",
+} as const;
+export type AnsibleMode = (typeof AnsibleMode)[keyof typeof AnsibleMode];
+
 /** The way in to private AWS nodes. */
 export const AwsAccess = {
     Bastion: "bastion",
@@ -186,7 +195,7 @@ export interface AnsibleSpecInput {
      * a bundle the controller sends (no Ansible or internet needed on the node; Python 3.9-3.12 is); `controller`,
      * ansible-playbook on the controller pushes every task over SSH. @default "node-local"
      */
-    mode?: "node-local" | "controller";
+    mode?: AnsibleMode;
 }
 
 /** An existing subnet for the GPU nodes. */

@@ -123,7 +123,11 @@ describe("RoceCluster under mocks", () => {
         assert.match(byName["stage0-check"].inputs.create, /fabric check --spec-stdin --switches-only --only leaf-sonic < "\$tmp\/spec"/);
         assert.deepEqual(byName["stage0-check"].inputs.triggers, [c.switchConfigs[0].digest]);
         assert.doesNotMatch(byName["fabric-check"].inputs.create, /--only/);
-        assert.deepEqual(rolloutStages(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], 4), [["a"], ["b", "c", "d", "e"], ["f", "g", "h", "i"], ["j", "k"]]);
+        assert.deepEqual(rolloutStages(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], 2, 4), [["a"], ["b", "c"], ["d", "e", "f", "g"], ["h", "i", "j", "k"]]);
+        // 384 switches: the canary, then 8, 16, 32 and 64-switch waves (9 stages after the canary)
+        const big = rolloutStages(Array.from({ length: 384 }, (_, i) => `s${i}`));
+        assert.deepEqual(big.map((s) => s.length), [1, 8, 16, 32, 64, 64, 64, 64, 64, 7]);
+        assert.deepEqual(big.flat(), Array.from({ length: 384 }, (_, i) => `s${i}`));
         assert.deepEqual(rolloutStages(["a"]), [["a"]]);
     });
 

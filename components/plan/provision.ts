@@ -4,6 +4,7 @@
  */
 import type { SpecIssue } from "../errors";
 import type { ClusterSpec } from "../spec";
+import type { AnsibleMode } from "../types";
 
 export interface ProvisionPlan {
     /** Nodes Ansible works on at once (`ANSIBLE_FORKS`): the nodes that take part, up to cluster.ansible.maxForks. */
@@ -16,7 +17,7 @@ export interface ProvisionPlan {
      * Where the node-software step runs (cluster.ansible.mode): `node-local`, on each node against itself, `forks` nodes
      * at once (components/provision/fanout.ts); `controller`, pushed from the controller's ansible-playbook.
      */
-    mode: "node-local" | "controller";
+    mode: AnsibleMode;
 }
 
 /** The provisioning decisions for the nodes `hostNames` (placement order). */

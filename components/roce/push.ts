@@ -417,16 +417,19 @@ export function pushCommandFor(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossle
     };
 }
 
-/** Switches per batch after the canary: a bad batch reaches at most this many switches before its check stops the rest. */
+/** Switches in the first batch after the canary: a bad plan that the canary's check missed reaches at most these. */
 export const ROLLOUT_BATCH = 8;
+/** Each later batch doubles, up to this many switches, so a 384-switch fabric takes 9 stages after the canary, not 48. */
+export const ROLLOUT_BATCH_MAX = 64;
 
 /**
- * The order switch pushes run in: the first switch alone (the canary), then the rest in batches of ROLLOUT_BATCH, in
- * spec order. Each stage starts after the previous stage's check (cluster.ts), so exactly one push depends on nothing.
+ * The order switch pushes run in: the first switch alone (the canary), then the rest in spec order in batches of
+ * `batch`, 2 × `batch`, 4 × `batch` … capped at `max` (a wave grows only after a smaller one proved the change). Each
+ * stage starts after the previous stage's check (cluster.ts), so exactly one push depends on nothing.
  */
-export function rolloutStages(switches: readonly string[], batch = ROLLOUT_BATCH): string[][] {
+export function rolloutStages(switches: readonly string[], batch = ROLLOUT_BATCH, max = ROLLOUT_BATCH_MAX): string[][] {
     if (!switches.length) return [];
     const stages = [[switches[0]]];
-    for (let i = 1; i < switches.length; i += batch) stages.push(switches.slice(i, i + batch));
+    for (let i = 1, size = batch; i < switches.length; i += size, size = Math.min(max, size * 2)) stages.push(switches.slice(i, i + size));
     return stages;
 }
