@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Command } from "commander";
+import { exitOnUsage, printOutput } from "../cli/verb";
 import { parse as parseYaml } from "yaml";
 import { SpecError } from "../errors";
 import { planCluster } from "../plan";
@@ -64,20 +65,11 @@ export function runHealth(opts: HealthOptions, cwd = process.cwd()): HealthResul
 
 /** Adds the `health` verb. */
 export function registerHealth(program: Command): void {
-    program
+    exitOnUsage(program
         .command("health")
         .description("grade each node's GPUs, PCIe links, NVLink, NICs, kernel log and DCGM against the stack's hardware; exit 0 healthy, 1 failing, 2 unreadable")
         .option("--config <file>", "the stack file (Pulumi.<stack>.yaml) whose hardware every node should show")
         .option("--from <dir>", "one sub-folder per node with nvidia-smi-q.txt, nvidia-smi-nvlink.txt, dcgmi-diag.txt|json, lspci-vv.txt, ibstat.txt|fi_info.txt, dmesg.txt")
-        .option("--json", "print the graded nodes as JSON")
-        .exitOverride((e) => {
-            if (e.code === "commander.helpDisplayed" || e.code === "commander.help") process.exit(0);
-            process.exit(2);
-        })
-        .action((opts: HealthOptions) => {
-            const r = runHealth(opts);
-            if (r.stdout) process.stdout.write(r.stdout);
-            if (r.stderr) process.stderr.write(r.stderr);
-            process.exitCode = r.code;
-        });
+        .option("--json", "print the graded nodes as JSON"))
+        .action((opts: HealthOptions) => printOutput(runHealth(opts)));
 }

@@ -11,7 +11,8 @@ import { KEY_CLIENT, serveSshKey } from "./keysocket";
 import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./resume";
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
-import { nodeTargets, ProvisionMode } from "./node-local";
+import { nodeTargets } from "./node-local";
+import type { AnsibleMode } from "../types";
 
 export interface AnsiblePlaybookArgs {
     /** Inventory text, e.g. from renderInventory(). A change re-runs the playbook. */
@@ -43,7 +44,7 @@ export interface AnsiblePlaybookArgs {
      * controller sends (fanout.ts, bundle.ts; `forks` nodes at once); `controller`, ansible-playbook here pushes every
      * task over SSH. @default "node-local"
      */
-    mode?: ProvisionMode;
+    mode?: AnsibleMode;
 }
 
 /** A node the last run left failed, at its first failing task. */

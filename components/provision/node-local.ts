@@ -6,10 +6,6 @@ import { parseDocument } from "yaml";
 import type { FanoutNode } from "./fanout";
 import { inventoryYaml } from "./inventory-yaml";
 import { markUnsafe } from "./inventory";
-import type { AnsibleMode } from "../types";
-
-/** How the cluster's node software runs: on the nodes themselves (the default) or pushed from the controller. */
-export type ProvisionMode = AnsibleMode;
 
 /** The connection variables of the controller's inventory; a node's own inventory has no use for them. */
 const CONNECTION_VARS = ["ansible_ssh_common_args", "ansible_ssh_private_key_file"];

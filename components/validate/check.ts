@@ -12,6 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { spawnSync } from "child_process";
 import type { Command } from "commander";
+import { exitOnUsage, printOutput } from "../cli/verb";
 import { parse as parseYaml, stringify } from "yaml";
 import { parseClusterSpec } from "../spec";
 import { planCluster } from "../plan";
@@ -150,21 +151,12 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
 
 /** Adds the `check` verb. */
 export function registerCheck(program: Command): void {
-    program
+    exitOnUsage(program
         .command("check")
         .description("day 2: re-run preflight and validation on the live cluster of the last pulumi up, changing nothing; exit 0 pass, 1 fail, 2 usage")
         .option("--stack <name>", "the stack: Pulumi.<name>.yaml here, and out/<name>/ from its last pulumi up")
         .option("--config <file>", "a stack file (its name without Pulumi. and .yaml is the stack)")
         .option("--nodes <a,b>", "check only these inventory nodes")
-        .option("--ssh-key <file>", "SSH private key for the nodes (default: $RDMAKIT_SSH_PRIVATE_KEY)")
-        .exitOverride((e) => {
-            if (e.code === "commander.helpDisplayed" || e.code === "commander.help") process.exit(0);
-            process.exit(2);
-        })
-        .action((opts: CheckOptions) => {
-            const r = runCheck(opts);
-            if (r.stdout) process.stdout.write(r.stdout);
-            if (r.stderr) process.stderr.write(r.stderr);
-            process.exitCode = r.code;
-        });
+        .option("--ssh-key <file>", "SSH private key for the nodes (default: $RDMAKIT_SSH_PRIVATE_KEY)"))
+        .action((opts: CheckOptions) => printOutput(runCheck(opts)));
 }

@@ -6,6 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Command } from "commander";
+import { exitOnUsage, printOutput } from "../cli/verb";
 import { expectationFor } from "../plan/expectation";
 import { parseNcclLog, isNcclTestsLog } from "./parse";
 import { gradeLog, nodesOf } from "./grade";
@@ -216,7 +217,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
 
 /** Adds the `nccl-report` verb to the rdmakit program. */
 export function registerNcclReport(program: Command): void {
-    program
+    exitOnUsage(program
         .command("nccl-report")
         .description("grade nccl-tests logs offline: exit 0 pass, 1 fail, 2 not an nccl-tests log")
         .argument("[log...]", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
@@ -231,15 +232,6 @@ export function registerNcclReport(program: Command): void {
         .option("--incast <dir>", "also grade the RoCE incast run validate.yml fetched (plan.json, <host>-before/after.txt, <sender>-client.log)")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
-        .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")
-        .exitOverride((e) => {
-            if (e.code === "commander.helpDisplayed" || e.code === "commander.help" || e.code === "commander.version") process.exit(0);
-            process.exit(2);
-        })
-        .action((logs: string[], opts: NcclReportOptions) => {
-            const r = runNcclReport(logs, opts);
-            if (r.stdout) process.stdout.write(r.stdout);
-            if (r.stderr) process.stderr.write(r.stderr);
-            process.exitCode = r.code;
-        });
+        .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)"))
+        .action((logs: string[], opts: NcclReportOptions) => printOutput(runNcclReport(logs, opts)));
 }
