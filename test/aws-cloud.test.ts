@@ -7,16 +7,17 @@ import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
-import { blockScaleInTime, gradeAwsCloud, gradeReservation, gradeRootVolume } from "../components/aws/cloud";
+import { awsCloudCheckList, blockScaleInTime, gradeAwsCloud, gradeReservation, gradeRootVolume } from "../components/aws/cloud";
+import { AWS_VCPU_QUOTAS, countRunningVcpus } from "../components/aws/quota";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { amiRootMapping, offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
+import { amiRootMapping, describeInstances, offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
 const ZONE = "us-east-2b";
 
 const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
-interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string }
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string; describeInstances?: unknown; describeFails?: string }
 const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
 
 function spec(nodes = 4) {
@@ -27,7 +28,7 @@ function spec(nodes = 4) {
 }
 
 /** Runs the cluster program with the scenario's answers: the refusal (exit 1) or what it registered. */
-function build(s: Scenario): { refusal?: string; registered: string[]; warnings: string[]; inputs: Record<string, any> } {
+function build(s: Scenario): { refusal?: string; registered: string[]; warnings: string[]; inputs: Record<string, any>; stderr?: string } {
     const raw = { name: "train", fabric: "aws-efa", nodes: s.nodes ?? 4, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
         aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge", ...s.aws } };
     const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
@@ -40,7 +41,7 @@ function build(s: Scenario): { refusal?: string; registered: string[]; warnings:
         return { refusal: r.stderr, registered, warnings: [], inputs: {} };
     }
     assert.equal(r.status, 0, r.stderr);
-    return JSON.parse(r.stdout.trim().split("\n").pop()!);
+    return { ...JSON.parse(r.stdout.trim().split("\n").pop()!), stderr: r.stderr };
 }
 
 test("answers that fit: the cluster is created", () => {
@@ -164,4 +165,61 @@ test("a root volume smaller than the AMI's root snapshot is refused before anyth
 test("a node AMI EC2 cannot find is refused with the provider's words before anything is created", () => {
     const r = build({ ...fits(), amiError: "reading EC2 AMIs: your query returned no results. Please change your search criteria and try again", aws: { ami: "ami-0badbadbadbadbad0" } });
     assert.match(r.refusal!, /cluster\.aws\.ami: has no x86_64 node AMI EC2 can find: .*your query returned no results/);
+});
+
+// W3: the quota less what other instances of the family already run, counted at pulumi up from the AWS CLI's
+// `ec2 describe-instances` (recorded answer: test/fixtures/aws/cloud-answers.ts describeInstances: 192 + 48 vCPUs of
+// others, a Spot instance and one of this cluster's own nodes that do not count)
+const SIGNED_IN = { account: "123456789012", cliAccount: "123456789012" };
+
+test("vCPUs other instances already run count against the quota: refused with the quota, the limit, the usage and the need", () => {
+    const r = build({ ...fits(), ...SIGNED_IN, quota: pQuota(768), describeInstances: describeInstances() });
+    assert.match(r.refusal!, /cluster\.nodes: need 768 vCPUs of Running On-Demand P instances \(L-417A185B\) in us-east-2; the account's quota is 768, of which other running instances already use 240 \(2 instances, aws ec2 describe-instances\), leaving 528/);
+    assert.match(r.refusal!, /allowed: at most 2 nodes, a quota increase \(Service Quotas L-417A185B\), stopping the other instances, or a Capacity Block/);
+    // asked of the CLI as the capacity wait runs it, with the state and family filters
+    assert.match(r.refusal!, /aws calls: .*"ec2 describe-instances --region us-east-2 --filters Name=instance-state-name,Values=pending,running Name=instance-type,Values=p\* --output json"/);
+});
+
+test("this cluster's own running nodes (a later pulumi up) and Spot instances are not counted: the quota that holds the rest passes", () => {
+    // 1008 = 240 others + 768 needed; counting the cluster's own node (192) or the Spot one (96) would refuse
+    const r = build({ ...fits(), ...SIGNED_IN, quota: pQuota(1008), describeInstances: describeInstances() });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+    assert.match(r.stderr!, /ec2 describe-instances/, "the usage was asked");
+});
+
+test("a CLI that may not describe instances: a warning, only the limit is checked, and the cluster is created", () => {
+    const r = build({ ...fits(), ...SIGNED_IN, quota: pQuota(768), describeInstances: describeInstances(),
+        describeFails: "An error occurred (UnauthorizedOperation) when calling the DescribeInstances operation: You are not authorized to perform this operation." });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.warnings.some((w) => /could not count the vCPUs other instances already run of the Running On-Demand P instances quota \(L-417A185B\), so only the limit is checked: .*UnauthorizedOperation/.test(w)), r.warnings.join("\n"));
+});
+
+test("running vCPUs are not asked of a CLI signed in to another account (that is refused on its own)", () => {
+    const r = build({ ...fits(), account: "123456789012", cliAccount: "210987654321", quota: pQuota(768), describeInstances: describeInstances() });
+    assert.match(r.refusal!, /aws:profile: the AWS CLI where pulumi up runs is signed in to account 210987654321/);
+    assert.doesNotMatch(r.refusal!, /already use/);
+    assert.doesNotMatch(r.refusal!, /ec2 describe-instances/);
+});
+
+test("counting is pure and reads the whole answer: families, states, lifecycles, tags; an answer it cannot read is an error", () => {
+    const P = AWS_VCPU_QUOTAS.p, G = AWS_VCPU_QUOTAS.g;
+    const ours = { key: "rdmakit:cluster", value: "train" };
+    assert.deepEqual(countRunningVcpus(describeInstances(), P, ours), { vcpus: 240, instances: 2 });
+    assert.deepEqual(countRunningVcpus(describeInstances(), P, { key: "rdmakit:cluster", value: "other" }), { vcpus: 432, instances: 3 }, "another cluster's nodes count");
+    assert.deepEqual(countRunningVcpus(describeInstances(), G, ours), { vcpus: 0, instances: 0 }, "P instances are not in the G and VT quota");
+    const one = describeInstances();
+    (one.Reservations[0].Instances[0].State as { Name: string }).Name = "stopped";
+    assert.deepEqual(countRunningVcpus(one, P, ours), { vcpus: 48, instances: 1 }, "a stopped instance holds no quota");
+    assert.deepEqual(countRunningVcpus({ Reservations: [] }, P, ours), { vcpus: 0, instances: 0 });
+    const noCpu = describeInstances();
+    delete (noCpu.Reservations[0].Instances[0] as { CpuOptions?: unknown }).CpuOptions;
+    assert.match((countRunningVcpus(noCpu, P, ours) as { error: string }).error, /i-0aaaaaaaaaaaaaaa1 \(p5\.48xlarge\) has no CpuOptions\.CoreCount and ThreadsPerCore/);
+    assert.match((countRunningVcpus({ Instances: [] }, P, ours) as { error: string }).error, /no Reservations list/);
+    assert.match((countRunningVcpus({ ...describeInstances(), NextToken: "eyJOZXh0VG9rZW4iOiBudWxsfQ==" }, P, ours) as { error: string }).error, /one page of several/);
+});
+
+test("rdmakit plan's line for the quota says running vCPUs are counted", () => {
+    const line = awsCloudCheckList(spec()).find((c) => c.includes("L-417A185B"));
+    assert.match(line!, /covers 4 nodes' vCPUs on top of the vCPUs other running On-Demand P instances in us-east-2 already use .*running vCPUs counted with the AWS CLI's aws ec2 describe-instances, this cluster's own nodes left out/);
 });

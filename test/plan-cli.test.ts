@@ -56,6 +56,8 @@ test("with no arguments it plans the bundled AWS example and writes plan.json an
     // what pulumi up asks first, listed: the CLI's account against the provider's, the root volume against the AMI
     assert.match(r.out, /asked of AWS at pulumi up, before anything is created \(not checked offline\):[\s\S]*- the AWS CLI where pulumi up runs \(the capacity wait\) is signed in to the provider's account/);
     assert.match(r.out, /- the root volume \(200 GiB\) holds the node AMI's root snapshot/);
+    // the quota against the need and what other instances already run (counted with the AWS CLI at pulumi up)
+    assert.match(r.out, /- Running On-Demand P instances \(L-417A185B\) covers 4 nodes' vCPUs on top of the vCPUs other running On-Demand P instances in us-east-2 already use \(servicequotas:GetServiceQuota; running vCPUs counted with the AWS CLI's aws ec2 describe-instances, this cluster's own nodes left out\)/);
     assert.ok(!JSON.stringify(doc).includes("04da6b54-80e4-46f7-96ec-b56ff0331ba9"), "no raw unknown sentinel");
     assert.ok(JSON.stringify(doc.resources).includes("(known after apply)"));
     const inventory = parseYaml(readFileSync(join(out, "inventory.yml"), "utf8"));

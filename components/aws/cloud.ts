@@ -1,6 +1,7 @@
 import { execFile } from "child_process";
 import * as aws from "./sdk";
-import { redactSecrets } from "../errors";
+import { runAwsCliJson } from "./cli";
+import { askRunningVcpus, quotaFor, type RunningVcpus } from "./quota";
 import * as pulumi from "@pulumi/pulumi";
 import { awsInstanceType } from "../catalog/aws";
 import type { SpecIssue } from "../errors";
@@ -11,20 +12,9 @@ import type { ClusterSpec } from "../spec-types";
  * What AwsEfaCluster asks AWS before it creates anything (pulumi up and preview; `rdmakit plan` lists these as
  * checks that run at up): the instance type's network cards as EC2 describes them, against the catalog the launch
  * template was laid out from; whether the node type and the bastion type are offered in the cluster's AZ; and the
- * account's On-Demand vCPU quota for the family; and, at pulumi up, whether the AWS CLI the kit runs is signed in to
- * the provider's account. Asking is in `askAwsCloud`, grading in the pure `gradeAwsCloud`.
+ * account's On-Demand vCPU quota for the family (./quota.ts); and, at pulumi up, whether the AWS CLI the kit runs is
+ * signed in to the provider's account, and how many vCPUs of the family other instances already run (asked of that CLI). Asking is in `askAwsCloud`, grading in the pure `gradeAwsCloud`.
  */
-
-/**
- * Running On-Demand vCPU quotas (Service Quotas, service `ec2`) by instance family letter.
- * source: https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html ("Running On-Demand P
- * instances" L-417A185B, "Running On-Demand G and VT instances" L-DB2E81BA); the codes as AWS's console links them,
- * https://console.aws.amazon.com/servicequotas/home/services/ec2/quotas/L-417A185B
- */
-export const AWS_VCPU_QUOTAS: Record<string, { code: string; name: string }> = {
-    p: { code: "L-417A185B", name: "Running On-Demand P instances" },
-    g: { code: "L-DB2E81BA", name: "Running On-Demand G and VT instances" },
-};
 
 /** The answers, in the shapes the provider's invokes return (only the fields read here). */
 export interface AwsCloudAnswers {
@@ -49,6 +39,12 @@ export interface AwsCloudAnswers {
     cli?: { Account?: string; Arn?: string } | { error: string };
     /** the stack's aws:profile, which the kit hands the CLI */
     profile?: string;
+    /**
+     * vCPUs of the quota's family that other pending and running On-Demand instances in the region use (the CLI's
+     * `aws ec2 describe-instances`, ./quota.ts countRunningVcpus; this cluster's own nodes left out), or why it gave none.
+     * Asked at pulumi up only, and only of a CLI signed in to the provider's account.
+     */
+    running?: RunningVcpus | { error: string };
 }
 
 /** The checks that apply to this spec, in words, for `rdmakit plan` ("runs at pulumi up"). Pure. */
@@ -59,9 +55,9 @@ export function awsCloudCheckList(spec: ClusterSpec): string[] {
         `${[a.instanceType, ...(a.access === "bastion" ? [a.bastionInstanceType] : [])].join(" and ")} offered in ${a.availabilityZone} (ec2:DescribeInstanceTypeOfferings)`,
     ];
     const quota = quotaFor(a.instanceType);
-    // the limit only: what other instances of the family already use is not read (its usage is a CloudWatch AWS/Usage
-    // metric, which @pulumi/aws has no invoke for, and getInstances gives ids, not types), so EC2 may still refuse
-    if (quota && onDemand(spec)) checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs (servicequotas:GetServiceQuota; the limit, not counting vCPUs other instances already run)`);
+    if (quota && onDemand(spec)) {
+        checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs on top of the vCPUs other running On-Demand ${quota.prefixes.map((p) => p.toUpperCase()).join("/")} instances in ${a.region} already use (servicequotas:GetServiceQuota; running vCPUs counted with the AWS CLI's aws ec2 describe-instances, this cluster's own nodes left out)`);
+    }
     checks.push(`the root volume (${a.rootVolumeGiB} GiB) holds the node AMI's root snapshot (ec2:DescribeImages block device mappings)`);
     checks.push("the AWS CLI where pulumi up runs (the capacity wait" + (a.access === "ssm" ? ", Session Manager's ssh" : "") + ") is signed in to the provider's account (aws sts get-caller-identity vs sts:GetCallerIdentity of the provider)");
     const held = a.capacityBlock ?? a.capacityReservation;
@@ -69,10 +65,6 @@ export function awsCloudCheckList(spec: ClusterSpec): string[] {
         checks.push(`reservation ${held.reservationId}: zone, instance type and count as declared, not ended${a.capacityBlock ? `; the group scales to 0 ${BLOCK_SCALE_IN_BEFORE_END_MINUTES} min before its end` : "; its placement group used"} (ec2:DescribeCapacityReservations)`);
     }
     return checks;
-}
-
-function quotaFor(instanceType: string): { code: string; name: string } | undefined {
-    return AWS_VCPU_QUOTAS[instanceType[0]];
 }
 
 /** Nodes launch as plain On-Demand instances (no Capacity Block, whose instances the quota check does not cover here). */
@@ -134,11 +126,14 @@ export function gradeAwsCloud(spec: ClusterSpec, plan: FabricPlan, answers: AwsC
     const quota = quotaFor(a.instanceType);
     if (q && quota && onDemand(spec) && "value" in q && !unknown(q.value) && t && !unknown(t.defaultVcpus)) {
         const need = spec.nodes * t.defaultVcpus;
-        if (q.value < need) {
+        const used = answers.running && "vcpus" in answers.running ? answers.running : undefined;
+        const free = q.value - (used?.vcpus ?? 0);
+        if (free < need) {
+            const running = used ? `, of which other running instances already use ${used.vcpus} (${used.instances} instance${used.instances === 1 ? "" : "s"}, aws ec2 describe-instances), leaving ${Math.max(free, 0)}` : "";
             issues.push({
                 path: "cluster.nodes", value: spec.nodes,
-                message: `need ${need} vCPUs of ${quota.name} (${quota.code}) in ${a.region}; the account's quota is ${q.value}`,
-                allowed: `at most ${Math.floor(q.value / t.defaultVcpus)} nodes, a quota increase (Service Quotas ${quota.code}), or a Capacity Block`,
+                message: `need ${need} vCPUs of ${quota.name} (${quota.code}) in ${a.region}; the account's quota is ${q.value}${running}`,
+                allowed: `at most ${Math.max(Math.floor(free / t.defaultVcpus), 0)} nodes, a quota increase (Service Quotas ${quota.code})${used ? ", stopping the other instances" : ""}, or a Capacity Block`,
             });
         }
     }
@@ -170,28 +165,15 @@ export function gradeCliAccount(spec: ClusterSpec, answers: Pick<AwsCloudAnswers
 }
 
 /** Asks the AWS CLI who it is, as the capacity wait will run it (the stack's profile, the process's environment). */
-export function askCli(region: string, profile: string | undefined, run: typeof execFile = execFile): Promise<NonNullable<AwsCloudAnswers["cli"]>> {
-    return new Promise((resolve) => {
-        run("aws", ["sts", "get-caller-identity", "--region", region, "--output", "json"],
-            { env: { ...process.env, ...(profile ? { AWS_PROFILE: profile } : {}) }, timeout: 60_000, encoding: "utf8" },
-            (err, stdout, stderr) => {
-                if (err) {
-                    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "the aws command is not installed" : String(stderr || err.message).trim().split("\n").pop();
-                    resolve({ error: redactSecrets(why ?? "no answer") });
-                    return;
-                }
-                try {
-                    const j = JSON.parse(String(stdout)) as { Account?: unknown; Arn?: unknown };
-                    resolve({ Account: typeof j.Account === "string" ? j.Account : undefined, Arn: typeof j.Arn === "string" ? j.Arn : undefined });
-                } catch {
-                    resolve({ error: "its answer was not JSON" });
-                }
-            });
-    });
+export async function askCli(region: string, profile: string | undefined, run: typeof execFile = execFile): Promise<NonNullable<AwsCloudAnswers["cli"]>> {
+    const r = await runAwsCliJson(["sts", "get-caller-identity", "--region", region], profile, run);
+    if ("error" in r) return r;
+    const j = (typeof r.json === "object" && r.json !== null ? r.json : {}) as { Account?: unknown; Arn?: unknown };
+    return { Account: typeof j.Account === "string" ? j.Account : undefined, Arn: typeof j.Arn === "string" ? j.Arn : undefined };
 }
 
 /**
- * Asks AWS (four invokes, in the spec's region, and the CLI's `sts get-caller-identity`) and grades the answers. The quota is advisory when the caller may
+ * Asks AWS (four invokes, in the spec's region, and the CLI's `sts get-caller-identity` and `ec2 describe-instances`) and grades the answers. The quota is advisory when the caller may
  * not read it: a warning, not a refusal. Resolves to the issues; the component refuses when there are any.
  */
 export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.Resource): pulumi.Output<SpecIssue[]> {
@@ -203,10 +185,13 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
     const profile = new pulumi.Config("aws").get("profile");
     // the provider's account, and (at pulumi up only: a preview runs no CLI) the CLI's; a provider that cannot say
     // (the offline plan) asks nothing
-    const accounts = aws.getCallerIdentity({}, opts).then((id) => id?.accountId, () => undefined).then(async (providerAccount) => ({
-        providerAccount,
-        cli: !unknown(providerAccount) && providerAccount && !pulumi.runtime.isDryRun() ? await askCli(region, profile) : undefined,
-    }));
+    // and, from a CLI signed in to that account, what other instances of the quota's family already run
+    const accounts = aws.getCallerIdentity({}, opts).then((id) => id?.accountId, () => undefined).then(async (providerAccount) => {
+        const cli = !unknown(providerAccount) && providerAccount && !pulumi.runtime.isDryRun() ? await askCli(region, profile) : undefined;
+        const sameAccount = cli && "Account" in cli && cli.Account === providerAccount;
+        const running = sameAccount && quota && onDemand(spec) ? await askRunningVcpus(region, profile, quota, { key: "rdmakit:cluster", value: spec.name }) : undefined;
+        return { providerAccount, cli, running };
+    });
     const answers: Promise<AwsCloudAnswers> = Promise.all([
         // a type the region does not know fails DescribeInstanceTypes (InvalidInstanceType): the offerings check then
         // names the field, so the failure itself is no answer rather than a raw error
@@ -226,6 +211,8 @@ export function askAwsCloud(spec: ClusterSpec, plan: FabricPlan, parent: pulumi.
     return pulumi.output(answers.then((ans) => {
         if (ans.quota && "error" in ans.quota) {
             void pulumi.log.warn(`rdmakit: could not read the ${quota!.name} quota (${quota!.code}), so it is not checked: ${ans.quota.error}`, parent);
+        } else if (ans.running && "error" in ans.running) {
+            void pulumi.log.warn(`rdmakit: could not count the vCPUs other instances already run of the ${quota!.name} quota (${quota!.code}), so only the limit is checked: ${ans.running.error}`, parent);
         }
         return gradeAwsCloud(spec, plan, ans);
     }));
