@@ -214,6 +214,11 @@ function offlineInvokeResult(token: string, spec: ClusterSpec): Record<string, u
             return { instanceTypes: unknown };
         case "aws:servicequotas/getServiceQuota:getServiceQuota":
             return { value: unknown };
+        // access: ssm in a VPC of your own: the subnet's route table and the Session Manager endpoints (aws/ssm-reach.ts)
+        case "aws:ec2/getRouteTables:getRouteTables":
+            return { ids: unknown };
+        case "aws:ec2/getVpcEndpoint:getVpcEndpoint":
+            return { state: unknown, privateDnsEnabled: unknown };
         default:
             return {};
     }

@@ -9,15 +9,16 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { awsCloudCheckList, blockScaleInTime, gradeAwsCloud, gradeReservation, gradeRootVolume } from "../components/aws/cloud";
 import { AWS_VCPU_QUOTAS, countRunningVcpus } from "../components/aws/quota";
+import { gradeSsmReach } from "../components/aws/ssm-reach";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
-import { amiRootMapping, describeInstances, offerings, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
+import { amiRootMapping, describeInstances, EXISTING_VPC, offerings, routeTable, vpcEndpoint, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
 const ZONE = "us-east-2b";
 
 const PROGRAM = path.join(__dirname, "fixtures", "aws", "cloud-program.ts");
-interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string; describeInstances?: unknown; describeFails?: string }
+interface Scenario { instanceType: unknown; offered: string[]; quota?: unknown; quotaError?: string; nodes?: number; account?: string; cliAccount?: string; cliFails?: string; rootSnapshotGiB?: number; amiError?: string; aws?: Record<string, unknown>; reservation?: unknown; reservationError?: string; describeInstances?: unknown; describeFails?: string; ssm?: unknown }
 const fits = (): Scenario => ({ instanceType: P5_INSTANCE_TYPE, offered: ["p5.48xlarge", "t3.micro"], quota: pQuota(768) });
 
 function spec(nodes = 4) {
@@ -222,4 +223,54 @@ test("counting is pure and reads the whole answer: families, states, lifecycles,
 test("rdmakit plan's line for the quota says running vCPUs are counted", () => {
     const line = awsCloudCheckList(spec()).find((c) => c.includes("L-417A185B"));
     assert.match(line!, /covers 4 nodes' vCPUs on top of the vCPUs other running On-Demand P instances in us-east-2 already use .*running vCPUs counted with the AWS CLI's aws ec2 describe-instances, this cluster's own nodes left out/);
+});
+
+// W5: access: ssm in a VPC of your own: the subnet must reach Systems Manager (a NAT route in the route table that
+// applies to it, or the three interface endpoints with private DNS), asked of EC2 before anything is created
+const IN_VPC = { access: "ssm", network: EXISTING_VPC };
+const NAT = { natGatewayId: "nat-0123456789abcdef0" };
+const ALL_ENDPOINTS = { ssm: vpcEndpoint("ssm"), ssmmessages: vpcEndpoint("ssmmessages"), ec2messages: vpcEndpoint("ec2messages") };
+
+test("an existing subnet whose own route table has a NAT default route: the cluster is created", () => {
+    const r = build({ ...fits(), aws: IN_VPC, ssm: { own: ["rtb-0own"], main: "rtb-0main", tables: { "rtb-0own": routeTable("rtb-0own", { subnetId: "subnet-0def5678", defaultRoute: NAT }), "rtb-0main": routeTable("rtb-0main", { main: true }) } } });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.registered.includes("aws:autoscaling/group:Group"));
+});
+
+test("a subnet with no route table of its own goes by the VPC's main one: a NAT route there passes, none there is refused", () => {
+    const main = (defaultRoute?: Record<string, string>) => ({ own: [], main: "rtb-0main", tables: { "rtb-0main": routeTable("rtb-0main", { main: true, defaultRoute }) }, endpoints: { ssm: vpcEndpoint("ssm") } });
+    assert.equal(build({ ...fits(), aws: IN_VPC, ssm: main(NAT) }).refusal, undefined);
+    const r = build({ ...fits(), aws: IN_VPC, ssm: main() });
+    assert.match(r.refusal!, /cluster\.aws\.network\.subnets\[0\]\.id: cannot reach Systems Manager, which access: ssm needs \(the nodes' SSM Agent opens every session outbound\): its route table rtb-0main \(the VPC's main route table: the subnet has no explicit association\) has no 0\.0\.0\.0\/0 route through a NAT gateway, and VPC vpc-0abc1234 has no available interface endpoint for ssmmessages, ec2messages/);
+    assert.match(r.refusal!, /value: "subnet-0def5678"|subnet-0def5678/);
+    assert.match(r.refusal!, /allowed: a 0\.0\.0\.0\/0 route through a NAT gateway in rtb-0main, or interface endpoints com\.amazonaws\.us-east-2\.ssm, com\.amazonaws\.us-east-2\.ssmmessages, com\.amazonaws\.us-east-2\.ec2messages in vpc-0abc1234 with private DNS on/);
+});
+
+test("a default route to an internet gateway is refused: the nodes get no public IP to use it", () => {
+    const r = build({ ...fits(), aws: IN_VPC, ssm: { own: ["rtb-0own"], main: "rtb-0main", tables: { "rtb-0own": routeTable("rtb-0own", { subnetId: "subnet-0def5678", defaultRoute: { gatewayId: "igw-0123456789abcdef0" } }) } } });
+    assert.match(r.refusal!, /its route table rtb-0own sends 0\.0\.0\.0\/0 to internet gateway igw-0123456789abcdef0, which the nodes cannot use: they get no public IP, and VPC vpc-0abc1234 has no available interface endpoint for ssm, ssmmessages, ec2messages/);
+});
+
+test("the three endpoints with private DNS are enough without a route; one with private DNS off or not available is named", () => {
+    const none = { own: [], main: "rtb-0main", tables: { "rtb-0main": routeTable("rtb-0main", { main: true }) } };
+    assert.equal(build({ ...fits(), aws: IN_VPC, ssm: { ...none, endpoints: ALL_ENDPOINTS } }).refusal, undefined);
+    const r = build({ ...fits(), aws: IN_VPC, ssm: { ...none, endpoints: { ...ALL_ENDPOINTS, ssm: vpcEndpoint("ssm", { privateDnsEnabled: false }), ec2messages: vpcEndpoint("ec2messages", { state: "pending" }) } } });
+    assert.match(r.refusal!, /VPC vpc-0abc1234 has no available interface endpoint for ec2messages, and private DNS off on ssm \(vpce-0ssm0000000000000\)/);
+});
+
+test("a default route to a transit gateway (central egress EC2 cannot see past) is a warning, not a refusal", () => {
+    const r = build({ ...fits(), aws: IN_VPC, ssm: { own: ["rtb-0own"], main: "rtb-0main", tables: { "rtb-0own": routeTable("rtb-0own", { subnetId: "subnet-0def5678", defaultRoute: { transitGatewayId: "tgw-0123456789abcdef0" } }) } } });
+    assert.equal(r.refusal, undefined);
+    assert.ok(r.warnings.some((w) => /subnet subnet-0def5678 sends 0\.0\.0\.0\/0 to tgw-0123456789abcdef0 \(route table rtb-0own\); whether that reaches Systems Manager .* it is not checked/.test(w)), r.warnings.join("\n"));
+});
+
+test("reach grading is pure: unknown answers (the offline plan) pass; rdmakit plan lists the check for an existing VPC only", () => {
+    const s = parseClusterSpec({ ...JSON.parse(JSON.stringify(spec())), aws: { ...spec().aws, ...IN_VPC } });
+    const ids = { vpcId: "vpc-0abc1234", subnetId: "subnet-0def5678" };
+    const u = pulumi.runtime.unknownValue as never;
+    assert.deepEqual(gradeSsmReach(s, ids, { routeTable: undefined, endpoints: { ssm: { state: u }, ssmmessages: { state: u }, ec2messages: { state: u } } }), { issues: [], warnings: [] });
+    assert.deepEqual(gradeSsmReach(s, ids, { routeTable: { id: "rtb-1", main: false, routes: [] }, endpoints: { ssm: { state: u }, ssmmessages: { state: u }, ec2messages: { state: u } } }).issues, []);
+    assert.equal(gradeSsmReach(s, ids, { routeTable: { error: "UnauthorizedOperation" }, endpoints: { ssm: { error: "x" }, ssmmessages: { error: "x" }, ec2messages: { error: "x" } } }).issues.length, 1);
+    assert.ok(awsCloudCheckList(s).some((c) => /^subnet subnet-0def5678 reaches Systems Manager: a 0\.0\.0\.0\/0 route through a NAT gateway/.test(c)));
+    assert.ok(!awsCloudCheckList(spec()).some((c) => /reaches Systems Manager/.test(c)), "the kit's own VPC makes its NAT route and endpoints");
 });

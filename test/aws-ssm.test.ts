@@ -65,5 +65,6 @@ test("a bastion in an existing VPC is refused with the way that works there: ssm
     const issue = checkAwsClusterInput(spec, planCluster(spec)).find((i) => i.path === "cluster.aws.access");
     assert.ok(issue);
     assert.doesNotMatch(issue.allowed!, /allowedCidrs/, "ssm takes no SSH from allowedCidrs");
-    assert.match(issue.allowed!, /^ssm \(no inbound SSH: Ansible's SSH runs inside Session Manager sessions, so the subnet needs a route to the internet or interface endpoints for ssm, ssmmessages and ec2messages\)/);
+    assert.match(issue.allowed!, /^ssm \(no inbound SSH: Ansible's SSH runs inside Session Manager sessions the nodes open outbound, so the subnet needs a 0\.0\.0\.0\/0 route through a NAT gateway, or interface endpoints for ssm, ssmmessages and ec2messages with private DNS in the VPC\)/);
+    assert.doesNotMatch(issue.allowed!, /route to the internet/, "an internet gateway route is no way out for nodes without a public IP");
 });

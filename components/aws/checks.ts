@@ -44,9 +44,11 @@ export function checkAwsClusterInput(spec: ClusterSpec, plan: FabricPlan | undef
             path: "cluster.aws.access", value: "bastion",
             message: "needs a public subnet, which the kit only creates in its own VPC; in an existing VPC it cannot place a bastion",
             // with ssm, Ansible's SSH runs inside Session Manager sessions the nodes' SSM Agent opens outbound: no
-            // inbound SSH at all, but the subnet must reach ssm, ssmmessages and ec2messages (a NAT route, or interface
-            // endpoints with private DNS). source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html
-            allowed: "ssm (no inbound SSH: Ansible's SSH runs inside Session Manager sessions, so the subnet needs a route to the internet or interface endpoints for ssm, ssmmessages and ec2messages), or leave cluster.aws.network out",
+            // inbound SSH at all, but the subnet must reach ssm, ssmmessages and ec2messages: a NAT route (the nodes get
+            // no public IP, so an internet gateway route is not enough), or interface endpoints with private DNS.
+            // source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html; checked
+            // against EC2 before anything is created (./ssm-reach.ts)
+            allowed: "ssm (no inbound SSH: Ansible's SSH runs inside Session Manager sessions the nodes open outbound, so the subnet needs a 0.0.0.0/0 route through a NAT gateway, or interface endpoints for ssm, ssmmessages and ec2messages with private DNS in the VPC), or leave cluster.aws.network out",
         });
     }
     if (!given) {

@@ -2,6 +2,7 @@ import { execFile } from "child_process";
 import * as aws from "./sdk";
 import { runAwsCliJson } from "./cli";
 import { askRunningVcpus, quotaFor, type RunningVcpus } from "./quota";
+import { ssmReachCheck } from "./ssm-reach";
 import * as pulumi from "@pulumi/pulumi";
 import { awsInstanceType } from "../catalog/aws";
 import type { SpecIssue } from "../errors";
@@ -59,6 +60,8 @@ export function awsCloudCheckList(spec: ClusterSpec): string[] {
         checks.push(`${quota.name} (${quota.code}) covers ${spec.nodes} nodes' vCPUs on top of the vCPUs other running On-Demand ${quota.prefixes.map((p) => p.toUpperCase()).join("/")} instances in ${a.region} already use (servicequotas:GetServiceQuota; running vCPUs counted with the AWS CLI's aws ec2 describe-instances, this cluster's own nodes left out)`);
     }
     checks.push(`the root volume (${a.rootVolumeGiB} GiB) holds the node AMI's root snapshot (ec2:DescribeImages block device mappings)`);
+    const ssm = ssmReachCheck(spec);
+    if (ssm) checks.push(ssm);
     checks.push("the AWS CLI where pulumi up runs (the capacity wait" + (a.access === "ssm" ? ", Session Manager's ssh" : "") + ") is signed in to the provider's account (aws sts get-caller-identity vs sts:GetCallerIdentity of the provider)");
     const held = a.capacityBlock ?? a.capacityReservation;
     if (held) {

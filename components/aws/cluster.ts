@@ -12,6 +12,7 @@ import { jumpHostCloudConfig } from "../provision/jump";
 import { hostKeyCloudConfig } from "../provision/hostkeys";
 import { stackHostKey, type StackHostKey } from "../provision/hostkey-resource";
 import { checkAwsClusterInput } from "./checks";
+import { askSsmReach, SSM_ENDPOINT_SERVICES } from "./ssm-reach";
 import { askAwsCloud, blockScaleInTime, gradeReservation, gradeRootVolume, placementGroupName } from "./cloud";
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
 import { carveVpc, isGravitonType, partitionOf } from "./network";
@@ -120,8 +121,13 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             message: `has no ${plan.aws!.arch} node AMI EC2 can find: ${String((e as Error)?.message ?? e)}`,
             allowed: spec.aws!.ami ? `an AMI id available in ${spec.aws!.region} for ${plan.aws!.arch}` : "a region where the Deep Learning Base AMI is published",
         }]);
-        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? [], amiIssues]).apply(([cloud, held, ami]) => {
-            const issues = [...cloud, ...held, ...ami];
+        // with access: ssm in a VPC of your own: the subnet's way to Systems Manager (a NAT route or the endpoints)
+        const ssmReach = askSsmReach(spec, this).apply((r) => {
+            for (const w of r.warnings) void pulumi.log.warn(w, this);
+            return r.issues;
+        });
+        const region = pulumi.all([askAwsCloud(spec, plan, this), reservation?.issues ?? [], amiIssues, ssmReach]).apply(([cloud, held, ami, ssm]) => {
+            const issues = [...cloud, ...held, ...ami, ...ssm];
             if (issues.length > 0) throw keepMessage(new SpecError(issues, `AwsEfaCluster ${name}: AWS refuses this cluster`));
             return spec.aws!.region;
         });
@@ -393,15 +399,13 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
 }
 
 /**
- * The interface endpoints Session Manager needs, in the VPC the kit creates with `access: ssm`: the SSM Agent on
- * each node talks to ssm, ssmmessages and ec2messages; with the endpoints (private DNS on) that traffic stays in the
- * VPC instead of leaving through the NAT gateway, and the sessions Ansible opens do not depend on it.
- * source: https://docs.aws.amazon.com/systems-manager/latest/userguide/setup-create-vpc.html (the three services,
- * private DNS, HTTPS 443 from the instances); service names follow com.amazonaws.<region>.<service> (the pattern the
- * provider's getVpcEndpointService `service` argument assumes, @pulumi/aws ec2/getVpcEndpointService.d.ts).
- * In a VPC of your own (cluster.aws.network) the kit creates none: that network's way to SSM is yours.
+ * The interface endpoints Session Manager needs (./ssm-reach.ts SSM_ENDPOINT_SERVICES), in the VPC the kit creates
+ * with `access: ssm`: with the endpoints (private DNS on) the SSM Agent's traffic stays in the VPC instead of leaving
+ * through the NAT gateway, and the sessions Ansible opens do not depend on it. Service names follow
+ * com.amazonaws.<region>.<service> (the pattern the provider's getVpcEndpointService `service` argument assumes,
+ * @pulumi/aws ec2/getVpcEndpointService.d.ts). In a VPC of your own (cluster.aws.network) the kit creates none: that
+ * network's way to SSM is yours, and askSsmReach checks it before anything is created.
  */
-export const SSM_ENDPOINT_SERVICES = ["ssm", "ssmmessages", "ec2messages"] as const;
 
 function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): void {
     const { name, spec, region, parent } = ctx;
