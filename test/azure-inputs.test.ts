@@ -63,6 +63,10 @@ test("the example stack config parses and plans as 4 x ND96isr_H100_v5 with the 
     assert.equal(plan.azure?.partitionLimit, 100);
     // parsing is idempotent: the component re-checks a parsed spec and must get the same spec back
     assert.deepEqual(parseClusterSpec(spec), spec);
+    // the node IPs come from ARM with the provider's login (components/azure/nodeIps.ts), not the Azure CLI
+    const text = readFileSync(join(__dirname, "..", "examples", "azure-h100.yaml"), "utf8");
+    assert.doesNotMatch(text, /az vmss nic list|az login/);
+    assert.match(text, /node IPs from ARM with the azure-native provider's own login/);
 });
 
 test("a size without InfiniBand is refused, naming its IB twin", () => {
