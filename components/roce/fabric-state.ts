@@ -30,11 +30,15 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
     // `nv show qos roce -o json`: the RoCE object switchd runs (CL-RoCE / CL-QoS "Verify", roce-operations.md §3); a
     // refused or half-done apply leaves it apart from the applied configuration. The same read as the push's verify.
     nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0", oper: "nv show qos roce -o json" },
-    // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L)
-    sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0" },
+    // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L).
+    // oper: sonic-oper.ts sonicOperScript on stdin (`show pfc priority`, `show pfcwd config`, APPL_DB headroom)
+    sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0", oper: "sh -s" },
     // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above).
     // `all`: plain `show running-config` hides defaults the kit writes (flowcontrol off, DSCP→TC entries equal to the
-    // default map), which would read as drift (C5, C1)
+    // default map), which would read as drift (C5, C1). No oper read: no public source gives the JSON of
+    // `show priority-flow-control | json` or `show qos interfaces | json` (ANTA, arista.eos, napalm, pyeapi and
+    // Arista's manual searched; ANTA has only `show priority-flow-control counters`, which says nothing of enablement),
+    // so the check says so (drift.ts) instead of guessing at keys.
     eos: { config: "show running-config all", lldp: "show lldp neighbors | json" },
 };
 
