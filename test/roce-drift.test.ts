@@ -196,7 +196,7 @@ describe("fabric check: a switch changed by hand is named with the rule it break
         const none = await check(fabric({ nvueOper: { "leaf-nvue": () => undefined } }));
         assert.match(none.notChecked.map((n) => `${n.device}: ${n.what}`).join("\n"), /leaf-nvue: operational state \(C20\): nv show qos roce -o json: exit 1/);
         const bad = await check(fabric({ nvueOper: { "leaf-nvue": () => ({ roce: "?" }) } }));
-        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with enable and mode/.test(u.why)), show(bad));
+        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with an operational mode/.test(u.why)), show(bad));
     });
     it("SONiC: a lossless PG the buffer manager gave no headroom, a port without the watchdog, PFC off (C20)", async () => {
         const r = await check(fabric({ sonicOper: { "leaf-sonic": (o) => {

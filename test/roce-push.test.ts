@@ -175,6 +175,18 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         assert.match(r.stderr, /operates RoCE mode lossy, rendered lossless/);
         assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes"), show(r));
     });
+    it("verify reads the operational RoCE object as the docs print it: enable left empty passes, state disabled fails", () => {
+        // CL docs "Verify RoCE Configuration": the operational `enable` cell is empty in one example; later pages print
+        // `state enabled`
+        const ok = fresh();
+        fs.writeFileSync(path.join(ok, "nvue-roce.json"), JSON.stringify({ enable: "", mode: "lossless" }));
+        assert.equal(run(c, {}, ok).status, 0);
+        const off = fresh();
+        fs.writeFileSync(path.join(off, "nvue-roce.json"), JSON.stringify({ state: "disabled", mode: "lossless" }));
+        const r = run(c, {}, off);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /operates RoCE state disabled/);
+    });
     it("moving RoCE to lossy unsets the PFC profile and watchdog the last applied file set", () => {
         const first = run(c, {}, fresh());
         assert.equal(first.status, 0, show(first));

@@ -251,14 +251,19 @@ function railSection(r: RailState, section: string, b: string[]): void {
 }
 
 /**
- * `nv show qos roce -o json` → the RoCE enable and mode the switch operates. The object is read flat or under an
- * `operational` key (L: the JSON shape of `nv show` is not in the docs read; both forms are taken, anything else is
- * refused).
+ * `nv show qos roce -o json` → the RoCE enable and mode the switch operates. The JSON shape is unconfirmed: NVIDIA's
+ * docs show this command only as a table with operational and applied columns (CumulusNetworks/docs:content/
+ * cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE.md "Verify RoCE
+ * Configuration"), where the operational `enable` cell is empty in one example (mode lossless-single-ipool) and `on` in
+ * another, and later pages print `state enabled` instead of `enable on`. So `mode` is required and `enable`/`state`
+ * only judged when present (absent reads as on: a switch that runs no RoCE has no operational mode). The object is
+ * read flat or under an `operational` key; anything else is refused, naming the key it looked for.
  */
 export function parseNvueRoceOper(text: string): { enable: string; mode: string } {
     const doc = JSON.parse(text) as unknown;
     const o = doc && typeof doc === "object" && !Array.isArray(doc) ? ((doc as Record<string, unknown>).operational ?? doc) as Record<string, unknown> : undefined;
-    if (!o || typeof o !== "object" || o.mode === undefined || o.enable === undefined) throw new Error("nv show qos roce -o json printed no object with enable and mode");
-    const norm = (x: unknown) => (x === true ? "on" : x === false ? "off" : String(x));
-    return { enable: norm(o.enable), mode: norm(o.mode) };
+    if (!o || typeof o !== "object" || o.mode === undefined || o.mode === "") throw new Error("nv show qos roce -o json printed no object with an operational mode");
+    const norm = (x: unknown) => (x === true || x === "enabled" ? "on" : x === false || x === "disabled" ? "off" : String(x));
+    const on = o.enable ?? o.state;
+    return { enable: on === undefined || on === "" ? "on" : norm(on), mode: norm(o.mode) };
 }
