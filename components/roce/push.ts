@@ -132,7 +132,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
     const ports = sw.ports.map((p) => p.name);
     const remote = [
         // the rollback of a live change, then the operator's auto-save setting back
-        ...remotePrelude(cfg, "nv config apply --confirm-no -y && restore_autosave"),
+        ...remotePrelude(cfg, "rollback_live"),
         `verify=${shq(NVUE_VERIFY_PY)}`,
         `autosave=${shq(NVUE_AUTOSAVE_PY)}`,
         `paths=${shq(NVUE_OWNED_PATHS_PY)}`,
@@ -154,7 +154,8 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         step("read the auto-save setting", `as=$(python3 -c "$autosave" "$d/auto-save.json")`),
         `if [ -f "$d/auto-save.orig" ]; then as=$(cat "$d/auto-save.orig"); fi`,
         // restore_autosave: the operator's setting back, applied (with auto-save on, that apply saves startup.yaml)
-        `restore_autosave() { [ -f "$d/auto-save.orig" ] || return 0; nv set system config auto-save $(cat "$d/auto-save.orig") && nv config apply -y && rm -f "$d/auto-save.orig"; }`,
+        `restore_autosave() { [ -f "$d/auto-save.orig" ] || return 0; nv set system config auto-save $(cat "$d/auto-save.orig") || return 1; nv config apply -y || return 1; rm -f "$d/auto-save.orig"; }`,
+        `rollback_live() { nv config apply --confirm-no -y || return 1; restore_autosave; }`,
         `case "$as" in "state enabled"|"enable on")`,
         `  printf '%s\\n' "$as" > "$d/auto-save.orig" || fail "record the auto-save setting" "exit $?"`,
         `  undo="nv config detach; restore_autosave"`,
