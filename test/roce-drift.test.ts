@@ -42,10 +42,21 @@ interface Edits {
     /** `nv show qos roce -o json`: what switchd runs (undefined: the switch does not answer that read) */
     nvueOper?: Partial<Record<string, (roce: Record<string, any>) => Record<string, any> | undefined>>;
     sonic?: Partial<Record<string, (db: Db) => void>>;
+    /** SONiC's operational answers: the `show pfc priority` / `show pfcwd config` rows and APPL_DB (sonic-oper.ts) */
+    sonicOper?: Partial<Record<string, (o: SonicAnswers) => void>>;
     eos?: Partial<Record<string, (text: string) => string>>;
     lldp?: Partial<Record<string, (n: Record<string, { sys: string; port: string }>) => void>>;
     host?: Partial<Record<string, (h: HostFiles) => void>>;
 }
+interface SonicAnswers { pfc: string[][]; pfcwd: string[][]; appl: Record<string, Record<string, string>>; pfcText?: string; pfcwdText?: string }
+
+/** A table in tabulate's "simple" layout, as sonic-utilities prints them (fixtures sonic-show-*.txt). */
+function simpleTable(header: string[], rows: string[][], right: boolean): string {
+    const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (r: string[]) => r.map((c, i) => (right ? c.padStart(w[i]) : c.padEnd(w[i]))).join("  ").trimEnd();
+    return [line(header), w.map((n) => "-".repeat(n)).join("  "), ...rows.map(line)].join("\n") + "\n";
+}
+
 interface HostFiles { mlnxQos: Record<string, string>; mtu: Record<string, string>; ecnOff: Record<string, number[]>; willing?: string; lldp: Record<string, { sys: string; port: string }>; nccl: string }
 
 function lldpJson0(n: Record<string, { sys: string; port: string }>): string {
@@ -80,6 +91,19 @@ function fabric(edits: Edits = {}): string {
             const live = mergeConfigDb(db, JSON.parse(r.text));
             edits.sonic?.[sw.name]?.(live);
             write(path.join(at, slug("sudo sonic-cfggen -d --print-data")), JSON.stringify(live, null, 4));
+            // what the switch runs: PFC and the watchdog as CONFIG_DB says, headroom from the dynamic buffer manager
+            const ans: SonicAnswers = {
+                pfc: Object.entries(live.PORT_QOS_MAP ?? {}).map(([k, v]) => [k, v.pfc_enable || "N/A"]),
+                pfcwd: Object.entries(live.PFC_WD ?? {}).filter(([k]) => k !== "GLOBAL").map(([k, v]) => [k, v.action ?? "drop", v.detection_time ?? "N/A", v.restoration_time ?? "infinite", "disable"]),
+                appl: { "BUFFER_PROFILE_TABLE:pg_lossless_400000_40m_profile": { xon: "19456", xoff: "61440", size: "80896", pool: "ingress_lossless_pool", dynamic_th: "0" } },
+            };
+            for (const p of sw.ports) ans.appl[`BUFFER_PG_TABLE:${p.name}:${sw.roce.priorityGroup}`] = { profile: "pg_lossless_400000_40m_profile" };
+            edits.sonicOper?.[sw.name]?.(ans);
+            write(path.join(at, "pfc.txt"), ans.pfcText ?? "\n" + simpleTable(["Interface", "Lossless priorities"], ans.pfc, false) + "\n");
+            write(path.join(at, "pfcwd.txt"), ans.pfcwdText ?? `Changed polling interval to ${live.PFC_WD?.GLOBAL?.POLL_INTERVAL ?? 200}ms\n` + simpleTable(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], ans.pfcwd, true));
+            write(path.join(at, "appldb.json"), JSON.stringify(ans.appl));
+            write(path.join(at, "bin", "show"), `#!/bin/sh\ncase "$*" in "pfc priority") cat "${at}/pfc.txt" ;; "pfcwd config") cat "${at}/pfcwd.txt" ;; *) echo "stub show: $*" >&2; exit 2 ;; esac\n`, 0o755);
+            write(path.join(at, "bin", "sonic-db-cli"), `#!/bin/sh\n[ "$1 $2" = "APPL_DB HGET" ] || exit 2\npython3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2],{}).get(sys.argv[3]); print("" if v is None else v)' "${at}/appldb.json" "$3" "$4"\n`, 0o755);
         } else {
             const kit = r.text.split("\n").filter((l) => !l.startsWith("no ")).join("\n");
             const text = `! Command: show running-config all\n! device: ${sw.name} (DCS-7060DX4-32, EOS-4.31.2F)\n!\nhostname ${sw.name}\n!\n${kit}interface Ethernet3/1\n   shutdown\n!\ninterface Management1\n   ip address ${sw.managementAddress}/24\n!\nend\n`;
@@ -170,9 +194,32 @@ describe("fabric check: a switch changed by hand is named with the rule it break
         assert.deepEqual([f.expected, f.found], [{ enable: "on", mode: "lossless" }, { enable: "on", mode: "lossy" }]);
         // no answer to the read: not checked, said so; an answer that is not the object: unreadable
         const none = await check(fabric({ nvueOper: { "leaf-nvue": () => undefined } }));
-        assert.match(none.notChecked.map((n) => `${n.device}: ${n.what}`).join("\n"), /leaf-nvue: operational RoCE state \(C20\): nv show qos roce -o json: exit 1/);
+        assert.match(none.notChecked.map((n) => `${n.device}: ${n.what}`).join("\n"), /leaf-nvue: operational state \(C20\): nv show qos roce -o json: exit 1/);
         const bad = await check(fabric({ nvueOper: { "leaf-nvue": () => ({ roce: "?" }) } }));
-        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with enable and mode/.test(u.why)), show(bad));
+        assert.ok(bad.unreadable.some((u) => u.device === "leaf-nvue" && /printed no object with an operational mode/.test(u.why)), show(bad));
+    });
+    it("SONiC: a lossless PG the buffer manager gave no headroom, a port without the watchdog, PFC off (C20)", async () => {
+        const r = await check(fabric({ sonicOper: { "leaf-sonic": (o) => {
+            o.appl["BUFFER_PROFILE_TABLE:pg_lossless_400000_40m_profile"].xoff = "0";
+            delete o.appl["BUFFER_PG_TABLE:Ethernet8:3"];
+            o.pfcwd = o.pfcwd.filter((row) => row[0] !== "Ethernet248");
+            o.pfc = o.pfc.map((row) => (row[0] === "Ethernet240" ? [row[0], "N/A"] : row));
+        } } }));
+        const zero = finding(r, "C20", "leaf-sonic:Ethernet0");
+        assert.ok(zero && /no headroom/.test(zero.message), show(r));
+        assert.deepEqual(zero.found, { profile: "pg_lossless_400000_40m_profile", xoff: "0" });
+        assert.ok(/no profile/.test(finding(r, "C20", "leaf-sonic:Ethernet8")?.message ?? ""), show(r));
+        assert.ok(/watchdog is not armed/.test(finding(r, "C20", "leaf-sonic:Ethernet248")?.message ?? ""), show(r));
+        assert.deepEqual(finding(r, "C20", "leaf-sonic:Ethernet240")?.found, { pfcPriorities: [] }, show(r));
+        // the spine, which is as planned, has no C20 finding
+        assert.ok(!r.findings.some((f) => f.rule === "C20" && f.device.startsWith("spine-sonic")), show(r));
+        assert.match(show(r), /^rdmakit fabric check: FAIL/);
+    });
+    it("SONiC: operational output it cannot read is unreadable, naming the command", async () => {
+        const r = await check(fabric({ sonicOper: { "leaf-sonic": (o) => { o.pfcText = "Usage: show [OPTIONS] COMMAND [ARGS]...\nError: No such command \"pfc\".\n"; o.pfcwdText = "     PORT    ACTION\nEthernet0 drop\n"; } } }));
+        const why = r.unreadable.filter((u) => u.device === "leaf-sonic").map((u) => u.why).join("\n");
+        assert.match(why, /operational PFC \(C20\): show pfc priority: no 'Interface {2}Lossless priorities' header/, show(r));
+        assert.match(why, /operational PFC watchdog \(C20\): show pfcwd config: no 'PORT ACTION DETECTION TIME RESTORATION TIME' header/, show(r));
     });
     it("SONiC: DSCP 26 classified to the lossy TC 1 (C1) on the kit's map", async () => {
         const r = await check(fabric({ sonic: { "leaf-sonic": (db) => { for (const m of Object.keys(db.DSCP_TO_TC_MAP)) if (m.startsWith("RDMAKIT")) db.DSCP_TO_TC_MAP[m]["26"] = "1"; } } }));

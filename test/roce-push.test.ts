@@ -175,6 +175,18 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         assert.match(r.stderr, /operates RoCE mode lossy, rendered lossless/);
         assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes"), show(r));
     });
+    it("verify reads the operational RoCE object as the docs print it: enable left empty passes, state disabled fails", () => {
+        // CL docs "Verify RoCE Configuration": the operational `enable` cell is empty in one example; later pages print
+        // `state enabled`
+        const ok = fresh();
+        fs.writeFileSync(path.join(ok, "nvue-roce.json"), JSON.stringify({ enable: "", mode: "lossless" }));
+        assert.equal(run(c, {}, ok).status, 0);
+        const off = fresh();
+        fs.writeFileSync(path.join(off, "nvue-roce.json"), JSON.stringify({ state: "disabled", mode: "lossless" }));
+        const r = run(c, {}, off);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /operates RoCE state disabled/);
+    });
     it("moving RoCE to lossy unsets the PFC profile and watchdog the last applied file set", () => {
         const first = run(c, {}, fresh());
         assert.equal(first.status, 0, show(first));
@@ -183,6 +195,66 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         const r = run(lossy, {}, first.dir);
         assert.equal(r.status, 0, show(r));
         assert.ok(has(r, "nv unset qos pfc default-global") && has(r, "nv unset qos pfc-watchdog"), show(r));
+    });
+    // Auto-save (CL 5.9+ default) would write an unconfirmed apply to startup.yaml: it is off for the push window only.
+    const autosave = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, "nvue-autosave.json"), "utf8"));
+    const before = (r: Run, a: string, b: string) => r.log.findIndex((l) => l.startsWith(a)) >= 0 && r.log.findIndex((l) => l.startsWith(a)) < r.log.findIndex((l) => l.startsWith(b));
+    it("auto-save on: turned off (its own apply) before the change, put back after the save", () => {
+        const r = run(c, {}, fresh());
+        assert.equal(r.status, 0, show(r));
+        assert.ok(before(r, "nv set system config auto-save state disabled", "nv config patch"), show(r));
+        const i = r.log.indexOf("nv set system config auto-save state disabled");
+        assert.equal(r.log[i + 1], "nv config apply -y", show(r));
+        assert.ok(before(r, "nv config save", "nv set system config auto-save state enabled"), show(r));
+        assert.deepEqual(autosave(r.dir), { state: "enabled" });
+        assert.ok(!fs.existsSync(path.join(r.dir, "home", "rdmakit", "auto-save.orig")));
+    });
+    it("auto-save off by the operator: left off, nothing set; 5.9-style `enable on` is switched with its own syntax", () => {
+        const dir = fresh();
+        fs.writeFileSync(path.join(dir, "nvue-autosave.json"), JSON.stringify({ state: "disabled" }));
+        const off = run(c, {}, dir);
+        assert.equal(off.status, 0, show(off));
+        assert.ok(!off.log.some((l) => l.startsWith("nv set system config auto-save")), show(off));
+        assert.deepEqual(autosave(dir), { state: "disabled" });
+        const old = fresh();
+        fs.writeFileSync(path.join(old, "nvue-autosave.json"), JSON.stringify({ enable: "on" }));
+        const r = run(c, {}, old);
+        assert.equal(r.status, 0, show(r));
+        assert.ok(has(r, "nv set system config auto-save enable off") && has(r, "nv set system config auto-save enable on"), show(r));
+        assert.deepEqual(autosave(old), { enable: "on" });
+    });
+    for (const call of ["nv config patch", "nv config apply --confirm 600s", "nv show qos roce", "nv config apply --confirm-yes", "nv config save"]) {
+        it(`a failing '${call}' puts the operator's auto-save back`, () => {
+            const r = run(c, { STUB_FAIL: call }, fresh());
+            assert.notEqual(r.status, 0, show(r));
+            assert.ok(has(r, "nv set system config auto-save state disabled") && has(r, "nv set system config auto-save state enabled"), show(r));
+            assert.deepEqual(autosave(r.dir), { state: "enabled" });
+        });
+    }
+    it("a session that drops after the apply leaves auto-save recorded on the switch; the next push restores it", async () => {
+        const dir = fresh();
+        // the stub `nv show qos roce` hangs: the push is inside its confirm window when the session goes
+        const hang = path.join(dir, "hangbin");
+        fs.mkdirSync(hang);
+        fs.writeFileSync(path.join(hang, "nv"), `#!/bin/sh\ncase "$*" in "show qos roce -o json") echo "nv $*" >> "$STUB_LOG"; sleep 30 ;; esac\nexec ${path.join(STUBS, "nv")} "$@"\n`, { mode: 0o755 });
+        const p = spawnPush(c, dir, { PATH: `${hang}:${STUBS}:${process.env.PATH}` });
+        await until(() => log(dir).includes("nv show qos roce -o json"), 20_000, "the push reads the operational state");
+        process.kill(-p.pid!, "SIGKILL");
+        // what the confirm timer leaves: the revision before the change, the one with auto-save off
+        assert.deepEqual(autosave(dir), { state: "disabled" });
+        assert.equal(fs.readFileSync(path.join(dir, "home", "rdmakit", "auto-save.orig"), "utf8").trim(), "state enabled");
+        const next = run(c, {}, dir);
+        assert.equal(next.status, 0, show(next));
+        assert.deepEqual(autosave(dir), { state: "enabled" });
+    });
+    it("an auto-save answer it cannot read stops the push before any change, naming the command and the keys", () => {
+        const dir = fresh();
+        fs.writeFileSync(path.join(dir, "nvue-autosave.json"), JSON.stringify({ "auto-save": "?" }));
+        const r = run(c, {}, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'read the auto-save setting' failed/);
+        assert.match(r.stderr, /nv show system config auto-save -o json has no 'state' .* or 'enable'/);
+        assert.ok(!has(r, "nv config patch") && !has(r, "nv config apply --confirm"), show(r));
     });
     it("a text whose digest is not the planned one is refused before the switch is touched", () => {
         const r = run({ ...c, stdin: c.stdin + "# edited\n" }, {}, fresh());

@@ -15,6 +15,7 @@
 import { checkViews, formatViolation, readSwitchView, RULES, type PortView, type RuleId, type SwitchView, type Violation } from "./consistency";
 import { parseHostState, parseLldp, parseNvueRoceOper, runningSwitchView, type HostState, type Neighbour, type RailState } from "./fabric-state";
 import { pfcVector, type HostPlan, type QosPlan, type RoceHostVars, type SwitchPlan } from "./qos";
+import { parseSonicOper, sonicOperFindings } from "./sonic-oper";
 import { renderSwitchConfigs } from "./render";
 
 export type DriftRule = RuleId | "C18" | "C19" | "C20";
@@ -25,7 +26,7 @@ export const DRIFT_RULES: Readonly<Record<DriftRule, string>> = {
     // torvalds/linux:drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c mlx5e_dcbnl_set_dcbx_mode: any mode but host
     // sets willing_admin = 1, so firmware DCBX takes the switch's PFC/ETS; lldptool-pfc(8): willing=yes uses the peer's
     C19: "the rail NIC's DCBX is host (OS) controlled and not willing, so a switch's DCBX cannot replace the host QoS the kit sets",
-    C20: "what the switch operates is what its configuration says (NVUE: the RoCE mode switchd runs)",
+    C20: "what the switch operates is what the plan says (NVUE: the RoCE mode switchd runs; SONiC: PFC per port, the PFC watchdog armed, headroom on the lossless PG)",
 };
 
 export interface SwitchReading {
@@ -203,10 +204,21 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
     return report;
 }
 
-/** C20: the operational read against the plan (NVUE: `nv show qos roce`), or why it was not checked. */
+/** C20: the operational read against the plan (NVUE `nv show qos roce`, SONiC sonic-oper.ts), or why it was not checked. */
 function operFindings(report: DriftReport, sw: SwitchPlan, plan: QosPlan, r: SwitchReading): void {
-    if (sw.os !== "nvue") return;
-    if (r.oper === undefined) { report.notChecked.push({ device: r.switch, what: `operational RoCE state (C20): ${r.operError ?? "no answer"}` }); return; }
+    if (sw.os === "eos") {
+        report.notChecked.push({ device: r.switch, what: "operational PFC and trust (C20): not read; no public source gives the JSON of `show priority-flow-control | json` or `show qos interfaces | json`, so only the running configuration (show running-config all) is checked" });
+        return;
+    }
+    if (r.oper === undefined) { report.notChecked.push({ device: r.switch, what: `operational state (C20): ${r.operError ?? "no answer"}` }); return; }
+    if (sw.os === "sonic") {
+        let so;
+        try { so = parseSonicOper(r.oper); } catch (e) { report.unreadable.push({ device: r.switch, why: `operational state (C20): ${(e as Error).message}` }); return; }
+        const { findings, unreadable } = sonicOperFindings(plan, sw, so);
+        report.findings.push(...findings);
+        report.unreadable.push(...unreadable);
+        return;
+    }
     let o: { enable: string; mode: string };
     try { o = parseNvueRoceOper(r.oper); } catch (e) { report.unreadable.push({ device: r.switch, why: `operational RoCE state (C20): ${(e as Error).message}` }); return; }
     if (o.enable !== "on" || o.mode !== plan.mode) {

@@ -19,6 +19,7 @@ import * as path from "node:path";
 import { type KeyAgent, startKeyAgent } from "../provision/keysocket";
 import type { HostReading, SwitchReading } from "./drift";
 import { hostReadScript, SWITCH_READS } from "./fabric-state";
+import { sonicOperScript } from "./sonic-oper";
 import type { HostPlan, QosPlan, SwitchPlan } from "./qos";
 
 export interface ReadOptions {
@@ -103,7 +104,7 @@ async function readSwitch(ctx: Ctx, sw: SwitchPlan, dir: string, id: Identity | 
     const cfg = await run(ctx, o.ssh, [...base, reads.config], "", o.timeoutS);
     if (!cfg.ok) return { switch: sw.name, error: `${reads.config}: ${cfg.why}` };
     const lldp = await run(ctx, o.ssh, [...base, reads.lldp], "", o.timeoutS);
-    const oper = reads.oper === undefined ? undefined : await run(ctx, o.ssh, [...base, reads.oper], "", o.timeoutS);
+    const oper = reads.oper === undefined ? undefined : await run(ctx, o.ssh, [...base, reads.oper], sw.os === "sonic" ? sonicOperScript(sw) : "", o.timeoutS);
     return {
         switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }),
         ...(oper === undefined ? {} : oper.ok ? { oper: oper.stdout } : { operError: `${reads.oper}: ${oper.why}` }),

@@ -30,11 +30,15 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
     // `nv show qos roce -o json`: the RoCE object switchd runs (CL-RoCE / CL-QoS "Verify", roce-operations.md §3); a
     // refused or half-done apply leaves it apart from the applied configuration. The same read as the push's verify.
     nvue: { config: "nv config show -o json", lldp: "sudo lldpctl -f json0", oper: "nv show qos roce -o json" },
-    // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L)
-    sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0" },
+    // SU-main `sonic-cfggen -d --print-data` (roce-operations.md §1b); SONiC runs lldpd in its `lldp` container (L).
+    // oper: sonic-oper.ts sonicOperScript on stdin (`show pfc priority`, `show pfcwd config`, APPL_DB headroom)
+    sonic: { config: "sudo sonic-cfggen -d --print-data", lldp: "docker exec lldp lldpctl -f json0", oper: "sh -s" },
     // EOS takes a CLI command as the ssh command (L); `| json` is EOS's JSON output (sonic-mgmt eos.py, above).
     // `all`: plain `show running-config` hides defaults the kit writes (flowcontrol off, DSCP→TC entries equal to the
-    // default map), which would read as drift (C5, C1)
+    // default map), which would read as drift (C5, C1). No oper read: no public source gives the JSON of
+    // `show priority-flow-control | json` or `show qos interfaces | json` (ANTA, arista.eos, napalm, pyeapi and
+    // Arista's manual searched; ANTA has only `show priority-flow-control counters`, which says nothing of enablement),
+    // so the check says so (drift.ts) instead of guessing at keys.
     eos: { config: "show running-config all", lldp: "show lldp neighbors | json" },
 };
 
@@ -247,14 +251,19 @@ function railSection(r: RailState, section: string, b: string[]): void {
 }
 
 /**
- * `nv show qos roce -o json` → the RoCE enable and mode the switch operates. The object is read flat or under an
- * `operational` key (L: the JSON shape of `nv show` is not in the docs read; both forms are taken, anything else is
- * refused).
+ * `nv show qos roce -o json` → the RoCE enable and mode the switch operates. The JSON shape is unconfirmed: NVIDIA's
+ * docs show this command only as a table with operational and applied columns (CumulusNetworks/docs:content/
+ * cumulus-linux-514/Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE.md "Verify RoCE
+ * Configuration"), where the operational `enable` cell is empty in one example (mode lossless-single-ipool) and `on` in
+ * another, and later pages print `state enabled` instead of `enable on`. So `mode` is required and `enable`/`state`
+ * only judged when present (absent reads as on: a switch that runs no RoCE has no operational mode). The object is
+ * read flat or under an `operational` key; anything else is refused, naming the key it looked for.
  */
 export function parseNvueRoceOper(text: string): { enable: string; mode: string } {
     const doc = JSON.parse(text) as unknown;
     const o = doc && typeof doc === "object" && !Array.isArray(doc) ? ((doc as Record<string, unknown>).operational ?? doc) as Record<string, unknown> : undefined;
-    if (!o || typeof o !== "object" || o.mode === undefined || o.enable === undefined) throw new Error("nv show qos roce -o json printed no object with enable and mode");
-    const norm = (x: unknown) => (x === true ? "on" : x === false ? "off" : String(x));
-    return { enable: norm(o.enable), mode: norm(o.mode) };
+    if (!o || typeof o !== "object" || o.mode === undefined || o.mode === "") throw new Error("nv show qos roce -o json printed no object with an operational mode");
+    const norm = (x: unknown) => (x === true || x === "enabled" ? "on" : x === false || x === "disabled" ? "off" : String(x));
+    const on = o.enable ?? o.state;
+    return { enable: on === undefined || on === "" ? "on" : norm(on), mode: norm(o.mode) };
 }

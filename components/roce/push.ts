@@ -5,9 +5,11 @@
  * a transaction in the switch OS's own terms: nothing is saved or confirmed unless every step before succeeded, and a
  * failure after the change went live rolls it back.
  *
- * - nvue (remote, bash on the switch): discard stale pending edits, drop the kit's sections (`nv unset qos`, the qos
- *   of the ports an earlier push owned), `nv config patch` the rendered file, `nv config apply --confirm 600s`
- *   (reverts by itself unless confirmed), verify the applied tree holds the file, confirm, save.
+ * - nvue (remote, bash on the switch): discard stale pending edits, turn auto-save off for the push window (an
+ *   unconfirmed apply must not reach startup.yaml), drop the kit's QoS objects and the qos of the ports an earlier push
+ *   owned, `nv config patch` the rendered file, `nv config apply --confirm 600s` (reverts by itself unless confirmed),
+ *   verify the applied tree and what switchd runs, confirm, save, put the operator's auto-save setting back (also after
+ *   a rollback; a push that died leaves it recorded on the switch for the next push to restore).
  * - sonic (remote): refuse a switch on the traditional buffer model, compute an RFC 6902 patch against the running
  *   CONFIG_DB that replaces the kit's rows (sonic-patch.ts), `config checkpoint`, `config apply-patch --dry-run`
  *   (YANG validation), `config apply-patch`, verify (the patch against the new CONFIG_DB is empty), `config save`;
@@ -129,8 +131,10 @@ function remotePrelude(cfg: RenderedSwitchConfig, rollback: string): string[] {
 function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean): string {
     const ports = sw.ports.map((p) => p.name);
     const remote = [
-        ...remotePrelude(cfg, "nv config apply --confirm-no -y"),
+        // the rollback of a live change, then the operator's auto-save setting back
+        ...remotePrelude(cfg, "rollback_live"),
         `verify=${shq(NVUE_VERIFY_PY)}`,
+        `autosave=${shq(NVUE_AUTOSAVE_PY)}`,
         `paths=${shq(NVUE_OWNED_PATHS_PY)}`,
         `d="$HOME/rdmakit"; f="$d/roce-qos.nvue.yaml"; owned="$d/roce-qos.ports"`,
         step("mkdir ~/rdmakit", `mkdir -p "$d"`),
@@ -140,6 +144,24 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         // ("discards all pending changes since the last apply") — roce-operations.md §1a
         step("nv config detach (discard stale pending changes)", "nv config detach"),
         `undo="nv config detach"`,
+        // Auto-save (on by default from CL 5.9) makes an apply write startup.yaml at once, and NVIDIA's docs do not say
+        // that `--confirm` defers that save (NVUE-REF "nv config apply": 5.9+ "automatically saves"; --confirm only rolls
+        // back): an unconfirmed change could survive a reboot. So the kit turns it off for the push window, as its own
+        // apply of that one setting, and puts the operator's setting back after the save, and after a rollback. The
+        // operator's setting is kept in a file on the switch until it is restored, so a push that died in between
+        // (the confirm timer reverts to the revision with auto-save off) is healed by the next push.
+        step("read nv show system config auto-save -o json", `nv show system config auto-save -o json > "$d/auto-save.json"`),
+        step("read the auto-save setting", `as=$(python3 -c "$autosave" "$d/auto-save.json")`),
+        `if [ -f "$d/auto-save.orig" ]; then as=$(cat "$d/auto-save.orig"); fi`,
+        // restore_autosave: the operator's setting back, applied (with auto-save on, that apply saves startup.yaml)
+        `restore_autosave() { [ -f "$d/auto-save.orig" ] || return 0; nv set system config auto-save $(cat "$d/auto-save.orig") || return 1; nv config apply -y || return 1; rm -f "$d/auto-save.orig"; }`,
+        `rollback_live() { nv config apply --confirm-no -y || return 1; restore_autosave; }`,
+        `case "$as" in "state enabled"|"enable on")`,
+        `  printf '%s\\n' "$as" > "$d/auto-save.orig" || fail "record the auto-save setting" "exit $?"`,
+        `  undo="nv config detach; restore_autosave"`,
+        `  nv set system config auto-save \${as%% *} $([ "\${as%% *}" = state ] && echo disabled || echo off) || fail "turn auto-save off for the push" "exit $?"`,
+        `  nv config apply -y > "$d/apply-autosave.log" 2>&1 || { rc=$?; cat "$d/apply-autosave.log" >&2; fail "nv config apply -y (auto-save off)" "exit $rc"; } ;;`,
+        `esac`,
         // The kit owns the QoS objects its files set (this one and the last one it applied), and its ports' qos: unset
         // those, then patch, replaces them (a moved priority leaves nothing behind) and leaves every other QoS setting
         // of the operator alone. Separate commands: one patch must not set and unset the same object (NVUE-CLI, §1a).
@@ -166,10 +188,14 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         // -y / --assume-yes (sonic-net/sonic-mgmt ngts nvos constants, ConfigConsts); NVIDIA's docs show only --confirm
         // <time> and --confirm-status: roce-operations.md §1a, M)
         step("nv config apply --confirm-yes", "nv config apply --confirm-yes -y"),
-        `undo=""; state="the change is confirmed and live, but not saved: push again"`,
+        // from here nothing is rolled back; a failure still puts the operator's auto-save back (with it on, that apply saves)
+        `undo="restore_autosave"; state="the change is confirmed and live, but not saved: push again"`,
         // NVUE-REF: from 5.9 auto-save makes apply write startup.yaml by itself; `nv config save` covers 5.8 and earlier
         // and an auto-save someone turned off
         step("nv config save", "nv config save"),
+        `state="the change is confirmed, live and saved, but auto-save is still off: run nv set system config auto-save $(cat "$d/auto-save.orig" 2>/dev/null) and nv config apply -y, or push again"`,
+        step("restore the operator's auto-save setting", "restore_autosave"),
+        `state="the change is confirmed, live and saved"`,
         step("record the applied file", `mv "$f.new" "$f"`),
         step("record the owned ports", `printf '%s\\n' ${ports.map(shq).join(" ")} > "$owned"`),
         `echo "rdmakit: applied ${cfg.digest} to $sw"`,
@@ -199,6 +225,30 @@ print("\n".join(out))
 `;
 
 /**
+ * `nv show system config auto-save -o json` → the setting as the command that sets it takes it: `state enabled|disabled`
+ * (CL 5.10 on: "nv set system config auto-save state enabled/disabled" replaced "… auto-save enable on/off",
+ * CumulusNetworks/docs:content/cumulus-linux-510/Whats-New/_index.md "Changed NVUE Commands") or `enable on|off`
+ * (5.9 and earlier; NVUE-REF "nv show system config" prints `auto-save / enable off`). The JSON shape is unconfirmed
+ * (the docs show only the table): the key is read flat or under `operational`; anything else stops the push.
+ */
+const NVUE_AUTOSAVE_PY = String.raw`
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit("nv show system config auto-save -o json is not JSON (%s)" % e)
+o = doc.get("operational", doc) if isinstance(doc, dict) else None
+o = o if isinstance(o, dict) else {}
+norm = lambda x: {True: "on", False: "off"}.get(x, str(x))
+if norm(o.get("state")) in ("enabled", "disabled"):
+    print("state " + norm(o["state"]))
+elif norm(o.get("enable")) in ("on", "off"):
+    print("enable " + norm(o["enable"]))
+else:
+    sys.exit("nv show system config auto-save -o json has no 'state' (enabled/disabled, CL 5.10+) or 'enable' (on/off, 5.9 and earlier) key: %s" % json.dumps(doc)[:200])
+`;
+
+/**
  * Verify for NVUE: every leaf the rendered `- set:` document holds is in `nv config show -o json` (the applied tree,
  * NVUE-CLI "nv config show: applied config"), compared as text since NVUE may print numbers as strings. PyYAML is
  * what NVUE itself is built on (L: not confirmed from a Cumulus package list).
@@ -224,12 +274,15 @@ if roce:
     oper = doc.get("operational", doc) if isinstance(doc, dict) else None
     if not isinstance(oper, dict):
         sys.exit("nv show qos roce -o json printed no object")
-    for k in ("enable", "mode"):
-        w = want["qos"]["roce"][k]
-        if k not in oper:
-            sys.exit("the operational RoCE state has no %s (the switch does not run RoCE QoS)" % k)
-        if norm(oper[k]) != norm(w):
-            sys.exit("the switch operates RoCE %s %s, rendered %s" % (k, oper[k], w))
+    # mode is required; enable (or state, later releases) only when shown: the docs' table leaves it empty at times
+    # (fabric-state.ts parseNvueRoceOper says where)
+    if oper.get("mode") in (None, ""):
+        sys.exit("the operational RoCE state has no mode (the switch does not run RoCE QoS)")
+    if norm(oper["mode"]) != norm(want["qos"]["roce"]["mode"]):
+        sys.exit("the switch operates RoCE mode %s, rendered %s" % (oper["mode"], want["qos"]["roce"]["mode"]))
+    on = oper.get("enable", oper.get("state"))
+    if on not in (None, "") and norm(on) not in ("on", "enabled"):
+        sys.exit("the switch operates RoCE %s %s, rendered enable %s" % ("enable" if "enable" in oper else "state", on, want["qos"]["roce"]["enable"]))
     sys.exit(0)
 have = {}
 for op in (doc if isinstance(doc, list) else [{"set": doc}]):
@@ -290,7 +343,9 @@ function sonicJob(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolean):
         // a lossless PG that got no profile or zero xoff (sonic-net/SONiC#480) drops under pause. source:
         // sonic-net/sonic-swss@e6b0c5b5d2ab:cfgmgr/buffermgrdyn.cpp (updateBufferObjectToDb sets field "profile" on
         // APP_BUFFER_PG_TABLE; updateBufferProfileToDb writes xon/xoff/size/pool on APP_BUFFER_PROFILE_TABLE).
-        // Older images wrote the reference as `[BUFFER_PROFILE_TABLE:<name>]`; both forms are read. buffermgrd works
+        // Older images wrote the reference as `[BUFFER_PROFILE_TABLE:<name>]`; both forms are read. `sonic-db-cli … HGET`
+        // prints the value as it is and an empty line for a missing key or field (confirmed: sonic-net/sonic-swss-common
+        // @85a39d8004ad:common/redisreply.cpp formatReply for string/nil replies, as sonic-oper.ts notes). buffermgrd works
         // on a timer (BUFFERMGR_TIMER_PERIOD 10 s there), so this waits up to 60 s (RDMAKIT_HEADROOM_WAIT_S, for tests).
         ...(pgs.length ? [
             `for pg in ${pgs.map(shq).join(" ")}; do`,
