@@ -1,7 +1,7 @@
 // Node-local mode's pure parts and the fan-out against a node it cannot reach (no test host needed): the ssh
 // argument splitting Ansible does, the progress grammar of playbooks/callback_plugins/rdmakit_progress.py counted over
 // nodes, the log sections the summariser and the run record read, the bundle's contents and digest, the pins.
-// The runs on real hosts are in test/ansible-run.test.ts and test/ansible-images.test.ts.
+// The runs on real hosts are in test/hosts/site-plain.ts and test/hosts/site-images.ts (run by test/ansible-hosts.test.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian bookworm test hosts for the Ansible real-run test (test/ansible-run.test.ts).
+# Debian bookworm test hosts for the Ansible real-run tests (test/ansible-hosts.test.ts).
 # Each host is a debootstrap tree booted with systemd-nspawn on the host network; its sshd listens on its own
 # port on 127.0.0.1, so Ansible reaches several containers as separate hosts. Recipe: docs/architecture.md
 # ("Ansible test hosts").

@@ -10,35 +10,35 @@
 // site.yml on itself. Run 1 must succeed; run 2 must change nothing and send no bundle again;
 // run 3 (hardware required) must fail with a summary naming the hosts and the task; then, on the plays every run has,
 // a node made to fail is named with its task, and the retry its run record asks for visits that node alone.
-// Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
-import { test } from "node:test";
+// Run by test/ansible-hosts.test.ts, at the same time as the other host scenario.
+import type { TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
-import { freePort } from "./fixtures/ports";
+import { freePort } from "../fixtures/ports";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { renderInventory, InventoryArgs } from "../components/provision/inventory";
-import { inventoryHosts } from "../components/provision/nodes";
-import { planCluster } from "../components/plan";
-import { parseClusterSpec } from "../components/spec";
-import { hashFolder, sha256 } from "../components/provision/ansible";
-import { nodeLocalSetup, nodeLog, runNodeLocal } from "./fixtures/node-local-run";
-import { planRetry, readRunRecord, retryEnvironment } from "../components/provision/resume";
-import { serveKeyLocally } from "../components/provision/keysocket";
-import { parseAnsibleLog, parseRunOutcome, RETRY_NOTE } from "../components/provision/summarise";
+import { renderInventory, InventoryArgs } from "../../components/provision/inventory";
+import { inventoryHosts } from "../../components/provision/nodes";
+import { planCluster } from "../../components/plan";
+import { parseClusterSpec } from "../../components/spec";
+import { hashFolder, sha256 } from "../../components/provision/ansible";
+import { nodeLocalSetup, nodeLog, runNodeLocal } from "../fixtures/node-local-run";
+import { planRetry, readRunRecord, retryEnvironment } from "../../components/provision/resume";
+import { serveKeyLocally } from "../../components/provision/keysocket";
+import { parseAnsibleLog, parseRunOutcome, RETRY_NOTE } from "../../components/provision/summarise";
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, "..");
+const ROOT = path.resolve(__dirname, "..", "..");
 const CACHE = path.join(ROOT, ".testhosts");
 const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
-const SKIP = process.env.RDMAKIT_SKIP_HOST_TESTS === "1";
 /** A variable value the progress lines must never show. */
 const SECRET_VAR = "tok-4f1c9e-never-shown";
 
-function missingTools(): string[] {
+/** What the host tests need and this machine lacks (test/ansible-hosts.test.ts checks it first). */
+export function missingTools(): string[] {
     const missing: string[] = [];
     if (process.getuid?.() !== 0) missing.push("root");
     for (const tool of ["debootstrap", "systemd-nspawn", "ansible-playbook", "ssh-keygen", "ssh-agent", "dpkg-deb", "dpkg-scanpackages", "gpg", "python3"]) {
@@ -56,10 +56,8 @@ function dpkgStatus(rootDir: string, pkg: string): string | undefined {
     return `${field("Status")} ${field("Version")}`;
 }
 
-test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKIP ? "RDMAKIT_SKIP_HOST_TESTS=1" : false, timeout: 15 * 60_000 }, async (t) => {
-    const missing = missingTools();
-    assert.deepEqual(missing, [], `the real-run test needs: ${missing.join(", ")} (set RDMAKIT_SKIP_HOST_TESTS=1 to skip it)`);
-
+/** site.yml on two plain nspawn hosts: succeeds, then changes nothing; then the failure, partial-failure and retry runs. */
+export async function plainHostsScenario(t: TestContext): Promise<void> {
     fs.mkdirSync(CACHE, { recursive: true });
     const runDir = fs.mkdtempSync(path.join(CACHE, "run-"));
     const hosts = ["h1", "h2"];
@@ -311,4 +309,4 @@ test("site.yml on two nspawn hosts: succeeds, then changes nothing", { skip: SKI
         // healed: the next program run keeps the same retry inputs (the state's), so nothing runs again
         assert.deepEqual(planRetry(readRunRecord(record), digests), retry);
     });
-});
+}
