@@ -19,6 +19,7 @@
  */
 import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "./node-scripts";
 import { generatedScriptHead } from "./summarise";
+import { NODE_PYTHON_RANGE } from "./node-python";
 
 /** A node as the fan-out reaches it: from the inventory the program rendered (ansible.ts nodeTargets). */
 export interface FanoutNode {
@@ -57,6 +58,14 @@ export interface FanoutConfig {
     connectRetries: number;
     /** how long a node may take to come back after a reboot the roles asked for */
     rebootTimeoutS: number;
+    /** the Pythons the bundle runs on, as the failure of a node without one says it (node-python.ts NODE_PYTHON_RANGE) */
+    pythonRange: string;
+    /**
+     * A run that brings results back (validate.yml's per-node part): the extra variable the node sets to a folder of
+     * its own (`<variable>=<sub-folder>`, node-scripts.ts NODE_RUN_SCRIPT $7) and the controller folder its files go
+     * to, each node's own files only (collectedFile). Absent: nothing comes back but the log.
+     */
+    collect?: { spec: string; dir: string };
 }
 
 /**
@@ -241,6 +250,17 @@ export function fanoutExitStatus(results: NodeResult[]): number {
     return 0;
 }
 
+/**
+ * Whether a file a node sent back (its path in the node's collect folder) is that node's own result and may be kept:
+ * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only. So a node can write only its own results,
+ * never another node's or a path outside the folder. Self-contained.
+ */
+export function collectedFile(rel: string, node: string): boolean {
+    const parts = rel.split("/");
+    if (parts.some((p) => p === "" || p === "." || p === ".." || !/^[A-Za-z0-9._+-]+$/.test(p))) return false;
+    return (parts.length === 2 && parts[1] === `${node}.json`) || (parts.length === 3 && parts[1] === node);
+}
+
 /** The command a session runs on the node: `[sudo -n] sh -c '<script>' rdmakit <words>`. Self-contained. */
 export function remoteCommand(script: string, words: string[], user: string): string {
     if (script.includes("'")) throw new Error("a node script must hold no single quote");
@@ -316,6 +336,35 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             });
         });
     const lastLine = (s: string) => s.trim().split("\n").filter((l) => l.trim() !== "").slice(-1)[0] ?? "";
+    // the files a collecting run sent (base64 tar.gz between its markers): unpacked apart, then the node's own kept
+    const collect = (n: FanoutNode, i: number, out: string): string => {
+        if (!cfg.collect) return "";
+        const a = out.indexOf("@@rdmakit files\n");
+        const b = out.indexOf("@@rdmakit files-end\n");
+        if (a < 0 || b < a) return "the node sent no results back";
+        const stage = path.join(cfg.controlDir, `collect-${i}`);
+        fs.rmSync(stage, { recursive: true, force: true });
+        fs.mkdirSync(stage, { recursive: true });
+        try {
+            const tar = cp.spawnSync("tar", ["-xzf", "-", "--no-same-owner", "--no-same-permissions", "-C", stage],
+                { input: Buffer.from(out.slice(a + 16, b).replace(/\s+/g, ""), "base64") });
+            if (tar.status !== 0) return `its results could not be unpacked (tar: ${String(tar.stderr || tar.error).trim()})`;
+            const walk = (rel: string): void => {
+                for (const e of fs.readdirSync(path.join(stage, rel), { withFileTypes: true })) {
+                    const r = rel ? `${rel}/${e.name}` : e.name;
+                    if (e.isDirectory()) walk(r);
+                    else if (e.isFile() && collectedFile(r, n.name)) {
+                        fs.mkdirSync(path.dirname(path.join(cfg.collect!.dir, r)), { recursive: true });
+                        fs.copyFileSync(path.join(stage, r), path.join(cfg.collect!.dir, r));
+                    }
+                }
+            };
+            walk("");
+            return "";
+        } finally {
+            fs.rmSync(stage, { recursive: true, force: true });
+        }
+    };
 
     // the master connection of node i, tried again on a failed handshake (exit 255); returns why it failed, or ""
     const connect = async (n: FanoutNode, i: number, deadline: number): Promise<string> => {
@@ -336,7 +385,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         const start = Date.now();
         const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult => ({ name: n.name, seconds: (Date.now() - start) / 1000, ...r });
         progress.phase(n.name, "connecting", start);
-        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-"];
+        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-"];
         const runCmd = remoteCommand(scripts.run, words, n.user);
         const payload = JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson });
         let why = await connect(n, i, 0);
@@ -353,6 +402,12 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                 }, Math.max(1000, deadline - Date.now()));
                 if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
                 const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
+                const noPython = marks.find((l) => l.startsWith("@@rdmakit no-python "));
+                if (noPython !== undefined) {
+                    return done({ kind: "failed", recap: "", task: "Check the node's Python (rdmakit node-local)",
+                        message: `${n.name} has ${noPython.slice("@@rdmakit no-python ".length)}; node-local mode needs Python ${cfg.pythonRange} ` +
+                            "(python3 or /usr/libexec/platform-python): install one on the node, or set cluster.ansible.mode: controller" });
+                }
                 if (marks.includes("@@rdmakit need-bundle")) {
                     const up = await ssh([...base(n, i), remoteCommand(scripts.upload, [cfg.bundleDigest], n.user)], fs.readFileSync(cfg.bundleFile), undefined, 1800000);
                     if (up.rc !== 0) {
@@ -384,6 +439,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                         message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
                 }
                 const rc = Number(rcLine.slice("@@rdmakit rc ".length));
+                const lostFiles = collect(n, i, r.out);
+                if (lostFiles) return done({ kind: "failed", rc, recap: "", task: task || undefined, message: lostFiles });
                 const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
                 const logAt = body.indexOf("@@rdmakit log\n");
                 const recap = logAt >= 0 ? body.slice(0, logAt) : body;
@@ -420,12 +477,13 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
  * The Node script (CommonJS) the node-local run starts: `node fanout.cjs <nodes.json> <vars.json>` with the run's
  * environment (RDMAKIT_BUNDLE_FILE, RDMAKIT_BUNDLE_DIGEST, RDMAKIT_PLAYBOOK_NAME, RDMAKIT_PROGRESS_LABEL,
  * RDMAKIT_ANSIBLE_LOG, RDMAKIT_NODE_LOG_DIR, ANSIBLE_SSH_CONTROL_PATH_DIR, RDMAKIT_RETRY_NODES, RDMAKIT_FANOUT_*,
+ * RDMAKIT_COLLECT / RDMAKIT_COLLECT_DIR (a run whose per-node results come back: FanoutConfig.collect),
  * ANSIBLE_RUN_TAGS / ANSIBLE_SKIP_TAGS); progress on stdout; exits with ansible-playbook's status for the results.
  */
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, remoteCommand, runFanout }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
@@ -437,6 +495,8 @@ export function fanoutScript(): string {
         "  connectLimit: num(env.RDMAKIT_FANOUT_CONNECT, 10), parallel: num(env.RDMAKIT_FANOUT_PARALLEL, 100),",
         "  nodeTimeoutS: num(env.RDMAKIT_FANOUT_NODE_TIMEOUT_S, 10800), connectRetries: /^[0-9]+$/.test(env.RDMAKIT_FANOUT_RETRIES || '') ? Number(env.RDMAKIT_FANOUT_RETRIES) : 3,",
         "  rebootTimeoutS: num(env.RDMAKIT_FANOUT_REBOOT_TIMEOUT_S, 900),",
+        `  pythonRange: ${JSON.stringify(NODE_PYTHON_RANGE)},`,
+        "  collect: env.RDMAKIT_COLLECT ? { spec: env.RDMAKIT_COLLECT, dir: env.RDMAKIT_COLLECT_DIR } : undefined,",
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
         `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)}, upload: ${JSON.stringify(NODE_UPLOAD_SCRIPT)} };`,
