@@ -86,7 +86,8 @@ test("the log sections read back as ansible-playbook's: recap, failure at its ta
 });
 
 test("remoteCommand: the node script in single quotes, plain words only, sudo for a non-root login", () => {
-    assert.match(remoteCommand(NODE_RUN_SCRIPT, ["a".repeat(64), "site.yml", "n1", "site", "-", "-"], "ubuntu"), /^sudo -n sh -c 'set -u\n[^']*' rdmakit a{64} site\.yml n1 site - -$/);
+    assert.match(remoteCommand(NODE_RUN_SCRIPT, ["a".repeat(64), "site.yml", "n1", "site", "-", "-", "-", "812", "3359936"], "ubuntu"),
+        /^sudo -n sh -c 'set -u\n[^']*' rdmakit a{64} site\.yml n1 site - - - 812 3359936$/);
     assert.match(remoteCommand(NODE_UPLOAD_SCRIPT, ["b".repeat(64)], "root"), /^sh -c 'set -eu\n/);
     assert.throws(() => remoteCommand(NODE_RUN_SCRIPT, ["n1; reboot"], "root"), /not a plain word/);
     assert.throws(() => remoteCommand("echo 'x'", [], "root"), /no single quote/);

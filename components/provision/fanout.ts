@@ -1,8 +1,8 @@
 /**
  * The node-local fan-out: the controller's whole part of a node-local run (cluster.ansible.mode: node-local). One
- * Node process opens one SSH master per node (through the same ProxyCommand / Session Manager hop, pinned
- * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), sends the bundle where
- * the node lacks its digest, runs the playbook on the node against itself (`ansible-playbook -c local`,
+ * Node process opens one SSH session per node and run (through the same ProxyCommand / Session Manager hop, pinned
+ * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), in which the node
+ * checks its Python, takes the bundle where it lacks that digest, runs the playbook against itself (`ansible-playbook -c local`,
  * node-scripts.ts), reads the node's progress lines into aggregated ones, and writes one log in ansible-playbook's
  * grammar (each node's PLAY RECAP; a failed node's whole log) that the summariser (summarise.ts) and the resume record
  * (resume.ts) read exactly as they read a push-mode log. So partial failure, maxFailPercentage, failedNodes and the
@@ -10,14 +10,14 @@
  *
  * Connections: at most `connectLimit` SSH handshakes at once (sshd's MaxStartups counts only connections that have
  * not authenticated yet; its default 10:30:100 starts refusing at 10. source: OpenBSD sshd_config(5) MaxStartups);
- * the first handshake goes alone, so the bastion hop's shared master (inventory.ts JUMP_MUX) exists before the
- * others start and every later hop is a channel on it. A handshake that fails (ssh exit 255) is tried again with a
+ * a handshake counts until the node's first line; the first goes alone, so the bastion hop's shared master
+ * (inventory.ts JUMP_MUX) exists before the others start and every later hop is a channel on it. A handshake that fails (ssh exit 255) is tried again with a
  * backoff; a node's run has a wall-clock limit. `parallel` nodes run at once.
  *
  * The functions here are self-contained (no imports, no module-level helpers): fanoutScript() embeds their source in
  * the script the run starts, as summariserScript() does.
  */
-import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "./node-scripts";
+import { NODE_RUN_SCRIPT } from "./node-scripts";
 import { generatedScriptHead } from "./summarise";
 import { NODE_PYTHON_RANGE } from "./node-python";
 
@@ -274,7 +274,7 @@ type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path:
  * Runs the fan-out; resolves with ansible-playbook's exit status for the results (fanoutExitStatus) once every node
  * has settled and the aggregated log is written. Uses the self-contained helpers above by name.
  */
-export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string; upload: string }, write: (line: string) => void): Promise<number> {
+export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string }, write: (line: string) => void): Promise<number> {
     const { cp, fs, path } = deps;
     const limit = new Set(cfg.limit);
     const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
@@ -303,38 +303,16 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         while (slots > 0 && waiters.length > 0) waiters.shift()!();
     };
 
-    const base = (n: FanoutNode, i: number) => [
+    // one session per node and run, no master of its own: a fresh node costs the controller one ssh client (and the
+    // hop's) instead of a master, a session, an upload and an exit (bench/software.ts measures it). The bastion hop
+    // keeps its one shared master (the ProxyCommand's ControlMaster=auto, inventory.ts).
+    const base = (n: FanoutNode) => [
         "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
-        "-o", `ControlPath=${path.join(cfg.controlDir, `node-${i}`)}`,
+        "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no",
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
     ];
-    // a session ends at 'close' (its output read to the end); a master (-fN) at 'exit': it leaves a daemon holding the pipes
-    const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0, endOn: "close" | "exit" = "close") =>
-        new Promise<{ rc: number; out: string; err: string; timedOut: boolean }>((resolve) => {
-            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
-            children.add(child);
-            let out = "";
-            let err = "";
-            let partial = "";
-            let timedOut = false;
-            const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs) : undefined;
-            child.stdout.on("data", (d: Buffer) => {
-                const text = partial + d.toString("utf8");
-                const lines = text.split("\n");
-                partial = lines.pop() ?? "";
-                for (const l of lines) { out += l + "\n"; if (onLine) onLine(l); }
-            });
-            child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
-            child.stdin.on("error", () => undefined);
-            if (input === null) child.stdin.end(); else child.stdin.end(input);
-            child.on("error", (e) => { err += String(e); });
-            child.on(endOn, (code: number | null, signal: NodeJS.Signals | null) => {
-                children.delete(child);
-                if (timer) clearTimeout(timer);
-                if (partial) { out += partial; if (onLine) onLine(partial); }
-                resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut });
-            });
-        });
+    const bundleSize = fs.statSync(cfg.bundleFile, { throwIfNoEntry: false })?.size ?? 0;
+    let bundle: Buffer | undefined;
     const lastLine = (s: string) => s.trim().split("\n").filter((l) => l.trim() !== "").slice(-1)[0] ?? "";
     // the files a collecting run sent (base64 tar.gz between its markers): unpacked apart, then the node's own kept
     const collect = (n: FanoutNode, i: number, out: string): string => {
@@ -366,91 +344,127 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         }
     };
 
-    // the master connection of node i, tried again on a failed handshake (exit 255); returns why it failed, or ""
-    const connect = async (n: FanoutNode, i: number, deadline: number): Promise<string> => {
+    /**
+     * One session on node n: the input first, the bundle once the node asks for it. Its handshake holds a slot of the
+     * gate until the node's first line (the node answered: authenticated), or the session's end. A handshake that
+     * fails (ssh exit 255 before any line) is tried again with a backoff, `connectRetries` times or until `deadline`.
+     */
+    const session = async (n: FanoutNode, cmd: string, payload: Buffer, onLine: (l: string) => void, timeoutMs: number, deadline: number) => {
         let why = "";
         for (let attempt = 0; attempt <= cfg.connectRetries || Date.now() < deadline; attempt++) {
             await acquire();
-            const r = await ssh(["-fN", "-o", "ControlMaster=yes", "-o", `ControlPersist=${cfg.nodeTimeoutS + cfg.rebootTimeoutS}s`, ...base(n, i)], null, undefined, 0, "exit");
-            release();
-            if (r.rc === 0) return "";
+            let held = true;
+            const free = () => { if (held) { held = false; release(); } };
+            const r = await new Promise<{ rc: number; out: string; err: string; timedOut: boolean; answered: boolean }>((resolve) => {
+                const child = cp.spawn("ssh", [...base(n), cmd], { stdio: ["pipe", "pipe", "pipe"] });
+                children.add(child);
+                let out = "";
+                let err = "";
+                let partial = "";
+                let timedOut = false;
+                let answered = false;
+                const timer = setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs);
+                const line = (l: string) => {
+                    out += l + "\n";
+                    if (!answered) {
+                        answered = true;
+                        free();
+                        if (l === "@@rdmakit need-bundle") {
+                            bundle ??= fs.readFileSync(cfg.bundleFile);
+                            child.stdin.end(bundle);
+                        } else {
+                            child.stdin.end();
+                        }
+                    }
+                    onLine(l);
+                };
+                child.stdout.on("data", (d: Buffer) => {
+                    const lines = (partial + d.toString("utf8")).split("\n");
+                    partial = lines.pop() ?? "";
+                    for (const l of lines) line(l);
+                });
+                child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
+                child.stdin.on("error", () => undefined);
+                child.stdin.write(payload);
+                child.on("error", (e) => { err += String(e); });
+                child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
+                    children.delete(child);
+                    clearTimeout(timer);
+                    if (partial) line(partial);
+                    resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut, answered });
+                });
+            });
+            free();
+            if (r.answered || r.timedOut || r.rc !== 255) return { ...r, why: "" };
             why = lastLine(r.err) || `ssh exited ${r.rc}`;
             await sleep(Math.min(30000, 2000 * 2 ** Math.min(attempt, 4)) + Math.floor(Math.random() * 1000));
         }
-        return why;
+        return { rc: 255, out: "", err: "", timedOut: false, answered: false, why };
     };
-    const disconnect = (n: FanoutNode, i: number) => ssh(["-O", "exit", ...base(n, i)], null);
 
     const runNode = async (n: FanoutNode, i: number): Promise<NodeResult> => {
         const start = Date.now();
         const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult => ({ name: n.name, seconds: (Date.now() - start) / 1000, ...r });
         progress.phase(n.name, "connecting", start);
-        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-"];
+        const payload = Buffer.from(JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson }), "utf8");
+        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-",
+            String(payload.length), String(bundleSize)];
         const runCmd = remoteCommand(scripts.run, words, n.user);
-        const payload = JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson });
-        let why = await connect(n, i, 0);
-        if (why) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${why}` });
         const deadline = start + cfg.nodeTimeoutS * 1000;
         let task = "";
         let lost = 0;
-        try {
-            for (let pass = 0; pass < 8; pass++) {
-                progress.phase(n.name, "running", Date.now());
-                const r = await ssh([...base(n, i), runCmd], payload, (l) => {
-                    const p = parseNodeProgress(l);
-                    if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
-                }, Math.max(1000, deadline - Date.now()));
-                if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
-                const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
-                const noPython = marks.find((l) => l.startsWith("@@rdmakit no-python "));
-                if (noPython !== undefined) {
-                    return done({ kind: "failed", recap: "", task: "Check the node's Python (rdmakit node-local)",
-                        message: `${n.name} has ${noPython.slice("@@rdmakit no-python ".length)}; node-local mode needs Python ${cfg.pythonRange} ` +
-                            "(python3 or /usr/libexec/platform-python): install one on the node, or set cluster.ansible.mode: controller" });
-                }
-                if (marks.includes("@@rdmakit need-bundle")) {
-                    const up = await ssh([...base(n, i), remoteCommand(scripts.upload, [cfg.bundleDigest], n.user)], fs.readFileSync(cfg.bundleFile), undefined, 1800000);
-                    if (up.rc !== 0) {
-                        return done({ kind: up.rc === 255 ? "unreachable" : "failed", recap: "", task: "Prepare the node's Ansible (rdmakit node-local bundle)",
-                            message: lastLine(up.err) || `the bundle could not be unpacked (exit ${up.rc})` });
-                    }
-                    continue;
-                }
-                if (marks.includes("@@rdmakit reboot")) {
-                    progress.phase(n.name, "rebooting", Date.now());
-                    await disconnect(n, i);
-                    await sleep(20000);
-                    why = await connect(n, i, Date.now() + cfg.rebootTimeoutS * 1000);
-                    if (why) return done({ kind: "unreachable", recap: "", task: "Wait for the node after its reboot (rdmakit node-local)", message: why });
-                    continue;
-                }
-                const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
-                if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
-                    // the connection dropped under the run: connect again and run again (the roles are idempotent)
-                    lost++;
-                    await disconnect(n, i);
-                    why = await connect(n, i, 0);
-                    if (why) return done({ kind: "unreachable", recap: "", task: task || undefined, message: `the connection dropped and could not be made again: ${why}` });
-                    continue;
-                }
-                if (rcLine === undefined) {
-                    // the session ended before the node's run did (a lost connection): say so at the task it was at
-                    return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
-                        message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
-                }
-                const rc = Number(rcLine.slice("@@rdmakit rc ".length));
-                const lostFiles = collect(n, i, r.out);
-                if (lostFiles) return done({ kind: "failed", rc, recap: "", task: task || undefined, message: lostFiles });
-                const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
-                const logAt = body.indexOf("@@rdmakit log\n");
-                const recap = logAt >= 0 ? body.slice(0, logAt) : body;
-                const log = logAt >= 0 ? body.slice(logAt + "@@rdmakit log\n".length) : undefined;
-                return done({ kind: rc === 0 ? "ok" : rc === 4 ? "unreachable" : "failed", rc, recap, ...(log !== undefined ? { log } : {}) });
+        let reconnectUntil = 0;
+        for (let pass = 0; pass < 8; pass++) {
+            const r = await session(n, runCmd, payload, (l) => {
+                if (l.startsWith("@@rdmakit ")) { if (l.endsWith("-bundle")) progress.phase(n.name, "running", Date.now()); return; }
+                const p = parseNodeProgress(l);
+                if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
+            }, Math.max(1000, deadline - Date.now()), reconnectUntil);
+            reconnectUntil = 0;
+            if (r.why) {
+                if (pass === 0) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${r.why}` });
+                return done({ kind: "unreachable", recap: "", task: task || "Wait for the node after its reboot (rdmakit node-local)", message: r.why });
             }
-            return done({ kind: "failed", recap: "", message: "the node asked for more reboots than a run allows (8 passes)" });
-        } finally {
-            await disconnect(n, i);
+            if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
+            const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
+            const noPython = marks.find((l) => l.startsWith("@@rdmakit no-python "));
+            if (noPython !== undefined) {
+                return done({ kind: "failed", recap: "", task: "Check the node's Python (rdmakit node-local)",
+                    message: `${n.name} has ${noPython.slice("@@rdmakit no-python ".length)}; node-local mode needs Python ${cfg.pythonRange} ` +
+                        "(python3 or /usr/libexec/platform-python): install one on the node, or set cluster.ansible.mode: controller" });
+            }
+            const bad = marks.find((l) => l.startsWith("@@rdmakit bundle-failed"));
+            if (bad !== undefined) {
+                return done({ kind: "failed", recap: "", task: "Prepare the node's Ansible (rdmakit node-local bundle)",
+                    message: bad.slice("@@rdmakit bundle-failed".length).trim() || "the bundle could not be unpacked" });
+            }
+            if (marks.includes("@@rdmakit reboot")) {
+                progress.phase(n.name, "rebooting", Date.now());
+                await sleep(20000);
+                reconnectUntil = Date.now() + cfg.rebootTimeoutS * 1000;
+                continue;
+            }
+            const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
+            if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
+                // the connection dropped under the run: connect again and run again (the roles are idempotent)
+                lost++;
+                continue;
+            }
+            if (rcLine === undefined) {
+                // the session ended before the node's run did (a lost connection): say so at the task it was at
+                return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
+                    message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
+            }
+            const rc = Number(rcLine.slice("@@rdmakit rc ".length));
+            const lostFiles = collect(n, i, r.out);
+            if (lostFiles) return done({ kind: "failed", rc, recap: "", task: task || undefined, message: lostFiles });
+            const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
+            const logAt = body.indexOf("@@rdmakit log\n");
+            const recap = logAt >= 0 ? body.slice(0, logAt) : body;
+            const log = logAt >= 0 ? body.slice(logAt + "@@rdmakit log\n".length) : undefined;
+            return done({ kind: rc === 0 ? "ok" : rc === 4 ? "unreachable" : "failed", rc, recap, ...(log !== undefined ? { log } : {}) });
         }
+        return done({ kind: "failed", recap: "", message: "the node asked for more reboots than a run allows (8 passes)" });
     };
 
     const results: NodeResult[] = new Array(nodes.length);
@@ -499,7 +513,7 @@ export function fanoutScript(): string {
         "  collect: env.RDMAKIT_COLLECT ? { spec: env.RDMAKIT_COLLECT, dir: env.RDMAKIT_COLLECT_DIR } : undefined,",
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
-        `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)}, upload: ${JSON.stringify(NODE_UPLOAD_SCRIPT)} };`,
+        `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)} };`,
         "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
         // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
         "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",
