@@ -261,6 +261,24 @@ export function collectedFile(rel: string, node: string): boolean {
     return (parts.length === 2 && parts[1] === `${node}.json`) || (parts.length === 3 && parts[1] === node);
 }
 
+/**
+ * The key exchanges the fan-out's sessions offer, best first, of those this ssh supports (`ssh -Q kex`): the hybrid
+ * post-quantum mlkem768x25519 (OpenSSH 9.9+) first, then curve25519, then sntrup761x25519 and the rest. OpenSSH 9.0-9.8
+ * put sntrup761x25519 first by default, whose key exchange costs the client about 80 ms of CPU per connection here
+ * against about 0.3 ms for curve25519 (measured: bench/software.ts, docs/architecture.md), which at 1,000 nodes
+ * is 80 CPU-seconds of the controller; mlkem768 is as cheap as curve25519 by its design (unconfirmed here: this
+ * machine's OpenSSH is 9.2). A node's session carries the run's variables and the bundle, no key or secret.
+ * source: OpenBSD ssh_config(5) KexAlgorithms (the names, the default order); OpenSSH 9.0 and 9.9 release notes
+ * (sntrup761x25519-sha512 the default, then mlkem768x25519-sha256). Self-contained.
+ */
+export function kexPreference(supported: string[]): string {
+    const order = ["mlkem768x25519-sha256", "curve25519-sha256", "curve25519-sha256@libssh.org", "sntrup761x25519-sha512",
+        "sntrup761x25519-sha512@openssh.com", "ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521",
+        "diffie-hellman-group-exchange-sha256", "diffie-hellman-group16-sha512", "diffie-hellman-group18-sha512", "diffie-hellman-group14-sha256"];
+    const have = new Set(supported.map((k) => k.trim()));
+    return order.filter((k) => have.has(k)).join(",");
+}
+
 /** The command a session runs on the node: `[sudo -n] sh -c '<script>' rdmakit <words>`. Self-contained. */
 export function remoteCommand(script: string, words: string[], user: string): string {
     if (script.includes("'")) throw new Error("a node script must hold no single quote");
@@ -306,9 +324,11 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
     // one session per node and run, no master of its own: a fresh node costs the controller one ssh client (and the
     // hop's) instead of a master, a session, an upload and an exit (bench/software.ts measures it). The bastion hop
     // keeps its one shared master (the ProxyCommand's ControlMaster=auto, inventory.ts).
+    const kexList = cp.spawnSync("ssh", ["-Q", "kex"], { encoding: "utf8" });
+    const kex = kexList.status === 0 ? kexPreference(String(kexList.stdout).split("\n")) : "";
     const base = (n: FanoutNode) => [
         "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
-        "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no",
+        "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no", ...(kex ? ["-o", `KexAlgorithms=${kex}`] : []),
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
     ];
     const bundleSize = fs.statSync(cfg.bundleFile, { throwIfNoEntry: false })?.size ?? 0;
@@ -497,7 +517,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
