@@ -267,9 +267,11 @@ export function collectedFile(rel: string, node: string): boolean {
  * put sntrup761x25519 first by default, whose key exchange costs the client about 80 ms of CPU per connection here
  * against about 0.3 ms for curve25519 (measured: bench/software.ts, docs/architecture.md), which at 1,000 nodes
  * is 80 CPU-seconds of the controller; mlkem768 is as cheap as curve25519 by its design (unconfirmed here: this
- * machine's OpenSSH is 9.2). A node's session carries the run's variables and the bundle, no key or secret.
+ * machine's OpenSSH is 9.2). The price on 9.0-9.8 is a classical (not post-quantum) exchange for these sessions, which
+ * carry the run's variables (no secret by design) and the public bundle, never a key.
  * source: OpenBSD ssh_config(5) KexAlgorithms (the names, the default order); OpenSSH 9.0 and 9.9 release notes
- * (sntrup761x25519-sha512 the default, then mlkem768x25519-sha256). Self-contained.
+ * (https://www.openssh.com/txt/release-9.0: sntrup761x25519-sha512@openssh.com the default; 9.9 adds
+ * mlkem768x25519-sha256). Self-contained.
  */
 export function kexPreference(supported: string[]): string {
     const order = ["mlkem768x25519-sha256", "curve25519-sha256", "curve25519-sha256@libssh.org", "sntrup761x25519-sha512",
