@@ -8,10 +8,10 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { createProgress, fanoutExitStatus, fanoutScript, nodeLogSection, parseNodeProgress, remoteCommand, splitShellWords } from "../components/provision/fanout";
+import { collectedFile, createProgress, fanoutExitStatus, fanoutScript, kexPreference, nodeLogSection, parseNodeProgress, remoteCommand, splitShellWords } from "../components/provision/fanout";
 import { decideRun, parseAnsibleLog } from "../components/provision/summarise";
 import { bundleDigest, keepWheelEntry, prepareScript, readZip } from "../components/provision/bundle";
-import { NODE_PYTHON_ARTIFACTS, missingArtifacts, requirementsText } from "../components/provision/node-python";
+import { NODE_PYTHON_ARTIFACTS, distinctProjectBatches, missingArtifacts, requirementsText } from "../components/provision/node-python";
 import { nodeTargets } from "../components/provision/node-local";
 import { renderInventory, sshCommonArgs } from "../components/provision/inventory";
 import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "../components/provision/node-scripts";
@@ -86,7 +86,8 @@ test("the log sections read back as ansible-playbook's: recap, failure at its ta
 });
 
 test("remoteCommand: the node script in single quotes, plain words only, sudo for a non-root login", () => {
-    assert.match(remoteCommand(NODE_RUN_SCRIPT, ["a".repeat(64), "site.yml", "n1", "site", "-", "-"], "ubuntu"), /^sudo -n sh -c 'set -u\n[^']*' rdmakit a{64} site\.yml n1 site - -$/);
+    assert.match(remoteCommand(NODE_RUN_SCRIPT, ["a".repeat(64), "site.yml", "n1", "site", "-", "-", "-", "812", "3359936"], "ubuntu"),
+        /^sudo -n sh -c 'set -u\n[^']*' rdmakit a{64} site\.yml n1 site - - - 812 3359936$/);
     assert.match(remoteCommand(NODE_UPLOAD_SCRIPT, ["b".repeat(64)], "root"), /^sh -c 'set -eu\n/);
     assert.throws(() => remoteCommand(NODE_RUN_SCRIPT, ["n1; reboot"], "root"), /not a plain word/);
     assert.throws(() => remoteCommand("echo 'x'", [], "root"), /no single quote/);
@@ -152,4 +153,33 @@ test("the fan-out against a node that does not answer: unreachable after its tri
     assert.match(summary.failures[0].message, /could not connect after 1 tries: .*(Connection refused|port 9)/);
     assert.match(fs.readFileSync(path.join(dir, "nodes", "gone.log"), "utf8"), /UNREACHABLE/);
     fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("collectedFile: a node's own results only, no other node's, no path out of the folder", () => {
+    for (const ok of ["preflight/n1.json", "health/n1/dmesg.txt"]) assert.ok(collectedFile(ok, "n1"), ok);
+    for (const bad of ["preflight/n2.json", "health/n2/dmesg.txt", "n1.json", "health/n1/x/y.txt", "../preflight/n1.json", "preflight/../n1.json", "health/n1/.", "a b/n1.json"]) {
+        assert.ok(!collectedFile(bad, "n1"), bad);
+    }
+});
+
+test("kexPreference: ML-KEM hybrid first where ssh has it, curve25519 before sntrup761, only names this ssh knows", () => {
+    // `ssh -Q kex` of OpenSSH 9.2 (Debian 12), in its own order
+    const ssh92 = ["diffie-hellman-group1-sha1", "diffie-hellman-group14-sha1", "diffie-hellman-group14-sha256", "diffie-hellman-group16-sha512",
+        "diffie-hellman-group18-sha512", "diffie-hellman-group-exchange-sha1", "diffie-hellman-group-exchange-sha256", "ecdh-sha2-nistp256",
+        "ecdh-sha2-nistp384", "ecdh-sha2-nistp521", "curve25519-sha256", "curve25519-sha256@libssh.org", "sntrup761x25519-sha512", "sntrup761x25519-sha512@openssh.com"];
+    const k = kexPreference(ssh92).split(",");
+    assert.deepEqual(k.slice(0, 3), ["curve25519-sha256", "curve25519-sha256@libssh.org", "sntrup761x25519-sha512"]);
+    assert.ok(!k.includes("diffie-hellman-group1-sha1") && !k.includes("mlkem768x25519-sha256"));
+    assert.equal(kexPreference(["mlkem768x25519-sha256", ...ssh92]).split(",")[0], "mlkem768x25519-sha256");
+    assert.equal(kexPreference([]), "");
+});
+
+test("distinctProjectBatches: the two ansible-core pins go to pip in separate calls (one requirements file refuses both)", () => {
+    const batches = distinctProjectBatches(NODE_PYTHON_ARTIFACTS);
+    assert.equal(batches.flat().length, NODE_PYTHON_ARTIFACTS.length);
+    for (const b of batches) {
+        const names = b.map((a) => a.requirement.split("==")[0].toLowerCase());
+        assert.equal(new Set(names).size, names.length);
+    }
+    assert.equal(batches.length, 2);
 });

@@ -13,6 +13,7 @@ import { spawnSync } from "child_process";
 import { pathToFileURL } from "url";
 import { findInventory, inventoryHosts, limitInventory, runCheck } from "../components/validate/check";
 import { parseResultLine } from "../components/validate/component";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 
 const ROOT = path.resolve(__dirname, "..");
 const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
@@ -24,11 +25,18 @@ const INVENTORY = "# Rendered by rdmakit (components/provision/inventory.ts); do
     "all:\n  hosts:\n    localhost:\n      ansible_host: 127.0.0.1\n      ansible_connection: local\n" +
     "    node-9:\n      ansible_host: 10.0.1.19\n  vars:\n    ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new\n";
 
-/** A project folder: the stack file (examples/aws-p5.yaml as Pulumi.dev.yaml) and out/dev/ as pulumi up left it. */
-function project(withInventory = true) {
+/**
+ * A project folder: the stack file (examples/aws-p5.yaml as Pulumi.dev.yaml; push mode, `cluster.ansible.mode:
+ * controller`, unless `mode` says otherwise: the stand-in node is this machine over a local connection) and out/dev/
+ * as pulumi up left it.
+ */
+function project(withInventory = true, mode: "controller" | "node-local" = "controller") {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-check-"));
     dirs.push(dir);
-    fs.copyFileSync(path.join(ROOT, "examples", "aws-p5.yaml"), path.join(dir, "Pulumi.dev.yaml"));
+    const doc = parseYaml(fs.readFileSync(path.join(ROOT, "examples", "aws-p5.yaml"), "utf8"));
+    const cluster = doc.config["rdmakit:cluster"];
+    cluster.ansible = { ...(cluster.ansible ?? {}), mode };
+    fs.writeFileSync(path.join(dir, "Pulumi.dev.yaml"), stringifyYaml(doc));
     fs.mkdirSync(path.join(dir, "out", "dev"), { recursive: true });
     if (withInventory) fs.writeFileSync(path.join(dir, "out", "dev", "inventory-p5-software.yml"), INVENTORY);
     const key = path.join(dir, "id");
@@ -82,3 +90,10 @@ test("rdmakit check --stack dev --nodes localhost: preflight and validation agai
         assert.equal(fs.readFileSync(path.join(dir, "out", "dev", "inventory-p5-software.yml"), "utf8"), INVENTORY);
         assert.deepEqual(fs.readdirSync(path.join(dir, "out", "dev", "check", "preflight")), ["localhost.json"]);
     });
+
+test("rdmakit check in node-local mode (the default) on an inventory host it cannot reach by SSH: a usage error naming it and the way out", () => {
+    const { dir, key } = project(true, "node-local");
+    const r = runCheck({ stack: "dev", nodes: "localhost", sshKey: key }, dir, { ...process.env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /inventory host localhost has no ansible_host or ansible_user; node-local mode reaches each node by them \(or set cluster\.ansible\.mode: controller\)/);
+});

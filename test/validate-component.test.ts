@@ -15,6 +15,9 @@ import type { Expectation } from "../components/validate/types";
 import { summariserScript } from "../components/provision/summarise";
 import { buildNcclCommands } from "../components/validate/commands";
 import { keySocketPath } from "../components/provision/keysocket";
+import { hashFolder } from "../components/provision/ansible";
+import { bundleDigest } from "../components/provision/bundle";
+import { fanoutScript } from "../components/provision/fanout";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -66,6 +69,8 @@ function args(over: Partial<ComponentModule.ClusterValidationArgs> = {}): Compon
         expectations: { all: ALL, single: SINGLE }, fixedBytes: 16 * GiB, sweepMaxBytes: 16 * GiB,
         preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true },
         repoRoot: ROOT,
+        // push mode's exact inputs; node-local's are the last test's
+        mode: "controller",
         ...over,
     };
 }
@@ -124,10 +129,11 @@ test("registers the component and one local Command with exact inputs", async ()
     // the script runs the playbook into its log, then grades with the CLI and exits with its status
     // with the logs' folder made absolute at run time (fetch would take a relative one from the playbook's folder);
     // no --private-key: the key is in the run's agent only
-    assert.match(mod.VALIDATE_SCRIPT, /\nout_abs=\$\(cd "\$RDMAKIT_OUT" && pwd\) \|\| exit 1\nansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" -e "nccl_validate_out_dir=\$out_abs\/nccl" >"\$log" 2>&1 9>&- &/);
+    assert.match(mod.VALIDATE_SCRIPT, /\nout_abs=\$\(cd "\$RDMAKIT_OUT" && pwd\) \|\| exit 1\n/);
+    assert.match(mod.VALIDATE_SCRIPT, /\n {2}ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" -e "nccl_validate_out_dir=\$out_abs\/nccl" \$\{skip:\+--skip-tags "\$skip"\} >>"\$log" 2>&1 9>&- &/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
-    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" <&3 9>&- \|\| exit 1\nexec 3<&-\n/);
+    assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" "\$tmp\/nodes\.json" <&3 9>&- \|\| exit 1\nexec 3<&-\n/);
     assert.match(mod.VALIDATE_SCRIPT, /node --import tsx bin\/rdmakit\.ts nccl-report "\$@" --expect "\$RDMAKIT_EXPECT" \$\{RDMAKIT_FABRIC_ARGS:-\} --preflight "\$RDMAKIT_OUT\/preflight" --out "\$RDMAKIT_OUT" --result-line 9>&-/);
     // one node has no fabric run to prove; IB and RoCE clusters prove their own transport
     assert.equal(mod.fabricReportArgs({ fabric: "azure-ib", hosts: ["a"], gpusPerNode: 8 }), "");
@@ -259,4 +265,23 @@ test("result line parsing", () => {
     assert.equal(mod.parseResultLine("no line"), null);
     assert.deepEqual(mod.parseResultLine("rdmakit-result: {\"pass\":true,\"busbwGBps\":null,\"sizeBytes\":null,\"slowNodes\":[]}\nrdmakit-result: {\"pass\":false,\"busbwGBps\":1,\"sizeBytes\":2,\"slowNodes\":[\"a\"]}"),
         { pass: false, busbwGBps: 1, sizeBytes: 2, slowNodes: ["a"] });
+});
+
+test("node-local (the default): the fan-out's targets on stdin, the fan-out and the bundle written and named relative to the run", async () => {
+    fs.cpSync(path.join(__dirname, "..", "playbooks"), path.join(ROOT, "playbooks"), { recursive: true });
+    const inventory = "all:\n  hosts:\n    node-0: {ansible_host: 10.0.1.10, ansible_user: ubuntu}\n";
+    const { mode: _push, ...nodeLocal } = args({ inventory, hosts: ["node-0"], mpiHosts: ["10.0.1.10"] });
+    await settle(new mod.ClusterValidation("nl", nodeLocal));
+    const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
+    const outDir = path.relative(ROOT, path.resolve("out", "dev"));
+    const stdin = JSON.parse(cmd.stdin);
+    assert.deepEqual(stdin.nodes.map((n: { name: string; address: string; user: string }) => [n.name, n.address, n.user]), [["node-0", "10.0.1.10", "ubuntu"]]);
+    const digest = bundleDigest(hashFolder(path.join(ROOT, "playbooks")));
+    assert.equal(cmd.environment.RDMAKIT_FANOUT, path.join(outDir, "ansible-fanout.cjs"));
+    assert.equal(cmd.environment.RDMAKIT_BUNDLE_DIGEST, digest);
+    assert.equal(cmd.environment.RDMAKIT_BUNDLE_FILE, path.join(outDir, "bundle-validate", `bundle-${digest}.tar.gz`));
+    // written from the program's folder, where the run (in the kit's root) finds them by those names
+    assert.equal(fs.readFileSync(path.join("out", "dev", "ansible-fanout.cjs"), "utf8"), fanoutScript());
+    assert.ok(fs.existsSync(path.join("out", "dev", "bundle-validate", `bundle-${digest}.tar.gz`)));
+    assert.match(mod.VALIDATE_SCRIPT, /ANSIBLE_RUN_TAGS=health,preflight .*RDMAKIT_COLLECT=nccl_validate_out_dir=nccl RDMAKIT_COLLECT_DIR="\$out_abs" .*node "\$RDMAKIT_FANOUT" "\$tmp\/nodes\.json" "\$vars"/);
 });

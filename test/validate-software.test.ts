@@ -57,3 +57,16 @@ test("a preflight file whose software record is malformed is refused by name", (
     assert.equal(r.code, 2);
     assert.match(r.stderr, /a\.json is not a preflight result .*software\?: \{<component>: \{version, action\}\}/);
 });
+
+test("IB partition keys: a node-local run's nodes each with a full-member key, but not the same ones, fail across the nodes", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-pkey-"));
+    const pkey = (keys: string) => ({ check: "ib-pkey", expected: "a full-member partition key (0x8000 bit set), compared across the nodes by the report", seen: `keys ${keys}; full-member ${keys}`, ok: true });
+    for (const [host, keys] of [["a", "0x8001"], ["b", "0x8001"], ["c", "0x8002"]]) {
+        fs.writeFileSync(path.join(dir, `${host}.json`), JSON.stringify({ host, checks: [...ok, pkey(keys)] }));
+    }
+    const r = runNcclReport([], { preflight: dir });
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /x ib-pkey \[preflight partition keys\]: expected the same full-member partition keys on every node; seen 0x8001 on a, b; 0x8002 on c/);
+    fs.writeFileSync(path.join(dir, "c.json"), JSON.stringify({ host: "c", checks: [...ok, pkey("0x8001")] }));
+    assert.equal(runNcclReport([], { preflight: dir }).code, 0);
+});

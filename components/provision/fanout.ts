@@ -1,8 +1,8 @@
 /**
  * The node-local fan-out: the controller's whole part of a node-local run (cluster.ansible.mode: node-local). One
- * Node process opens one SSH master per node (through the same ProxyCommand / Session Manager hop, pinned
- * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), sends the bundle where
- * the node lacks its digest, runs the playbook on the node against itself (`ansible-playbook -c local`,
+ * Node process opens one SSH session per node and run (through the same ProxyCommand / Session Manager hop, pinned
+ * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), in which the node
+ * checks its Python, takes the bundle where it lacks that digest, runs the playbook against itself (`ansible-playbook -c local`,
  * node-scripts.ts), reads the node's progress lines into aggregated ones, and writes one log in ansible-playbook's
  * grammar (each node's PLAY RECAP; a failed node's whole log) that the summariser (summarise.ts) and the resume record
  * (resume.ts) read exactly as they read a push-mode log. So partial failure, maxFailPercentage, failedNodes and the
@@ -10,15 +10,16 @@
  *
  * Connections: at most `connectLimit` SSH handshakes at once (sshd's MaxStartups counts only connections that have
  * not authenticated yet; its default 10:30:100 starts refusing at 10. source: OpenBSD sshd_config(5) MaxStartups);
- * the first handshake goes alone, so the bastion hop's shared master (inventory.ts JUMP_MUX) exists before the
- * others start and every later hop is a channel on it. A handshake that fails (ssh exit 255) is tried again with a
+ * a handshake counts until the node's first line; the first goes alone, so the bastion hop's shared master
+ * (inventory.ts JUMP_MUX) exists before the others start and every later hop is a channel on it. A handshake that fails (ssh exit 255) is tried again with a
  * backoff; a node's run has a wall-clock limit. `parallel` nodes run at once.
  *
  * The functions here are self-contained (no imports, no module-level helpers): fanoutScript() embeds their source in
  * the script the run starts, as summariserScript() does.
  */
-import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "./node-scripts";
+import { NODE_RUN_SCRIPT } from "./node-scripts";
 import { generatedScriptHead } from "./summarise";
+import { NODE_PYTHON_RANGE } from "./node-python";
 
 /** A node as the fan-out reaches it: from the inventory the program rendered (ansible.ts nodeTargets). */
 export interface FanoutNode {
@@ -57,6 +58,14 @@ export interface FanoutConfig {
     connectRetries: number;
     /** how long a node may take to come back after a reboot the roles asked for */
     rebootTimeoutS: number;
+    /** the Pythons the bundle runs on, as the failure of a node without one says it (node-python.ts NODE_PYTHON_RANGE) */
+    pythonRange: string;
+    /**
+     * A run that brings results back (validate.yml's per-node part): the extra variable the node sets to a folder of
+     * its own (`<variable>=<sub-folder>`, node-scripts.ts NODE_RUN_SCRIPT $7) and the controller folder its files go
+     * to, each node's own files only (collectedFile). Absent: nothing comes back but the log.
+     */
+    collect?: { spec: string; dir: string };
 }
 
 /**
@@ -241,6 +250,37 @@ export function fanoutExitStatus(results: NodeResult[]): number {
     return 0;
 }
 
+/**
+ * Whether a file a node sent back (its path in the node's collect folder) is that node's own result and may be kept:
+ * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only. So a node can write only its own results,
+ * never another node's or a path outside the folder. Self-contained.
+ */
+export function collectedFile(rel: string, node: string): boolean {
+    const parts = rel.split("/");
+    if (parts.some((p) => p === "" || p === "." || p === ".." || !/^[A-Za-z0-9._+-]+$/.test(p))) return false;
+    return (parts.length === 2 && parts[1] === `${node}.json`) || (parts.length === 3 && parts[1] === node);
+}
+
+/**
+ * The key exchanges the fan-out's sessions offer, best first, of those this ssh supports (`ssh -Q kex`): the hybrid
+ * post-quantum mlkem768x25519 (OpenSSH 9.9+) first, then curve25519, then sntrup761x25519 and the rest. OpenSSH 9.0-9.8
+ * put sntrup761x25519 first by default, whose key exchange costs the client about 80 ms of CPU per connection here
+ * against about 0.3 ms for curve25519 (measured: bench/software.ts, docs/architecture.md), which at 1,000 nodes
+ * is 80 CPU-seconds of the controller; mlkem768 is as cheap as curve25519 by its design (unconfirmed here: this
+ * machine's OpenSSH is 9.2). The price on 9.0-9.8 is a classical (not post-quantum) exchange for these sessions, which
+ * carry the run's variables (no secret by design) and the public bundle, never a key.
+ * source: OpenBSD ssh_config(5) KexAlgorithms (the names, the default order); OpenSSH 9.0 and 9.9 release notes
+ * (https://www.openssh.com/txt/release-9.0: sntrup761x25519-sha512@openssh.com the default; 9.9 adds
+ * mlkem768x25519-sha256). Self-contained.
+ */
+export function kexPreference(supported: string[]): string {
+    const order = ["mlkem768x25519-sha256", "curve25519-sha256", "curve25519-sha256@libssh.org", "sntrup761x25519-sha512",
+        "sntrup761x25519-sha512@openssh.com", "ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521",
+        "diffie-hellman-group-exchange-sha256", "diffie-hellman-group16-sha512", "diffie-hellman-group18-sha512", "diffie-hellman-group14-sha256"];
+    const have = new Set(supported.map((k) => k.trim()));
+    return order.filter((k) => have.has(k)).join(",");
+}
+
 /** The command a session runs on the node: `[sudo -n] sh -c '<script>' rdmakit <words>`. Self-contained. */
 export function remoteCommand(script: string, words: string[], user: string): string {
     if (script.includes("'")) throw new Error("a node script must hold no single quote");
@@ -254,7 +294,7 @@ type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path:
  * Runs the fan-out; resolves with ansible-playbook's exit status for the results (fanoutExitStatus) once every node
  * has settled and the aggregated log is written. Uses the self-contained helpers above by name.
  */
-export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string; upload: string }, write: (line: string) => void): Promise<number> {
+export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string }, write: (line: string) => void): Promise<number> {
     const { cp, fs, path } = deps;
     const limit = new Set(cfg.limit);
     const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
@@ -283,117 +323,170 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         while (slots > 0 && waiters.length > 0) waiters.shift()!();
     };
 
-    const base = (n: FanoutNode, i: number) => [
+    // one session per node and run, no master of its own: a fresh node costs the controller one ssh client (and the
+    // hop's) instead of a master, a session, an upload and an exit (bench/software.ts measures it). The bastion hop
+    // keeps its one shared master (the ProxyCommand's ControlMaster=auto, inventory.ts).
+    const kexList = cp.spawnSync("ssh", ["-Q", "kex"], { encoding: "utf8" });
+    const kex = kexList.status === 0 ? kexPreference(String(kexList.stdout).split("\n")) : "";
+    const base = (n: FanoutNode) => [
         "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
-        "-o", `ControlPath=${path.join(cfg.controlDir, `node-${i}`)}`,
+        "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no", ...(kex ? ["-o", `KexAlgorithms=${kex}`] : []),
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
     ];
-    // a session ends at 'close' (its output read to the end); a master (-fN) at 'exit': it leaves a daemon holding the pipes
-    const ssh = (args: string[], input: Buffer | string | null, onLine?: (l: string) => void, timeoutMs = 0, endOn: "close" | "exit" = "close") =>
-        new Promise<{ rc: number; out: string; err: string; timedOut: boolean }>((resolve) => {
-            const child = cp.spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
-            children.add(child);
-            let out = "";
-            let err = "";
-            let partial = "";
-            let timedOut = false;
-            const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs) : undefined;
-            child.stdout.on("data", (d: Buffer) => {
-                const text = partial + d.toString("utf8");
-                const lines = text.split("\n");
-                partial = lines.pop() ?? "";
-                for (const l of lines) { out += l + "\n"; if (onLine) onLine(l); }
-            });
-            child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
-            child.stdin.on("error", () => undefined);
-            if (input === null) child.stdin.end(); else child.stdin.end(input);
-            child.on("error", (e) => { err += String(e); });
-            child.on(endOn, (code: number | null, signal: NodeJS.Signals | null) => {
-                children.delete(child);
-                if (timer) clearTimeout(timer);
-                if (partial) { out += partial; if (onLine) onLine(partial); }
-                resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut });
-            });
-        });
+    const bundleSize = fs.statSync(cfg.bundleFile, { throwIfNoEntry: false })?.size ?? 0;
+    let bundle: Buffer | undefined;
     const lastLine = (s: string) => s.trim().split("\n").filter((l) => l.trim() !== "").slice(-1)[0] ?? "";
+    // the files a collecting run sent (base64 tar.gz between its markers): unpacked apart, then the node's own kept
+    const collect = (n: FanoutNode, i: number, out: string): string => {
+        if (!cfg.collect) return "";
+        const a = out.indexOf("@@rdmakit files\n");
+        const b = out.indexOf("@@rdmakit files-end\n");
+        if (a < 0 || b < a) return "the node sent no results back";
+        const stage = path.join(cfg.controlDir, `collect-${i}`);
+        fs.rmSync(stage, { recursive: true, force: true });
+        fs.mkdirSync(stage, { recursive: true });
+        try {
+            const tar = cp.spawnSync("tar", ["-xzf", "-", "--no-same-owner", "--no-same-permissions", "-C", stage],
+                { input: Buffer.from(out.slice(a + 16, b).replace(/\s+/g, ""), "base64") });
+            if (tar.status !== 0) return `its results could not be unpacked (tar: ${String(tar.stderr || tar.error).trim()})`;
+            const walk = (rel: string): void => {
+                for (const e of fs.readdirSync(path.join(stage, rel), { withFileTypes: true })) {
+                    const r = rel ? `${rel}/${e.name}` : e.name;
+                    if (e.isDirectory()) walk(r);
+                    else if (e.isFile() && collectedFile(r, n.name)) {
+                        fs.mkdirSync(path.dirname(path.join(cfg.collect!.dir, r)), { recursive: true });
+                        fs.copyFileSync(path.join(stage, r), path.join(cfg.collect!.dir, r));
+                    }
+                }
+            };
+            walk("");
+            return "";
+        } finally {
+            fs.rmSync(stage, { recursive: true, force: true });
+        }
+    };
 
-    // the master connection of node i, tried again on a failed handshake (exit 255); returns why it failed, or ""
-    const connect = async (n: FanoutNode, i: number, deadline: number): Promise<string> => {
+    /**
+     * One session on node n: the input first, the bundle once the node asks for it. Its handshake holds a slot of the
+     * gate until the node's first line (the node answered: authenticated), or the session's end. A handshake that
+     * fails (ssh exit 255 before any line) is tried again with a backoff, `connectRetries` times or until `deadline`.
+     */
+    const session = async (n: FanoutNode, cmd: string, payload: Buffer, onLine: (l: string) => void, timeoutMs: number, deadline: number) => {
         let why = "";
         for (let attempt = 0; attempt <= cfg.connectRetries || Date.now() < deadline; attempt++) {
             await acquire();
-            const r = await ssh(["-fN", "-o", "ControlMaster=yes", "-o", `ControlPersist=${cfg.nodeTimeoutS + cfg.rebootTimeoutS}s`, ...base(n, i)], null, undefined, 0, "exit");
-            release();
-            if (r.rc === 0) return "";
+            let held = true;
+            const free = () => { if (held) { held = false; release(); } };
+            const r = await new Promise<{ rc: number; out: string; err: string; timedOut: boolean; answered: boolean }>((resolve) => {
+                const child = cp.spawn("ssh", [...base(n), cmd], { stdio: ["pipe", "pipe", "pipe"] });
+                children.add(child);
+                let out = "";
+                let err = "";
+                let partial = "";
+                let timedOut = false;
+                let answered = false;
+                const timer = setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs);
+                const line = (l: string) => {
+                    out += l + "\n";
+                    if (!answered) {
+                        answered = true;
+                        free();
+                        if (l === "@@rdmakit need-bundle") {
+                            bundle ??= fs.readFileSync(cfg.bundleFile);
+                            child.stdin.end(bundle);
+                        } else {
+                            child.stdin.end();
+                        }
+                    }
+                    onLine(l);
+                };
+                child.stdout.on("data", (d: Buffer) => {
+                    const lines = (partial + d.toString("utf8")).split("\n");
+                    partial = lines.pop() ?? "";
+                    for (const l of lines) line(l);
+                });
+                child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
+                child.stdin.on("error", () => undefined);
+                child.stdin.write(payload);
+                child.on("error", (e) => { err += String(e); });
+                child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
+                    children.delete(child);
+                    clearTimeout(timer);
+                    if (partial) line(partial);
+                    resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut, answered });
+                });
+            });
+            free();
+            if (r.answered || r.timedOut || r.rc !== 255) return { ...r, why: "" };
             why = lastLine(r.err) || `ssh exited ${r.rc}`;
             await sleep(Math.min(30000, 2000 * 2 ** Math.min(attempt, 4)) + Math.floor(Math.random() * 1000));
         }
-        return why;
+        return { rc: 255, out: "", err: "", timedOut: false, answered: false, why };
     };
-    const disconnect = (n: FanoutNode, i: number) => ssh(["-O", "exit", ...base(n, i)], null);
 
     const runNode = async (n: FanoutNode, i: number): Promise<NodeResult> => {
         const start = Date.now();
         const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult => ({ name: n.name, seconds: (Date.now() - start) / 1000, ...r });
         progress.phase(n.name, "connecting", start);
-        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-"];
+        const payload = Buffer.from(JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson }), "utf8");
+        const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-",
+            String(payload.length), String(bundleSize)];
         const runCmd = remoteCommand(scripts.run, words, n.user);
-        const payload = JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson });
-        let why = await connect(n, i, 0);
-        if (why) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${why}` });
         const deadline = start + cfg.nodeTimeoutS * 1000;
         let task = "";
         let lost = 0;
-        try {
-            for (let pass = 0; pass < 8; pass++) {
-                progress.phase(n.name, "running", Date.now());
-                const r = await ssh([...base(n, i), runCmd], payload, (l) => {
-                    const p = parseNodeProgress(l);
-                    if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
-                }, Math.max(1000, deadline - Date.now()));
-                if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
-                const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
-                if (marks.includes("@@rdmakit need-bundle")) {
-                    const up = await ssh([...base(n, i), remoteCommand(scripts.upload, [cfg.bundleDigest], n.user)], fs.readFileSync(cfg.bundleFile), undefined, 1800000);
-                    if (up.rc !== 0) {
-                        return done({ kind: up.rc === 255 ? "unreachable" : "failed", recap: "", task: "Prepare the node's Ansible (rdmakit node-local bundle)",
-                            message: lastLine(up.err) || `the bundle could not be unpacked (exit ${up.rc})` });
-                    }
-                    continue;
-                }
-                if (marks.includes("@@rdmakit reboot")) {
-                    progress.phase(n.name, "rebooting", Date.now());
-                    await disconnect(n, i);
-                    await sleep(20000);
-                    why = await connect(n, i, Date.now() + cfg.rebootTimeoutS * 1000);
-                    if (why) return done({ kind: "unreachable", recap: "", task: "Wait for the node after its reboot (rdmakit node-local)", message: why });
-                    continue;
-                }
-                const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
-                if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
-                    // the connection dropped under the run: connect again and run again (the roles are idempotent)
-                    lost++;
-                    await disconnect(n, i);
-                    why = await connect(n, i, 0);
-                    if (why) return done({ kind: "unreachable", recap: "", task: task || undefined, message: `the connection dropped and could not be made again: ${why}` });
-                    continue;
-                }
-                if (rcLine === undefined) {
-                    // the session ended before the node's run did (a lost connection): say so at the task it was at
-                    return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
-                        message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
-                }
-                const rc = Number(rcLine.slice("@@rdmakit rc ".length));
-                const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
-                const logAt = body.indexOf("@@rdmakit log\n");
-                const recap = logAt >= 0 ? body.slice(0, logAt) : body;
-                const log = logAt >= 0 ? body.slice(logAt + "@@rdmakit log\n".length) : undefined;
-                return done({ kind: rc === 0 ? "ok" : rc === 4 ? "unreachable" : "failed", rc, recap, ...(log !== undefined ? { log } : {}) });
+        let reconnectUntil = 0;
+        for (let pass = 0; pass < 8; pass++) {
+            const r = await session(n, runCmd, payload, (l) => {
+                if (l.startsWith("@@rdmakit ")) { if (l.endsWith("-bundle")) progress.phase(n.name, "running", Date.now()); return; }
+                const p = parseNodeProgress(l);
+                if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
+            }, Math.max(1000, deadline - Date.now()), reconnectUntil);
+            reconnectUntil = 0;
+            if (r.why) {
+                if (pass === 0) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${r.why}` });
+                return done({ kind: "unreachable", recap: "", task: task || "Wait for the node after its reboot (rdmakit node-local)", message: r.why });
             }
-            return done({ kind: "failed", recap: "", message: "the node asked for more reboots than a run allows (8 passes)" });
-        } finally {
-            await disconnect(n, i);
+            if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
+            const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
+            const noPython = marks.find((l) => l.startsWith("@@rdmakit no-python "));
+            if (noPython !== undefined) {
+                return done({ kind: "failed", recap: "", task: "Check the node's Python (rdmakit node-local)",
+                    message: `${n.name} has ${noPython.slice("@@rdmakit no-python ".length)}; node-local mode needs Python ${cfg.pythonRange} ` +
+                        "(python3 or /usr/libexec/platform-python): install one on the node, or set cluster.ansible.mode: controller" });
+            }
+            const bad = marks.find((l) => l.startsWith("@@rdmakit bundle-failed"));
+            if (bad !== undefined) {
+                return done({ kind: "failed", recap: "", task: "Prepare the node's Ansible (rdmakit node-local bundle)",
+                    message: bad.slice("@@rdmakit bundle-failed".length).trim() || "the bundle could not be unpacked" });
+            }
+            if (marks.includes("@@rdmakit reboot")) {
+                progress.phase(n.name, "rebooting", Date.now());
+                await sleep(20000);
+                reconnectUntil = Date.now() + cfg.rebootTimeoutS * 1000;
+                continue;
+            }
+            const rcLine = marks.find((l) => l.startsWith("@@rdmakit rc "));
+            if (rcLine === undefined && r.rc === 255 && lost < cfg.connectRetries) {
+                // the connection dropped under the run: connect again and run again (the roles are idempotent)
+                lost++;
+                continue;
+            }
+            if (rcLine === undefined) {
+                // the session ended before the node's run did (a lost connection): say so at the task it was at
+                return done({ kind: r.rc === 255 ? "unreachable" : "failed", recap: "", task: task || undefined,
+                    message: `the session ended before the node's run finished (ssh exit ${r.rc}): ${lastLine(r.err)}` });
+            }
+            const rc = Number(rcLine.slice("@@rdmakit rc ".length));
+            const lostFiles = collect(n, i, r.out);
+            if (lostFiles) return done({ kind: "failed", rc, recap: "", task: task || undefined, message: lostFiles });
+            const body = r.out.slice(r.out.indexOf(rcLine) + rcLine.length + 1);
+            const logAt = body.indexOf("@@rdmakit log\n");
+            const recap = logAt >= 0 ? body.slice(0, logAt) : body;
+            const log = logAt >= 0 ? body.slice(logAt + "@@rdmakit log\n".length) : undefined;
+            return done({ kind: rc === 0 ? "ok" : rc === 4 ? "unreachable" : "failed", rc, recap, ...(log !== undefined ? { log } : {}) });
         }
+        return done({ kind: "failed", recap: "", message: "the node asked for more reboots than a run allows (8 passes)" });
     };
 
     const results: NodeResult[] = new Array(nodes.length);
@@ -420,12 +513,13 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
  * The Node script (CommonJS) the node-local run starts: `node fanout.cjs <nodes.json> <vars.json>` with the run's
  * environment (RDMAKIT_BUNDLE_FILE, RDMAKIT_BUNDLE_DIGEST, RDMAKIT_PLAYBOOK_NAME, RDMAKIT_PROGRESS_LABEL,
  * RDMAKIT_ANSIBLE_LOG, RDMAKIT_NODE_LOG_DIR, ANSIBLE_SSH_CONTROL_PATH_DIR, RDMAKIT_RETRY_NODES, RDMAKIT_FANOUT_*,
+ * RDMAKIT_COLLECT / RDMAKIT_COLLECT_DIR (a run whose per-node results come back: FanoutConfig.collect),
  * ANSIBLE_RUN_TAGS / ANSIBLE_SKIP_TAGS); progress on stdout; exits with ansible-playbook's status for the results.
  */
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
@@ -437,9 +531,11 @@ export function fanoutScript(): string {
         "  connectLimit: num(env.RDMAKIT_FANOUT_CONNECT, 10), parallel: num(env.RDMAKIT_FANOUT_PARALLEL, 100),",
         "  nodeTimeoutS: num(env.RDMAKIT_FANOUT_NODE_TIMEOUT_S, 10800), connectRetries: /^[0-9]+$/.test(env.RDMAKIT_FANOUT_RETRIES || '') ? Number(env.RDMAKIT_FANOUT_RETRIES) : 3,",
         "  rebootTimeoutS: num(env.RDMAKIT_FANOUT_REBOOT_TIMEOUT_S, 900),",
+        `  pythonRange: ${JSON.stringify(NODE_PYTHON_RANGE)},`,
+        "  collect: env.RDMAKIT_COLLECT ? { spec: env.RDMAKIT_COLLECT, dir: env.RDMAKIT_COLLECT_DIR } : undefined,",
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
-        `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)}, upload: ${JSON.stringify(NODE_UPLOAD_SCRIPT)} };`,
+        `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)} };`,
         "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
         // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
         "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",

@@ -101,6 +101,17 @@ export function requirementsText(artifacts = NODE_PYTHON_ARTIFACTS): string {
     return artifacts.map((a) => `${a.requirement} --hash=sha256:${a.sha256}\n`).join("");
 }
 
+/** The artifacts in batches where no project (the requirement's name) appears twice, in order. Pure. */
+export function distinctProjectBatches(artifacts: PythonArtifact[]): PythonArtifact[][] {
+    const batches: PythonArtifact[][] = [];
+    for (const a of artifacts) {
+        const name = a.requirement.split("==")[0].toLowerCase();
+        const free = batches.find((b) => !b.some((x) => x.requirement.split("==")[0].toLowerCase() === name));
+        if (free) free.push(a); else batches.push([a]);
+    }
+    return batches;
+}
+
 /**
  * Makes sure every pinned file is in `dir` with its digest: fetches the missing ones with `python3 -m pip download`
  * (no dependencies, wheels only, the CPython 3.11 manylinux wheels for the two that have no pure one), then checks
@@ -111,14 +122,21 @@ export function ensurePythonArtifacts(dir = pythonCacheDir()): string {
     let missing = missingArtifacts(dir);
     if (missing.length === 0) return dir;
     fs.mkdirSync(dir, { recursive: true });
-    const req = path.join(dir, `requirements-${process.pid}.txt`);
-    fs.writeFileSync(req, requirementsText(missing));
-    const pip = spawnSync("python3", ["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--platform", "manylinux2014_x86_64",
-        "--python-version", "3.11", "--implementation", "cp", "--require-hashes", "-r", req, "-d", dir], { encoding: "utf8", timeout: 600_000 });
-    fs.rmSync(req, { force: true });
+    // pip resolves one requirements file as one set, so two versions of one project (the two ansible-core pins)
+    // conflict even with --no-deps: one pip call per batch in which every project appears once
+    let pip: ReturnType<typeof spawnSync> | undefined;
+    for (const batch of distinctProjectBatches(missing)) {
+        const req = path.join(dir, `requirements-${process.pid}.txt`);
+        fs.writeFileSync(req, requirementsText(batch));
+        pip = spawnSync("python3", ["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--platform", "manylinux2014_x86_64",
+            "--python-version", "3.11", "--implementation", "cp", "--require-hashes", "-r", req, "-d", dir], { encoding: "utf8", timeout: 600_000 });
+        fs.rmSync(req, { force: true });
+        if (pip.error || pip.status !== 0) break;
+    }
     missing = missingArtifacts(dir);
     if (missing.length > 0) {
-        const why = pip.error ? `python3 -m pip could not start (${(pip.error as NodeJS.ErrnoException).code})` : `pip download exited ${pip.status}: ${(pip.stderr || "").trim().split("\n").slice(-3).join(" | ")}`;
+        const why = !pip ? "pip was not run" : pip.error ? `python3 -m pip could not start (${(pip.error as NodeJS.ErrnoException).code})`
+            : `pip download exited ${pip.status}: ${String(pip.stderr || "").trim().split("\n").slice(-3).join(" | ")}`;
         throw new Error(`rdmakit: the nodes' Ansible (node-local mode) needs these files in ${dir} and ${why}:\n` +
             missing.map((a) => `  ${a.file}  sha256 ${a.sha256}`).join("\n") +
             "\n  fetch them where PyPI is reachable (pip download --no-deps with the versions above) and copy them there, " +

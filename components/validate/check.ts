@@ -21,7 +21,8 @@ import { PACKAGE_ROOT } from "../assets";
 import { RUN_INTERPRETER, sha256 } from "../provision/ansible";
 import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
-import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, validationVars, varsDigest } from "./component";
+import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
+import { nodeTargets } from "../provision/node-local";
 import { validationArgsFromPlan } from "./fromPlan";
 
 export interface CheckOptions {
@@ -125,12 +126,23 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
     }
     const summariser = path.join(checkDir, SUMMARISER_NAME);
     fs.writeFileSync(summariser, summariserScript());
+    // node-local (the plan's mode): the per-node checks run on the nodes, as in pulumi up's validation
+    let nodes: ReturnType<typeof nodeTargets> | undefined;
+    let nodeLocalEnv: Record<string, string> = {};
+    if ((runArgs.mode ?? "node-local") === "node-local") {
+        try {
+            nodes = nodeTargets(inventory);
+            nodeLocalEnv = nodeLocalValidateEnv(path.join(PACKAGE_ROOT, "playbooks"), checkDir, checkDir, true);
+        } catch (e) {
+            return usage(`${(e as Error).message} (or set cluster.ansible.mode: controller)`);
+        }
+    }
     // the key goes to the run's own agent from this process (provision/keysocket.ts), never through the run's environment
     const { RDMAKIT_SSH_PRIVATE_KEY: _dropped, ...runEnv } = env;
     const served = serveKeyLocally(key);
     const [interpreter, ...interpreterArgs] = RUN_INTERPRETER;
     const r = spawnSync(interpreter, [...interpreterArgs, VALIDATE_SCRIPT], {
-        cwd: PACKAGE_ROOT, encoding: "utf8", input: JSON.stringify({ inventory, extraVars: varsJson }), maxBuffer: 64 * 1024 * 1024,
+        cwd: PACKAGE_ROOT, encoding: "utf8", input: JSON.stringify({ inventory, extraVars: varsJson, ...(nodes ? { nodes } : {}) }), maxBuffer: 64 * 1024 * 1024,
         env: {
             ...runEnv,
             ...served.env,
@@ -140,6 +152,7 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
             ...(runArgs.health ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(runArgs.health) } : {}),
             RDMAKIT_OUT: checkDir, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: summariser,
             ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
+            ...nodeLocalEnv,
         },
     });
     served.close();

@@ -20,6 +20,11 @@ import type { Expectation } from "./types";
 import { fabricOfPlan } from "./fabric";
 import type { HealthExpectation } from "../health/types";
 import { PACKAGE_ROOT } from "../assets";
+import type { AnsibleMode } from "../types";
+import { hashFolder } from "../provision/ansible";
+import { buildBundle, bundleDigest } from "../provision/bundle";
+import { fanoutScript } from "../provision/fanout";
+import { nodeTargets } from "../provision/node-local";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
 export interface IncastArgs {
@@ -125,6 +130,13 @@ export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gp
      * the plan. A node failing it is a bad node, like one failing a preflight check. @default not graded
      */
     health?: HealthExpectation;
+    /**
+     * Where validation's per-node plays (the health captures, the preflight checks, the software report) run
+     * (plan.provision.mode): `node-local`, each node runs them on itself from the bundle and sends its results back
+     * (the node-local fan-out, components/provision/fanout.ts); `controller`, ansible-playbook here pushes them. The
+     * nccl-tests launches run from here in both. @default "node-local"
+     */
+    mode?: AnsibleMode;
 }
 
 /** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
@@ -472,6 +484,30 @@ export const SUMMARISER_NAME = "ansible-summarise.cjs";
  * the report passed, or
  * when the variables on stdin do not match their digest.
  */
+/** validate.yml's per-node plays (their tags): node-local mode runs them on the nodes, the rest from here. */
+export const NODE_LOCAL_VALIDATE_TAGS = "health,preflight";
+/** Where a node-local validation puts a failed node's own log (`<node>.log`), under the report folder. */
+export const VALIDATE_NODE_LOGS = "nodes-validate";
+
+/**
+ * What a node-local validation run needs beside VALIDATE_SCRIPT: the fan-out script and the bundle, written into
+ * `writeDir` (the bundle once per content, in a folder of its own so that it never removes the software step's), and
+ * the environment naming them as `runDir` (the folder the run reads them from: the same one, relative to where it
+ * runs). `write` false (a preview): nothing is written, the names are the same.
+ */
+export function nodeLocalValidateEnv(playbooksDir: string, writeDir: string, runDir: string, write: boolean): Record<string, string> {
+    const hash = hashFolder(playbooksDir);
+    const bundle = write
+        ? buildBundle(playbooksDir, hash, path.join(writeDir, "bundle-validate"))
+        : { digest: bundleDigest(hash), file: "" };
+    if (write) fs.writeFileSync(path.join(writeDir, "ansible-fanout.cjs"), fanoutScript());
+    return {
+        RDMAKIT_FANOUT: path.join(runDir, "ansible-fanout.cjs"),
+        RDMAKIT_BUNDLE_FILE: path.join(runDir, "bundle-validate", `bundle-${bundle.digest}.tar.gz`),
+        RDMAKIT_BUNDLE_DIGEST: bundle.digest,
+    };
+}
+
 export const VALIDATE_SCRIPT = [
     // the variables wait on fd 3 while the prelude runs, so nothing it starts (ssh-agent, ssh-add) can read them
     "exec 3<&0 </dev/null",
@@ -480,17 +516,28 @@ export const VALIDATE_SCRIPT = [
     // inventory and variables from stdin (AnsibleRunInput, as the provisioning run takes them), checked against
     // their digests: the inventory travels with the run, so no file from an earlier run has to still exist
     'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
-    unpackRunInput('"$vars"', 3),
+    unpackRunInput('"$vars"', 3, '"$tmp/nodes.json"'),
     "exec 3<&-",
-    'rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"',
+    `rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" "$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"`,
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
     // fetch resolves a relative dest against the playbook's folder (Ansible's path_dwim): the logs' folder is made
     // absolute here, at run time, so the command's inputs can stay relative
     'out_abs=$(cd "$RDMAKIT_OUT" && pwd) || exit 1',
-    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" >"$log" 2>&1'),
-    "play=$rc",
+    ': >"$log"; play=0; skip=""',
+    // node-local: the per-node plays on every node at once, each node's results back into the same folders
+    'if [ -n "${RDMAKIT_FANOUT:-}" ]; then',
+    ...runChild(`RDMAKIT_PLAYBOOK_NAME=validate.yml RDMAKIT_PROGRESS_LABEL=validate ANSIBLE_RUN_TAGS=${NODE_LOCAL_VALIDATE_TAGS} RDMAKIT_ANSIBLE_LOG="$log" ` +
+        `RDMAKIT_NODE_LOG_DIR="$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" RDMAKIT_COLLECT=nccl_validate_out_dir=nccl RDMAKIT_COLLECT_DIR="$out_abs" ` +
+        'RDMAKIT_FANOUT_PARALLEL="${ANSIBLE_FORKS:-100}" RDMAKIT_FANOUT_NODE_TIMEOUT_S=3600 node "$RDMAKIT_FANOUT" "$tmp/nodes.json" "$vars"').map((l) => `  ${l}`),
+    `  play=$rc; skip=${NODE_LOCAL_VALIDATE_TAGS}`,
+    "fi",
+    // the preflight play is any_errors_fatal: a node failing its checks stops the run before nccl-tests, in both modes
+    'if [ "$play" -eq 0 ] || [ "$play" -eq 4 ]; then',
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" ${skip:+--skip-tags "$skip"} >>"$log" 2>&1').map((l) => `  ${l}`),
+    '  if [ "$rc" -ne 0 ] || [ "$play" -eq 0 ]; then play=$rc; fi',
+    "fi",
     'if [ "$play" -ne 0 ]; then',
     '  node "$RDMAKIT_ANSIBLE_SUMMARISER" "$log" >&2 9>&- || { echo "validate.yml failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; }',
     '  echo "validate.yml exited $play; per-node preflight results: $RDMAKIT_OUT/preflight/" >&2',
@@ -547,7 +594,10 @@ export class ClusterValidation extends pulumi.ComponentResource {
         // only their digests into the environment and the triggers (VALIDATE_SCRIPT).
         const vars = pulumi.all([args.mpiHosts ?? args.hosts, args.hostKeys ?? []]).apply(([addrs, keys]) =>
             JSON.stringify(validationVars(args, addrs, path.join(outFromRun, "nccl"), keys)));
-        const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({ inventory, extraVars }));
+        const mode = args.mode ?? "node-local";
+        const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({
+            inventory, extraVars, ...(mode === "node-local" ? { nodes: nodeTargets(inventory) } : {}),
+        }));
         const digests = runInputDigests(input);
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
@@ -560,6 +610,8 @@ export class ClusterValidation extends pulumi.ComponentResource {
             fs.mkdirSync(this.reportDir, { recursive: true });
             fs.writeFileSync(path.join(this.reportDir, SUMMARISER_NAME), summariserScript());
         }
+        const nodeLocalEnv = mode === "node-local"
+            ? nodeLocalValidateEnv(path.join(repoRoot, "playbooks"), this.reportDir, outFromRun, !pulumi.runtime.isDryRun()) : {};
 
         this.command = new command.local.Command(`${name}-nccl`, {
             create: VALIDATE_SCRIPT,
@@ -578,6 +630,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
                 ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
+                ...nodeLocalEnv,
                 ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
                 // plain text in the log, which the summariser parses
                 ANSIBLE_NOCOLOR: "1",

@@ -78,6 +78,7 @@ export function validationArgsFromPlan(
         health: healthExpectation(plan),
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
+        mode: plan.provision.mode,
         ...(plan.roce ? { incast: { ...incastArgs(plan.roce.qos), ...(v.preflight.portRateGbps ? { lineRateGbps: v.preflight.portRateGbps } : {}) } } : {}),
     };
 }

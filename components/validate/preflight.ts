@@ -101,3 +101,30 @@ export function softwareMismatches(lines: SoftwareLine[]): Array<Verdict & { whe
         hint: "boot every node from the same image release (the plan pins it) or let the kit install the same version everywhere",
     }));
 }
+
+/**
+ * The IB partition keys must be the same full-member keys on every node (a pkey mismatch between nodes hangs NCCL:
+ * research azure-ib.md §6). Push mode compares each node with the first one inside the play; a node-local run sees
+ * one node only, so each node's `ib-pkey` check there proves a full-member key and this compares them across the
+ * nodes, from the check's `seen` ("keys ...; full-member <k,k|none>", playbooks/roles/nccl_validate/tasks/main.yml).
+ * Nothing when a node's own ib-pkey check failed already (that line names it) or when they agree. Pure.
+ */
+export function pkeyMismatches(p: PreflightReport): Array<Verdict & { where: string }> {
+    const by = new Map<string, string[]>();
+    for (const n of p.nodes) {
+        const c = n.checks.find((x) => x.check === "ib-pkey");
+        if (!c) continue;
+        if (!c.ok) return [];
+        const m = /full-member (\S+)\s*$/.exec(String(c.seen));
+        const keys = m ? m[1] : "unreadable";
+        by.set(keys, [...(by.get(keys) ?? []), n.host]);
+    }
+    if (by.size <= 1) return [];
+    const groups = [...by.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
+    return [{
+        check: "ib-pkey", ok: false, where: "preflight partition keys",
+        expected: "the same full-member partition keys on every node",
+        seen: groups.map(([k, hosts]) => `${k} on ${hosts.join(", ")}`).join("; "),
+        hint: "every node of one job must be in the same InfiniBand partition: check the VMs are in one scale set / placement group",
+    }];
+}

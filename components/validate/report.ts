@@ -5,7 +5,7 @@
 import type { Expectation, LogGrade, NcclRun, ParsedLog, Verdict } from "./types";
 import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grade";
 import type { SlowNodeReport } from "./slow";
-import { preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
+import { pkeyMismatches, preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
 import type { NodeHealth } from "../health/types";
 
 /** What a log was in the validation: names follow the playbook's convention (see `classifyLogName`). */
@@ -99,7 +99,7 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
             ...e.grade.runs.flatMap((r) => r.verdicts.map((v) => ({ ...v, where: `${e.name} run ${r.run + 1}` })))],
     }));
     const software = preflight ? softwareLines(preflight) : undefined;
-    const failed = [...(preflight ? preflightFailures(preflight) : []), ...(software ? softwareMismatches(software.lines) : []),
+    const failed = [...(preflight ? [...preflightFailures(preflight), ...pkeyMismatches(preflight)] : []), ...(software ? softwareMismatches(software.lines) : []),
         ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
     const healthBad = (health ?? []).filter((h) => h.verdict === "failing" || h.verdict === "unreadable").map((h) => h.node);
