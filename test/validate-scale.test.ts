@@ -42,6 +42,8 @@ before(async () => {
 const ROOT = path.resolve(__dirname, "..");
 // the component writes the Ansible failure summariser under <repoRoot>/out/<stack>/, so the root is a scratch folder
 const SCRATCH = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-vscale-"));
+// node-local validation (the default mode) bundles the kit's playbooks from the root it runs in
+fs.symlinkSync(path.join(ROOT, "playbooks"), path.join(SCRATCH, "playbooks"));
 after(() => fs.rmSync(SCRATCH, { recursive: true, force: true }));
 
 const KiB = 1024;
@@ -74,6 +76,7 @@ test("1,024 nodes: no environment value or argument of the Command exceeds 32 Ki
     const cmd = registered.find((r) => r.type === "command:local:Command" && r.name === "big-nccl")!.inputs;
     const env = cmd.environment as Record<string, string>;
     assert.ok(Object.keys(env).length >= 10, "the environment was read");
+    assert.match(env.RDMAKIT_BUNDLE_DIGEST ?? "", /^[0-9a-f]{16,}$/, "the node-local validation's bundle is named");
     for (const [k, v] of Object.entries(env)) assert.ok(Buffer.byteLength(v) <= LIMIT, `environment ${k}: ${Buffer.byteLength(v)} bytes`);
     // argv of the process the provider starts: the interpreter and the script
     for (const a of [...cmd.interpreter, cmd.create]) assert.ok(Buffer.byteLength(a) <= LIMIT, `argument of ${Buffer.byteLength(a)} bytes`);
