@@ -192,7 +192,8 @@ export function createProgress(label: string, names: string[], write: (line: str
                 if (s.phase === "running" && s.task) at.set(s.task, (at.get(s.task) ?? 0) + 1);
             }
             const top = [...at.entries()].sort((a, b) => b[1] - a[1]).slice(0, 2).map(([t, n]) => `${t} (${n})`);
-            return `nodes: ${count.done ?? 0} done, ${(count.running ?? 0) + (count.connecting ?? 0) + (count.rebooting ?? 0)} running, ` +
+            return `nodes: ${count.done ?? 0} done, ${(count.running ?? 0) + (count.connecting ?? 0)} running, ` +
+                (count.rebooting ? `${count.rebooting} rebooting, ` : "") +
                 `${(count.failed ?? 0) + (count.unreachable ?? 0)} failed, ${count.waiting ?? 0} waiting (of ${total})` +
                 (top.length ? `; at ${top.join(", ")}` : "");
         },
@@ -224,6 +225,8 @@ export interface NodeResult {
     message?: string;
     /** the task the node was at (for a timeout or a lost connection) */
     task?: string;
+    /** how many times the node rebooted for the roles during this run */
+    reboots?: number;
     seconds: number;
 }
 
@@ -234,7 +237,8 @@ export interface NodeResult {
  * RECAP line Ansible would print for it. Self-contained.
  */
 export function nodeLogSection(r: NodeResult): string {
-    const head = `# rdmakit node-local: ${r.name} ${r.kind}${r.rc !== undefined ? ` (ansible-playbook exit ${r.rc})` : ""} after ${r.seconds.toFixed(1)} s`;
+    const head = `# rdmakit node-local: ${r.name} ${r.kind}${r.rc !== undefined ? ` (ansible-playbook exit ${r.rc})` : ""} after ` +
+        `${r.reboots ? `${r.reboots} reboot${r.reboots === 1 ? "" : "s"}, ` : ""}${r.seconds.toFixed(1)} s`;
     if (r.message === undefined) return [head, r.log ?? r.recap, ""].join("\n");
     const unreachable = r.kind === "unreachable";
     const result = JSON.stringify({ changed: false, msg: r.message, ...(unreachable ? { unreachable: true } : {}) });
@@ -426,7 +430,9 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 
     const runNode = async (n: FanoutNode, i: number): Promise<NodeResult> => {
         const start = Date.now();
-        const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult => ({ name: n.name, seconds: (Date.now() - start) / 1000, ...r });
+        let reboots = 0;
+        const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult =>
+            ({ name: n.name, seconds: (Date.now() - start) / 1000, ...(reboots ? { reboots } : {}), ...r });
         progress.phase(n.name, "connecting", start);
         const payload = Buffer.from(JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson }), "utf8");
         const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-",
@@ -462,6 +468,9 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             }
             if (marks.includes("@@rdmakit reboot")) {
                 progress.phase(n.name, "rebooting", Date.now());
+                // the task the node was at is its own request for the reboot: what comes next is the wait for it
+                reboots++;
+                task = "";
                 await sleep(20000);
                 reconnectUntil = Date.now() + cfg.rebootTimeoutS * 1000;
                 continue;

@@ -11,6 +11,8 @@
 #                                                                127.0.0.1), boot; wait for ssh; print pid
 #                                                                with RDMAKIT_TESTHOST_PREPARE=<cmd> set, runs `<cmd> <tree>`
 #                                                                after unpacking and before the boot (image-state.sh)
+#                                                                with RDMAKIT_TESTHOST_REBOOT=1, a reboot inside the
+#                                                                container boots it again (boot() below)
 #   testhost.sh restart <run-dir> <name> <port> [<address>]      power the container off cleanly and boot the same tree
 #                                                                again (a reboot); wait for ssh; print pid
 #   testhost.sh down <run-dir> <name>                            stop the container (kill its nspawn process), remove the tree
@@ -102,8 +104,18 @@ EOF
 boot() {
     local run=$1 name=$2 port=$3 address=$4 root="$1/$2"
     # Host network (no --private-network): the address/port pair tells the hosts apart (all of 127.0.0.0/8 is local).
-    setsid systemd-nspawn --register=no --keep-unit --console=passive -b -M "$name" -D "$root" \
-        >>"$run/$name.console.log" 2>&1 </dev/null &
+    local nspawn=(systemd-nspawn --register=no --keep-unit --console=passive -b -M "$name" -D "$root")
+    if [ "${RDMAKIT_TESTHOST_REBOOT:-}" = 1 ]; then
+        # A host that can reboot: nspawn exits 133 when the container's systemd reboots, so it is started again on
+        # the same tree (/run is a fresh tmpfs each boot), as systemd-nspawn@.service does with
+        # RestartForceExitStatus=133 (source: systemd units/systemd-nspawn@.service.in; systemd-nspawn(1) EXIT
+        # STATUS). Any other exit ends the loop; its TERM (stop below) powers the running container off.
+        setsid bash -c 'trap "kill -TERM \$c 2>/dev/null; wait \$c; exit 0" TERM
+            while :; do "$@" & c=$!; wait $c; rc=$?; [ "$rc" = 133 ] || exit "$rc"; echo "rdmakit testhost: rebooted" >&2; done' \
+            rdmakit-testhost "${nspawn[@]}" >>"$run/$name.console.log" 2>&1 </dev/null &
+    else
+        setsid "${nspawn[@]}" >>"$run/$name.console.log" 2>&1 </dev/null &
+    fi
     local pid=$!
     echo "$pid" >"$run/$name.pid"
     local i
