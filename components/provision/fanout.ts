@@ -268,9 +268,9 @@ export function collectedFile(rel: string, node: string): boolean {
 /**
  * The key exchanges the fan-out's sessions offer, best first, of those this ssh supports (`ssh -Q kex`): the hybrid
  * post-quantum mlkem768x25519 (OpenSSH 9.9+) first, then curve25519, then sntrup761x25519 and the rest. OpenSSH 9.0-9.8
- * put sntrup761x25519 first by default, whose key exchange costs the client about 80 ms of CPU per connection here
- * against about 0.3 ms for curve25519 (measured: bench/software.ts, docs/architecture.md), which at 1,000 nodes
- * is 80 CPU-seconds of the controller; mlkem768 is as cheap as curve25519 by its design (unconfirmed here: this
+ * put sntrup761x25519 first by default: a session through the hop cost the client 99-113 ms of CPU with it against
+ * 19-20 ms with curve25519 (measured with OpenSSH 9.2: bench/ssh-session.sh), about 80 CPU-seconds of the controller
+ * at 1,000 nodes; mlkem768 is as cheap as curve25519 by its design (unconfirmed here: this
  * machine's OpenSSH is 9.2). The price on 9.0-9.8 is a classical (not post-quantum) exchange for these sessions, which
  * carry the run's variables (no secret by design) and the public bundle, never a key.
  * source: OpenBSD ssh_config(5) KexAlgorithms (the names, the default order); OpenSSH 9.0 and 9.9 release notes

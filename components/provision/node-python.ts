@@ -51,8 +51,12 @@ export const NODE_ANSIBLE_SETS: NodeAnsibleSet[] = [
     { id: "core2.17", ansibleCore: "2.17.14", python: { min: [3, 12], max: [3, 12] } },
 ];
 
-/** The Pythons a node needs for node-local mode, as README and the preflight say it. */
-export const NODE_PYTHON_RANGE = "3.9-3.12";
+const byVersion = (a: [number, number], b: [number, number]) => a[0] - b[0] || a[1] - b[1];
+/** The oldest and newest node Python (major, minor) some set runs on: what node-local mode needs of a node. */
+export const NODE_PYTHON_MIN = NODE_ANSIBLE_SETS.map((s) => s.python.min).sort(byVersion)[0];
+export const NODE_PYTHON_MAX = NODE_ANSIBLE_SETS.map((s) => s.python.max).sort(byVersion).slice(-1)[0];
+/** The same, in words, as README and the node's failure say it ("3.9-3.12"). */
+export const NODE_PYTHON_RANGE = `${NODE_PYTHON_MIN.join(".")}-${NODE_PYTHON_MAX.join(".")}`;
 
 const BOTH = ["core2.15", "core2.17"];
 const MANYLINUX = "cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl";

@@ -15,7 +15,7 @@
  * folder the run's collect variable named), `@@rdmakit rc <n>` then the PLAY RECAP, then `@@rdmakit log` and the
  * node's full log when the run failed.
  */
-import { NODE_ANSIBLE_SETS } from "./node-python";
+import { NODE_PYTHON_MAX, NODE_PYTHON_MIN } from "./node-python";
 
 /** Where bundles live on a node: /opt/rdmakit/<digest>/ (64 hex digits; nothing else there is touched). */
 export const NODE_BUNDLE_ROOT = "/opt/rdmakit";
@@ -44,9 +44,6 @@ export const NODE_UPLOAD_SCRIPT = [
     '  if [ ${#n} -eq 64 ] && [ -z "$(printf %s "$n" | tr -d 0-9a-f)" ]; then rm -rf "$d"; fi; done',
 ].join("\n");
 
-/** The oldest and newest Python (major, minor) some ansible-core set of the bundle runs on. */
-const PY_MIN = NODE_ANSIBLE_SETS.map((s) => s.python.min).sort((a, b) => a[0] - b[0] || a[1] - b[1])[0];
-const PY_MAX = NODE_ANSIBLE_SETS.map((s) => s.python.max).sort((a, b) => b[0] - a[0] || b[1] - a[1])[0];
 
 /**
  * Runs playbook $2 of bundle $1 on this node for inventory host $3 (progress label $4, tags $5, skipped tags $6;
@@ -68,7 +65,7 @@ export const NODE_RUN_SCRIPT = [
     'if [ ! -f "$B/.ready" ] || [ ! -x "$(cat "$B/python" 2>/dev/null)" ]; then',
     "  PY=$(command -v python3 || command -v /usr/libexec/platform-python || true)",
     '  if [ -z "$PY" ]; then echo "@@rdmakit no-python no python3 on the PATH and no /usr/libexec/platform-python"; exit 0; fi',
-    `  V=$("$PY" -c "import sys; v = sys.version_info[:2]; print(*v, sep=chr(46)); sys.exit(0 if (${PY_MIN.join(", ")}) <= v <= (${PY_MAX.join(", ")}) else 1)" 2>&1)`,
+    `  V=$("$PY" -c "import sys; v = sys.version_info[:2]; print(*v, sep=chr(46)); sys.exit(0 if (${NODE_PYTHON_MIN.join(", ")}) <= v <= (${NODE_PYTHON_MAX.join(", ")}) else 1)" 2>&1)`,
     '  if [ $? -ne 0 ]; then echo "@@rdmakit no-python Python $(printf %s "$V" | tail -n 1) at $PY"; exit 0; fi',
     '  echo "@@rdmakit need-bundle"',
     '  E=$(mktemp) || exit 98',

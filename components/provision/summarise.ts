@@ -225,13 +225,6 @@ export function runSettled(summary: AnsibleLogSummary, rc: number): boolean {
 }
 
 /**
- * The Node script (CommonJS) the Ansible commands run on a log. `node s.cjs <log>`: prints the failure summary to
- * stderr (validation's use). `node s.cjs <log> <rc> <maxFailPercentage>`: the node-software step's verdict: the
- * RunOutcome line (PROVISION_RESULT_PREFIX) on stdout, then the summary on stderr and exit status `rc` when the step
- * fails, or the summary on stdout (a warning) and 0 when the failures stay within the tolerance. With
- * `$RDMAKIT_RUN_RECORD` set it also writes the run's record there (resume.ts recordRun) when the run settled its nodes.
- */
-/**
  * The head of a generated CommonJS script: its origin, strict mode, and each pure function by its name, as its source
  * text (so the script runs the very code the tests run). `source`: the module that generates it.
  */
@@ -245,6 +238,13 @@ export function generatedScriptHead(source: string, fns: Record<string, (...args
     ];
 }
 
+/**
+ * The Node script (CommonJS) the Ansible commands run on a log. `node s.cjs <log>`: prints the failure summary to
+ * stderr (validation's use). `node s.cjs <log> <rc> <maxFailPercentage>`: the node-software step's verdict: the
+ * RunOutcome line (PROVISION_RESULT_PREFIX) on stdout, then the summary on stderr and exit status `rc` when the step
+ * fails, or the summary on stdout (a warning) and 0 when the failures stay within the tolerance. With
+ * `$RDMAKIT_RUN_RECORD` set it also writes the run's record there (resume.ts recordRun) when the run settled its nodes.
+ */
 export function summariserScript(): string {
     return [
         ...generatedScriptHead("components/provision/summarise.ts", { parseAnsibleLog, formatAnsibleFailures, decideRun, runSettled, recordRun }),

@@ -469,21 +469,6 @@ export const VALIDATE_LOG_NAME = "ansible-validate.log";
 /** The Ansible failure summariser (components/provision/summarise.ts), written where AnsiblePlaybook writes it. */
 export const SUMMARISER_NAME = "ansible-summarise.cjs";
 
-/**
- * The shell run by the Command: playbook, then the grade. The playbook variables come on stdin (`stdin` of the
- * Command, a pipe: no size limit), are written to a private temporary file and passed as `-e @file`: as one
- * environment string or argument they would hit Linux's 128 KiB limit per string (MAX_ARG_STRLEN, "Argument list
- * too long") on a large cluster. source: torvalds/linux include/uapi/linux/binfmts.h (MAX_ARG_STRLEN, 32 pages);
- * pulumi/pulumi-command provider/pkg/provider/local/commandOutputs.go (`cmd.Stdin = strings.NewReader(stdin)`, which
- * os/exec feeds through a pipe). The file must match the digest in `$RDMAKIT_VALIDATE_VARS_SHA256`, so an empty or
- * cut-short stdin stops the run instead of validating something else. Other inputs come through the environment so
- * the script is a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and
- * would flood `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing
- * host, task, reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
- * Exit status: the report's (0 pass, 1 fail, 2 neither logs nor preflight results), or 1 when the playbook failed and
- * the report passed, or
- * when the variables on stdin do not match their digest.
- */
 /** validate.yml's per-node plays (their tags): node-local mode runs them on the nodes, the rest from here. */
 export const NODE_LOCAL_VALIDATE_TAGS = "health,preflight";
 /** Where a node-local validation puts a failed node's own log (`<node>.log`), under the report folder. */
@@ -508,6 +493,22 @@ export function nodeLocalValidateEnv(playbooksDir: string, writeDir: string, run
     };
 }
 
+/**
+ * The shell run by the Command: playbook, then the grade. The playbook variables come on stdin (`stdin` of the
+ * Command, a pipe: no size limit), are written to a private temporary file and passed as `-e @file`: as one
+ * environment string or argument they would hit Linux's 128 KiB limit per string (MAX_ARG_STRLEN, "Argument list
+ * too long") on a large cluster. source: torvalds/linux include/uapi/linux/binfmts.h (MAX_ARG_STRLEN, 32 pages);
+ * pulumi/pulumi-command provider/pkg/provider/local/commandOutputs.go (`cmd.Stdin = strings.NewReader(stdin)`, which
+ * os/exec feeds through a pipe). The file must match the digest in `$RDMAKIT_VALIDATE_VARS_SHA256`, so an empty or
+ * cut-short stdin stops the run instead of validating something else. Other inputs come through the environment so
+ * the script is a constant. The playbook's output goes to `$RDMAKIT_OUT/ansible-validate.log` only (it is long and
+ * would flood `pulumi up` and the state); when the playbook fails, stderr gets the summariser's few lines (failing
+ * host, task, reason) and the log's path. stdout carries only the nccl-report text summary and its result line.
+ * Exit status: the report's (0 pass, 1 fail, 2 neither logs nor preflight results), or 1 when the playbook failed and
+ * the report passed, or when the variables on stdin do not match their digest. With `$RDMAKIT_FANOUT` set (node-local
+ * mode, nodeLocalValidateEnv) the per-node plays (NODE_LOCAL_VALIDATE_TAGS) run first on the nodes through the fan-out,
+ * and ansible-playbook here runs the rest with those tags skipped.
+ */
 export const VALIDATE_SCRIPT = [
     // the variables wait on fd 3 while the prelude runs, so nothing it starts (ssh-agent, ssh-add) can read them
     "exec 3<&0 </dev/null",
