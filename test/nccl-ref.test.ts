@@ -1,6 +1,6 @@
 /**
- * Parser and grader on the sixteen real logs of ../shared/ref/nccl-tests-logs, used in place. Every figure asserted
- * comes from the log's sidecar JSON. Without the folder the test fails and says so, unless RDMAKIT_NO_SHARED_REF=1.
+ * Parser and grader on the sixteen real logs of test/fixtures/nccl-ref (SOURCES.md: where each comes from). Every figure asserted
+ * comes from the log's sidecar JSON.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { parseNcclLog } from "../components/validate/parse";
 import { gradeLog, largestPoint, nodesOf, wrongRows } from "../components/validate/grade";
 import type { Expectation, NcclRun, ParsedLog } from "../components/validate/types";
 
-const REF = path.resolve(__dirname, "../../shared/ref/nccl-tests-logs");
+const REF = path.join(__dirname, "fixtures", "nccl-ref");
 
 interface Sidecar {
     source: string;
@@ -26,15 +26,7 @@ interface Sidecar {
     errors: string | null;
 }
 
-const present = fs.existsSync(REF);
-if (!present) {
-    test("shared reference logs", () => {
-        if (process.env.RDMAKIT_NO_SHARED_REF === "1") return;
-        assert.fail(`reference logs not found at ${REF}: check out ../shared next to the repository, or set RDMAKIT_NO_SHARED_REF=1 to skip`);
-    });
-}
-
-const files = present ? fs.readdirSync(REF).filter((f) => f.endsWith(".log")).sort() : [];
+const files = fs.readdirSync(REF).filter((f) => f.endsWith(".log")).sort();
 
 /** The run the sidecar describes: the last run that printed rows (17: the sendrecv after the aborted alltoall). */
 function mainRun(p: ParsedLog): NcclRun {

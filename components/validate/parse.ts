@@ -1,7 +1,7 @@
 /**
  * Pure parser for nccl-tests output, every era (2017 .. v2.19.x), with launcher prefixes, NCCL debug lines,
  * several runs per file, split rows, truncated and aborted runs.
- * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (source: NVIDIA/nccl-tests src/util.cu, src/common.cu).
+ * Format facts: NVIDIA/nccl-tests src/util.cu, src/common.cu (real logs of each layout: test/fixtures/nccl-ref/SOURCES.md).
  */
 import type {
     LineText, NcclRow, NcclRun, ParsedLog, Placement, RunParams, TableLayout,
