@@ -258,7 +258,8 @@ test("nic: EFA devices from fi_info -p efa: four on a p4d pass; one or none wher
 test("xid: Xid 119 fails with NVIDIA's meaning; an application's Xid 31 (old form, syslog prefix) is a note; a denied dmesg is not checked", () => {
     const h = gradeNode("n", node({ "dmesg.txt": "dmesg.h100-xid119.txt" }), H100);
     assert.deepEqual(components(h), ["xid"]);
-    assert.equal(h.findings[0].message, "Xid 119 (GSP RPC Timeout) on GPU 0000:9b:00");
+    assert.match(h.findings[0].message, /^Xid 119 \(GSP RPC Timeout\) on GPU 0000:9b:00, 0 min before the log's last line/);
+    assert.equal(h.findings[0].persistence, "transient");
     // source: https://pastebin.com/NGng33SB (a kernel log line as posted)
     const app = parseDmesg("Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000\n");
     assert.deepEqual(app.xids.map((x) => [x.pci, x.code]), [["0000:01:00", 31]]);

@@ -16,6 +16,7 @@
  * (field names as GoogleCloudPlatform/cluster-health-scanner src/gpu_healthcheck/gpu_healthcheck.py reads them).
  * "Error: ..." lines (no host engine, no GPU) mean the diagnostic did not run: not checked, never a pass.
  */
+import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface DcgmTest {
@@ -40,7 +41,7 @@ function status(word: string): DcgmTest["status"] {
 
 export function parseDcgmText(text: string): DcgmReport {
     const tests: DcgmTest[] = [];
-    const lines = text.split(/\r?\n/);
+    const lines = boundedLines(text);
     const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
     let table = false;
     let last: DcgmTest | undefined;

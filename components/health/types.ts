@@ -17,6 +17,14 @@ export const FILES = {
 
 export type Component = "gpu" | "ecc" | "pcie" | "nvlink" | "nic" | "xid" | "dcgm" | "clocks";
 
+/**
+ * How lasting a finding is (README "Node health"): "persistent" the node's current state shows it (a GPU missing, a
+ * link down, a reset required, a DCGM test failed); "transient" an event in the kernel log within the Xid window or a
+ * one-snapshot reading (clocks held down) while the current state shows nothing: check again before acting;
+ * "note" does not fail the node. Findings carry "persistent" or "transient"; notes are NodeHealth.notes.
+ */
+export type Persistence = "persistent" | "transient" | "note";
+
 /** One reason a node fails: the component, what is wrong, and the line of the tool's output that shows it. */
 export interface Finding {
     component: Component;
@@ -24,6 +32,12 @@ export interface Finding {
     file: string;
     /** the output line (trimmed) that shows it; absent when the finding is an absence (a GPU missing) */
     evidence?: string;
+    persistence: Exclude<Persistence, "note">;
+}
+
+/** true when the finding is an event or a snapshot that the node's current state does not confirm: never replace a node on it. */
+export function isTransient(f: Pick<Finding, "persistence">): boolean {
+    return f.persistence !== "persistent";
 }
 
 /** A check that could not run: the file is missing, or the tool said it could not answer. Never healthy. */
@@ -66,7 +80,17 @@ export interface HealthExpectation {
     fabric: "aws-efa" | "azure-ib" | "roce";
     /** RDMA devices: EFA devices (AWS), IB HCAs (Azure, by name), RoCE rails (by name) */
     nics: { names: string[]; count: number; rateGbps?: number; linkLayer: "InfiniBand" | "Ethernet" | "efa" };
+    /** Xids older than this (minutes before the log's newest line) fail only while the GPU's state still asks for action; default XID_WINDOW_MINUTES */
+    xidWindowMinutes?: number;
 }
+
+/**
+ * Default Xid window: 120 minutes. An Xid that still needs action leaves "Reset Required" / "GPU Recovery Action" /
+ * "Pending" set in nvidia-smi -q (R510+/R565+ drivers), which fails the node at any age; the window covers drivers
+ * without those fields and events during or just before the validation run. Two hours is AzNHC's choice for its Xid
+ * check (Azure/azurehpc-health-checks, as issue 33 reports it); spec field validation.health.xidWindowMinutes.
+ */
+export const XID_WINDOW_MINUTES = 120;
 
 /** Thrown by a parser on text that is not the tool's output; the message says what was expected. */
 export class HealthParseError extends Error {
