@@ -16,7 +16,7 @@
  * (field names as GoogleCloudPlatform/cluster-health-scanner src/gpu_healthcheck/gpu_healthcheck.py reads them).
  * "Error: ..." lines (no host engine, no GPU) mean the diagnostic did not run: not checked, never a pass.
  */
-import { boundedLines } from "./text";
+import { MAX_FILE_CHARS, boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface DcgmTest {
@@ -95,6 +95,7 @@ export function parseDcgmText(text: string): DcgmReport {
 interface JsonResult { status?: string; gpu_id?: unknown; entity_id?: unknown; warnings?: Array<{ warning?: string }>; info?: unknown; error?: unknown }
 
 export function parseDcgmJson(text: string): DcgmReport {
+    if (text.length > MAX_FILE_CHARS) throw new HealthParseError(`is ${text.length} characters long; no capture the kit reads is longer than ${MAX_FILE_CHARS}`);
     let doc: Record<string, unknown>;
     try {
         doc = JSON.parse(text) as Record<string, unknown>;
