@@ -312,7 +312,7 @@ test("the tools' own warnings and failures are read as such: pcilib lines, an NV
     assert.equal(parseLspci(lspci).devices.length, 20);
     // nvidia-smi's message after a driver upgrade without a reboot (NVIDIA/gpu-operator and NVIDIA forum threads)
     const nv = gradeNode("n", { ...node(), "nvidia-smi-nvlink.txt": "Failed to initialize NVML: Driver/library version mismatch\n" }, H100);
-    assert.ok(nv.findings.some((f) => f.component === "nvlink" && f.evidence === "Failed to initialize NVML: Driver/library version mismatch"));
+    assert.ok(nv.findings.some((f) => f.component === "gpu" && f.evidence === "Failed to initialize NVML: Driver/library version mismatch"));
     assert.equal(nv.unreadable.length, 0);
     // constructed: dmesg -H's prefixes on the driver's Xid 79 message as NVIDIA's Xid catalog words it
     const human = parseDmesg("[Feb23 16:24] NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n[  +0.000004] NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.\n");

@@ -102,7 +102,9 @@ export function parseDcgmJson(text: string): DcgmReport {
     } catch (e) {
         throw new HealthParseError(`is not JSON (${(e as Error).message})`);
     }
-    const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown } | undefined;
+    const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown; runtime_error?: unknown } | undefined;
+    // the diagnostic did not run (dcgmi/Diag.cpp writes "runtime_error"): not checked, as the text form's "Error:" line
+    if (diag && typeof diag.runtime_error === "string" && !Array.isArray(diag.test_categories)) return { tests: [], error: diag.runtime_error.slice(0, 500) };
     if (!diag || !Array.isArray(diag.test_categories)) {
         throw new HealthParseError("is JSON but not dcgmi diag -j output (no \"DCGM GPU Diagnostic\" / \"DCGM Diagnostic\" object with test_categories)");
     }

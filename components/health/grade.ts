@@ -128,7 +128,9 @@ function gradeNvlink(g: Grader, exp: HealthExpectation): void {
     const f = FILES.nvlink.name;
     const nv = g.read("nvlink", f, parseNvlinkStatus);
     if (!nv) return;
-    for (const e of nv.errors) g.fail("nvlink", f, "nvidia-smi could not report NVLink", e);
+    // the driver unreachable (a version mismatch after an upgrade without a reboot, no device): the GPUs' fault, not NVLink's
+    for (const e of nv.errors) g.fail(/^Failed to initialize NVML|^NVIDIA-SMI has failed|^No devices were found/i.test(e) ? "gpu" : "nvlink", f, "nvidia-smi cannot reach the driver", e);
+    if (nv.errors.length && nv.gpus.length === 0) return;
     if (nv.gpus.length !== exp.gpus) g.fail("nvlink", f, `NVLink status for ${nv.gpus.length} GPU(s), expected ${exp.gpus} on an NVSwitch board`);
     // a link trained at a fraction of the others' speed (1.562 of 26.562 GB/s) is as slow as a missing one
     const fastest = Math.max(0, ...nv.gpus.flatMap((x) => x.links.map((l) => l.gbps ?? 0)));
@@ -215,14 +217,18 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     if (!r) return;
     for (const e of r.errors) g.fail("nic", f, "ibstat could not read a device", e);
     const ports = r.cas.flatMap((c) => c.ports);
-    const named = exp.nics.names.length > 0 && exp.nics.names.every((n) => r.cas.some((c) => c.name === n));
-    const graded = named ? ports.filter((p) => exp.nics.names.includes(p.ca)) : ports.filter((p) => p.linkLayer === exp.nics.linkLayer);
-    if (!named) {
+    // RoCE rails are named by the spec (railNics: the kernel's names), so a missing name is a missing rail, never made up
+    // by other Ethernet ports (BlueField or storage NICs); Azure's IB names come from the catalog and may be spelled
+    // otherwise by the kernel: only when none of them is present are the InfiniBand ports counted instead
+    const present = exp.nics.names.filter((n) => r.cas.some((c) => c.name === n));
+    const byName = exp.nics.names.length > 0 && (present.length > 0 || exp.fabric === "roce");
+    const graded = byName ? ports.filter((p) => present.includes(p.ca)) : ports.filter((p) => p.linkLayer === exp.nics.linkLayer);
+    if (byName) {
+        const missing = exp.nics.names.filter((n) => !present.includes(n));
+        if (missing.length) g.fail("nic", f, `RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`);
+    } else {
         const have = new Set(graded.map((p) => p.ca)).size;
-        if (have < exp.nics.count) {
-            const missing = exp.nics.names.filter((n) => !r.cas.some((c) => c.name === n));
-            g.fail("nic", f, `${have} ${exp.nics.linkLayer} RDMA device(s), expected ${exp.nics.count}${missing.length && missing.length < exp.nics.names.length ? ` (missing ${missing.join(", ")})` : ""}`);
-        }
+        if (have < exp.nics.count) g.fail("nic", f, `${have} ${exp.nics.linkLayer} RDMA device(s), expected ${exp.nics.count}`);
     }
     for (const p of graded) {
         const id = `${p.ca} port ${p.port}`;

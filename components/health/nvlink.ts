@@ -32,6 +32,11 @@ export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[]; errors: st
             errors.push(line);
             continue;
         }
+        // R535+ print the library's version after "Driver/library version mismatch" ("NVML library version: 570.211")
+        if (errors.length && /^NVML library version: \S+$/i.test(line)) {
+            errors[errors.length - 1] += `; ${line}`;
+            continue;
+        }
         const g = /^GPU (\d+): .*$/.exec(line);
         if (g) {
             cur = { index: Number(g[1]), line, links: [] };
