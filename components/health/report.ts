@@ -56,7 +56,7 @@ export function formatHealth(nodes: NodeHealth[], head: string): string {
     for (const n of nodes) {
         out.push(`${n.node.padEnd(width)}  ${VERDICT[n.verdict]}`);
         for (const f of n.findings) {
-            out.push(`  ${f.component.padEnd(6)}  ${f.message}`);
+            out.push(`  ${f.component.padEnd(6)}  ${f.message}${f.persistence === "transient" ? " [transient: check again before acting]" : ""}`);
             if (f.evidence) out.push(`          ${f.file}: ${f.evidence}`);
         }
         for (const u of n.unreadable) out.push(`  unreadable  ${u.file} ${u.reason}`);
