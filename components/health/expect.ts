@@ -22,6 +22,9 @@ export function healthExpectation(plan: FabricPlan): HealthExpectation {
             rateGbps: plan.fabric === "aws-efa" ? undefined : nics[0]?.rateGbps,
             linkLayer: plan.fabric === "aws-efa" ? "efa" : plan.fabric === "azure-ib" ? "InfiniBand" : "Ethernet",
         },
+        require: [...plan.validation.health.require],
+        xidWindowMinutes: plan.validation.health.xidWindowMinutes,
+        dcgmLevel: plan.validation.health.dcgmLevel,
     };
 }
 

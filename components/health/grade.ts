@@ -10,7 +10,7 @@ import { parseFiInfo, parseIbstat } from "./ibstat";
 import { parseLspci } from "./lspci";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
-import { FILES, HealthParseError, PCIE_GTS, XID_WINDOW_MINUTES, pcieGen, type Component, type Finding, type HealthExpectation, type NodeHealth } from "./types";
+import { DEFAULT_HEALTH_REQUIRE, FILES, HealthParseError, PCIE_GTS, XID_WINDOW_MINUTES, pcieGen, type Component, type Finding, type HealthExpectation, type NodeHealth } from "./types";
 
 export type NodeFiles = Partial<Record<string, string>>;
 
@@ -323,6 +323,10 @@ export function gradeNode(node: string, files: NodeFiles, exp: HealthExpectation
     else gradeIbstat(g, exp);
     gradeDmesg(g, exp, smi);
     const h = g.h;
+    // one rule (healthRule): a component the stack does not require that could not be checked is a note
+    const req = exp.require ?? DEFAULT_HEALTH_REQUIRE;
+    for (const n of h.notChecked.filter((c) => !req.includes(c.component))) h.notes.push(`${n.component} not checked (not required): ${n.reason}`);
+    h.notChecked = h.notChecked.filter((c) => req.includes(c.component));
     h.verdict = h.unreadable.length ? "unreadable" : h.findings.length ? "failing" : h.notChecked.length ? "incomplete" : "healthy";
     return h;
 }

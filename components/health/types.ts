@@ -15,7 +15,19 @@ export const FILES = {
     dmesg: { name: "dmesg.txt", command: "dmesg (the kernel log since boot)" },
 } as const;
 
-export type Component = "gpu" | "ecc" | "pcie" | "nvlink" | "nic" | "xid" | "dcgm" | "clocks";
+export const HEALTH_COMPONENTS = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "dcgm", "clocks"] as const;
+export type Component = (typeof HEALTH_COMPONENTS)[number];
+
+/**
+ * What a node must have checked to pass, by default: everything but DCGM, which not every image carries (the
+ * node_health role runs dcgmi only where it is installed); cluster.validation.health.require can add it. One rule for
+ * `rdmakit health` and the validation gate: a node passes with no finding, every file readable, and every required
+ * component checked; a component not required that could not be checked is a note.
+ */
+export const DEFAULT_HEALTH_REQUIRE: readonly Component[] = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"];
+
+/** dcgmi diag -r level (1 quick, 2 medium: a few minutes, 3 long, 4 extended; NVIDIA DCGM user guide, "Run Levels"). */
+export const DEFAULT_DCGM_LEVEL = 2;
 
 /**
  * How lasting a finding is (README "Node health"): "persistent" the node's current state shows it (a GPU missing, a
@@ -82,6 +94,18 @@ export interface HealthExpectation {
     nics: { names: string[]; count: number; rateGbps?: number; linkLayer: "InfiniBand" | "Ethernet" | "efa" };
     /** Xids older than this (minutes before the log's newest line) fail only while the GPU's state still asks for action; default XID_WINDOW_MINUTES */
     xidWindowMinutes?: number;
+    /** components a node must have checked to pass; default DEFAULT_HEALTH_REQUIRE */
+    require?: Component[];
+    /** dcgmi diag -r level the node_health role runs; default DEFAULT_DCGM_LEVEL */
+    dcgmLevel?: number;
+}
+
+/** The one pass rule, as the reports print it. */
+export function healthRule(exp: Pick<HealthExpectation, "require">): string {
+    const req = exp.require ?? DEFAULT_HEALTH_REQUIRE;
+    const optional = HEALTH_COMPONENTS.filter((c) => !req.includes(c));
+    return `a node passes with no finding, every file readable, and ${req.join(", ")} checked` +
+        (optional.length ? ` (${optional.join(", ")} not required: a note when not checked; cluster.validation.health.require)` : "");
 }
 
 /**
