@@ -128,7 +128,7 @@ test("finding 7: dcgmi -j with a runtime_error is not checked, as the text form'
     // the document shape dcgmi/Diag.cpp writes when the diagnostic cannot start
     const r = parseDcgmJson(JSON.stringify({ "DCGM Diagnostic": { runtime_error: "Unable to create the DCGM diagnostic: The GPU is in use" } }));
     assert.deepEqual(r, { tests: [], error: "Unable to create the DCGM diagnostic: The GPU is in use" });
-    const h = gradeNode("n", node({ "dcgmi-diag.json": JSON.stringify({ "DCGM Diagnostic": { runtime_error: "x" } }) }), H100);
+    const h = gradeNode("n", node({ "dcgmi-diag.json": JSON.stringify({ "DCGM Diagnostic": { runtime_error: "x" } }) }), { ...H100, require: ["gpu", "dcgm"] });
     assert.equal(h.verdict, "incomplete");
 });
 
@@ -152,4 +152,23 @@ test("finding 3: a RoCE rail missing is named, never made up by other Ethernet p
     const exp = healthExpectation(planCluster(parseClusterSpec(roceRaw)));
     const h = gradeNode("n", node({ "ibstat.txt": text }), exp);
     assert.ok(h.findings.some((f) => f.component === "nic" && /mlx5_missing missing/.test(f.message)), JSON.stringify(h.findings));
+});
+
+test("finding 11/12: cluster.validation.health is checked by name and reaches the plan, the grade and the role", async () => {
+    const { validationVars } = await import("../components/validate/component");
+    const { validationArgsFromPlan } = await import("../components/validate/fromPlan");
+    const bad = structuredClone(raw);
+    bad.validation = { health: { require: ["gpu", "disk"], dcgmLevel: 5 } };
+    assert.throws(() => parseClusterSpec(bad), (e: Error) => /cluster\.validation\.health\.require\[1\]: is not one of the allowed values \(got "disk"\); allowed: gpu, ecc, pcie, nvlink, nic, xid, dcgm, clocks/.test(e.message)
+        && /cluster\.validation\.health\.dcgmLevel: is too large \(got 5\)/.test(e.message));
+    const good = structuredClone(raw);
+    good.validation = { health: { require: ["gpu", "dcgm"], xidWindowMinutes: 30, dcgmLevel: 3 } };
+    const plan = planCluster(parseClusterSpec(good));
+    const exp = healthExpectation(plan);
+    assert.deepEqual([exp.require, exp.xidWindowMinutes, exp.dcgmLevel], [["gpu", "dcgm"], 30, 3]);
+    const args = validationArgsFromPlan(plan, "dev");
+    assert.equal(validationVars(args, args.hosts.map((_, i) => `10.0.0.${i + 1}`), "out/dev/nccl").node_health_dcgm_level, 3);
+    // the defaults
+    const d = healthExpectation(planCluster(parseClusterSpec(raw)));
+    assert.deepEqual([d.require, d.xidWindowMinutes, d.dcgmLevel], [["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"], 120, 2]);
 });
