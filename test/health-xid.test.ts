@@ -133,9 +133,11 @@ test("finding 7: dcgmi -j with a runtime_error is not checked, as the text form'
 });
 
 test("finding 10: an A100 40GB is not an A100 80GB; HW Slowdown alone is a note; R580 repair pending fails", () => {
-    const a100 = { ...H100, gpuModel: "H100-40GB" };
-    const h = gradeNode("n", node(), a100);
-    assert.ok(h.findings.some((f) => f.component === "gpu" && /MiB of memory, expected H100-40GB/.test(f.message)));
+    // the H100 capture (81559 MiB) against a model of the same name with more memory fails; against less, it passes
+    const h = gradeNode("n", node(), { ...H100, gpuMemoryGiB: 141 });
+    assert.ok(h.findings.some((f) => f.component === "gpu" && /has 81559 MiB of memory, H100-80GB has 141 GiB/.test(f.message)));
+    assert.equal(gradeNode("n", node(), { ...H100, gpuMemoryGiB: 40 }).verdict, "healthy");
+    assert.equal(H100.gpuMemoryGiB, 80);
     const slow = gradeNode("n", node({ "nvidia-smi-q.txt": smiWith(/(HW Slowdown\s+): Not Active/, "$1: Active") }), H100);
     assert.equal(slow.verdict, "healthy");
     assert.match(slow.notes.join("\n"), /HW Slowdown\s+: Active without a cause named/);

@@ -12,6 +12,7 @@ export function healthExpectation(plan: FabricPlan): HealthExpectation {
         gpuModel: plan.nodes.gpuModel,
         nvidia: (model?.collectives ?? "nccl") === "nccl" && plan.nodes.gpusPerNode > 0,
         gpuPcie: model?.pcie,
+        gpuMemoryGiB: model?.memoryGiB,
         nvlinkLinks: plan.nodes.nvswitch ? model?.nvlinkLinks : 0,
         nvswitch: plan.nodes.nvswitch,
         fabric: plan.fabric,

@@ -84,6 +84,8 @@ export interface HealthExpectation {
     gpuModel: string;
     /** NVIDIA GPUs: nvidia-smi, NVLink and DCGM apply; AMD (rccl) GPUs: they do not */
     nvidia: boolean;
+    /** catalog memory of the GPU model in GiB, when known */
+    gpuMemoryGiB?: number;
     /** catalog PCIe link of the GPU model, when known */
     gpuPcie?: { gen: number; width: number };
     /** NVLink links per GPU when the board has NVSwitch and the catalog knows the count; 0 when no NVLink is expected */
