@@ -174,3 +174,22 @@ test("finding 11/12: cluster.validation.health is checked by name and reaches th
     const d = healthExpectation(planCluster(parseClusterSpec(raw)));
     assert.deepEqual([d.require, d.xidWindowMinutes, d.dcgmLevel], [["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"], 120, 2]);
 });
+
+test("kernel-log forms: journalctl short-precise, dmesg -x and dmesg -r carry their times; a GPU past the stack's count with every NVLink down fails", () => {
+    // journalctl(1) "-o short-precise"; dmesg(1) "-x" (--decode) and "-r" (--raw); the Xid line of dmesg.h100-xid119.txt
+    const xid = "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU4 GSP!";
+    for (const [form, first, last] of [
+        ["short-precise", `Feb 23 16:24:18.123456 host kernel: ${xid}`, "Feb 23 19:24:18.000001 host kernel: eth0: link becomes ready"],
+        ["-x", `kern  :err   : [  100.000000] ${xid}`, "kern  :info  : [11000.000000] eth0: link becomes ready"],
+        ["-r", `<3>[  100.000000] ${xid}`, "<6>[11000.000000] eth0: link becomes ready"],
+    ] as const) {
+        const r = parseDmesg(`${first}\n${last}\n`);
+        assert.ok(r.xids[0]?.time, form);
+        const h = withLog(`${first}\n${last}\n`);
+        assert.equal(h.verdict, "healthy", `${form}: ${JSON.stringify(h.findings)}`);
+        assert.match(h.notes.join("\n"), /Xid 119 .*past the 120 min window/, form);
+    }
+    // leptonai/gpud#1085's line under a GPU index past the stack's eight
+    const nv = gradeNode("n", node({ "nvidia-smi-nvlink.txt": cap("nvidia-smi-nvlink.h100x8-constructed.txt") + "GPU 9: NVIDIA H100 80GB HBM3 (UUID: GPU-x)\nNVML: Unable to retrieve NVLink information as all links are inActive\n" }), H100);
+    assert.ok(nv.findings.some((f) => f.message === "GPU 9: every NVLink link is down"));
+});

@@ -62,15 +62,19 @@ function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss:
 const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
 const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
 const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
-const SYSLOG = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) \S+ /;
+// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
+const SYSLOG = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
 const KMSG = /^\d+,\d+,(\d+),[-c];/;
 const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
 const DELTA = /^\[\s*\+\d+\.\d+\]/;
-const LEVEL = /^[a-z]+ *:[a-z]+ *: /;
+// dmesg -x "kern  :info  : " and dmesg -r "<6>": a facility/level in front of the time, if any
+const LEVEL = /^[a-z]+ *:[a-z]+ *: |^<\d{1,3}>/;
 
 /** The line's time and whether it carries a kernel-log prefix at all. Each pattern is anchored and linear. */
-function prefix(l: string): { known: boolean; time?: LogTime } {
-    let m: RegExpExecArray | null;
+function prefix(line: string): { known: boolean; time?: LogTime } {
+    let m: RegExpExecArray | null = LEVEL.exec(line);
+    const l = m ? line.slice(m[0].length) : line;
+    const level = m !== null;
     if ((m = KMSG.exec(l))) return { known: true, time: { kind: "boot", s: Number(m[1]) / 1e6 } };
     if ((m = BOOT.exec(l))) return { known: true, time: { kind: "boot", s: Number(`${m[1]}.${m[2]}`) } };
     if ((m = CTIME.exec(l))) {
@@ -90,7 +94,7 @@ function prefix(l: string): { known: boolean; time?: LogTime } {
         const s = wallTime(NO_YEAR, m[1], Number(m[2]), Number(m[3]), Number(m[4]), 0);
         return { known: true, time: s === undefined ? undefined : { kind: "wall", s } };
     }
-    return { known: DELTA.test(l) || LEVEL.test(l) };
+    return { known: DELTA.test(l) || level };
 }
 
 const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: (GPU-I:\d+))?\): (\d+)\b/;
