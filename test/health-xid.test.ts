@@ -14,6 +14,7 @@ import { parseClusterSpec } from "../components/spec";
 import { healthExpectation } from "../components/health/expect";
 import { gradeNode, shortBdf } from "../components/health/grade";
 import { parseDcgmJson } from "../components/health/dcgm";
+import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import { parseDmesg } from "../components/health/dmesg";
 import { isTransient, type HealthExpectation, type NodeHealth } from "../components/health/types";
 
@@ -117,7 +118,9 @@ test("finding 5: ECC disabled fails the GPU with its ECC Mode line", () => {
 });
 
 test("finding 6: Azure's per-GPU PCI domains stay apart", () => {
-    // AzNHC test/data/orig_nvsmi8_output.txt bus ids
+    // AzNHC test/data/orig_nvsmi8_output.txt: eight GPUs, eight domains, one key each
+    const azure = parseNvidiaSmiQ(cap("nvidia-smi-q.azure-8gpu-domains-aznhc.txt"));
+    assert.equal(new Set(azure.gpus.map((g) => shortBdf(g.busId))).size, 8);
     assert.notEqual(shortBdf("00000001:00:00.0"), shortBdf("00000002:00:00.0"));
     assert.equal(shortBdf("00000001:00:00.0"), shortBdf("0001:00:00.0"));
     assert.equal(shortBdf("00000000:19:00.0"), shortBdf("19:00.0"));

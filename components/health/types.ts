@@ -113,8 +113,9 @@ export function healthRule(exp: Pick<HealthExpectation, "require">): string {
 /**
  * Default Xid window: 120 minutes. An Xid that still needs action leaves "Reset Required" / "GPU Recovery Action" /
  * "Pending" set in nvidia-smi -q (R510+/R565+ drivers), which fails the node at any age; the window covers drivers
- * without those fields and events during or just before the validation run. Two hours is AzNHC's choice for its Xid
- * check (Azure/azurehpc-health-checks, as issue 33 reports it); spec field validation.health.xidWindowMinutes.
+ * without those fields and events during or just before the validation run. Two hours is AzNHC's default for its Xid
+ * check (Azure/azurehpc-health-checks customTests/azure_gpu_xid.nhc, time_threshold=2 hours, commit 0e0a1ac2);
+ * spec field validation.health.xidWindowMinutes.
  */
 export const XID_WINDOW_MINUTES = 120;
 
