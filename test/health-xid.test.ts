@@ -98,6 +98,10 @@ test("finding 2: a correctable AER line on a ConnectX is a note; an uncorrected 
     assert.match(c.notes.join("\n"), /1 corrected PCIe AER error line/);
     const u = withLog("[ 100.000000] mlx5_core 0000:1a:00.0: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)\n");
     assert.deepEqual(u.findings.map((f) => [f.component, f.persistence]), [["nic", "transient"]]);
+    // kernels before 4.19 print it without "AER: " and with the id: the same grade
+    const old = withLog("[ 100.000000] mlx5_core 0000:1a:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Inaccessible, id=1a00(Unregistered Agent ID)\n");
+    assert.deepEqual(old.findings.map((f) => [f.component, f.message]), [["nic", "uncorrected PCIe error on mlx5_core 0000:1a:00.0"]]);
+    assert.equal(withLog("[ 100.000000] mlx5_core 0000:1a:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=1a00(Receiver ID)\n").verdict, "healthy");
 });
 
 test("finding 9: a kernel line saying \"Operation not permitted\" does not hide the Xid 79 after it", () => {

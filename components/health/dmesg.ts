@@ -101,7 +101,9 @@ const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2
 // mlx5_core's own failures; each a fixed phrase, matched one at a time (no ".*" between alternatives)
 const MLX5_PHRASES = ["health compromised", "fw_fatal", "firmware internal error", "fatal error", "internal error", "command timeout",
     "cable error", "pci_channel_io_perm_failure", "power budget"];
-const AER = /AER: (?:PCIe )?Bus Error: severity=(Corrected|Correctable|Uncorrected|Uncorrectable)/i;
+// aer.c aer_error_severity_string: "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", "Corrected"; kernels before 4.19
+// print the line without the "AER: " prefix
+const AER = /(?:AER: )?PCIe Bus Error: severity=(Corrected|Correctable|Uncorrected|Uncorrectable)/i;
 
 function mlx5Error(l: string): boolean {
     const at = l.indexOf("mlx5_core");
@@ -131,9 +133,9 @@ export function parseDmesg(text: string): DmesgReport {
             report.xids.push({ pci: x[1].toLowerCase(), code: Number(x[3]), line: l.trim(), gpuInstance: x[2], time: p.time });
             continue;
         }
-        const a = l.includes("AER:") ? AER.exec(l) : null;
+        const a = l.includes("Bus Error: severity=") ? AER.exec(l) : null;
         if (a) {
-            const dev = /([\w-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): AER:/i.exec(l)?.[1] ?? "a PCIe device";
+            const dev = /([\w-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): (?:AER: )?PCIe Bus Error/i.exec(l)?.[1] ?? "a PCIe device";
             report.aer.push({ device: dev, severity: /^correct/i.test(a[1]) ? "corrected" : "uncorrected", line: l.trim() });
             continue;
         }
