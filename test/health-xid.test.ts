@@ -13,7 +13,7 @@ import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
 import { healthExpectation } from "../components/health/expect";
 import { gradeNode, shortBdf } from "../components/health/grade";
-import { parseDcgmJson } from "../components/health/dcgm";
+import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
 import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import { parseDmesg } from "../components/health/dmesg";
 import { isTransient, type HealthExpectation, type NodeHealth } from "../components/health/types";
@@ -135,6 +135,8 @@ test("finding 7: dcgmi -j with a runtime_error is not checked, as the text form'
     // the document shape dcgmi/Diag.cpp writes when the diagnostic cannot start
     const r = parseDcgmJson(JSON.stringify({ "DCGM Diagnostic": { runtime_error: "Unable to create the DCGM diagnostic: The GPU is in use" } }));
     assert.deepEqual(r, { tests: [], error: "Unable to create the DCGM diagnostic: The GPU is in use" });
+    // -j output under the text form's name is refused by name, not read as a table
+    assert.throws(() => parseDcgmText(JSON.stringify({ "DCGM Diagnostic": { test_categories: [] } })), /is JSON \(dcgmi diag -j\): the kit reads that form from dcgmi-diag\.json/);
     const h = gradeNode("n", node({ "dcgmi-diag.json": JSON.stringify({ "DCGM Diagnostic": { runtime_error: "x" } }) }), { ...H100, require: ["gpu", "dcgm"] });
     assert.equal(h.verdict, "incomplete");
 });

@@ -40,6 +40,7 @@ function status(word: string): DcgmTest["status"] {
 }
 
 export function parseDcgmText(text: string): DcgmReport {
+    if (/^\s*\{/.test(text.slice(0, 64))) throw new HealthParseError("is JSON (dcgmi diag -j): the kit reads that form from dcgmi-diag.json");
     const tests: DcgmTest[] = [];
     const lines = boundedLines(text);
     const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
