@@ -5,6 +5,10 @@
  * used to backtrack; each call must end (parsed, or refused by name) within BOUND_MS. Wall time of this file: ~2 s.
  */
 import { test } from "node:test";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { gradeHealthDir } from "../components/health/report";
 import assert from "node:assert/strict";
 import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
 import { parseDmesg } from "../components/health/dmesg";
@@ -83,10 +87,24 @@ test("a ~4 MB capture of adversarial lines under the line cap is parsed or refus
     }
 });
 
-test("a capture above the file cap is refused without being read line by line", () => {
+test("a capture above the file cap is refused without being read line by line, and a huge file is not read at all", () => {
     const huge = "x".repeat(MAX_FILE_CHARS + 1);
     for (const parse of [parseNvidiaSmiQ, parseDmesg, parseLspci, parseDcgmJson]) {
         const r = timed(parse, huge);
         assert.ok(r.error instanceof HealthParseError && /characters long; no capture the kit reads is longer/.test(r.error.message), String(r.error));
+    }
+    // a sparse 1 TiB dmesg.txt in a node folder: refused from its size, before any read
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-health-huge-"));
+    try {
+        fs.mkdirSync(path.join(dir, "n1"));
+        fs.closeSync(fs.openSync(path.join(dir, "n1", "dmesg.txt"), "w"));
+        fs.truncateSync(path.join(dir, "n1", "dmesg.txt"), 2 ** 40);
+        const t0 = performance.now();
+        const [h] = gradeHealthDir(dir, { hostType: "bare metal", gpus: 0, gpuModel: "none", nvidia: false, nvswitch: false, fabric: "roce", nics: { names: [], count: 0, linkLayer: "Ethernet" } });
+        assert.ok(performance.now() - t0 < BOUND_MS);
+        assert.equal(h.verdict, "unreadable");
+        assert.match(h.unreadable.map((u) => `${u.file} ${u.reason}`).join("\n"), /dmesg\.txt is 1099511627776 bytes; no capture the kit reads is larger/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
     }
 });
