@@ -19,7 +19,7 @@ import { formatIncast, gradeIncast } from "./incast";
 import { readIncastDir } from "./incast-files";
 import type { Expectation, ParsedLog } from "./types";
 import { gradeHealthDir } from "../health/report";
-import type { HealthExpectation, NodeHealth } from "../health/types";
+import { healthRule, type HealthExpectation, type NodeHealth } from "../health/types";
 
 export interface NcclReportOptions {
     json?: boolean;
@@ -103,7 +103,7 @@ function nodesOfLog(p: ParsedLog): number | null {
 }
 
 /** The graded health captures of --health, or an error naming the flag; undefined without --health. */
-function readHealth(dir: string | undefined, expectJson: string | undefined): NodeHealth[] | string | undefined {
+function readHealth(dir: string | undefined, expectJson: string | undefined): { nodes: NodeHealth[]; rule: string } | string | undefined {
     if (dir === undefined) return undefined;
     if (!expectJson) return "--health needs --health-expect (the HealthExpectation JSON of the plan)";
     let exp: HealthExpectation;
@@ -116,7 +116,7 @@ function readHealth(dir: string | undefined, expectJson: string | undefined): No
         return "--health-expect: not a HealthExpectation (gpus, gpuModel, fabric, nics {names, count, linkLayer}, ...: components/health/types.ts)";
     }
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return `--health ${dir}: not a folder`;
-    return gradeHealthDir(dir, exp);
+    return { nodes: gradeHealthDir(dir, exp), rule: healthRule(exp) };
 }
 
 /** Runs the report over files. Reads the logs; writes files only for --chart / --out. */
@@ -174,7 +174,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const built = buildReport(entries, slow, preflight, health);
+    const built = buildReport(entries, slow, preflight, health?.nodes, health?.rule);
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
     const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
