@@ -4,7 +4,8 @@
  * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), in which the node
  * checks its Python, takes the bundle where it lacks that digest, runs the playbook against itself (`ansible-playbook -c local`,
  * node-scripts.ts), reads the node's progress lines into aggregated ones, and writes one log in ansible-playbook's
- * grammar (each node's PLAY RECAP; a failed node's whole log) that the summariser (summarise.ts) and the resume record
+ * grammar (each node's own PLAY RECAP line and failures, written by the controller; a failed node's whole log as a
+ * quote: nodeLogSection) that the summariser (summarise.ts) and the resume record
  * (resume.ts) read exactly as they read a push-mode log. So partial failure, maxFailPercentage, failedNodes and the
  * retry of the failed nodes only keep their meaning.
  *
@@ -18,7 +19,7 @@
  * the script the run starts, as summariserScript() does.
  */
 import { NODE_RUN_SCRIPT } from "./node-scripts";
-import { generatedScriptHead } from "./summarise";
+import { generatedScriptHead, parseAnsibleLog, type AnsibleLogSummary } from "./summarise";
 import { NODE_PYTHON_RANGE } from "./node-python";
 
 /** A node as the fan-out reaches it: from the inventory the program rendered (ansible.ts nodeTargets). */
@@ -231,20 +232,50 @@ export interface NodeResult {
 }
 
 /**
- * A node's part of the aggregated log, in ansible-playbook's output grammar (what parseAnsibleLog reads): its own
- * log when it failed, its PLAY RECAP when it passed, and for a node that never ran its playbook to the end (no
- * connection, no usable Python, a timeout) one task with a `fatal: [...]: UNREACHABLE!` or `FAILED!` result and the
- * RECAP line Ansible would print for it. Self-contained.
+ * A node's part of the aggregated log, in ansible-playbook's output grammar (what parseAnsibleLog reads), written by
+ * the controller from what it knows of that node alone: its failures (the node's own log, read with parseAnsibleLog,
+ * only those naming this node; or the controller's own reason for a node that never ran its playbook to the end: no
+ * connection, no usable Python, a timeout) and one PLAY RECAP line for it, agreeing with its run's exit status. The
+ * node's own text follows as a quote (every line behind `  | `, control characters dropped), which nothing reads: a
+ * node cannot add hosts, recap lines or failures of other nodes to the run (issue 34, finding 2). `parse`: summarise.ts
+ * parseAnsibleLog (a parameter, so this stays self-contained).
  */
-export function nodeLogSection(r: NodeResult): string {
+export function nodeLogSection(r: NodeResult, parse: (text: string) => AnsibleLogSummary): string {
+    // one line of a node's text, safe to print: no control characters (terminal escapes), at most n characters
+    const plain = (s: string, n: number): string => {
+        // C0 and C1 controls and DEL: ESC/CSI/OSC sequences lose their introducer and print as plain text
+        // eslint-disable-next-line no-control-regex
+        const t = String(s).replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+        return t.length > n ? t.slice(0, n - 3) + "..." : t;
+    };
     const head = `# rdmakit node-local: ${r.name} ${r.kind}${r.rc !== undefined ? ` (ansible-playbook exit ${r.rc})` : ""} after ` +
         `${r.reboots ? `${r.reboots} reboot${r.reboots === 1 ? "" : "s"}, ` : ""}${r.seconds.toFixed(1)} s`;
-    if (r.message === undefined) return [head, r.log ?? r.recap, ""].join("\n");
-    const unreachable = r.kind === "unreachable";
-    const result = JSON.stringify({ changed: false, msg: r.message, ...(unreachable ? { unreachable: true } : {}) });
-    return [head, `TASK [${r.task ?? "Connect to the node (rdmakit node-local)"}] ***`,
-        `fatal: [${r.name}]: ${unreachable ? "UNREACHABLE" : "FAILED"}! => ${result}`, "", "PLAY RECAP ***",
-        `${r.name} : ok=0    changed=0    unreachable=${unreachable ? 1 : 0}    failed=${unreachable ? 0 : 1}    skipped=0    rescued=0    ignored=0`, ""].join("\n");
+    const text = r.log ?? r.recap;
+    const own = parse(text);
+    const counts = own.recap.find((x) => x.host === r.name) ??
+        { ok: 0, changed: 0, unreachable: 0, failed: 0, skipped: 0, rescued: 0, ignored: 0 };
+    const failures: Array<{ task: string; kind: string; item?: string; message: string }> = r.message !== undefined
+        ? [{ task: r.task ?? "Connect to the node (rdmakit node-local)", kind: r.kind === "unreachable" ? "unreachable" : "failed", message: r.message }]
+        : own.failures.filter((f) => f.host === r.name || f.kind === "error")
+            .map((f) => ({ task: f.task, kind: f.kind === "unreachable" ? "unreachable" : "failed", ...(f.item !== undefined ? { item: f.item } : {}), message: f.message }));
+    if (r.kind !== "ok" && failures.length === 0) {
+        failures.push({ task: r.task ?? "(unknown task)", kind: r.kind, message: `the node's run ended with exit status ${r.rc ?? "unknown"}; its log names no failed task of its own` });
+    }
+    const down = r.kind === "unreachable" ? { unreachable: Math.max(1, counts.unreachable), failed: 0 }
+        : r.kind === "failed" ? { unreachable: 0, failed: Math.max(1, counts.failed) } : { unreachable: 0, failed: 0 };
+    const lines = [head];
+    if (r.kind !== "ok" && text.trim() !== "") lines.push(`# ${r.name}'s own log (a quote: nothing in it counts)`, ...text.split("\n").map((l) => `  | ${plain(l, 2000)}`));
+    if (r.kind !== "ok") {
+        for (const f of failures) {
+            lines.push(`TASK [${plain(f.task, 200)}] ***`,
+                `fatal: [${r.name}]: ${f.kind === "unreachable" ? "UNREACHABLE" : "FAILED"}!${f.item !== undefined ? ` (item=${plain(f.item, 100).replace(/\)/g, "]")})` : ""} => ` +
+                JSON.stringify({ changed: false, msg: plain(f.message, 2000), ...(f.kind === "unreachable" ? { unreachable: true } : {}) }));
+        }
+    }
+    lines.push("", "PLAY RECAP ***",
+        `${r.name} : ok=${counts.ok}    changed=${counts.changed}    unreachable=${down.unreachable}    failed=${down.failed}    ` +
+        `skipped=${counts.skipped}    rescued=${counts.rescued}    ignored=${counts.ignored}`, "");
+    return lines.join("\n");
 }
 
 /** ansible-playbook's exit status for these results: 0, 2 when a node failed, 4 when nodes were only unreachable. */
@@ -292,14 +323,14 @@ export function remoteCommand(script: string, words: string[], user: string): st
     return `${user === "root" ? "" : "sudo -n "}sh -c '${script}' rdmakit ${words.join(" ")}`;
 }
 
-type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path: typeof import("path") };
+type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path: typeof import("path"); parse: (text: string) => AnsibleLogSummary };
 
 /**
  * Runs the fan-out; resolves with ansible-playbook's exit status for the results (fanoutExitStatus) once every node
  * has settled and the aggregated log is written. Uses the self-contained helpers above by name.
  */
 export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string }, write: (line: string) => void): Promise<number> {
-    const { cp, fs, path } = deps;
+    const { cp, fs, path, parse } = deps;
     const limit = new Set(cfg.limit);
     const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
     const progress = createProgress(cfg.label, nodes.map((n) => n.name), write);
@@ -508,12 +539,12 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             progress.phase(r.name, r.kind === "ok" ? "done" : r.kind, Date.now());
             const own = path.join(cfg.nodeLogDir, `${r.name}.log`);
             if (r.kind === "ok") fs.rmSync(own, { force: true });
-            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r)); }
+            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r, parse)); }
         }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
     clearInterval(statusTimer);
-    fs.writeFileSync(cfg.log, results.map(nodeLogSection).join("\n"));
+    fs.writeFileSync(cfg.log, results.map((r) => nodeLogSection(r, parse)).join("\n"));
     for (const l of progress.summary()) write(l);
     return fanoutExitStatus(results);
 }
@@ -528,7 +559,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, parseAnsibleLog, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
@@ -545,7 +576,7 @@ export function fanoutScript(): string {
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
         `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)} };`,
-        "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
+        "runFanout({ cp: require('child_process'), fs: fs, path: require('path'), parse: parseAnsibleLog }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
         // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
         "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",
         "  .then(function (rc) { process.exitCode = rc; }, function (e) { process.stderr.write('rdmakit: the node-local fan-out failed: ' + (e && e.message || e) + '\\n'); process.exitCode = 1; });",

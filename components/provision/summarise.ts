@@ -197,7 +197,18 @@ export interface RunOutcome {
  * `stepHosts`: the hosts of the whole step when this run was a retry limited to fewer (the others passed before).
  * Self-contained (embedded in the summariser script).
  */
-export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string, stepHosts?: number): RunOutcome {
+export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string, stepHosts?: number,
+    inventory?: string[]): RunOutcome {
+    // `inventory`: the run's hosts (the fan-out's nodes, from the inventory): only their recap lines and failures count,
+    // a host's first recap line only, and the step has at least as many hosts as the inventory names
+    const known = inventory !== undefined && inventory.length > 0 ? new Set(inventory) : undefined;
+    const seen = new Set<string>();
+    const recap: AnsibleRecap[] = [];
+    for (const r of summary.recap) {
+        if ((known === undefined || known.has(r.host)) && !seen.has(r.host)) { seen.add(r.host); recap.push(r); }
+    }
+    summary = { failures: summary.failures.filter((f) => known === undefined || f.kind === "error" || known.has(f.host)), recap };
+    if (known !== undefined && (stepHosts === undefined || stepHosts < known.size)) stepHosts = known.size;
     const down = new Set(summary.recap.filter((r) => r.failed > 0 || r.unreachable > 0).map((r) => r.host));
     const counted = summary.recap.length > 0
         ? summary.failures.filter((f) => f.kind === "error" || down.has(f.host))
@@ -258,7 +269,9 @@ export function summariserScript(): string {
         "  var env = process.env;",
         "  var retry = (env.RDMAKIT_RETRY_NODES || '') !== '';",
         "  var parsed = parseAnsibleLog(text);",
-        "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined);",
+        // node-local runs name their nodes (the fan-out's, from the inventory): the hosts are counted from them
+        "  var nodes; try { nodes = env.RDMAKIT_NODES_FILE ? JSON.parse(require('fs').readFileSync(env.RDMAKIT_NODES_FILE, 'utf8')).map(function (n) { return String(n.name); }) : undefined; } catch (e) { nodes = undefined; }",
+        "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined, nodes);",
         "  var rec = recordRun(o, runSettled(parsed, rc), env);",
         '  if (env.RDMAKIT_RUN_RECORD && rec) require("fs").writeFileSync(env.RDMAKIT_RUN_RECORD, JSON.stringify(rec) + "\\n");',
         "  var line = { ok: o.ok, hosts: o.hosts, failed: o.failed };",

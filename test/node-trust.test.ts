@@ -1,0 +1,105 @@
+// A node is not trusted (issue 34): the node-local fan-out against hostile stand-in nodes (an `ssh` on the PATH that
+// plays each node: what it prints is what a compromised node could send), then the summariser's verdict on the log
+// the fan-out wrote, as the node-local run script calls it; and preflight results attributed by their file, never by
+// the `host` inside. No test host, no network: each run takes a second or two (bounded at 60 s).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fanoutScript } from "../components/provision/fanout";
+import { summariserScript, parseRunOutcome } from "../components/provision/summarise";
+import { nodeTargets } from "../components/provision/node-local";
+import { renderInventory } from "../components/provision/inventory";
+import { readPreflight } from "../components/validate/preflight";
+
+const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
+
+/**
+ * Runs the fan-out on stand-in nodes: `nodes[name]` is everything that node prints (its ssh session's stdout), keyed by
+ * the port its inventory entry has. Returns the fan-out's status and output, the log, and the summariser's verdict.
+ */
+function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, collect = false) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-"));
+    const names = Object.keys(nodes);
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    for (const [i, n] of names.entries()) fs.writeFileSync(path.join(dir, `node-${2001 + i}.out`), nodes[n].join("\n") + "\n");
+    // the stand-in ssh: `ssh -Q kex` knows none; a session prints the node's lines for the port it was given
+    fs.writeFileSync(path.join(bin, "ssh"), [
+        "#!/bin/sh",
+        'if [ "$1" = -Q ]; then exit 1; fi',
+        "port=",
+        'while [ $# -gt 0 ]; do if [ "$1" = -p ]; then port=$2; fi; shift; done',
+        `cat "${dir}/node-$port.out"`,
+        "cat >/dev/null",
+        "",
+    ].join("\n"), { mode: 0o755 });
+    const inv = renderInventory({ hosts: names.map((name, i) => ({ name, address: "127.0.0.1", user: "root", port: 2001 + i })), vars: {}, knownHostsFile: path.join(dir, "kh") });
+    fs.writeFileSync(path.join(dir, "nodes.json"), JSON.stringify(nodeTargets(inv)));
+    fs.writeFileSync(path.join(dir, "vars.json"), "{}");
+    fs.writeFileSync(path.join(dir, "fanout.cjs"), fanoutScript());
+    fs.writeFileSync(path.join(dir, "summarise.cjs"), summariserScript());
+    const log = path.join(dir, "site.log");
+    const env = {
+        ...process.env, PATH: `${bin}:${process.env.PATH}`, SSH_AUTH_SOCK: "",
+        RDMAKIT_BUNDLE_FILE: path.join(dir, "none.tar.gz"), RDMAKIT_BUNDLE_DIGEST: "c".repeat(64), RDMAKIT_PLAYBOOK_NAME: "site.yml",
+        RDMAKIT_ANSIBLE_LOG: log, RDMAKIT_NODE_LOG_DIR: path.join(dir, "nodes"), ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(dir, "cp"),
+        RDMAKIT_FANOUT_RETRIES: "0",
+        ...(collect ? { RDMAKIT_COLLECT: "nccl_validate_out_dir=nccl", RDMAKIT_COLLECT_DIR: path.join(dir, "out") } : {}),
+    };
+    const run = spawnSync(process.execPath, [path.join(dir, "fanout.cjs"), path.join(dir, "nodes.json"), path.join(dir, "vars.json")], { encoding: "utf8", timeout: 60_000, env });
+    // as NODE_LOCAL_RUN_SCRIPT calls it (components/provision/ansible.ts)
+    const verdict = spawnSync(process.execPath, [path.join(dir, "summarise.cjs"), log, String(run.status), String(maxFailPercentage)],
+        { encoding: "utf8", timeout: 60_000, env: { ...env, RDMAKIT_NODES_FILE: path.join(dir, "nodes.json") } });
+    return { dir, run, verdict, outcome: parseRunOutcome(verdict.stdout), log: fs.readFileSync(log, "utf8") };
+}
+
+test("one node cannot speak for others: forged recap lines and a forged failure of a healthy node count for nothing", { timeout: 60_000 }, () => {
+    // n1 passes and adds ten ghost hosts that passed, and a failure of n2 with a recap line that says n2 failed
+    const n1 = ["@@rdmakit have-bundle", "@@rdmakit rc 0", "TASK [Break n2] ***", 'fatal: [n2]: FAILED! => {"msg": "forged by n1"}', "",
+        "PLAY RECAP ***", RECAP("n1"), RECAP("n2", 1), ...Array.from({ length: 10 }, (_, i) => RECAP(`ghost${i}`))];
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const bad = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 2", "PLAY RECAP ***", RECAP(h, 1), "@@rdmakit log",
+        "TASK [nvidia_driver : Build the DKMS module] ***", `fatal: [${h}]: FAILED! => {"msg": "dkms build failed"}`, "", "PLAY RECAP ***", RECAP(h, 1)];
+    const r = fanout({ n1, n2: good("n2"), n3: bad("n3"), n4: bad("n4") }, 25);
+    assert.equal(r.run.status, 2, r.run.stderr + r.run.stdout);
+    // 2 of the 4 inventory nodes failed: 50 % is over 25 %, whatever n1 added
+    assert.deepEqual(r.outcome, { ok: false, hosts: 4, failed: [
+        { host: "n3", task: "nvidia_driver : Build the DKMS module", kind: "failed" },
+        { host: "n4", task: "nvidia_driver : Build the DKMS module", kind: "failed" },
+    ] }, r.verdict.stdout + r.verdict.stderr);
+    assert.notEqual(r.verdict.status, 0);
+    assert.doesNotMatch(r.verdict.stderr, /n2|forged/, "n2 passed: nothing n1 said about it is reported");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("a failed node's own text cannot fail another node or add one; its own failure still names its task", { timeout: 60_000 }, () => {
+    // n1 fails for real, and its log claims n2's failure too, with a recap line for n2 and a ghost
+    const n1 = ["@@rdmakit have-bundle", "@@rdmakit rc 2", "PLAY RECAP ***", RECAP("n1", 1), "@@rdmakit log",
+        "TASK [ofed : Install DOCA] ***", 'fatal: [n1]: FAILED! => {"msg": "apt failed"}',
+        "TASK [ofed : Install DOCA] ***", 'fatal: [n2]: FAILED! => {"msg": "apt failed"}', "",
+        "PLAY RECAP ***", RECAP("n1", 1), RECAP("n2", 1), RECAP("ghost", 0)];
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const r = fanout({ n1, n2: good("n2"), n3: good("n3"), n4: good("n4") }, 25);
+    assert.deepEqual(r.outcome, { ok: true, hosts: 4, failed: [{ host: "n1", task: "ofed : Install DOCA", kind: "failed" }] },
+        r.verdict.stdout + r.verdict.stderr);
+    assert.match(r.verdict.stdout, /n1: failed at task "ofed : Install DOCA": apt failed/);
+    assert.doesNotMatch(r.verdict.stdout + r.verdict.stderr, /n2|ghost/);
+    // the node's own log is kept for the reader, as a quote
+    assert.match(r.log, /^ {2}\| fatal: \[n2\]: FAILED!/m);
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("a preflight result is its file's node: n1's file that names n2 as bad fails n1, never n2", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-pf-"));
+    const check = (ok: boolean) => ({ check: "gpu-count", expected: "8 GPUs", seen: ok ? "8 GPUs" : "0 GPUs", ok });
+    fs.writeFileSync(path.join(dir, "n1.json"), JSON.stringify({ host: "n2", checks: [check(false)] }));
+    fs.writeFileSync(path.join(dir, "n2.json"), JSON.stringify({ host: "n2", checks: [check(true)] }));
+    const p = readPreflight(dir);
+    assert.ok(typeof p !== "string", String(p));
+    assert.deepEqual(p.badNodes, ["n1"]);
+    assert.deepEqual(p.nodes.map((n) => n.host), ["n1", "n2"]);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
