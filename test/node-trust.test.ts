@@ -20,11 +20,27 @@ const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachabl
  * Runs the fan-out on stand-in nodes: `nodes[name]` is everything that node prints (its ssh session's stdout), keyed by
  * the port its inventory entry has. Returns the fan-out's status and output, the log, and the summariser's verdict.
  */
-function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, collect = false) {
+function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, collect?: { sent: Record<string, Record<string, string>>; out: Record<string, string> }) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-"));
     const names = Object.keys(nodes);
     const bin = path.join(dir, "bin");
     fs.mkdirSync(bin);
+    // a collecting run: what each node sends back (a tar.gz in base64 between the markers, as NODE_RUN_SCRIPT sends
+    // it) just before its exit status, and what the stack's out folder holds already
+    for (const [n, files] of Object.entries(collect?.sent ?? {})) {
+        const stage = path.join(dir, `stage-${n}`);
+        for (const [rel, text] of Object.entries(files)) {
+            fs.mkdirSync(path.dirname(path.join(stage, rel)), { recursive: true });
+            fs.writeFileSync(path.join(stage, rel), text);
+        }
+        const tgz = spawnSync("tar", ["-czf", "-", "-C", stage, "."]);
+        const at = nodes[n].findIndex((l) => l.startsWith("@@rdmakit rc "));
+        nodes[n].splice(at, 0, "@@rdmakit files", tgz.stdout.toString("base64"), "@@rdmakit files-end");
+    }
+    for (const [rel, text] of Object.entries(collect?.out ?? {})) {
+        fs.mkdirSync(path.dirname(path.join(dir, "out", rel)), { recursive: true });
+        fs.writeFileSync(path.join(dir, "out", rel), text);
+    }
     for (const [i, n] of names.entries()) fs.writeFileSync(path.join(dir, `node-${2001 + i}.out`), nodes[n].join("\n") + "\n");
     // the stand-in ssh: `ssh -Q kex` knows none; a session prints the node's lines for the port it was given
     fs.writeFileSync(path.join(bin, "ssh"), [
@@ -47,7 +63,7 @@ function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, coll
         RDMAKIT_BUNDLE_FILE: path.join(dir, "none.tar.gz"), RDMAKIT_BUNDLE_DIGEST: "c".repeat(64), RDMAKIT_PLAYBOOK_NAME: "site.yml",
         RDMAKIT_ANSIBLE_LOG: log, RDMAKIT_NODE_LOG_DIR: path.join(dir, "nodes"), ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(dir, "cp"),
         RDMAKIT_FANOUT_RETRIES: "0",
-        ...(collect ? { RDMAKIT_COLLECT: "nccl_validate_out_dir=nccl", RDMAKIT_COLLECT_DIR: path.join(dir, "out") } : {}),
+        ...(collect !== undefined ? { RDMAKIT_COLLECT: "nccl_validate_out_dir=nccl", RDMAKIT_COLLECT_DIR: path.join(dir, "out") } : {}),
     };
     const run = spawnSync(process.execPath, [path.join(dir, "fanout.cjs"), path.join(dir, "nodes.json"), path.join(dir, "vars.json")], { encoding: "utf8", timeout: 60_000, env });
     // as NODE_LOCAL_RUN_SCRIPT calls it (components/provision/ansible.ts)
@@ -102,4 +118,26 @@ test("a preflight result is its file's node: n1's file that names n2 as bad fail
     assert.deepEqual(p.badNodes, ["n1"]);
     assert.deepEqual(p.nodes.map((n) => n.host), ["n1", "n2"]);
     fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("a node's results land in its own result files only: nothing else of the out folder, and a file that cannot be kept fails that node, promptly", { timeout: 60_000 }, () => {
+    const ran = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const r = fanout({ n1: ran("n1"), n2: ran("n2") }, 0, {
+        sent: {
+            // n1 sends its own results, and files that would squat on the run's log and on the software step's outcome
+            n1: { "preflight/n1.json": "{}", "health/n1/dmesg.txt": "ok", "ansible-validate.log/n1.json": "x", "outcome-dev-software.json/n1.json": "x" },
+            n2: { "preflight/n2.json": "{}", "health/n2/dmesg.txt": "ok" },
+        },
+        // the run's log is there already (as VALIDATE_SCRIPT starts it); `health` is a file where a folder belongs
+        out: { "ansible-validate.log": "", health: "not a folder" },
+    });
+    assert.ok(r.run.status !== null, "the fan-out ended (it did not hang)");
+    // nothing but the result folders was written: the log is still the log, no outcome record was squatted on
+    assert.deepEqual(fs.readdirSync(path.join(r.dir, "out")).filter((f) => f !== "preflight").sort(), ["ansible-validate.log", "health"]);
+    assert.ok(fs.statSync(path.join(r.dir, "out", "ansible-validate.log")).isFile());
+    // the health file could not be kept: each node fails, named, and the run ends with ansible-playbook's "failed" status
+    assert.equal(r.run.status, 2, r.run.stdout + r.run.stderr);
+    assert.match(r.log, /fatal: \[n1\]: FAILED! => .*its results could not be kept in .*(ENOTDIR|EEXIST)/);
+    assert.doesNotMatch(r.run.stdout + r.run.stderr, /fan-out failed/);
+    fs.rmSync(r.dir, { recursive: true, force: true });
 });

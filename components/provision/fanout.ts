@@ -287,12 +287,15 @@ export function fanoutExitStatus(results: NodeResult[]): number {
 
 /**
  * Whether a file a node sent back (its path in the node's collect folder) is that node's own result and may be kept:
- * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only. So a node can write only its own results,
- * never another node's or a path outside the folder. Self-contained.
+ * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only, `<folder>` one of the result folders a node
+ * writes (validate.yml: nccl_validate_out_dir's `nccl`, nccl_validate_preflight_dir's `preflight`, node_health_out_dir's
+ * `health`, the roles' defaults/main.yml). So a node can write only its own results, never another node's,
+ * nor anything else of the stack's out folder (a log, an outcome record). Self-contained.
  */
 export function collectedFile(rel: string, node: string): boolean {
     const parts = rel.split("/");
     if (parts.some((p) => p === "" || p === "." || p === ".." || !/^[A-Za-z0-9._+-]+$/.test(p))) return false;
+    if (!["nccl", "preflight", "health"].includes(parts[0])) return false;
     return (parts.length === 2 && parts[1] === `${node}.json`) || (parts.length === 3 && parts[1] === node);
 }
 
@@ -396,6 +399,9 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             };
             walk("");
             return "";
+        } catch (e) {
+            // a result that cannot be kept fails this node, named; the run goes on and ends as usual
+            return `its results could not be kept in ${cfg.collect.dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
         } finally {
             fs.rmSync(stage, { recursive: true, force: true });
         }
@@ -542,8 +548,12 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r, parse)); }
         }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
-    clearInterval(statusTimer);
+    try {
+        await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
+    } finally {
+        // whatever happened, no status line after the run (an error ends it: the script's catch says why)
+        clearInterval(statusTimer);
+    }
     fs.writeFileSync(cfg.log, results.map((r) => nodeLogSection(r, parse)).join("\n"));
     for (const l of progress.summary()) write(l);
     return fanoutExitStatus(results);
