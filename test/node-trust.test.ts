@@ -31,7 +31,9 @@ function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, coll
         const stage = path.join(dir, `stage-${n}`);
         for (const [rel, text] of Object.entries(files)) {
             fs.mkdirSync(path.dirname(path.join(stage, rel)), { recursive: true });
-            fs.writeFileSync(path.join(stage, rel), text);
+            // `zeros:<bytes>`: a file of that many zero bytes (sparse here; tar and gzip read it whole)
+            fs.writeFileSync(path.join(stage, rel), text.startsWith("zeros:") ? "" : text);
+            if (text.startsWith("zeros:")) fs.truncateSync(path.join(stage, rel), Number(text.slice(6)));
         }
         const tgz = spawnSync("tar", ["-czf", "-", "-C", stage, "."]);
         const at = nodes[n].findIndex((l) => l.startsWith("@@rdmakit rc "));
@@ -41,14 +43,18 @@ function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, coll
         fs.mkdirSync(path.dirname(path.join(dir, "out", rel)), { recursive: true });
         fs.writeFileSync(path.join(dir, "out", rel), text);
     }
-    for (const [i, n] of names.entries()) fs.writeFileSync(path.join(dir, `node-${2001 + i}.out`), nodes[n].join("\n") + "\n");
+    for (const [i, n] of names.entries()) {
+        if (nodes[n][0] === "sh:") fs.writeFileSync(path.join(dir, `node-${2001 + i}.sh`), nodes[n].slice(1).join("\n") + "\n");
+        else fs.writeFileSync(path.join(dir, `node-${2001 + i}.out`), nodes[n].join("\n") + "\n");
+    }
     // the stand-in ssh: `ssh -Q kex` knows none; a session prints the node's lines for the port it was given
     fs.writeFileSync(path.join(bin, "ssh"), [
         "#!/bin/sh",
         'if [ "$1" = -Q ]; then exit 1; fi',
         "port=",
         'while [ $# -gt 0 ]; do if [ "$1" = -p ]; then port=$2; fi; shift; done',
-        `cat "${dir}/node-$port.out"`,
+        // a node given as a shell script (`sh:` first line) runs it instead: output too large to write down
+        `if [ -f "${dir}/node-$port.sh" ]; then sh "${dir}/node-$port.sh"; else cat "${dir}/node-$port.out"; fi`,
         "cat >/dev/null",
         "",
     ].join("\n"), { mode: 0o755 });
@@ -140,4 +146,33 @@ test("a node's results land in its own result files only: nothing else of the ou
     assert.match(r.log, /fatal: \[n1\]: FAILED! => .*its results could not be kept in .*(ENOTDIR|EEXIST)/);
     assert.doesNotMatch(r.run.stdout + r.run.stderr, /fan-out failed/);
     fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("bounds on what a node sends: too much output fails that node alone, a gzip bomb is not unpacked, thousands of task names cost little", { timeout: 120_000 }, () => {
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    // n1 prints 40 MB of lines (the limit is 32 MiB); n2 sends a 1 MB gzip that unpacks to a 200 MB "preflight result"
+    const loud = ["sh:", "echo '@@rdmakit have-bundle'", "yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' | head -c 40000000", "echo '@@rdmakit rc 0'"];
+    const r = fanout({ n1: loud, n2: good("n2"), n3: good("n3") }, 0, {
+        sent: { n2: { "preflight/n2.json": "zeros:200000000" }, n3: { "preflight/n3.json": "{}" } }, out: {},
+    });
+    assert.equal(r.run.status, 2, r.run.stdout + r.run.stderr);
+    assert.deepEqual(r.outcome?.failed.map((f) => f.host), ["n1", "n2"], r.verdict.stdout + r.verdict.stderr);
+    assert.match(r.log, /fatal: \[n1\]: FAILED! => .*the node sent more than 33554432 bytes/);
+    assert.match(r.log, /fatal: \[n2\]: FAILED! => .*its results could not be unpacked \(more than 67108864 bytes\)/);
+    assert.ok(!fs.existsSync(path.join(r.dir, "out", "preflight", "n2.json")), "the bomb was not written");
+    assert.equal(fs.readFileSync(path.join(r.dir, "out", "preflight", "n3.json"), "utf8"), "{}", "n3's result is kept");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+
+    // 100,000 distinct task names from n1: the progress counts 2,000 of them at most, in a few seconds
+    const many = ["sh:", "echo '@@rdmakit have-bundle'",
+        "awk 'BEGIN { for (i = 0; i < 100000; i++) printf \"[site] TASK t%d \\342\\200\\224 1/1 ok\\n\", i }'", "echo '@@rdmakit rc 0'", "echo 'PLAY RECAP ***'",
+        `echo '${RECAP("n1")}'`];
+    const start = Date.now();
+    const m = fanout({ n1: many, n2: good("n2") }, 0);
+    const took = (Date.now() - start) / 1000;
+    assert.equal(m.run.status, 0, m.run.stdout + m.run.stderr);
+    assert.ok(took < 30, `the fan-out took ${took} s over 100,000 task names`);
+    const printed = m.run.stdout.split("\n").filter((l) => l.startsWith("[site] TASK t")).length;
+    assert.ok(printed <= 2000, `${printed} task lines printed`);
+    fs.rmSync(m.dir, { recursive: true, force: true });
 });
