@@ -13,6 +13,13 @@ import { summariserScript, parseRunOutcome } from "../components/provision/summa
 import { nodeTargets } from "../components/provision/node-local";
 import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
+import { sshCommonArgs } from "../components/provision/inventory";
+import { splitShellWords } from "../components/provision/fanout";
+import { sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { pushCommandFor } from "../components/roce/push";
+import { planQos } from "../components/roce/qos";
+import { renderSwitchConfigs } from "../components/roce/render";
+import { spec as roceSpec } from "./fixtures/roce/helpers";
 
 const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
 
@@ -51,6 +58,7 @@ function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, coll
     fs.writeFileSync(path.join(bin, "ssh"), [
         "#!/bin/sh",
         'if [ "$1" = -Q ]; then exit 1; fi',
+        `printf '%s\\n' "$@" >"${dir}/args"`,
         "port=",
         'while [ $# -gt 0 ]; do if [ "$1" = -p ]; then port=$2; fi; shift; done',
         // a node given as a shell script (`sh:` first line) runs it instead: output too large to write down
@@ -175,4 +183,45 @@ test("bounds on what a node sends: too much output fails that node alone, a gzip
     const printed = m.run.stdout.split("\n").filter((l) => l.startsWith("[site] TASK t")).length;
     assert.ok(printed <= 2000, `${printed} task lines printed`);
     fs.rmSync(m.dir, { recursive: true, force: true });
+});
+
+test("no ssh the kit starts forwards the agent, even where the user's ssh_config says `Host *` / `ForwardAgent yes`", { timeout: 60_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-fwd-"));
+    const config = path.join(dir, "config");
+    fs.writeFileSync(config, "Host *\n    ForwardAgent yes\n    LocalForward 6000 127.0.0.1:6000\n");
+    /** ssh's own reading of a command line with that user config (ssh -G: the configuration it would use). */
+    const effective = (argv: string[]) => {
+        const g = spawnSync("ssh", ["-G", "-F", config, ...argv], { encoding: "utf8" });
+        assert.equal(g.status, 0, g.stderr);
+        const get = (k: string) => (g.stdout.split("\n").find((l) => l.startsWith(`${k} `)) ?? "").slice(k.length + 1);
+        return { forwardagent: get("forwardagent"), clearallforwardings: get("clearallforwardings") };
+    };
+    const none = { forwardagent: "no", clearallforwardings: "yes" };
+    // the nodes' connection (Ansible's ansible_ssh_common_args and the fan-out's), with a bastion hop
+    const common = splitShellWords(sshCommonArgs({ knownHostsFile: path.join(dir, "kh"), bastion: { address: "192.0.2.1", user: "ubuntu" } }));
+    assert.deepEqual(effective([...common, "root@10.0.0.5"]), none, "node connection");
+    const hop = common.find((w) => w.startsWith("ProxyCommand="))!.slice("ProxyCommand=".length).split(" ");
+    assert.equal(hop[0], "ssh");
+    // (its ControlPath is expanded by the shell that runs the ProxyCommand: none here)
+    const hopArgs = hop.slice(1).filter((w) => w !== "-W" && w !== "%h:%p").map((w) => (w.startsWith("ControlPath=") ? "ControlPath=none" : w));
+    assert.deepEqual(effective(hopArgs), none, "the bastion hop");
+    // Ansible's own ssh_args (playbooks/ansible.cfg)
+    const cfgArgs = /^ssh_args = (.*)$/m.exec(fs.readFileSync(path.join(__dirname, "..", "playbooks", "ansible.cfg"), "utf8"))![1].split(" ");
+    assert.deepEqual(effective([...cfgArgs, "root@10.0.0.5"]), none, "ansible.cfg ssh_args");
+    // the fan-out's session, as it started its ssh (the stand-in wrote down its arguments)
+    const r = fanout({ n1: ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP("n1")] }, 0);
+    const fanoutArgv = fs.readFileSync(path.join(r.dir, "args"), "utf8").split("\n").slice(0, -1);
+    assert.deepEqual(effective(fanoutArgv.slice(0, -1)), none, "fan-out session");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+    // `rdmakit fabric check`'s reads of switches and hosts
+    assert.deepEqual(effective(switchSshArgs({ user: "admin", address: "192.0.2.9", port: 22 }, { agent: "/x", publicKeyFile: "/x.pub" }, path.join(dir, "kh"), 10)), none, "fabric read");
+    // the switch pushes (the sw_ssh array of the push script, expanded by bash)
+    const plan = planQos(roceSpec());
+    const rendered = renderSwitchConfigs(plan)[0];
+    const push = pushCommandFor(rendered, plan.switches.find((s) => s.name === rendered.switch)!, plan.mode === "lossless");
+    const line = push.create.split("\n").find((l) => l.startsWith("sw_ssh=("))!;
+    const words = spawnSync("bash", ["-c", `tmp=${dir}; ${line}; printf '%s\\n' "\${sw_ssh[@]}"`], { encoding: "utf8" }).stdout.split("\n").slice(0, -1);
+    assert.equal(words[0], "ssh");
+    assert.deepEqual(effective(words.slice(1)), none, "switch push");
+    fs.rmSync(dir, { recursive: true, force: true });
 });

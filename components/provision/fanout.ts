@@ -403,6 +403,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
     const kexList = cp.spawnSync("ssh", ["-Q", "kex"], { encoding: "utf8" });
     const kex = kexList.status === 0 ? kexPreference(String(kexList.stdout).split("\n")) : "";
     const base = (n: FanoutNode) => [
+        // no forwarding, whatever the user's ssh_config says (inventory.ts NO_FORWARDING: the node is not trusted)
+        "-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes",
         "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
         "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no", ...(kex ? ["-o", `KexAlgorithms=${kex}`] : []),
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
