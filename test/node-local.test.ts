@@ -19,11 +19,11 @@ import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "../components/provision/nod
 test("splitShellWords splits ansible_ssh_common_args as Ansible's shlex.split does", () => {
     const args = sshCommonArgs({ bastion: { address: "203.0.113.7", user: "admin", port: 2222 }, knownHostsFile: "out/dev/known_hosts", pinnedHostKeys: true, hostKeyAlgorithms: ["ssh-ed25519"] });
     const words = splitShellWords(args);
-    assert.deepEqual(words.slice(0, 6), ["-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=out/dev/known_hosts", "-o", "HostKeyAlgorithms=ssh-ed25519"]);
+    assert.deepEqual(words.slice(0, 10), ["-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=out/dev/known_hosts", "-o", "HostKeyAlgorithms=ssh-ed25519"]);
     // the ProxyCommand is one word, its inner `%%C` left for ssh's own expansion
-    assert.equal(words[7], "ProxyCommand=ssh -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C " +
+    assert.equal(words[11], "ProxyCommand=ssh -o ForwardAgent=no -o ClearAllForwardings=yes -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C " +
         "-W %h:%p -p 2222 -o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/dev/known_hosts -o HostKeyAlgorithms=ssh-ed25519 admin@203.0.113.7");
-    assert.equal(words.length, 8);
+    assert.equal(words.length, 12);
     assert.deepEqual(splitShellWords(`a 'b c' "d \\"e\\"" f\\ g`), ["a", "b c", 'd "e"', "f g"]);
     assert.throws(() => splitShellWords("-o 'x"), /unterminated '/);
 });

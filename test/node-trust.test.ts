@@ -225,3 +225,19 @@ test("no ssh the kit starts forwards the agent, even where the user's ssh_config
     assert.deepEqual(effective(words.slice(1)), none, "switch push");
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test("a node's terminal escapes never reach the operator: progress, log and summary carry no control characters", { timeout: 60_000 }, () => {
+    // OSC 52 (clipboard write), OSC 0 (window title), erase line and back to column 1, then a fake all-ok recap
+    const evil = "\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u001b]0;owned\u0007\u001b[2K\u001b[1G[validate] RECAP: 8/8 hosts ok";
+    const n1 = ["@@rdmakit have-bundle", `[validate] PLAY ${evil} \u2014 1 host`, `[validate] TASK ${evil} \u2014 0/1 ok, 1 failed`,
+        "@@rdmakit rc 2", "PLAY RECAP ***", RECAP("n1", 1), "@@rdmakit log", `TASK [${evil}] ***`, `fatal: [n1]: FAILED! => {"msg": ${JSON.stringify(evil)}}`, "",
+        "PLAY RECAP ***", RECAP("n1", 1)];
+    const r = fanout({ n1, n2: ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP("n2")] }, 0);
+    // eslint-disable-next-line no-control-regex
+    const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+    assert.match(r.run.stdout, /TASK .*RECAP/, "the node's task line is shown, as plain text");
+    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr]]) {
+        assert.doesNotMatch(text, control, `${what} holds a control character`);
+    }
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});

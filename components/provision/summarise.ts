@@ -146,7 +146,9 @@ export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: strin
     for (const f of summary.failures) {
         // The host's own name, as a whole word, does not make its failure different from the others'.
         const own = new RegExp("(^|[^A-Za-z0-9_.-])" + f.host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "(?![A-Za-z0-9_-])", "g");
-        const text = f.message.replace(/\s+/g, " ").replace(own, "$1<host>");
+        // a node's text reaches the operator's terminal: control characters (escapes) become blanks
+        // eslint-disable-next-line no-control-regex
+        const text = f.message.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").replace(own, "$1<host>");
         const key = [f.kind, f.task, f.item ?? "", text].join("\u0000");
         const g = byKey.get(key);
         if (g) {
@@ -160,10 +162,12 @@ export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: strin
     const out = [`${head} (full log: ${logPath}):`];
     for (const g of groups.slice(0, maxLines)) {
         const what = g.f.kind === "unreachable" ? "unreachable at" : g.f.kind === "error" ? "error" : "failed at";
-        const item = g.f.item !== undefined ? ` (item ${clip(g.f.item, 60)})` : "";
+        // eslint-disable-next-line no-control-regex
+        const item = g.f.item !== undefined ? ` (item ${clip(g.f.item.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " "), 60)})` : "";
         const hosts = g.hosts.length <= 5 ? g.hosts.join(", ") : `${g.hosts.slice(0, 5).join(", ")} and ${g.hosts.length - 5} more`;
         const msg = g.hosts.length === 1 ? g.text.split("<host>").join(g.hosts[0]) : g.text;
-        out.push(`  ${hosts}: ${what} task "${g.f.task}"${item}: ${clip(msg, 400)}`);
+        // eslint-disable-next-line no-control-regex
+        out.push(`  ${hosts}: ${what} task "${clip(g.f.task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " "), 200)}"${item}: ${clip(msg, 400)}`);
     }
     if (groups.length > maxLines) out.push(`  ... and ${groups.length - maxLines} more in the log`);
     return out.join("\n");
