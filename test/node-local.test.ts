@@ -19,11 +19,11 @@ import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "../components/provision/nod
 test("splitShellWords splits ansible_ssh_common_args as Ansible's shlex.split does", () => {
     const args = sshCommonArgs({ bastion: { address: "203.0.113.7", user: "admin", port: 2222 }, knownHostsFile: "out/dev/known_hosts", pinnedHostKeys: true, hostKeyAlgorithms: ["ssh-ed25519"] });
     const words = splitShellWords(args);
-    assert.deepEqual(words.slice(0, 6), ["-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=out/dev/known_hosts", "-o", "HostKeyAlgorithms=ssh-ed25519"]);
+    assert.deepEqual(words.slice(0, 10), ["-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=out/dev/known_hosts", "-o", "HostKeyAlgorithms=ssh-ed25519"]);
     // the ProxyCommand is one word, its inner `%%C` left for ssh's own expansion
-    assert.equal(words[7], "ProxyCommand=ssh -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C " +
+    assert.equal(words[11], "ProxyCommand=ssh -o ForwardAgent=no -o ClearAllForwardings=yes -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C " +
         "-W %h:%p -p 2222 -o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/dev/known_hosts -o HostKeyAlgorithms=ssh-ed25519 admin@203.0.113.7");
-    assert.equal(words.length, 8);
+    assert.equal(words.length, 12);
     assert.deepEqual(splitShellWords(`a 'b c' "d \\"e\\"" f\\ g`), ["a", "b c", 'd "e"', "f g"]);
     assert.throws(() => splitShellWords("-o 'x"), /unterminated '/);
 });
@@ -65,12 +65,12 @@ test("createProgress: a task's line once every node reported it or is out; count
 
 test("the log sections read back as ansible-playbook's: recap, failure at its task, an unreachable node", () => {
     const ok = nodeLogSection({ name: "n1", kind: "ok", rc: 0, seconds: 41.2,
-        recap: "PLAY RECAP *********\nn1                         : ok=15   changed=0    unreachable=0    failed=0    skipped=6    rescued=0    ignored=0   \n" });
+        recap: "PLAY RECAP *********\nn1                         : ok=15   changed=0    unreachable=0    failed=0    skipped=6    rescued=0    ignored=0   \n" }, parseAnsibleLog);
     const failed = nodeLogSection({ name: "n2", kind: "failed", rc: 2, seconds: 12, recap: "", log: [
         "TASK [Create /etc/rdmakit] ****", 'fatal: [n2]: FAILED! => {"changed": false, "msg": "not a folder"}', "",
-        "PLAY RECAP ****", "n2                         : ok=3    changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0", ""].join("\n") });
-    const gone = nodeLogSection({ name: "n3", kind: "unreachable", seconds: 90, recap: "", message: "could not connect after 4 tries: ssh: connect to host 10.0.0.3 port 22: No route to host" });
-    const slow = nodeLogSection({ name: "n4", kind: "failed", seconds: 10800, recap: "", task: "nvidia_driver : Build the DKMS module", message: "the node's run did not finish within 10800 s" });
+        "PLAY RECAP ****", "n2                         : ok=3    changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0", ""].join("\n") }, parseAnsibleLog);
+    const gone = nodeLogSection({ name: "n3", kind: "unreachable", seconds: 90, recap: "", message: "could not connect after 4 tries: ssh: connect to host 10.0.0.3 port 22: No route to host" }, parseAnsibleLog);
+    const slow = nodeLogSection({ name: "n4", kind: "failed", seconds: 10800, recap: "", task: "nvidia_driver : Build the DKMS module", message: "the node's run did not finish within 10800 s" }, parseAnsibleLog);
     const summary = parseAnsibleLog([ok, failed, gone, slow].join("\n"));
     assert.deepEqual(summary.recap.map((r) => [r.host, r.failed, r.unreachable]), [["n1", 0, 0], ["n2", 1, 0], ["n3", 0, 1], ["n4", 1, 0]]);
     const outcome = decideRun(summary, fanoutExitStatus([{ name: "n2", kind: "failed", recap: "", seconds: 0 }]), 75, "x.log");

@@ -89,7 +89,6 @@ function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[], withH
         nccl_validate_nhc_script: nhc ? nhcStandIn(dir, nhc.lines, nhc.rc) : path.join(dir, "absent", "run-health-checks.sh"),
         nccl_validate_sysfs_ib: sysfs(dir, pkeys),
         nccl_validate_remote_dir: path.join(dir, "remote"),
-        node_health_remote_dir: path.join(dir, "remote-health"),
         // the stand-ins need no root, and this test may run as a user without sudo
         node_health_become: false,
         node_health_dcgm_level: 1,

@@ -8,7 +8,9 @@
  *    bash's answer to the memlock probe, so its preflight passes; dmesg is its own.
  *  - v2's python3 is a stand-in for a Python 3.6: it must fail at the Python check, named, with the way out, and be
  *    sent nothing.
- * Own loopback addresses (127.0.27.1/.2) and machine names (vnl1, vnl2): no other test uses them. One boot, two runs.
+ * Then a local user (uid 12345) squats the old fixed /tmp working folders with links in them: nothing is written
+ * through them (issue 34, finding 1).
+ * Own loopback addresses (127.0.27.1/.2) and machine names (vnl1, vnl2): no other test uses them. One boot, three runs.
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -69,7 +71,7 @@ const OLD_PYTHON = [
 const dirs: string[] = [];
 after(() => { if (!process.env.RDMAKIT_KEEP_TESTHOSTS) for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
 
-test("validate.yml's per-node plays run on the nodes, their results come back as push mode writes them", { skip, timeout: 300_000 }, async (t) => {
+test("validate.yml's per-node plays run on the nodes, their results come back as push mode writes them", { skip, timeout: 420_000 }, async (t) => {
     fs.mkdirSync(CACHE, { recursive: true });
     const runDir = fs.mkdtempSync(path.join(CACHE, "vnl-"));
     dirs.push(runDir);
@@ -152,6 +154,32 @@ test("validate.yml's per-node plays run on the nodes, their results come back as
         // any_errors_fatal: a failed node stops the run before the controller's nccl-tests plays
         assert.doesNotMatch(log, /PLAY \[Single-node nccl-tests/);
         assert.deepEqual(fs.readdirSync(path.join(out, "nccl")), []);
+    });
+
+    await t.test("a local user who made the old /tmp working folders first, with links in them, gets nothing written through them", async () => {
+        // uid 12345 (no account needed) makes the fixed folders the roles used, world-writable, and plants links where
+        // root used to write the kernel log and the single-node log (issue 34, finding 1)
+        const onV1 = (cmd: string) => run("ssh", ["-i", key, "-p", String(ports[0]), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", `root@${addresses[0]}`, cmd]);
+        // (the runs before made them as root: gone, as after a reboot, so the user is first)
+        await onV1("rm -rf /tmp/rdmakit-health /tmp/rdmakit-nccl");
+        await onV1("setpriv --reuid=12345 --regid=12345 --clear-groups sh -c '" +
+            "mkdir -m 0777 /tmp/rdmakit-health /tmp/rdmakit-nccl && " +
+            "ln -s /etc/rdmakit-owned-health /tmp/rdmakit-health/dmesg.txt && ln -s /etc/rdmakit-owned-nccl /tmp/rdmakit-nccl/single-vnl1.log'");
+        const out = path.join(runDir, "out-squat");
+        const r = await validate(["vnl1"], out);
+        for (const f of ["rdmakit-owned-health", "rdmakit-owned-nccl"]) {
+            assert.ok(!fs.existsSync(path.join(runDir, "vnl1", "etc", f)), `root wrote through the planted link to /etc/${f}`);
+        }
+        // nothing of root's in any folder the user owns (only what they made themselves)
+        const { stdout: foreign } = await onV1("for d in $(find /tmp -maxdepth 1 -user 12345); do find \"$d\" -mindepth 1 ! -user 12345; done");
+        assert.equal(foreign, "", "the run wrote into a folder another user owns");
+        // the nccl working folder in use is root's own and private
+        assert.equal((await onV1("stat -c '%u %a' /tmp/rdmakit-nccl")).stdout.trim(), "0 700");
+        // the run still did its work: v1's kernel log and single-node log came back
+        assert.ok(fs.existsSync(path.join(out, "health", "vnl1", "dmesg.txt")), r.stdout + r.stderr);
+        assert.ok(fs.existsSync(path.join(out, "nccl", "single-vnl1.log")), r.stdout + r.stderr);
+        assert.equal(r.status, 2, r.stdout + r.stderr);
     });
 
     await t.test("v1 alone passes its preflight on itself; the nccl-tests plays then run from the controller, and only they", async () => {

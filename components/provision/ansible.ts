@@ -208,7 +208,8 @@ export const NODE_LOCAL_RUN_SCRIPT = [
     'if [ -n "${RDMAKIT_RUN_RECORD:-}" ]; then rm -f "$RDMAKIT_RUN_RECORD"; fi',
     ...runChild('node "$RDMAKIT_FANOUT" "$tmp/nodes.json" "$tmp/vars.json"'),
     'if [ ! -f "$RDMAKIT_ANSIBLE_SUMMARISER" ]; then exit "$rc"; fi',
-    'node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}" 9>&-',
+    // the hosts of the step are the inventory's nodes, never what the log's lines add up to (summarise.ts decideRun)
+    'RDMAKIT_NODES_FILE="$tmp/nodes.json" node "$RDMAKIT_ANSIBLE_SUMMARISER" "$RDMAKIT_ANSIBLE_LOG" "$rc" "${RDMAKIT_MAX_FAIL_PERCENTAGE:-0}" 9>&-',
 ].join("\n");
 
 /**

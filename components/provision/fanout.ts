@@ -4,7 +4,8 @@
  * known_hosts and run-bound agent as push mode: the inventory's own ansible_ssh_common_args), in which the node
  * checks its Python, takes the bundle where it lacks that digest, runs the playbook against itself (`ansible-playbook -c local`,
  * node-scripts.ts), reads the node's progress lines into aggregated ones, and writes one log in ansible-playbook's
- * grammar (each node's PLAY RECAP; a failed node's whole log) that the summariser (summarise.ts) and the resume record
+ * grammar (each node's own PLAY RECAP line and failures, written by the controller; a failed node's whole log as a
+ * quote: nodeLogSection) that the summariser (summarise.ts) and the resume record
  * (resume.ts) read exactly as they read a push-mode log. So partial failure, maxFailPercentage, failedNodes and the
  * retry of the failed nodes only keep their meaning.
  *
@@ -18,7 +19,7 @@
  * the script the run starts, as summariserScript() does.
  */
 import { NODE_RUN_SCRIPT } from "./node-scripts";
-import { generatedScriptHead } from "./summarise";
+import { generatedScriptHead, parseAnsibleLog, type AnsibleLogSummary } from "./summarise";
 import { NODE_PYTHON_RANGE } from "./node-python";
 
 /** A node as the fan-out reaches it: from the inventory the program rendered (ansible.ts nodeTargets). */
@@ -110,6 +111,15 @@ export function splitShellWords(text: string): string[] {
     return out;
 }
 
+/**
+ * What the controller takes from one node, at most (issue 34, finding 4): its session's output (progress lines, the
+ * results it sends back in base64, its log) and the results unpacked. A node's health captures and preflight result
+ * are a few MB (dmesg's ring buffer is 128 KiB-1 MiB by CONFIG_LOG_BUF_SHIFT 17-20, source: Linux init/Kconfig
+ * LOG_BUF_SHIFT; nvidia-smi -q of 8 GPUs about 100 KiB, test/fixtures/health/captures); the playbooks have about
+ * 400 named tasks (grep -c "- name:" playbooks/): a node naming thousands of distinct tasks or plays is not running them.
+ */
+export const NODE_LIMITS = { outputBytes: 32 * 1024 * 1024, unpackedBytes: 64 * 1024 * 1024, tasks: 2000, plays: 100, nameChars: 200 };
+
 /** One progress line of a node's own run (rdmakit_progress.py grammar), or undefined for any other line. */
 export interface NodeProgress {
     kind: "PLAY" | "TASK" | "HANDLER" | "RECAP";
@@ -120,68 +130,89 @@ export interface NodeProgress {
 /**
  * Reads `[label] PLAY <name> — <n> host(s)`, `[label] TASK|HANDLER <name> — <ok>/<total> ok[, <f> failed][, <u>
  * unreachable]` (a heartbeat, `... (running <s>s)`, is no result and reads as undefined) and `[label] RECAP — ...`.
- * A node's run has one host, so a task line is that host's result: ok when its ok count is its total. Self-contained.
+ * A node's run has one host, so a task line is that host's result: ok when its ok count is its total. The name is
+ * the node's text: control characters (terminal escapes: OSC 52 clipboard writes, titles, line erases) become
+ * blanks and it is cut at `maxName` characters before anyone prints it. Self-contained.
  */
-export function parseNodeProgress(line: string): NodeProgress | undefined {
+export function parseNodeProgress(line: string, maxName = 200): NodeProgress | undefined {
     const m = /^\[[^\]]*\] (PLAY|TASK|HANDLER|RECAP) (?:(.*?) )?\u2014 (.*)$/.exec(line);
     if (!m) return undefined;
     const kind = m[1] as NodeProgress["kind"];
-    if (kind === "PLAY" || kind === "RECAP") return { kind, name: m[2] ?? "", ok: true };
+    // eslint-disable-next-line no-control-regex
+    const raw = (m[2] ?? "").replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+    const name = raw.length > maxName ? raw.slice(0, maxName - 3) + "..." : raw;
+    if (kind === "PLAY" || kind === "RECAP") return { kind, name, ok: true };
     if (/\(running \d+s\)$/.test(m[3])) return undefined;
     const c = /^(\d+)\/(\d+) ok/.exec(m[3]);
     if (!c || m[2] === undefined) return undefined;
-    return { kind, name: m[2], ok: Number(c[1]) >= Number(c[2]) && Number(c[2]) > 0 };
+    return { kind, name, ok: Number(c[1]) >= Number(c[2]) && Number(c[2]) > 0 };
 }
 
 /**
  * The aggregated progress: what every node's lines add up to, as the lines `pulumi up` shows (the same grammar as
  * rdmakit_progress.py, counted over nodes). A task's line comes once every node of the run has reported it or is
- * out (finished or failed); `status()` is the one-line count of nodes. Self-contained.
+ * out (finished or failed); `status()` is the one-line count of nodes. A node adds at most `limits.tasks` distinct
+ * tasks and the run `limits.plays` plays (NODE_LIMITS): a node naming more is ignored beyond them, so no node can
+ * flood the operator's screen or make the aggregation slow (each line costs the tasks not yet printed, at most
+ * limits.tasks per node, checked in O(1) each until they may be complete). Self-contained.
  */
-export function createProgress(label: string, names: string[], write: (line: string) => void) {
+export function createProgress(label: string, names: string[], write: (line: string) => void, limits = { tasks: 2000, plays: 100 }) {
     const total = names.length;
-    const state = new Map<string, { phase: string; task: string; start: number; end: number; down: boolean }>();
-    for (const n of names) state.set(n, { phase: "waiting", task: "", start: 0, end: 0, down: false });
+    const state = new Map<string, { phase: string; task: string; start: number; end: number; down: boolean; tasks: number }>();
+    for (const n of names) state.set(n, { phase: "waiting", task: "", start: 0, end: 0, down: false, tasks: 0 });
     const plays = new Set<string>();
-    const tasks: Array<{ key: string; kind: string; name: string; ok: number; seen: Set<string>; emitted: boolean }> = [];
-    const byKey = new Map<string, (typeof tasks)[number]>();
+    let pending: Array<{ key: string; kind: string; name: string; ok: number; seen: Set<string>; emitted: boolean }> = [];
+    const byKey = new Map<string, (typeof pending)[number]>();
     const out = (text: string) => write(`[${label}] ${text}`);
     // a node is out of the run from its failed task on (as the callback counts hosts), back in when it goes on (rescue)
     const failedCount = () => [...state.values()].filter((s) => s.down || s.phase === "failed" || s.phase === "unreachable").length;
     const finished = (n: string) => ["done", "failed", "unreachable"].includes(state.get(n)!.phase);
+    let finishedCount = 0;
     const flush = () => {
-        for (const t of tasks) {
-            if (t.emitted) continue;
+        let emitted = false;
+        for (const t of pending) {
+            // a task can be complete only when the nodes that saw it and the finished ones make up the run
+            if (t.seen.size + finishedCount < total) continue;
             if (names.every((n) => t.seen.has(n) || finished(n))) {
                 t.emitted = true;
+                emitted = true;
                 const f = failedCount();
                 out(`${t.kind} ${t.name} \u2014 ${t.ok}/${total} ok${f ? `, ${f} failed` : ""}`);
             }
         }
+        if (emitted) pending = pending.filter((t) => !t.emitted);
     };
     return {
         phase(node: string, phase: string, now: number) {
             const s = state.get(node)!;
+            const was = finished(node);
             if (s.phase === "waiting" && phase !== "waiting") s.start = now;
             s.phase = phase;
+            if (finished(node) !== was) finishedCount += was ? -1 : 1;
             if (finished(node)) { s.end = now; flush(); }
         },
         line(node: string, p: { kind: string; name: string; ok: boolean }) {
             if (p.kind === "PLAY") {
-                if (!plays.has(p.name)) { plays.add(p.name); out(`PLAY ${p.name} \u2014 ${total} host${total === 1 ? "" : "s"}`); }
+                if (!plays.has(p.name) && plays.size < limits.plays) { plays.add(p.name); out(`PLAY ${p.name} \u2014 ${total} host${total === 1 ? "" : "s"}`); }
                 return;
             }
             if (p.kind === "RECAP") return;
+            const s = state.get(node)!;
             const key = `${p.kind}\u0000${p.name}`;
             let t = byKey.get(key);
+            if (t?.seen.has(node)) { s.task = `${p.kind} ${p.name}`; s.down = !p.ok; return; }
+            // a node's distinct tasks beyond the limit are not counted (nor printed)
+            if (s.tasks >= limits.tasks) return;
+            s.tasks++;
             if (!t) {
                 t = { key, kind: p.kind, name: p.name, ok: 0, seen: new Set(), emitted: false };
                 byKey.set(key, t);
-                tasks.push(t);
+                pending.push(t);
             }
-            if (!t.seen.has(node)) { t.seen.add(node); if (p.ok) t.ok++; }
-            state.get(node)!.task = `${p.kind} ${p.name}`;
-            state.get(node)!.down = !p.ok;
+            t.seen.add(node);
+            if (p.ok) t.ok++;
+            s.task = `${p.kind} ${p.name}`;
+            s.down = !p.ok;
             flush();
         },
         status(): string {
@@ -231,20 +262,50 @@ export interface NodeResult {
 }
 
 /**
- * A node's part of the aggregated log, in ansible-playbook's output grammar (what parseAnsibleLog reads): its own
- * log when it failed, its PLAY RECAP when it passed, and for a node that never ran its playbook to the end (no
- * connection, no usable Python, a timeout) one task with a `fatal: [...]: UNREACHABLE!` or `FAILED!` result and the
- * RECAP line Ansible would print for it. Self-contained.
+ * A node's part of the aggregated log, in ansible-playbook's output grammar (what parseAnsibleLog reads), written by
+ * the controller from what it knows of that node alone: its failures (the node's own log, read with parseAnsibleLog,
+ * only those naming this node; or the controller's own reason for a node that never ran its playbook to the end: no
+ * connection, no usable Python, a timeout) and one PLAY RECAP line for it, agreeing with its run's exit status. The
+ * node's own text follows as a quote (every line behind `  | `, control characters dropped), which nothing reads: a
+ * node cannot add hosts, recap lines or failures of other nodes to the run (issue 34, finding 2). `parse`: summarise.ts
+ * parseAnsibleLog (a parameter, so this stays self-contained).
  */
-export function nodeLogSection(r: NodeResult): string {
+export function nodeLogSection(r: NodeResult, parse: (text: string) => AnsibleLogSummary): string {
+    // one line of a node's text, safe to print: no control characters (terminal escapes), at most n characters
+    const plain = (s: string, n: number): string => {
+        // C0 and C1 controls and DEL: ESC/CSI/OSC sequences lose their introducer and print as plain text
+        // eslint-disable-next-line no-control-regex
+        const t = String(s).replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+        return t.length > n ? t.slice(0, n - 3) + "..." : t;
+    };
     const head = `# rdmakit node-local: ${r.name} ${r.kind}${r.rc !== undefined ? ` (ansible-playbook exit ${r.rc})` : ""} after ` +
         `${r.reboots ? `${r.reboots} reboot${r.reboots === 1 ? "" : "s"}, ` : ""}${r.seconds.toFixed(1)} s`;
-    if (r.message === undefined) return [head, r.log ?? r.recap, ""].join("\n");
-    const unreachable = r.kind === "unreachable";
-    const result = JSON.stringify({ changed: false, msg: r.message, ...(unreachable ? { unreachable: true } : {}) });
-    return [head, `TASK [${r.task ?? "Connect to the node (rdmakit node-local)"}] ***`,
-        `fatal: [${r.name}]: ${unreachable ? "UNREACHABLE" : "FAILED"}! => ${result}`, "", "PLAY RECAP ***",
-        `${r.name} : ok=0    changed=0    unreachable=${unreachable ? 1 : 0}    failed=${unreachable ? 0 : 1}    skipped=0    rescued=0    ignored=0`, ""].join("\n");
+    const text = r.log ?? r.recap;
+    const own = parse(text);
+    const counts = own.recap.find((x) => x.host === r.name) ??
+        { ok: 0, changed: 0, unreachable: 0, failed: 0, skipped: 0, rescued: 0, ignored: 0 };
+    const failures: Array<{ task: string; kind: string; item?: string; message: string }> = r.message !== undefined
+        ? [{ task: r.task ?? "Connect to the node (rdmakit node-local)", kind: r.kind === "unreachable" ? "unreachable" : "failed", message: r.message }]
+        : own.failures.filter((f) => f.host === r.name || f.kind === "error")
+            .map((f) => ({ task: f.task, kind: f.kind === "unreachable" ? "unreachable" : "failed", ...(f.item !== undefined ? { item: f.item } : {}), message: f.message }));
+    if (r.kind !== "ok" && failures.length === 0) {
+        failures.push({ task: r.task ?? "(unknown task)", kind: r.kind, message: `the node's run ended with exit status ${r.rc ?? "unknown"}; its log names no failed task of its own` });
+    }
+    const down = r.kind === "unreachable" ? { unreachable: Math.max(1, counts.unreachable), failed: 0 }
+        : r.kind === "failed" ? { unreachable: 0, failed: Math.max(1, counts.failed) } : { unreachable: 0, failed: 0 };
+    const lines = [head];
+    if (r.kind !== "ok" && text.trim() !== "") lines.push(`# ${r.name}'s own log (a quote: nothing in it counts)`, ...text.split("\n").map((l) => `  | ${plain(l, 2000)}`));
+    if (r.kind !== "ok") {
+        for (const f of failures) {
+            lines.push(`TASK [${plain(f.task, 200)}] ***`,
+                `fatal: [${r.name}]: ${f.kind === "unreachable" ? "UNREACHABLE" : "FAILED"}!${f.item !== undefined ? ` (item=${plain(f.item, 100).replace(/\)/g, "]")})` : ""} => ` +
+                JSON.stringify({ changed: false, msg: plain(f.message, 2000), ...(f.kind === "unreachable" ? { unreachable: true } : {}) }));
+        }
+    }
+    lines.push("", "PLAY RECAP ***",
+        `${r.name} : ok=${counts.ok}    changed=${counts.changed}    unreachable=${down.unreachable}    failed=${down.failed}    ` +
+        `skipped=${counts.skipped}    rescued=${counts.rescued}    ignored=${counts.ignored}`, "");
+    return lines.join("\n");
 }
 
 /** ansible-playbook's exit status for these results: 0, 2 when a node failed, 4 when nodes were only unreachable. */
@@ -256,12 +317,15 @@ export function fanoutExitStatus(results: NodeResult[]): number {
 
 /**
  * Whether a file a node sent back (its path in the node's collect folder) is that node's own result and may be kept:
- * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only. So a node can write only its own results,
- * never another node's or a path outside the folder. Self-contained.
+ * `<folder>/<node>.json` or `<folder>/<node>/<file>`, plain names only, `<folder>` one of the result folders a node
+ * writes (validate.yml: nccl_validate_out_dir's `nccl`, nccl_validate_preflight_dir's `preflight`, node_health_out_dir's
+ * `health`, the roles' defaults/main.yml). So a node can write only its own results, never another node's,
+ * nor anything else of the stack's out folder (a log, an outcome record). Self-contained.
  */
 export function collectedFile(rel: string, node: string): boolean {
     const parts = rel.split("/");
     if (parts.some((p) => p === "" || p === "." || p === ".." || !/^[A-Za-z0-9._+-]+$/.test(p))) return false;
+    if (!["nccl", "preflight", "health"].includes(parts[0])) return false;
     return (parts.length === 2 && parts[1] === `${node}.json`) || (parts.length === 3 && parts[1] === node);
 }
 
@@ -292,17 +356,23 @@ export function remoteCommand(script: string, words: string[], user: string): st
     return `${user === "root" ? "" : "sudo -n "}sh -c '${script}' rdmakit ${words.join(" ")}`;
 }
 
-type Deps = { cp: typeof import("child_process"); fs: typeof import("fs"); path: typeof import("path") };
+type Deps = {
+    cp: typeof import("child_process"); fs: typeof import("fs"); path: typeof import("path"); zlib: typeof import("zlib");
+    parse: (text: string) => AnsibleLogSummary; limits: typeof NODE_LIMITS;
+};
 
 /**
  * Runs the fan-out; resolves with ansible-playbook's exit status for the results (fanoutExitStatus) once every node
  * has settled and the aggregated log is written. Uses the self-contained helpers above by name.
  */
 export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: string }, write: (line: string) => void): Promise<number> {
-    const { cp, fs, path } = deps;
+    const { cp, fs, path, parse, zlib } = deps;
+    const limits = deps.limits;
+    const NODE_LIMITS_OUTPUT = limits.outputBytes;
+    const NODE_LIMITS_UNPACKED = limits.unpackedBytes;
     const limit = new Set(cfg.limit);
     const nodes = cfg.nodes.filter((n) => limit.size === 0 || limit.has(n.name));
-    const progress = createProgress(cfg.label, nodes.map((n) => n.name), write);
+    const progress = createProgress(cfg.label, nodes.map((n) => n.name), write, limits);
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     // a stopped run (the run script's trap sends TERM) stops every session it started; the script closes the masters
     const children = new Set<import("child_process").ChildProcess>();
@@ -333,6 +403,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
     const kexList = cp.spawnSync("ssh", ["-Q", "kex"], { encoding: "utf8" });
     const kex = kexList.status === 0 ? kexPreference(String(kexList.stdout).split("\n")) : "";
     const base = (n: FanoutNode) => [
+        // no forwarding, whatever the user's ssh_config says (inventory.ts NO_FORWARDING: the node is not trusted)
+        "-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes",
         "-o", "BatchMode=yes", "-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
         "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "Compression=no", ...(kex ? ["-o", `KexAlgorithms=${kex}`] : []),
         ...splitShellWords(n.sshArgs), ...(n.keyFile ? ["-i", n.keyFile] : []), "-p", String(n.port), `${n.user}@${n.address}`,
@@ -350,8 +422,14 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         fs.rmSync(stage, { recursive: true, force: true });
         fs.mkdirSync(stage, { recursive: true });
         try {
-            const tar = cp.spawnSync("tar", ["-xzf", "-", "--no-same-owner", "--no-same-permissions", "-C", stage],
-                { input: Buffer.from(out.slice(a + 16, b).replace(/\s+/g, ""), "base64") });
+            // unpacked here, at most limits.unpackedBytes (a small gzip can unpack to gigabytes), then tar reads it
+            let plain: Buffer;
+            try {
+                plain = zlib.gunzipSync(Buffer.from(out.slice(a + 16, b).replace(/\s+/g, ""), "base64"), { maxOutputLength: NODE_LIMITS_UNPACKED });
+            } catch (e) {
+                return `its results could not be unpacked (${(e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError ? `more than ${NODE_LIMITS_UNPACKED} bytes` : (e as Error).message})`;
+            }
+            const tar = cp.spawnSync("tar", ["-xf", "-", "--no-same-owner", "--no-same-permissions", "-C", stage], { input: plain });
             if (tar.status !== 0) return `its results could not be unpacked (tar: ${String(tar.stderr || tar.error).trim()})`;
             const walk = (rel: string): void => {
                 for (const e of fs.readdirSync(path.join(stage, rel), { withFileTypes: true })) {
@@ -365,6 +443,9 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             };
             walk("");
             return "";
+        } catch (e) {
+            // a result that cannot be kept fails this node, named; the run goes on and ends as usual
+            return `its results could not be kept in ${cfg.collect.dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
         } finally {
             fs.rmSync(stage, { recursive: true, force: true });
         }
@@ -381,7 +462,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             await acquire();
             let held = true;
             const free = () => { if (held) { held = false; release(); } };
-            const r = await new Promise<{ rc: number; out: string; err: string; timedOut: boolean; answered: boolean }>((resolve) => {
+            const r = await new Promise<{ rc: number; out: string; err: string; timedOut: boolean; answered: boolean; tooMuch: boolean }>((resolve) => {
                 const child = cp.spawn("ssh", [...base(n), cmd], { stdio: ["pipe", "pipe", "pipe"] });
                 children.add(child);
                 let out = "";
@@ -389,6 +470,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                 let partial = "";
                 let timedOut = false;
                 let answered = false;
+                let bytes = 0;
+                let tooMuch = false;
                 const timer = setTimeout(() => { timedOut = true; child.kill("SIGTERM"); }, timeoutMs);
                 const line = (l: string) => {
                     out += l + "\n";
@@ -405,6 +488,10 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                     onLine(l);
                 };
                 child.stdout.on("data", (d: Buffer) => {
+                    // a node that sends more than the limit is stopped there: what it sent is not kept
+                    if (tooMuch) return;
+                    bytes += d.length;
+                    if (bytes > NODE_LIMITS_OUTPUT) { tooMuch = true; out = ""; partial = ""; child.kill("SIGTERM"); return; }
                     const lines = (partial + d.toString("utf8")).split("\n");
                     partial = lines.pop() ?? "";
                     for (const l of lines) line(l);
@@ -417,15 +504,15 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                     children.delete(child);
                     clearTimeout(timer);
                     if (partial) line(partial);
-                    resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut, answered });
+                    resolve({ rc: code ?? (signal ? 255 : -1), out, err, timedOut, answered, tooMuch });
                 });
             });
             free();
-            if (r.answered || r.timedOut || r.rc !== 255) return { ...r, why: "" };
+            if (r.answered || r.timedOut || r.tooMuch || r.rc !== 255) return { ...r, why: "" };
             why = lastLine(r.err) || `ssh exited ${r.rc}`;
             await sleep(Math.min(30000, 2000 * 2 ** Math.min(attempt, 4)) + Math.floor(Math.random() * 1000));
         }
-        return { rc: 255, out: "", err: "", timedOut: false, answered: false, why };
+        return { rc: 255, out: "", err: "", timedOut: false, answered: false, tooMuch: false, why };
     };
 
     const runNode = async (n: FanoutNode, i: number): Promise<NodeResult> => {
@@ -445,7 +532,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         for (let pass = 0; pass < 8; pass++) {
             const r = await session(n, runCmd, payload, (l) => {
                 if (l.startsWith("@@rdmakit ")) { if (l.endsWith("-bundle")) progress.phase(n.name, "running", Date.now()); return; }
-                const p = parseNodeProgress(l);
+                const p = parseNodeProgress(l, limits.nameChars);
                 if (p) { if (p.kind === "TASK" || p.kind === "HANDLER") task = `${p.name}`; progress.line(n.name, p); }
             }, Math.max(1000, deadline - Date.now()), reconnectUntil);
             reconnectUntil = 0;
@@ -453,6 +540,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
                 if (pass === 0) return done({ kind: "unreachable", recap: "", message: `could not connect after ${cfg.connectRetries + 1} tries: ${r.why}` });
                 return done({ kind: "unreachable", recap: "", task: task || "Wait for the node after its reboot (rdmakit node-local)", message: r.why });
             }
+            if (r.tooMuch) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node sent more than ${NODE_LIMITS_OUTPUT} bytes: stopped, nothing of it kept` });
             if (r.timedOut) return done({ kind: "failed", recap: "", task: task || undefined, message: `the node's run did not finish within ${cfg.nodeTimeoutS} s` });
             const marks = r.out.split("\n").filter((l) => l.startsWith("@@rdmakit "));
             const noPython = marks.find((l) => l.startsWith("@@rdmakit no-python "));
@@ -508,12 +596,16 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             progress.phase(r.name, r.kind === "ok" ? "done" : r.kind, Date.now());
             const own = path.join(cfg.nodeLogDir, `${r.name}.log`);
             if (r.kind === "ok") fs.rmSync(own, { force: true });
-            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r)); }
+            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r, parse)); }
         }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
-    clearInterval(statusTimer);
-    fs.writeFileSync(cfg.log, results.map(nodeLogSection).join("\n"));
+    try {
+        await Promise.all(Array.from({ length: Math.max(1, Math.min(cfg.parallel, nodes.length)) }, worker));
+    } finally {
+        // whatever happened, no status line after the run (an error ends it: the script's catch says why)
+        clearInterval(statusTimer);
+    }
+    fs.writeFileSync(cfg.log, results.map((r) => nodeLogSection(r, parse)).join("\n"));
     for (const l of progress.summary()) write(l);
     return fanoutExitStatus(results);
 }
@@ -528,7 +620,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, parseAnsibleLog, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
@@ -545,7 +637,7 @@ export function fanoutScript(): string {
         "};",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
         `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)} };`,
-        "runFanout({ cp: require('child_process'), fs: fs, path: require('path') }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })",
+        `runFanout({ cp: require('child_process'), fs: fs, path: require('path'), zlib: require('zlib'), parse: parseAnsibleLog, limits: ${JSON.stringify(NODE_LIMITS)} }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })`,
         // the fan-out's own CPU (one process, so one core), for the software bench (bench/software.ts)
         "  .finally(function () { if (env.RDMAKIT_FANOUT_CPU_FILE) { var u = process.cpuUsage(); fs.writeFileSync(env.RDMAKIT_FANOUT_CPU_FILE, ((u.user + u.system) / 1e6).toFixed(3) + '\\n'); } })",
         "  .then(function (rc) { process.exitCode = rc; }, function (e) { process.stderr.write('rdmakit: the node-local fan-out failed: ' + (e && e.message || e) + '\\n'); process.exitCode = 1; });",

@@ -203,12 +203,23 @@ const JUMP_MUX = [
 ];
 
 /**
- * `ansible_ssh_common_args` for the nodes: host-key options and, with a bastion, a ProxyCommand through it.
+ * No forwarding on any ssh the kit starts, whatever the user's ssh_config says (`Host *` / `ForwardAgent yes` would
+ * hand the run's agent, with the run's key, to every node and switch for the whole run; a node is not trusted: issue
+ * 34, finding 5). Given on the command line, they win over the config files: ssh keeps an option's first value, and
+ * the command line is read before them. source: OpenBSD ssh_config(5) ForwardAgent, ClearAllForwardings ("clear all
+ * local, remote, and dynamic port forwardings specified in the configuration files or on the command line"), and
+ * "command-line options" first in the order ssh obtains its configuration.
+ */
+export const NO_FORWARDING = ["-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes"] as const;
+
+/**
+ * `ansible_ssh_common_args` for the nodes: no forwarding (NO_FORWARDING), host-key options and, with a bastion, a
+ * ProxyCommand through it (its own ssh without forwarding too).
  * ProxyCommand rather than ProxyJump because `-o` options given to ssh are not passed to the jump hop's own ssh,
  * so with ProxyJump the bastion's host key would be checked against a different known_hosts and policy.
  */
 export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "knownHostsFile" | "privateKeyFile" | "pinnedHostKeys" | "hostKeyAlgorithms">): string {
-    const opts = hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms);
+    const opts = [NO_FORWARDING.join(" "), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms)];
     if (args.ssm) {
         // %h is the host's address, its instance id; %p its SSH port (ssm_config of the AWS guide). Session Manager
         // checks the caller's IAM (ssm:StartSession on the instance and the document) instead of a network path.
@@ -218,7 +229,7 @@ export function sshCommonArgs(args: Pick<InventoryArgs, "bastion" | "ssm" | "kno
     }
     if (args.bastion) {
         const b = args.bastion;
-        const hop = ["ssh", ...JUMP_MUX, "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms)];
+        const hop = ["ssh", ...NO_FORWARDING, ...JUMP_MUX, "-W", "%h:%p", "-p", String(b.port ?? 22), ...hostKeyOptions(args.knownHostsFile, args.pinnedHostKeys, args.hostKeyAlgorithms)];
         if (args.privateKeyFile !== undefined) hop.push("-i", args.privateKeyFile);
         hop.push(`${b.user}@${b.address}`);
         opts.push(`-o ProxyCommand="${hop.join(" ")}"`);

@@ -146,7 +146,9 @@ export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: strin
     for (const f of summary.failures) {
         // The host's own name, as a whole word, does not make its failure different from the others'.
         const own = new RegExp("(^|[^A-Za-z0-9_.-])" + f.host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "(?![A-Za-z0-9_-])", "g");
-        const text = f.message.replace(/\s+/g, " ").replace(own, "$1<host>");
+        // a node's text reaches the operator's terminal: control characters (escapes) become blanks
+        // eslint-disable-next-line no-control-regex
+        const text = f.message.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").replace(own, "$1<host>");
         const key = [f.kind, f.task, f.item ?? "", text].join("\u0000");
         const g = byKey.get(key);
         if (g) {
@@ -160,10 +162,12 @@ export function formatAnsibleFailures(summary: AnsibleLogSummary, logPath: strin
     const out = [`${head} (full log: ${logPath}):`];
     for (const g of groups.slice(0, maxLines)) {
         const what = g.f.kind === "unreachable" ? "unreachable at" : g.f.kind === "error" ? "error" : "failed at";
-        const item = g.f.item !== undefined ? ` (item ${clip(g.f.item, 60)})` : "";
+        // eslint-disable-next-line no-control-regex
+        const item = g.f.item !== undefined ? ` (item ${clip(g.f.item.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " "), 60)})` : "";
         const hosts = g.hosts.length <= 5 ? g.hosts.join(", ") : `${g.hosts.slice(0, 5).join(", ")} and ${g.hosts.length - 5} more`;
         const msg = g.hosts.length === 1 ? g.text.split("<host>").join(g.hosts[0]) : g.text;
-        out.push(`  ${hosts}: ${what} task "${g.f.task}"${item}: ${clip(msg, 400)}`);
+        // eslint-disable-next-line no-control-regex
+        out.push(`  ${hosts}: ${what} task "${clip(g.f.task.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " "), 200)}"${item}: ${clip(msg, 400)}`);
     }
     if (groups.length > maxLines) out.push(`  ... and ${groups.length - maxLines} more in the log`);
     return out.join("\n");
@@ -197,7 +201,18 @@ export interface RunOutcome {
  * `stepHosts`: the hosts of the whole step when this run was a retry limited to fewer (the others passed before).
  * Self-contained (embedded in the summariser script).
  */
-export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string, stepHosts?: number): RunOutcome {
+export function decideRun(summary: AnsibleLogSummary, rc: number, maxFailPercentage: number, logPath: string, stepHosts?: number,
+    inventory?: string[]): RunOutcome {
+    // `inventory`: the run's hosts (the fan-out's nodes, from the inventory): only their recap lines and failures count,
+    // a host's first recap line only, and the step has at least as many hosts as the inventory names
+    const known = inventory !== undefined && inventory.length > 0 ? new Set(inventory) : undefined;
+    const seen = new Set<string>();
+    const recap: AnsibleRecap[] = [];
+    for (const r of summary.recap) {
+        if ((known === undefined || known.has(r.host)) && !seen.has(r.host)) { seen.add(r.host); recap.push(r); }
+    }
+    summary = { failures: summary.failures.filter((f) => known === undefined || f.kind === "error" || known.has(f.host)), recap };
+    if (known !== undefined && (stepHosts === undefined || stepHosts < known.size)) stepHosts = known.size;
     const down = new Set(summary.recap.filter((r) => r.failed > 0 || r.unreachable > 0).map((r) => r.host));
     const counted = summary.recap.length > 0
         ? summary.failures.filter((f) => f.kind === "error" || down.has(f.host))
@@ -258,7 +273,9 @@ export function summariserScript(): string {
         "  var env = process.env;",
         "  var retry = (env.RDMAKIT_RETRY_NODES || '') !== '';",
         "  var parsed = parseAnsibleLog(text);",
-        "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined);",
+        // node-local runs name their nodes (the fan-out's, from the inventory): the hosts are counted from them
+        "  var nodes; try { nodes = env.RDMAKIT_NODES_FILE ? JSON.parse(require('fs').readFileSync(env.RDMAKIT_NODES_FILE, 'utf8')).map(function (n) { return String(n.name); }) : undefined; } catch (e) { nodes = undefined; }",
+        "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined, nodes);",
         "  var rec = recordRun(o, runSettled(parsed, rc), env);",
         '  if (env.RDMAKIT_RUN_RECORD && rec) require("fs").writeFileSync(env.RDMAKIT_RUN_RECORD, JSON.stringify(rec) + "\\n");',
         "  var line = { ok: o.ok, hosts: o.hosts, failed: o.failed };",

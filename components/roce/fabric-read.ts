@@ -17,6 +17,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { type KeyAgent, startKeyAgent } from "../provision/keysocket";
+import { NO_FORWARDING } from "../provision/inventory";
 import type { HostReading, SwitchReading } from "./drift";
 import { hostReadScript, SWITCH_READS } from "./fabric-state";
 import { sonicOperScript } from "./sonic-oper";
@@ -82,9 +83,9 @@ const knownName = (address: string, port: number) => (port === 22 ? address : `[
 interface Identity { agent: string; publicKeyFile: string }
 
 /** ssh arguments for one device: no prompts, no first-contact trust. */
-function sshArgs(target: { user: string; address: string; port: number }, id: Identity | undefined, knownHosts: string | undefined, timeoutS: number): string[] {
+export function sshArgs(target: { user: string; address: string; port: number }, id: Identity | undefined, knownHosts: string | undefined, timeoutS: number): string[] {
     return [
-        "-T", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+        "-T", ...NO_FORWARDING, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
         ...(knownHosts ? ["-o", `UserKnownHostsFile=${knownHosts}`, "-o", "GlobalKnownHostsFile=/dev/null"] : []),
         "-o", `ConnectTimeout=${Math.max(1, Math.min(timeoutS, 30))}`,
         "-p", String(target.port),

@@ -89,7 +89,7 @@ function prelude(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean, r
         // every ssh: batch mode, the pinned key only, a connect timeout and keep-alives (a silent switch fails, never hangs)
         // an array, not a function: `"${sw_ssh[@]}" … &` is ssh itself, so the trap's kill of $child stops ssh (a
         // function run in the background is a subshell whose ssh would outlive that kill)
-        `sw_ssh=(ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$tmp/known_hosts" -o GlobalKnownHostsFile=/dev/null ` +
+        `sw_ssh=(ssh -T -o ForwardAgent=no -o ClearAllForwardings=yes -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$tmp/known_hosts" -o GlobalKnownHostsFile=/dev/null ` +
             `-o ConnectTimeout=${SSH_TIMEOUTS.connectS} -o ServerAliveInterval=${SSH_TIMEOUTS.aliveIntervalS} -o ServerAliveCountMax=${SSH_TIMEOUTS.aliveCountMax} ` +
             `-p ${sw.sshPort} ${shq(`${sw.sshUser}@${sw.managementAddress}`)})`,
     ];

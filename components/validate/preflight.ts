@@ -39,7 +39,10 @@ function isNode(x: unknown): x is PreflightNode {
             Object.values(n.software).every((v) => typeof v === "object" && v !== null && "version" in v && "action" in v)));
 }
 
-/** Reads every `<host>.json` of the folder; a file that is not a preflight result is an error naming it. */
+/**
+ * Reads every `<host>.json` of the folder, each as the result of the host its file is named after; a file that is not
+ * a preflight result is an error naming it.
+ */
 export function readPreflight(dir: string): PreflightReport | string {
     let names: string[];
     try {
@@ -56,7 +59,9 @@ export function readPreflight(dir: string): PreflightReport | string {
             return `--preflight: ${path.join(dir, f)} is not JSON (${(e as Error).message})`;
         }
         if (!isNode(obj)) return `--preflight: ${path.join(dir, f)} is not a preflight result ({host, checks: [{check, expected, seen, ok}], software?: {<component>: {version, action}}})`;
-        nodes.push(obj);
+        // the node a result belongs to is the file's name, never the `host` inside it: a node-local run lets each node
+        // write its own file only (fanout.ts collectedFile), and what a node writes into it may name anyone
+        nodes.push({ ...obj, host: f.slice(0, -".json".length) });
     }
     return { nodes, badNodes: nodes.filter((n) => n.checks.some((c) => !c.ok)).map((n) => n.host).sort() };
 }

@@ -1,0 +1,243 @@
+// A node is not trusted (issue 34): the node-local fan-out against hostile stand-in nodes (an `ssh` on the PATH that
+// plays each node: what it prints is what a compromised node could send), then the summariser's verdict on the log
+// the fan-out wrote, as the node-local run script calls it; and preflight results attributed by their file, never by
+// the `host` inside. No test host, no network: each run takes a second or two (bounded at 60 s).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fanoutScript } from "../components/provision/fanout";
+import { summariserScript, parseRunOutcome } from "../components/provision/summarise";
+import { nodeTargets } from "../components/provision/node-local";
+import { renderInventory } from "../components/provision/inventory";
+import { readPreflight } from "../components/validate/preflight";
+import { sshCommonArgs } from "../components/provision/inventory";
+import { splitShellWords } from "../components/provision/fanout";
+import { sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { pushCommandFor } from "../components/roce/push";
+import { planQos } from "../components/roce/qos";
+import { renderSwitchConfigs } from "../components/roce/render";
+import { spec as roceSpec } from "./fixtures/roce/helpers";
+
+const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
+
+/**
+ * Runs the fan-out on stand-in nodes: `nodes[name]` is everything that node prints (its ssh session's stdout), keyed by
+ * the port its inventory entry has. Returns the fan-out's status and output, the log, and the summariser's verdict.
+ */
+function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, collect?: { sent: Record<string, Record<string, string>>; out: Record<string, string> }) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-"));
+    const names = Object.keys(nodes);
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    // a collecting run: what each node sends back (a tar.gz in base64 between the markers, as NODE_RUN_SCRIPT sends
+    // it) just before its exit status, and what the stack's out folder holds already
+    for (const [n, files] of Object.entries(collect?.sent ?? {})) {
+        const stage = path.join(dir, `stage-${n}`);
+        for (const [rel, text] of Object.entries(files)) {
+            fs.mkdirSync(path.dirname(path.join(stage, rel)), { recursive: true });
+            // `zeros:<bytes>`: a file of that many zero bytes (sparse here; tar and gzip read it whole)
+            fs.writeFileSync(path.join(stage, rel), text.startsWith("zeros:") ? "" : text);
+            if (text.startsWith("zeros:")) fs.truncateSync(path.join(stage, rel), Number(text.slice(6)));
+        }
+        const tgz = spawnSync("tar", ["-czf", "-", "-C", stage, "."]);
+        const at = nodes[n].findIndex((l) => l.startsWith("@@rdmakit rc "));
+        nodes[n].splice(at, 0, "@@rdmakit files", tgz.stdout.toString("base64"), "@@rdmakit files-end");
+    }
+    for (const [rel, text] of Object.entries(collect?.out ?? {})) {
+        fs.mkdirSync(path.dirname(path.join(dir, "out", rel)), { recursive: true });
+        fs.writeFileSync(path.join(dir, "out", rel), text);
+    }
+    for (const [i, n] of names.entries()) {
+        if (nodes[n][0] === "sh:") fs.writeFileSync(path.join(dir, `node-${2001 + i}.sh`), nodes[n].slice(1).join("\n") + "\n");
+        else fs.writeFileSync(path.join(dir, `node-${2001 + i}.out`), nodes[n].join("\n") + "\n");
+    }
+    // the stand-in ssh: `ssh -Q kex` knows none; a session prints the node's lines for the port it was given
+    fs.writeFileSync(path.join(bin, "ssh"), [
+        "#!/bin/sh",
+        'if [ "$1" = -Q ]; then exit 1; fi',
+        `printf '%s\\n' "$@" >"${dir}/args"`,
+        "port=",
+        'while [ $# -gt 0 ]; do if [ "$1" = -p ]; then port=$2; fi; shift; done',
+        // a node given as a shell script (`sh:` first line) runs it instead: output too large to write down
+        `if [ -f "${dir}/node-$port.sh" ]; then sh "${dir}/node-$port.sh"; else cat "${dir}/node-$port.out"; fi`,
+        "cat >/dev/null",
+        "",
+    ].join("\n"), { mode: 0o755 });
+    const inv = renderInventory({ hosts: names.map((name, i) => ({ name, address: "127.0.0.1", user: "root", port: 2001 + i })), vars: {}, knownHostsFile: path.join(dir, "kh") });
+    fs.writeFileSync(path.join(dir, "nodes.json"), JSON.stringify(nodeTargets(inv)));
+    fs.writeFileSync(path.join(dir, "vars.json"), "{}");
+    fs.writeFileSync(path.join(dir, "fanout.cjs"), fanoutScript());
+    fs.writeFileSync(path.join(dir, "summarise.cjs"), summariserScript());
+    const log = path.join(dir, "site.log");
+    const env = {
+        ...process.env, PATH: `${bin}:${process.env.PATH}`, SSH_AUTH_SOCK: "",
+        RDMAKIT_BUNDLE_FILE: path.join(dir, "none.tar.gz"), RDMAKIT_BUNDLE_DIGEST: "c".repeat(64), RDMAKIT_PLAYBOOK_NAME: "site.yml",
+        RDMAKIT_ANSIBLE_LOG: log, RDMAKIT_NODE_LOG_DIR: path.join(dir, "nodes"), ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(dir, "cp"),
+        RDMAKIT_FANOUT_RETRIES: "0",
+        ...(collect !== undefined ? { RDMAKIT_COLLECT: "nccl_validate_out_dir=nccl", RDMAKIT_COLLECT_DIR: path.join(dir, "out") } : {}),
+    };
+    const run = spawnSync(process.execPath, [path.join(dir, "fanout.cjs"), path.join(dir, "nodes.json"), path.join(dir, "vars.json")], { encoding: "utf8", timeout: 60_000, env });
+    // as NODE_LOCAL_RUN_SCRIPT calls it (components/provision/ansible.ts)
+    const verdict = spawnSync(process.execPath, [path.join(dir, "summarise.cjs"), log, String(run.status), String(maxFailPercentage)],
+        { encoding: "utf8", timeout: 60_000, env: { ...env, RDMAKIT_NODES_FILE: path.join(dir, "nodes.json") } });
+    return { dir, run, verdict, outcome: parseRunOutcome(verdict.stdout), log: fs.readFileSync(log, "utf8") };
+}
+
+test("one node cannot speak for others: forged recap lines and a forged failure of a healthy node count for nothing", { timeout: 60_000 }, () => {
+    // n1 passes and adds ten ghost hosts that passed, and a failure of n2 with a recap line that says n2 failed
+    const n1 = ["@@rdmakit have-bundle", "@@rdmakit rc 0", "TASK [Break n2] ***", 'fatal: [n2]: FAILED! => {"msg": "forged by n1"}', "",
+        "PLAY RECAP ***", RECAP("n1"), RECAP("n2", 1), ...Array.from({ length: 10 }, (_, i) => RECAP(`ghost${i}`))];
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const bad = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 2", "PLAY RECAP ***", RECAP(h, 1), "@@rdmakit log",
+        "TASK [nvidia_driver : Build the DKMS module] ***", `fatal: [${h}]: FAILED! => {"msg": "dkms build failed"}`, "", "PLAY RECAP ***", RECAP(h, 1)];
+    const r = fanout({ n1, n2: good("n2"), n3: bad("n3"), n4: bad("n4") }, 25);
+    assert.equal(r.run.status, 2, r.run.stderr + r.run.stdout);
+    // 2 of the 4 inventory nodes failed: 50 % is over 25 %, whatever n1 added
+    assert.deepEqual(r.outcome, { ok: false, hosts: 4, failed: [
+        { host: "n3", task: "nvidia_driver : Build the DKMS module", kind: "failed" },
+        { host: "n4", task: "nvidia_driver : Build the DKMS module", kind: "failed" },
+    ] }, r.verdict.stdout + r.verdict.stderr);
+    assert.notEqual(r.verdict.status, 0);
+    assert.doesNotMatch(r.verdict.stderr, /n2|forged/, "n2 passed: nothing n1 said about it is reported");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("a failed node's own text cannot fail another node or add one; its own failure still names its task", { timeout: 60_000 }, () => {
+    // n1 fails for real, and its log claims n2's failure too, with a recap line for n2 and a ghost
+    const n1 = ["@@rdmakit have-bundle", "@@rdmakit rc 2", "PLAY RECAP ***", RECAP("n1", 1), "@@rdmakit log",
+        "TASK [ofed : Install DOCA] ***", 'fatal: [n1]: FAILED! => {"msg": "apt failed"}',
+        "TASK [ofed : Install DOCA] ***", 'fatal: [n2]: FAILED! => {"msg": "apt failed"}', "",
+        "PLAY RECAP ***", RECAP("n1", 1), RECAP("n2", 1), RECAP("ghost", 0)];
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const r = fanout({ n1, n2: good("n2"), n3: good("n3"), n4: good("n4") }, 25);
+    assert.deepEqual(r.outcome, { ok: true, hosts: 4, failed: [{ host: "n1", task: "ofed : Install DOCA", kind: "failed" }] },
+        r.verdict.stdout + r.verdict.stderr);
+    assert.match(r.verdict.stdout, /n1: failed at task "ofed : Install DOCA": apt failed/);
+    assert.doesNotMatch(r.verdict.stdout + r.verdict.stderr, /n2|ghost/);
+    // the node's own log is kept for the reader, as a quote
+    assert.match(r.log, /^ {2}\| fatal: \[n2\]: FAILED!/m);
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("a preflight result is its file's node: n1's file that names n2 as bad fails n1, never n2", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-pf-"));
+    const check = (ok: boolean) => ({ check: "gpu-count", expected: "8 GPUs", seen: ok ? "8 GPUs" : "0 GPUs", ok });
+    fs.writeFileSync(path.join(dir, "n1.json"), JSON.stringify({ host: "n2", checks: [check(false)] }));
+    fs.writeFileSync(path.join(dir, "n2.json"), JSON.stringify({ host: "n2", checks: [check(true)] }));
+    const p = readPreflight(dir);
+    assert.ok(typeof p !== "string", String(p));
+    assert.deepEqual(p.badNodes, ["n1"]);
+    assert.deepEqual(p.nodes.map((n) => n.host), ["n1", "n2"]);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("a node's results land in its own result files only: nothing else of the out folder, and a file that cannot be kept fails that node, promptly", { timeout: 60_000 }, () => {
+    const ran = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const r = fanout({ n1: ran("n1"), n2: ran("n2") }, 0, {
+        sent: {
+            // n1 sends its own results, and files that would squat on the run's log and on the software step's outcome
+            n1: { "preflight/n1.json": "{}", "health/n1/dmesg.txt": "ok", "ansible-validate.log/n1.json": "x", "outcome-dev-software.json/n1.json": "x" },
+            n2: { "preflight/n2.json": "{}", "health/n2/dmesg.txt": "ok" },
+        },
+        // the run's log is there already (as VALIDATE_SCRIPT starts it); `health` is a file where a folder belongs
+        out: { "ansible-validate.log": "", health: "not a folder" },
+    });
+    assert.ok(r.run.status !== null, "the fan-out ended (it did not hang)");
+    // nothing but the result folders was written: the log is still the log, no outcome record was squatted on
+    assert.deepEqual(fs.readdirSync(path.join(r.dir, "out")).filter((f) => f !== "preflight").sort(), ["ansible-validate.log", "health"]);
+    assert.ok(fs.statSync(path.join(r.dir, "out", "ansible-validate.log")).isFile());
+    // the health file could not be kept: each node fails, named, and the run ends with ansible-playbook's "failed" status
+    assert.equal(r.run.status, 2, r.run.stdout + r.run.stderr);
+    assert.match(r.log, /fatal: \[n1\]: FAILED! => .*its results could not be kept in .*(ENOTDIR|EEXIST)/);
+    assert.doesNotMatch(r.run.stdout + r.run.stderr, /fan-out failed/);
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+test("bounds on what a node sends: too much output fails that node alone, a gzip bomb is not unpacked, thousands of task names cost little", { timeout: 120_000 }, () => {
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    // n1 prints 40 MB of lines (the limit is 32 MiB); n2 sends a 1 MB gzip that unpacks to a 200 MB "preflight result"
+    const loud = ["sh:", "echo '@@rdmakit have-bundle'", "yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' | head -c 40000000", "echo '@@rdmakit rc 0'"];
+    const r = fanout({ n1: loud, n2: good("n2"), n3: good("n3") }, 0, {
+        sent: { n2: { "preflight/n2.json": "zeros:200000000" }, n3: { "preflight/n3.json": "{}" } }, out: {},
+    });
+    assert.equal(r.run.status, 2, r.run.stdout + r.run.stderr);
+    assert.deepEqual(r.outcome?.failed.map((f) => f.host), ["n1", "n2"], r.verdict.stdout + r.verdict.stderr);
+    assert.match(r.log, /fatal: \[n1\]: FAILED! => .*the node sent more than 33554432 bytes/);
+    assert.match(r.log, /fatal: \[n2\]: FAILED! => .*its results could not be unpacked \(more than 67108864 bytes\)/);
+    assert.ok(!fs.existsSync(path.join(r.dir, "out", "preflight", "n2.json")), "the bomb was not written");
+    assert.equal(fs.readFileSync(path.join(r.dir, "out", "preflight", "n3.json"), "utf8"), "{}", "n3's result is kept");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+
+    // 100,000 distinct task names from n1: the progress counts 2,000 of them at most, in a few seconds
+    const many = ["sh:", "echo '@@rdmakit have-bundle'",
+        "awk 'BEGIN { for (i = 0; i < 100000; i++) printf \"[site] TASK t%d \\342\\200\\224 1/1 ok\\n\", i }'", "echo '@@rdmakit rc 0'", "echo 'PLAY RECAP ***'",
+        `echo '${RECAP("n1")}'`];
+    const start = Date.now();
+    const m = fanout({ n1: many, n2: good("n2") }, 0);
+    const took = (Date.now() - start) / 1000;
+    assert.equal(m.run.status, 0, m.run.stdout + m.run.stderr);
+    assert.ok(took < 30, `the fan-out took ${took} s over 100,000 task names`);
+    const printed = m.run.stdout.split("\n").filter((l) => l.startsWith("[site] TASK t")).length;
+    assert.ok(printed <= 2000, `${printed} task lines printed`);
+    fs.rmSync(m.dir, { recursive: true, force: true });
+});
+
+test("no ssh the kit starts forwards the agent, even where the user's ssh_config says `Host *` / `ForwardAgent yes`", { timeout: 60_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-fwd-"));
+    const config = path.join(dir, "config");
+    fs.writeFileSync(config, "Host *\n    ForwardAgent yes\n    LocalForward 6000 127.0.0.1:6000\n");
+    /** ssh's own reading of a command line with that user config (ssh -G: the configuration it would use). */
+    const effective = (argv: string[]) => {
+        const g = spawnSync("ssh", ["-G", "-F", config, ...argv], { encoding: "utf8" });
+        assert.equal(g.status, 0, g.stderr);
+        const get = (k: string) => (g.stdout.split("\n").find((l) => l.startsWith(`${k} `)) ?? "").slice(k.length + 1);
+        return { forwardagent: get("forwardagent"), clearallforwardings: get("clearallforwardings") };
+    };
+    const none = { forwardagent: "no", clearallforwardings: "yes" };
+    // the nodes' connection (Ansible's ansible_ssh_common_args and the fan-out's), with a bastion hop
+    const common = splitShellWords(sshCommonArgs({ knownHostsFile: path.join(dir, "kh"), bastion: { address: "192.0.2.1", user: "ubuntu" } }));
+    assert.deepEqual(effective([...common, "root@10.0.0.5"]), none, "node connection");
+    const hop = common.find((w) => w.startsWith("ProxyCommand="))!.slice("ProxyCommand=".length).split(" ");
+    assert.equal(hop[0], "ssh");
+    // (its ControlPath is expanded by the shell that runs the ProxyCommand: none here)
+    const hopArgs = hop.slice(1).filter((w) => w !== "-W" && w !== "%h:%p").map((w) => (w.startsWith("ControlPath=") ? "ControlPath=none" : w));
+    assert.deepEqual(effective(hopArgs), none, "the bastion hop");
+    // Ansible's own ssh_args (playbooks/ansible.cfg)
+    const cfgArgs = /^ssh_args = (.*)$/m.exec(fs.readFileSync(path.join(__dirname, "..", "playbooks", "ansible.cfg"), "utf8"))![1].split(" ");
+    assert.deepEqual(effective([...cfgArgs, "root@10.0.0.5"]), none, "ansible.cfg ssh_args");
+    // the fan-out's session, as it started its ssh (the stand-in wrote down its arguments)
+    const r = fanout({ n1: ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP("n1")] }, 0);
+    const fanoutArgv = fs.readFileSync(path.join(r.dir, "args"), "utf8").split("\n").slice(0, -1);
+    assert.deepEqual(effective(fanoutArgv.slice(0, -1)), none, "fan-out session");
+    fs.rmSync(r.dir, { recursive: true, force: true });
+    // `rdmakit fabric check`'s reads of switches and hosts
+    assert.deepEqual(effective(switchSshArgs({ user: "admin", address: "192.0.2.9", port: 22 }, { agent: "/x", publicKeyFile: "/x.pub" }, path.join(dir, "kh"), 10)), none, "fabric read");
+    // the switch pushes (the sw_ssh array of the push script, expanded by bash)
+    const plan = planQos(roceSpec());
+    const rendered = renderSwitchConfigs(plan)[0];
+    const push = pushCommandFor(rendered, plan.switches.find((s) => s.name === rendered.switch)!, plan.mode === "lossless");
+    const line = push.create.split("\n").find((l) => l.startsWith("sw_ssh=("))!;
+    const words = spawnSync("bash", ["-c", `tmp=${dir}; ${line}; printf '%s\\n' "\${sw_ssh[@]}"`], { encoding: "utf8" }).stdout.split("\n").slice(0, -1);
+    assert.equal(words[0], "ssh");
+    assert.deepEqual(effective(words.slice(1)), none, "switch push");
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("a node's terminal escapes never reach the operator: progress, log and summary carry no control characters", { timeout: 60_000 }, () => {
+    // OSC 52 (clipboard write), OSC 0 (window title), erase line and back to column 1, then a fake all-ok recap
+    const evil = "\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u001b]0;owned\u0007\u001b[2K\u001b[1G[validate] RECAP: 8/8 hosts ok";
+    const n1 = ["@@rdmakit have-bundle", `[validate] PLAY ${evil} \u2014 1 host`, `[validate] TASK ${evil} \u2014 0/1 ok, 1 failed`,
+        "@@rdmakit rc 2", "PLAY RECAP ***", RECAP("n1", 1), "@@rdmakit log", `TASK [${evil}] ***`, `fatal: [n1]: FAILED! => {"msg": ${JSON.stringify(evil)}}`, "",
+        "PLAY RECAP ***", RECAP("n1", 1)];
+    const r = fanout({ n1, n2: ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP("n2")] }, 0);
+    // eslint-disable-next-line no-control-regex
+    const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+    assert.match(r.run.stdout, /TASK .*RECAP/, "the node's task line is shown, as plain text");
+    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr]]) {
+        assert.doesNotMatch(text, control, `${what} holds a control character`);
+    }
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
