@@ -56,9 +56,16 @@ export interface Ec2Topology {
 }
 
 export interface SlurmConfOptions {
-    /** overrides for a test harness (a private port, state and log directories); production uses the defaults */
+    /**
+     * Overrides for a test harness that loads the files into a real slurmctld on the build machine: a private port,
+     * state, log and pid paths in a scratch directory, this machine as the controller, root as SlurmUser, a private
+     * munged socket. Production passes none of them.
+     */
     paths?: Partial<typeof PATHS>;
     slurmctldPort?: number;
+    controllerHost?: string;
+    slurmUser?: string;
+    mungeSocket?: string;
 }
 
 function slurm(plan: FabricPlan): SlurmPlan {
@@ -96,13 +103,14 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
     const lines = [
         header(plan, "slurm.conf"),
         `ClusterName=${plan.cluster}`,
-        c.address ? `SlurmctldHost=${c.name}(${c.address})` : `SlurmctldHost=${c.name}`,
+        opts.controllerHost ? `SlurmctldHost=${opts.controllerHost}` : c.address ? `SlurmctldHost=${c.name}(${c.address})` : `SlurmctldHost=${c.name}`,
         `SlurmctldPort=${opts.slurmctldPort ?? s.slurmctldPort}`,
         `SlurmdPort=${s.slurmdPort}`,
         `SrunPortRange=${s.srunPortRange[0]}-${s.srunPortRange[1]}`,
         "AuthType=auth/munge",
+        ...(opts.mungeSocket ? [`AuthInfo=socket=${opts.mungeSocket}`] : []),
         "CredType=cred/munge",
-        "SlurmUser=slurm",
+        `SlurmUser=${opts.slurmUser ?? "slurm"}`,
         `StateSaveLocation=${p.stateSave}`,
         `SlurmdSpoolDir=${p.slurmdSpool}`,
         `SlurmctldPidFile=${p.ctldPid}`,
