@@ -66,6 +66,11 @@ export interface SlurmConfOptions {
     controllerHost?: string;
     slurmUser?: string;
     mungeSocket?: string;
+    /**
+     * Cloud nodes' private addresses once known (`pulumi up`: node name -> IP), written as NodeAddr so slurmctld never
+     * depends on name resolution; without them the names must resolve on the controller (/etc/hosts).
+     */
+    nodeAddresses?: Record<string, string>;
 }
 
 function slurm(plan: FabricPlan): SlurmPlan {
@@ -99,7 +104,7 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
     const s = slurm(plan);
     const p = { ...PATHS, ...opts.paths };
     const c = s.controller;
-    const roceAddr = new Map((s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
+    const roceAddr = new Map(opts.nodeAddresses ? Object.entries(opts.nodeAddresses) : (s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
     const lines = [
         header(plan, "slurm.conf"),
         `ClusterName=${plan.cluster}`,
