@@ -23,10 +23,14 @@ export function scaledStack(example: string, nodes: number): unknown {
     const c = doc.config["rdmakit:cluster"];
     if (c.fabric === "roce") {
         const host = c.roce.hosts[0];
+        // the declared cabling of railFabric: rail r of host i on leaf-r<r>-<i/64>, at its host slot (Slurm's topology derives from it)
         c.roce.hosts = Array.from({ length: nodes }, (_, i) => ({
             ...host, name: `gpu${String(i + 1).padStart(4, "0")}`, address: `10.${20 + ((i + 1) >> 16)}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`,
+            railPorts: host.railNics.map((_nic: string, r: number) => `leaf-r${r}-${Math.floor(i / 64)}:swp${((i % 64) >> 1) + 1}s${(i % 64) & 1}`),
         }));
         c.roce.switches = railFabric(nodes, host.railNics.length, c.roce.switches[0].hostKey);
+        // the scaled hosts fill 10.20.x.x, where the example's controller sits: move it out of their way
+        if (c.scheduler?.controller) c.scheduler.controller.address = "10.19.0.5";
     } else {
         c.nodes = nodes;
         if (c.azure && nodes > 100) c.azure.quotaRaised = true;

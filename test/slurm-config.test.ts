@@ -16,6 +16,7 @@ import { ec2Tree, slurmFiles } from "../components/slurm/render";
 import { parseEc2TopologyResponse } from "../components/slurm/ec2-topology";
 import { compressHostlist } from "../components/slurm/hostlist";
 import { runSlurmConfig } from "../components/slurm/cli";
+import { scaledStack } from "../bench/scale";
 
 const ROOT = path.resolve(__dirname, "..");
 const example = (name: string) => (parse(fs.readFileSync(path.join(ROOT, "examples", `${name}.yaml`), "utf8")) as { config: Record<string, any> }).config["rdmakit:cluster"];
@@ -285,5 +286,26 @@ test("Debian's slurmctld accepts the EC2 tree and the RoCE trees of several size
         assert.equal(topo.filter((l) => /Level=0/.test(l)).length, pods, out.topology);
         assert.equal(topo.filter((l) => /Level=1/.test(l)).length, 1, out.topology);
         assert.match(out.topology, /SwitchName=spine0_spine1 Level=1 /);
+    }
+});
+
+test("the bench's rail-optimised RoCE stacks (real specs, railPorts on every host) derive pods under one spine layer, and slurmctld loads them", { timeout: 120_000 }, () => {
+    haveSlurmctld();
+    for (const [hosts, rails] of [[128, 8], [2048, 8]] as const) {
+        const doc = scaledStack("roce-h100.yaml", hosts) as { config: Record<string, any> };
+        const plan = planCluster(parseClusterSpec(doc.config["rdmakit:cluster"]));
+        const t = (plan.scheduler as Extract<FabricPlan["scheduler"], { type: "slurm" }>).topology;
+        assert.equal(t.kind, "tree");
+        if (t.kind !== "tree") continue;
+        // 64 hosts per leaf in each of the 8 rail planes: one Slurm leaf switch per 64 hosts, covering its 8 leaves
+        const leaves = t.switches.filter((s) => s.nodes);
+        assert.equal(leaves.length, hosts / 64);
+        for (const l of leaves) assert.equal(l.covers!.length, rails);
+        assert.equal(t.switches.filter((s) => s.switches).length, 1);
+        assert.ok(t.switches.every((s) => s.name.length <= 40), t.switches.map((s) => s.name).join());
+        if (hosts > 128) continue; // one slurmctld load per shape is enough; 2,048 NodeAddr lines add nothing new
+        const got = loadIntoSlurmctld(plan);
+        assertLoaded(plan, got);
+        assert.equal(got.topology.trim().split("\n").filter((l) => /Level=0/.test(l)).length, hosts / 64);
     }
 });
