@@ -14,7 +14,7 @@ import { planCluster, type FabricPlan } from "../components/plan";
 import { roceTopology } from "../components/slurm/topology";
 import { ec2Tree, slurmFiles } from "../components/slurm/render";
 import { parseEc2TopologyResponse } from "../components/slurm/ec2-topology";
-import { compressHostlist } from "../components/slurm/hostlist";
+import { compressHostlist, pairedRanges } from "../components/slurm/hostlist";
 import { runSlurmConfig } from "../components/slurm/cli";
 import { scaledStack } from "../bench/scale";
 
@@ -168,6 +168,10 @@ test("EC2 tree from DescribeInstanceTopology: layers become switches, a node not
 
 test("hostlists compress fixed-width numbered names and keep the rest", () => {
     assert.deepEqual(compressHostlist(["a-000", "a-001", "a-002", "a-004", "b", "gpu9", "gpu10"]), ["a-[000-002]", "a-004", "b", "gpu9", "gpu10"]);
+    // names and addresses step together, or fall back to one pair per host
+    assert.deepEqual(pairedRanges(["gpu01", "gpu02", "gpu03", "gpu05", "head"], ["10.0.0.9", "10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"]), [
+        { names: "gpu[01-03]", addrs: "10.0.0.[9-11]" }, { names: "gpu05", addrs: "10.0.0.12" }, { names: "head", addrs: "10.0.0.13" },
+    ]);
 });
 
 test("slurm-config writes the files and nodes.json; exit 2 on bad input, 1 when the stack runs no Slurm", () => {
@@ -178,6 +182,7 @@ test("slurm-config writes the files and nodes.json; exit 2 on bad input, 1 when 
         for (const f of ["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "nodes.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
         const nodes = JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8"));
         assert.deepEqual(nodes.nodes[0], { name: "gpu01", host: "gpu01", address: "10.20.0.11" });
+        assert.match(fs.readFileSync(path.join(dir, "slurm.conf"), "utf8"), /^NodeName=gpu\[01-04\] NodeAddr=10\.20\.0\.\[11-14\] Gres=gpu:8 State=DRAIN/m);
         assert.equal(runSlurmConfig({ out: dir }).code, 2);
         const bad = path.join(dir, "bad.yaml");
         fs.writeFileSync(bad, "config:\n  rdmakit:cluster:\n    name: x\n    fabric: roce\n");
@@ -236,8 +241,11 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
     if (s.type !== "slurm") return;
     const lines = got.nodes.trim().split("\n");
     assert.equal(lines.length, s.nodeNames.length, "every node parsed");
+    const addr = new Map((s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
     for (const l of lines) {
         assert.match(l, /State=\S*DRAIN/, "nodes start drained until validated");
+        const name = /^NodeName=(\S+)/.exec(l)![1];
+        if (addr.size > 0) assert.match(l, new RegExp(`NodeAddr=${addr.get(name)!.replace(/\./g, "\\.")} `), `${name} at its own address`);
         assert.match(l, /Reason=rdmakit: not validated yet/);
         assert.match(l, new RegExp(`Gres=gpu:${s.node.gpus}`));
         if (s.node.cpus !== undefined) assert.match(l, new RegExp(`CPUTot=${s.node.cpus} `));
