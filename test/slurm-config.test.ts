@@ -41,6 +41,16 @@ test("scheduler defaults: slurm on the clouds, none on roce without a controller
     assert.equal(parseClusterSpec(roce).scheduler.type, "slurm");
 });
 
+test("head-node decisions: instance type default and the ports opened only between head and nodes", () => {
+    const aws = planCluster(parseClusterSpec(example("aws-p5"))).scheduler;
+    assert.equal(aws.type, "slurm");
+    if (aws.type !== "slurm") return;
+    assert.equal(aws.controller.instanceType, "m7i.2xlarge");
+    assert.deepEqual(aws.ports.map((p) => `${p.from}-${p.to}`), ["6817-6817", "6818-6818", "60001-63000", "2049-2049"]);
+    const roce = planCluster(parseClusterSpec(example("roce-h100"))).scheduler;
+    assert.ok(roce.type === "slurm" && !roce.ports.some((p) => p.from === 2049), "no NFS port without homeNfs");
+});
+
 test("scheduler none keeps the plan's variables exactly as without the block", () => {
     const roce = example("roce-h100");
     const without = planCluster(parseClusterSpec({ ...roce, scheduler: undefined }));
