@@ -185,7 +185,8 @@ export function renderCgroupConf(plan: FabricPlan): string {
 function switchLines(switches: SlurmSwitch[]): string[] {
     const out: string[] = [];
     for (const sw of switches) {
-        if (sw.covers?.length) out.push(`# ${sw.name}: ${sw.covers.join(", ")}`);
+        // the members of a many-switch name (`leaf-r0-0_and_7_more`) are in plan.json (plan.scheduler.topology), not
+        // here: the file travels in every node's own inventory (node-local mode), so it stays lean
         if (sw.nodes) out.push(`SwitchName=${sw.name} Nodes=${hostlistChunks(sw.nodes, Number.MAX_SAFE_INTEGER)[0] ?? ""}`);
         else out.push(`SwitchName=${sw.name} Switches=${(sw.switches ?? []).join(",")}`);
     }
