@@ -5,8 +5,10 @@ import { CORE_SCHEMA, load as loadYaml } from "js-yaml";
 import * as YAML from "yaml";
 import { awsCloudCheckList } from "./aws/cloud";
 import { azureCloudCheckList } from "./azure/cloud";
-import { fabricIssues } from "./checks";
+import { fabricIssues, providerRegionIssues } from "./checks";
 import { SpecError } from "./errors";
+import { checkConsistency, formatViolation } from "./roce/consistency";
+import { renderSwitchConfigs } from "./roce/render";
 import { withDependencies } from "./record";
 import { FabricPlan, planCluster } from "./plan";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -43,6 +45,8 @@ export interface StackFile {
     cluster: unknown;
     /** true when `rdmakit:sshPrivateKey` is present as a Pulumi secret (`secure:`) */
     hasSecretKey: boolean;
+    /** the AWS provider's region (`aws:region`), when the stack sets it */
+    awsRegion?: string;
 }
 
 /**
@@ -89,7 +93,16 @@ export function readStackFile(file: string): StackFile {
             allowed: `a Pulumi secret: pulumi config set --secret ${k} < ${k.endsWith("switchSshPrivateKey") ? "<the switches' key file>" : "~/.ssh/id_ed25519"}`,
         })), "invalid stack file");
     }
-    return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined };
+    const awsRegion = typeof config["aws:region"] === "string" ? config["aws:region"] : undefined;
+    return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined, awsRegion };
+}
+
+/** The spec is valid but its QoS plan breaks consistency rules (components/roce/consistency.ts): `rdmakit plan` exits 1. */
+export class RuleBreakError extends Error {
+    constructor(public readonly violations: string[]) {
+        super(`the QoS plan breaks ${violations.length} consistency rule(s):\n` + violations.map((v) => `  - ${v}`).join("\n"));
+        this.name = "RuleBreakError";
+    }
 }
 
 /** Replaces Pulumi's unknown sentinel (preview) with a readable marker, recursively. */
@@ -126,11 +139,24 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
 }
 
 async function runUnderMocks(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
-    const { cluster, hasSecretKey } = readStackFile(stackFile);
-    const spec = parseClusterSpec(cluster);
+    const { cluster, hasSecretKey, awsRegion } = readStackFile(stackFile);
+    const regionIssues = providerRegionIssues(cluster, awsRegion);
+    let spec: ClusterSpec;
+    try {
+        spec = parseClusterSpec(cluster);
+    } catch (e) {
+        if (e instanceof SpecError && regionIssues.length > 0) throw new SpecError([...e.issues, ...regionIssues]);
+        throw e;
+    }
     const plan = planCluster(spec);
-    const issues = fabricIssues(spec, plan);
+    const issues = [...fabricIssues(spec, plan), ...regionIssues];
     if (issues.length > 0) throw new SpecError(issues);
+    // a QoS plan that breaks a consistency rule is a failed check (exit 1), not bad input: RoceCluster refuses it, so
+    // it is asked here, before the program runs, with the same functions
+    if (plan.roce) {
+        const broken = checkConsistency(plan.roce.qos, renderSwitchConfigs(plan.roce.qos));
+        if (broken.length > 0) throw new RuleBreakError(broken.map(formatViolation));
+    }
 
     const resources: RecordedResource[] = [];
     const invokes: RecordedInvoke[] = [];

@@ -3,7 +3,7 @@ import * as path from "path";
 import { Command } from "commander";
 import { redactSecrets, SpecError } from "../errors";
 import { redactPemBlocks } from "../redact";
-import { countByType, formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
+import { countByType, formatPlanSummary, OfflineResult, RuleBreakError, runProgramOffline, showUnknowns } from "../offline";
 import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
 import { programEntry, runTeamProgram, type ProgramRun } from "../program";
@@ -48,6 +48,10 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
             err(`rdmakit plan: ${path.relative(process.cwd(), file) || file}: ${e.message}`);
             return 2;
         }
+        if (e instanceof RuleBreakError) {
+            err(redactSecrets(`rdmakit plan: ${path.relative(process.cwd(), file) || file}: FAIL ${e.message}`));
+            return 1;
+        }
         throw e;
     }
     const outDir = path.resolve(opts.out ?? path.join("out", stack));
@@ -77,7 +81,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software), "", provisionModeLine(result.plan.provision)] : [];
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
-        for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+        for (const c of artifacts.checks) extra.push(`  ${c.skipped ? "skip" : c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
         out(redactSecrets(formatPlanSummary(result, extra)));
     }
