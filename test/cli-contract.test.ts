@@ -119,3 +119,12 @@ test("health, check and fabric check take --stack as well, and a missing or doub
     assert.equal(none.code, 2);
     assert.match(none.err, /--config: is required \(or --stack, or --spec-stdin\)/);
 });
+
+test("plan --program and plan --config give one verdict on one stack: 0, with the missing key as a warning", () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-cli-out-"));
+    const direct = rdmakit(["plan", "--config", AWS, "--out", out]);
+    const program = rdmakit(["plan", "--program", path.join(ROOT, "index.ts"), "--config", AWS]);
+    assert.equal(direct.code, 0, direct.err);
+    assert.equal(program.code, 0, program.err);
+    for (const r of [direct, program]) assert.match(r.out, /warn rdmakit:sshPrivateKey is not set/);
+});

@@ -143,6 +143,9 @@ async function runProgramPlan(opts: PlanOptions, out: (s: string) => void, err: 
         for (const [type, n] of countByType(run.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
         lines.push(`  ${String(run.resources.length).padStart(3)}  total`, "", "policies (the rdmakit pack, with the verdicts `pulumi preview --policy-pack` gives):");
         lines.push(...formatVerdicts(verdicts));
+        if (run.keyMissing) {
+            lines.push("", "checks:", "  warn rdmakit:sshPrivateKey is not set (Ansible needs it during pulumi up) — pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519");
+        }
         out(lines.join("\n"));
     }
     return verdicts.some((v) => v.enforcementLevel === "mandatory" && v.violations.length > 0) ? 1 : 0;
