@@ -271,7 +271,7 @@ function planReportOptions(opts: NcclReportOptions): Partial<NcclReportOptions> 
 export function registerNcclReport(program: Command): void {
     exitOnUsage(program
         .command("nccl-report")
-        .description("grade nccl-tests logs offline: exit 0 pass, 1 fail or not judged (no --expect, or a multi-node log without --fabric), 2 not an nccl-tests log")
+        .description("grade nccl-tests logs offline: exit 0 pass, 1 fail or not judged (a multi-node log without --fabric or --config), 2 not an nccl-tests log")
         .argument("[log...]", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
         .option("--stack <name>", "grade as the plan of Pulumi.<name>.yaml here does during pulumi up (its fabric, nodes, GPUs per node, thresholds)")
         .option("--config <file>", "grade as the plan of this stack file does during pulumi up; flags given beside it win")
