@@ -19,7 +19,7 @@ const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
     spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
-    // bare metal: the switches' own key, never the nodes' (README.md, "Keys")
+    // bare metal: the switches' own key, never the nodes' (docs/keys.md)
     switchSshPrivateKey: config.getSecret("switchSshPrivateKey"),
     switchSshPrivateKeyIsSecret: isSecretConfig("rdmakit:switchSshPrivateKey"),
 }, { aliases: [{ name: pulumi.getStack() }] }));

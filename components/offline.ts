@@ -84,7 +84,7 @@ export function readStackFile(file: string): StackFile {
         throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: "is missing", allowed: "the cluster spec (see examples/)" }], "invalid stack file");
     }
     const key = config["rdmakit:sshPrivateKey"];
-    // both private keys the kit reads: the nodes' and, on bare metal, the switches' (README.md, "Keys")
+    // both private keys the kit reads: the nodes' and, on bare metal, the switches' (docs/keys.md)
     const plain = PRIVATE_KEY_CONFIG.filter((k) => config[k] !== undefined && !(typeof config[k] === "object" && config[k] !== null && "secure" in config[k]));
     if (plain.length > 0) {
         throw new SpecError(plain.map((k) => ({

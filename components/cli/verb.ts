@@ -3,7 +3,7 @@ import type { Command } from "commander";
 
 /**
  * The exit status of every verb: 0 ok, 1 a check failed (a rule, a grade, a node, drift), 2 bad input or unreadable
- * (a flag, a missing or invalid stack file, a file that is not the tool's output). README.md "CLI" documents it and
+ * (a flag, a missing or invalid stack file, a file that is not the tool's output). README.md "The command line" and docs/cli.md document it, and
  * test/cli-contract.test.ts holds every verb to it.
  */
 export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
