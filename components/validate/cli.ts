@@ -190,7 +190,10 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
     }
     const spanning = graded.filter((e) => (nodesOfLog(e.parsed) ?? 2) >= 2).concat(entries.filter((e) => e.kind === "pair"));
     if (!fabric && spanning.length > 0) {
-        notJudged.push(`fabric: ${spanning.map((e) => e.name).join(", ")} ran across nodes, but without --fabric (or --config/--stack) ` +
+        const unknown = spanning.filter((e) => e.kind !== "pair" && nodesOfLog(e.parsed) === null).map((e) => e.name);
+        const known = spanning.map((e) => e.name).filter((n) => !unknown.includes(n));
+        const what = [known.length ? `${known.join(", ")} ran across nodes` : "", unknown.length ? `${unknown.join(", ")} does not say on how many nodes it ran` : ""];
+        notJudged.push(`fabric: ${what.filter(Boolean).join("; ")}, but without --fabric (or --config/--stack) ` +
             "nothing was checked of its transport: NCCL may have used sockets or staged through host memory without GPUDirect RDMA");
     }
     const judged = buildReport(entries, slow, preflight, health);
