@@ -263,6 +263,21 @@ function sizeText(bytes: number): string {
     return bytes >= GiBytes ? `${bytes / GiBytes} GiB` : `${bytes / 1024 ** 2} MiB`;
 }
 
+/** The NCCL environment and the validation thresholds of a plan, as `rdmakit plan` prints them (with --program too). */
+export function formatNcclAndThresholds(p: FabricPlan): string[] {
+    const lines: string[] = ["", "NCCL environment:"];
+    for (const [k, v] of Object.entries(p.ncclEnv)) lines.push(`  ${k}=${v}`);
+    lines.push(`  (validation adds ${Object.entries(p.validation.forcedNet).map(([k, v]) => `${k}=${v}`).join(" ")} so a fallback to sockets fails)`);
+    lines.push("", "validation (nccl-tests all_reduce_perf):");
+    if (!p.validation.enabled) lines.push("  disabled (cluster.validation.enabled: false)");
+    for (const [label, e] of [["per node", p.validation.singleNode], [`all ${p.nodes.count} nodes`, p.validation.allNodes]] as const) {
+        const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
+        lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
+        lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
+    }
+    return lines;
+}
+
 /** The human summary `rdmakit plan` prints. Pure. */
 export function formatPlanSummary(r: OfflineResult, extra: string[] = []): string {
     const p = r.plan;
@@ -286,16 +301,7 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
     lines.push("", "resources:");
     for (const [type, n] of countByType(r.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
     lines.push(`  ${String(r.resources.length).padStart(3)}  total`);
-    lines.push("", "NCCL environment:");
-    for (const [k, v] of Object.entries(p.ncclEnv)) lines.push(`  ${k}=${v}`);
-    lines.push(`  (validation adds ${Object.entries(p.validation.forcedNet).map(([k, v]) => `${k}=${v}`).join(" ")} so a fallback to sockets fails)`);
-    lines.push("", "validation (nccl-tests all_reduce_perf):");
-    if (!p.validation.enabled) lines.push("  disabled (cluster.validation.enabled: false)");
-    for (const [label, e] of [["per node", p.validation.singleNode], [`all ${p.nodes.count} nodes`, p.validation.allNodes]] as const) {
-        const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
-        lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
-        lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
-    }
+    lines.push(...formatNcclAndThresholds(p));
     if (r.spec.fabric === "aws-efa") {
         lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
         for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);

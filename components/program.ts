@@ -20,6 +20,8 @@ export interface ProgramRun {
     resources: RecordedResource[];
     /** the stack config has rdmakit:cluster but no rdmakit:sshPrivateKey: a placeholder stood in, as `rdmakit plan` does */
     keyMissing?: boolean;
+    /** the stack file's `rdmakit:cluster` value, when it has one */
+    cluster?: unknown;
 }
 
 const issue = (p: string, message: string, allowed?: string) => new SpecError([{ path: p, message, allowed }], "invalid program or stack file");
@@ -125,7 +127,13 @@ export async function runTeamProgram(target: string, stackFile?: string): Promis
             process.off("unhandledRejection", onRejection);
         }
         if (failures.length > 0) throw failures[0];
-        return { program: entry, project, stack, resources, ...(keyMissing ? { keyMissing } : {}) };
+        let cluster: unknown;
+        try {
+            cluster = config["rdmakit:cluster"] !== undefined ? JSON.parse(config["rdmakit:cluster"]) : undefined;
+        } catch {
+            cluster = undefined; // a plain string, not the cluster object: nothing to plan
+        }
+        return { program: entry, project, stack, resources, ...(keyMissing ? { keyMissing } : {}), ...(cluster !== undefined ? { cluster } : {}) };
     };
     return withDependencies(run, mocks.MockMonitor);
 }

@@ -127,4 +127,11 @@ test("plan --program and plan --config give one verdict on one stack: 0, with th
     assert.equal(direct.code, 0, direct.err);
     assert.equal(program.code, 0, program.err);
     for (const r of [direct, program]) assert.match(r.out, /warn rdmakit:sshPrivateKey is not set/);
+    // the program's RdmaCluster gets the same NCCL environment, thresholds and software table as the stack's plan
+    assert.match(program.out, /the RdmaCluster's plan, from the stack's rdmakit:cluster/);
+    for (const section of ["NCCL environment:", "validation (nccl-tests all_reduce_perf):", "component       image has"]) {
+        const pick = (text: string) => text.slice(text.indexOf(section)).split("\n\n")[0];
+        assert.ok(program.out.includes(section), section);
+        assert.equal(pick(program.out), pick(direct.out), section);
+    }
 });
