@@ -1,5 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
+import { providerRegionIssues } from "./components/checks";
 import { RdmaCluster } from "./components/cluster";
+import { SpecError } from "./components/errors";
 import type { ClusterSpecInput } from "./components/types";
 
 /*
@@ -7,6 +9,9 @@ import type { ClusterSpecInput } from "./components/types";
  * file on Pulumi's mock engine.
  */
 const config = new pulumi.Config("rdmakit");
+// aws:region beside cluster.aws.region: one region, refused before anything is registered (components/checks.ts)
+const regionIssues = providerRegionIssues(config.getObject("cluster"), new pulumi.Config("aws").get("region"));
+if (regionIssues.length > 0) throw new pulumi.RunError(new SpecError(regionIssues).message);
 // A fixed logical name, so `pulumi stack rename` leaves the cluster in place. Stacks made before it was fixed named
 // the component after the stack: the alias keeps them (children named `<name>-…` follow through the SDK's
 // inherited child aliases), so they are not replaced.
@@ -14,7 +19,7 @@ const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
     spec: config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
-    // bare metal: the switches' own key, never the nodes' (README.md, "Keys")
+    // bare metal: the switches' own key, never the nodes' (docs/keys.md)
     switchSshPrivateKey: config.getSecret("switchSshPrivateKey"),
     switchSshPrivateKeyIsSecret: isSecretConfig("rdmakit:switchSshPrivateKey"),
 }, { aliases: [{ name: pulumi.getStack() }] }));

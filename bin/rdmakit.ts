@@ -25,7 +25,11 @@ const redactSecrets = (text: string): string => (require("../components/errors")
 
 /** The rdmakit command line. Each verb lives beside the code it drives; this file only wires them. */
 const program = new Command("rdmakit")
-    .description("RDMA GPU clusters on Pulumi: plan offline, grade nccl-tests logs, render switch configs")
+    .description("RDMA GPU clusters on Pulumi: plan offline, grade nccl-tests logs, render switch configs. " +
+        "Every verb exits 0 ok, 1 a check failed, 2 bad input or unreadable")
+    // the package's own version (package.json beside bin/, in a checkout and in an installed package alike)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    .version((require("../package.json") as { version: string }).version, "-V, --version")
     .showHelpAfterError()
     // usage errors exit 2 (1 means "a mandatory check failed"); subcommands inherit this when registered after it
     .exitOverride();

@@ -16,6 +16,8 @@ export interface PlanCheck {
     ok: boolean;
     mandatory: boolean;
     detail?: string;
+    /** the check could not be made (no figures to judge by): printed as "skip", never as "ok" */
+    skipped?: boolean;
 }
 
 export interface PlanArtifacts {
@@ -72,7 +74,8 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     files["nccl.env"] = renderEnvFile(plan.ncclEnv);
     if (r.spec.provision) {
         checks.push({
-            name: "rdmakit:sshPrivateKey is set as a secret (Ansible needs it during pulumi up)",
+            name: r.hasSecretKey ? "rdmakit:sshPrivateKey is set as a secret (Ansible needs it during pulumi up)"
+                : "rdmakit:sshPrivateKey is not set (Ansible needs it during pulumi up)",
             ok: r.hasSecretKey, mandatory: false,
             detail: r.hasSecretKey ? undefined : "pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519",
         });
@@ -103,7 +106,7 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
             ? plan.roce.qos.switches.filter((s) => s.buffer.headroomBytes === undefined || s.buffer.poolBytes === undefined) : [];
         if (unsized.length) {
             checks.push({
-                name: "C16 headroom vs switch buffer: not checked where the catalog has no published figures", ok: true, mandatory: false,
+                name: "C16 headroom vs switch buffer, where the catalog has no published figures", ok: true, mandatory: false, skipped: true,
                 detail: unsized.map((s) => `${s.name} (${s.model ?? "no model given"})`).join(", "),
             });
         }

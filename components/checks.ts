@@ -19,3 +19,19 @@ export function fabricIssues(spec: ClusterSpec, plan: FabricPlan): SpecIssue[] {
             return []; // checkRoceSpec runs inside parseClusterSpec
     }
 }
+
+/**
+ * The AWS provider's own region (stack config `aws:region`) against `cluster.aws.region`: the kit's resources carry the
+ * spec's region, but the provider's default region is what the CLI account check and any resource of yours without a
+ * region use, so the two must be one. Read from the raw value: it is reported beside the spec's own problems.
+ */
+export function providerRegionIssues(cluster: unknown, awsRegion: string | undefined): SpecIssue[] {
+    const c = cluster as { fabric?: unknown; aws?: { region?: unknown } } | null | undefined;
+    const region = c?.aws?.region;
+    if (awsRegion === undefined || c?.fabric !== "aws-efa" || typeof region !== "string" || region === awsRegion) return [];
+    return [{
+        path: "aws:region", value: awsRegion,
+        message: `differs from cluster.aws.region (${region}); the provider's calls and the kit's resources would be in two regions`,
+        allowed: `${region} (pulumi config set aws:region ${region}), or leave aws:region out`,
+    }];
+}

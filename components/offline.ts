@@ -5,8 +5,10 @@ import { CORE_SCHEMA, load as loadYaml } from "js-yaml";
 import * as YAML from "yaml";
 import { awsCloudCheckList } from "./aws/cloud";
 import { azureCloudCheckList } from "./azure/cloud";
-import { fabricIssues } from "./checks";
+import { fabricIssues, providerRegionIssues } from "./checks";
 import { SpecError } from "./errors";
+import { checkConsistency, formatViolation } from "./roce/consistency";
+import { renderSwitchConfigs } from "./roce/render";
 import { withDependencies } from "./record";
 import { FabricPlan, planCluster } from "./plan";
 import { ClusterSpec, parseClusterSpec } from "./spec";
@@ -43,6 +45,8 @@ export interface StackFile {
     cluster: unknown;
     /** true when `rdmakit:sshPrivateKey` is present as a Pulumi secret (`secure:`) */
     hasSecretKey: boolean;
+    /** the AWS provider's region (`aws:region`), when the stack sets it */
+    awsRegion?: string;
 }
 
 /**
@@ -80,7 +84,7 @@ export function readStackFile(file: string): StackFile {
         throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: "is missing", allowed: "the cluster spec (see examples/)" }], "invalid stack file");
     }
     const key = config["rdmakit:sshPrivateKey"];
-    // both private keys the kit reads: the nodes' and, on bare metal, the switches' (README.md, "Keys")
+    // both private keys the kit reads: the nodes' and, on bare metal, the switches' (docs/keys.md)
     const plain = PRIVATE_KEY_CONFIG.filter((k) => config[k] !== undefined && !(typeof config[k] === "object" && config[k] !== null && "secure" in config[k]));
     if (plain.length > 0) {
         throw new SpecError(plain.map((k) => ({
@@ -89,7 +93,16 @@ export function readStackFile(file: string): StackFile {
             allowed: `a Pulumi secret: pulumi config set --secret ${k} < ${k.endsWith("switchSshPrivateKey") ? "<the switches' key file>" : "~/.ssh/id_ed25519"}`,
         })), "invalid stack file");
     }
-    return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined };
+    const awsRegion = typeof config["aws:region"] === "string" ? config["aws:region"] : undefined;
+    return { cluster: config["rdmakit:cluster"], hasSecretKey: key !== undefined, awsRegion };
+}
+
+/** The spec is valid but its QoS plan breaks consistency rules (components/roce/consistency.ts): `rdmakit plan` exits 1. */
+export class RuleBreakError extends Error {
+    constructor(public readonly violations: string[]) {
+        super(`the QoS plan breaks ${violations.length} consistency rule(s):\n` + violations.map((v) => `  - ${v}`).join("\n"));
+        this.name = "RuleBreakError";
+    }
 }
 
 /** Replaces Pulumi's unknown sentinel (preview) with a readable marker, recursively. */
@@ -126,11 +139,24 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
 }
 
 async function runUnderMocks(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
-    const { cluster, hasSecretKey } = readStackFile(stackFile);
-    const spec = parseClusterSpec(cluster);
+    const { cluster, hasSecretKey, awsRegion } = readStackFile(stackFile);
+    const regionIssues = providerRegionIssues(cluster, awsRegion);
+    let spec: ClusterSpec;
+    try {
+        spec = parseClusterSpec(cluster);
+    } catch (e) {
+        if (e instanceof SpecError && regionIssues.length > 0) throw new SpecError([...e.issues, ...regionIssues]);
+        throw e;
+    }
     const plan = planCluster(spec);
-    const issues = fabricIssues(spec, plan);
+    const issues = [...fabricIssues(spec, plan), ...regionIssues];
     if (issues.length > 0) throw new SpecError(issues);
+    // a QoS plan that breaks a consistency rule is a failed check (exit 1), not bad input: RoceCluster refuses it, so
+    // it is asked here, before the program runs, with the same functions
+    if (plan.roce) {
+        const broken = checkConsistency(plan.roce.qos, renderSwitchConfigs(plan.roce.qos));
+        if (broken.length > 0) throw new RuleBreakError(broken.map(formatViolation));
+    }
 
     const resources: RecordedResource[] = [];
     const invokes: RecordedInvoke[] = [];
@@ -237,6 +263,21 @@ function sizeText(bytes: number): string {
     return bytes >= GiBytes ? `${bytes / GiBytes} GiB` : `${bytes / 1024 ** 2} MiB`;
 }
 
+/** The NCCL environment and the validation thresholds of a plan, as `rdmakit plan` prints them (with --program too). */
+export function formatNcclAndThresholds(p: FabricPlan): string[] {
+    const lines: string[] = ["", "NCCL environment:"];
+    for (const [k, v] of Object.entries(p.ncclEnv)) lines.push(`  ${k}=${v}`);
+    lines.push(`  (validation adds ${Object.entries(p.validation.forcedNet).map(([k, v]) => `${k}=${v}`).join(" ")} so a fallback to sockets fails)`);
+    lines.push("", "validation (nccl-tests all_reduce_perf):");
+    if (!p.validation.enabled) lines.push("  disabled (cluster.validation.enabled: false)");
+    for (const [label, e] of [["per node", p.validation.singleNode], [`all ${p.nodes.count} nodes`, p.validation.allNodes]] as const) {
+        const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
+        lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
+        lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
+    }
+    return lines;
+}
+
 /** The human summary `rdmakit plan` prints. Pure. */
 export function formatPlanSummary(r: OfflineResult, extra: string[] = []): string {
     const p = r.plan;
@@ -260,16 +301,7 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
     lines.push("", "resources:");
     for (const [type, n] of countByType(r.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
     lines.push(`  ${String(r.resources.length).padStart(3)}  total`);
-    lines.push("", "NCCL environment:");
-    for (const [k, v] of Object.entries(p.ncclEnv)) lines.push(`  ${k}=${v}`);
-    lines.push(`  (validation adds ${Object.entries(p.validation.forcedNet).map(([k, v]) => `${k}=${v}`).join(" ")} so a fallback to sockets fails)`);
-    lines.push("", "validation (nccl-tests all_reduce_perf):");
-    if (!p.validation.enabled) lines.push("  disabled (cluster.validation.enabled: false)");
-    for (const [label, e] of [["per node", p.validation.singleNode], [`all ${p.nodes.count} nodes`, p.validation.allNodes]] as const) {
-        const want = e.minBusbwGBps > 0 ? `busbw >= ${e.minBusbwGBps} GB/s from ${sizeText(e.gradeFromBytes)}` : "no bandwidth floor";
-        lines.push(`  ${label.padEnd(12)} ${want}; transport ${e.transport}${e.requireGdr ? " with GPUDirect RDMA" : ""}`);
-        lines.push(`  ${"".padEnd(12)} source: ${e.source}`);
-    }
+    lines.push(...formatNcclAndThresholds(p));
     if (r.spec.fabric === "aws-efa") {
         lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
         for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);

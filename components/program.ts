@@ -18,6 +18,10 @@ export interface ProgramRun {
     project: string;
     stack: string;
     resources: RecordedResource[];
+    /** the stack config has rdmakit:cluster but no rdmakit:sshPrivateKey: a placeholder stood in, as `rdmakit plan` does */
+    keyMissing?: boolean;
+    /** the stack file's `rdmakit:cluster` value, when it has one */
+    cluster?: unknown;
 }
 
 const issue = (p: string, message: string, allowed?: string) => new SpecError([{ path: p, message, allowed }], "invalid program or stack file");
@@ -76,6 +80,13 @@ export async function runTeamProgram(target: string, stackFile?: string): Promis
     const { entry, dir, project } = programEntry(path.resolve(target));
     const stack = stackFile ? path.basename(stackFile).replace(/\.ya?ml$/, "").replace(/^Pulumi\./, "") : "dev";
     const { config, secrets } = stackConfig(stackFile, project);
+    // `rdmakit plan --config` plans a stack without its key and warns (components/offline.ts): the same stack planned
+    // through a program that reads the key from config gets the same placeholder and the same warning, not a refusal
+    const keyMissing = config["rdmakit:cluster"] !== undefined && config["rdmakit:sshPrivateKey"] === undefined;
+    if (keyMissing) {
+        config["rdmakit:sshPrivateKey"] = "offline-placeholder-secret";
+        secrets.push("rdmakit:sshPrivateKey");
+    }
     const req = createRequire(path.join(dir, "noop.js"));
     let pulumi: typeof import("@pulumi/pulumi");
     let mocks: typeof import("@pulumi/pulumi/runtime/mocks");
@@ -116,7 +127,13 @@ export async function runTeamProgram(target: string, stackFile?: string): Promis
             process.off("unhandledRejection", onRejection);
         }
         if (failures.length > 0) throw failures[0];
-        return { program: entry, project, stack, resources };
+        let cluster: unknown;
+        try {
+            cluster = config["rdmakit:cluster"] !== undefined ? JSON.parse(config["rdmakit:cluster"]) : undefined;
+        } catch {
+            cluster = undefined; // a plain string, not the cluster object: nothing to plan
+        }
+        return { program: entry, project, stack, resources, ...(keyMissing ? { keyMissing } : {}), ...(cluster !== undefined ? { cluster } : {}) };
     };
     return withDependencies(run, mocks.MockMonitor);
 }

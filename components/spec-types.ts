@@ -11,6 +11,7 @@ import type {
  */
 
 export interface SshSpec extends SshSpecInput {
+    allowedCidrs: string[];
     allowInternet: boolean;
     maxPublicShare: number;
 }

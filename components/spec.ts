@@ -69,8 +69,8 @@ const sshSchema = z
             .describe("login user on the nodes; default: ubuntu (AWS), azureuser (Azure), required per host on bare metal"),
         allowedCidrs: z
             .array(cidr)
-            .min(1)
-            .describe("source ranges allowed to reach SSH on the way in (bastion / jump host)"),
+            .default([])
+            .describe("source ranges allowed to reach SSH on the way in (bastion / jump host); not needed with aws.access: ssm"),
         allowInternet: z
             .boolean()
             .default(false)
@@ -285,6 +285,8 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     const result = clusterSchema.safeParse(raw);
     if (!result.success) {
         for (const zi of result.error.issues) issues.push(...fromZodIssue(zi, raw));
+        // every problem at once: the cross-field checks also run, on the spec without the values the schema refused
+        issues.push(...crossChecksDespite(raw, result.error.issues));
         throw new SpecError(dedupe(issues));
     }
     const spec = result.data;
@@ -306,6 +308,47 @@ export function parseSpecArg(raw: unknown, context: string): ClusterSpec {
     }
 }
 
+/**
+ * The cross-field checks of a spec the schema refused: each refused value is taken out (a default, if any, fills its
+ * place; a missing required field takes its parent with it; a bad list entry its whole list), the rest parsed again, and the
+ * checks run on that. Their findings on anything taken out are dropped: the schema has already said what is wrong there.
+ */
+function crossChecksDespite(raw: unknown, first: ZodIssue[]): SpecIssue[] {
+    let rest = raw;
+    let zodIssues = first;
+    const removed: string[] = [];
+    for (let round = 0; round < 8; round++) {
+        for (const zi of zodIssues) {
+            const paths = zi.code === "unrecognized_keys" ? zi.keys.map((k) => [...zi.path, k]) : [zi.path];
+            for (let p of paths) {
+                if (valueAt(rest, p) === undefined) p = p.slice(0, -1);
+                const inList = p.findIndex((seg) => typeof seg === "number");
+                if (inList >= 0) p = p.slice(0, inList);
+                if (p.length === 0) return [];
+                rest = withoutPath(rest, p);
+                removed.push(pathString(p));
+            }
+        }
+        const again = clusterSchema.safeParse(rest);
+        if (again.success) {
+            const within = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || a.startsWith(`${b}[`);
+            return crossChecks(again.data).filter((i) => !removed.some((r) => within(i.path, r) || within(r, i.path)));
+        }
+        zodIssues = again.error.issues;
+    }
+    return [];
+}
+
+/** A copy of `raw` without the value at `path` (only the objects along the path are copied). */
+function withoutPath(raw: unknown, path: PropertyKey[]): unknown {
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
+    const [head, ...tail] = path;
+    const copy: Record<PropertyKey, unknown> = { ...(raw as Record<PropertyKey, unknown>) };
+    if (tail.length === 0) delete copy[head];
+    else copy[head] = withoutPath(copy[head], tail);
+    return copy;
+}
+
 function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const sections = { "aws-efa": "aws", "azure-ib": "azure", roce: "roce" } as const;
@@ -322,6 +365,10 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     }
     if (spec.fabric !== "roce" && spec.nodes === undefined) {
         issues.push({ path: "cluster.nodes", message: "is missing", allowed: "an integer >= 1" });
+    }
+    // aws.access: ssm opens no SSH port (no bastion; sessions go through Systems Manager), so it needs no ranges
+    if (spec.ssh.allowedCidrs.length === 0 && !(spec.fabric === "aws-efa" && spec.aws?.access === "ssm")) {
+        issues.push({ path: "cluster.ssh.allowedCidrs", message: "is missing", allowed: "a list of >= 1 CIDR ranges (your office or VPN); not needed with cluster.aws.access: ssm" });
     }
     // the ranges together, not one by one: 0.0.0.0/1 + 128.0.0.0/1 is the internet as surely as 0.0.0.0/0
     const reach = publicCoverage(spec.ssh.allowedCidrs);

@@ -127,8 +127,8 @@ export type QosMode = (typeof QosMode)[keyof typeof QosMode];
 export interface SshSpecInput {
     /** Login user on the nodes. @default ubuntu (AWS), azureuser (Azure); per host on bare metal */
     user?: string;
-    /** Source ranges allowed to reach SSH on the way in (bastion / jump host). */
-    allowedCidrs: string[];
+    /** Source ranges allowed to reach SSH on the way in (bastion / jump host); not needed with `aws.access: ssm`. */
+    allowedCidrs?: string[];
     /** Must be true to accept ranges that open SSH to the internet. @default false */
     allowInternet?: boolean;
     /**

@@ -60,7 +60,7 @@ describe("rdmakit switch-config", () => {
         const r = await run(["--config", EXAMPLE, "--switch", "leaf-nvue"]);
         const expected = switchConfigFromStackFile(EXAMPLE, "leaf-nvue").configs[0].text;
         assert.equal(r.out, expected);
-        assert.equal(r.code, undefined);
+        assert.equal(r.code, 0);
     });
     it("--out writes one file per switch", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sw-"));
@@ -74,14 +74,14 @@ describe("rdmakit switch-config", () => {
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });
-    it("reports spec problems with field paths and exit code 1", async () => {
+    it("reports spec problems with field paths and exit code 2 (bad input)", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sw-"));
         try {
             const bad = fs.readFileSync(EXAMPLE, "utf8").replace("cnpDscp: 48", "cnpDscp: 99").replace("os: nvue", "os: junos");
             const f = path.join(dir, "Pulumi.bad.yaml");
             fs.writeFileSync(f, bad);
             const r = await run(["--config", f]);
-            assert.equal(r.code, 1);
+            assert.equal(r.code, 2);
             assert.match(r.err, /cluster\.roce\.qos\.cnpDscp: CNP DSCP must be at most 63 \(got 99\)/);
             assert.match(r.err, /cluster\.roce\.switches\[1\]\.os: network OS must be one of/);
             assert.equal(r.out, "");

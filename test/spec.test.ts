@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseClusterSpec } from "../components/spec";
 import { SpecError } from "../components/errors";
+import { providerRegionIssues } from "../components/checks";
 import { publicCoverage, PUBLIC_IPV4_ADDRESSES } from "../components/net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -157,8 +158,16 @@ test("every problem is reported at once", () => {
         s.extra = true;
     }));
     const paths = err.issues.map((i) => i.path).sort();
-    assert.deepEqual(paths, ["cluster.extra", "cluster.nodes"]);
-    // the catalog check runs once the shapes are right
+    // the catalog check runs beside the schema's findings, not after they are fixed
+    assert.deepEqual(paths, ["cluster.aws.instanceType", "cluster.extra", "cluster.nodes"]);
+    // a cross-field check about a value the schema refused says nothing more: nodes is reported once, as too small
+    assert.equal(err.issues.filter((i) => i.path === "cluster.nodes").length, 1);
+    // a refused list entry takes its list out of the cross-field checks, the rest still run
+    const err3 = errorOf(edit(awsSpec(), (s) => {
+        s.ssh.allowedCidrs = ["not-a-range"];
+        s.aws.availabilityZone = "us-west-2a";
+    }));
+    assert.deepEqual(err3.issues.map((i) => i.path).sort(), ["cluster.aws.availabilityZone", "cluster.ssh.allowedCidrs[0]"]);
     const err2 = errorOf(edit(awsSpec(), (s) => {
         s.aws.instanceType = "p5.48xl";
         s.ssh.allowedCidrs = ["0.0.0.0/0"];
@@ -203,4 +212,25 @@ test("bare metal: every host must have the same rails and GPUs (one plan serves 
     assert.ok(rails, err.message);
     assert.match(rails.message, /has 4 rails; gpu01 has 8/);
     assert.ok(err.issues.some((i) => i.path === "cluster.roce.hosts[3].gpu" && /8 × H100/.test(i.message)), err.message);
+});
+
+test("ssh.allowedCidrs is required, except with aws.access: ssm, which opens no SSH port", () => {
+    const noRanges = (s: any) => { delete s.ssh.allowedCidrs; };
+    assert.deepEqual(errorOf(edit(awsSpec(), noRanges)).issues.map((i) => [i.path, i.message]), [["cluster.ssh.allowedCidrs", "is missing"]]);
+    assert.deepEqual(errorOf(edit(azureSpec(), noRanges)).issues.map((i) => i.path), ["cluster.ssh.allowedCidrs"]);
+    const ssm = parseClusterSpec(edit(awsSpec(), (s) => { noRanges(s); s.aws.access = "ssm"; }));
+    assert.deepEqual(ssm.ssh.allowedCidrs, []);
+});
+
+test("aws:region beside cluster.aws.region: refused when they differ, silent when equal or unset", () => {
+    const spec = awsSpec();
+    const region = (spec as any).aws.region as string;
+    assert.deepEqual(providerRegionIssues(spec, region), []);
+    assert.deepEqual(providerRegionIssues(spec, undefined), []);
+    const [issue, ...more] = providerRegionIssues(spec, "eu-west-1");
+    assert.equal(more.length, 0);
+    assert.equal(issue.path, "aws:region");
+    assert.equal(issue.value, "eu-west-1");
+    assert.match(issue.allowed!, new RegExp(`^${region} \\(pulumi config set aws:region ${region}\\)`));
+    assert.deepEqual(providerRegionIssues(azureSpec(), "eu-west-1"), []);
 });

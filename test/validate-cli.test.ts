@@ -16,18 +16,36 @@ const ROOT = path.resolve(__dirname, "..");
 const FIX = path.join(ROOT, "test/fixtures/nccl");
 const SOCKET = path.join(FIX, "aws-do-eks-karpenter-socket.log");
 const EFA = path.join(FIX, "aws-do-eks-karpenter-efa.log");
-const PAIR = path.join(FIX, "nccl_N2_G1_cnode4-005_cnode4-011.log");
 
 function cli(...args: string[]) {
     const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin/rdmakit.ts"), "nccl-report", ...args], { cwd: ROOT, encoding: "utf8" });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test("exit 0: complete runs without wrong values, no bandwidth floor given", () => {
-    const r = cli(PAIR);
-    assert.equal(r.code, 0, r.stderr);
+const MOC = path.join(FIX, "moc-roce-h100-2node-allreduce.log");
+const SHARP = path.join(FIX, "nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log");
+
+test("a two-node run graded without --fabric is NOT JUDGED (exit 1), saying what was left out and why", () => {
+    // 1 GPU per node over RoCE without GPUDirect RDMA (busbw 14.97 GB/s): complete and correct, and no PASS
+    const r = cli(MOC);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^nccl-tests validation: NOT JUDGED — busbw 14\.97 GB\/s/);
+    assert.doesNotMatch(r.stdout, /PASS/);
+    assert.match(r.stdout, /not judged: fabric: moc-roce-h100-2node-allreduce\.log ran across nodes, but without --fabric/);
+    assert.match(r.stderr, /not graded: bandwidth: no --expect/);
+    assert.equal(JSON.parse(cli(MOC, "--json").stdout).pass, false);
+    // judged, it fails for what it is: no GPUDirect RDMA
+    const judged = cli(MOC, "--fabric", "roce");
+    assert.equal(judged.code, 1);
+    assert.match(judged.stdout, /^nccl-tests validation: FAIL/);
+    assert.match(judged.stdout, /x gpudirect/);
+});
+
+test("exit 0 when judged: --fabric ib proves the transport of a 2 x 8 InfiniBand run, and --expect grades it", () => {
+    const r = cli(SHARP, "--fabric", "ib", "--expect", "40");
+    assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^nccl-tests validation: PASS/);
-    assert.match(r.stdout, /alltoall_perf \(2 ranks on 2 nodes\)/);
+    assert.doesNotMatch(r.stdout + r.stderr, /not judged|not graded/);
 });
 
 test("exit 1: a socket fallback graded against an instance type names the fix", () => {
@@ -39,9 +57,9 @@ test("exit 1: a socket fallback graded against an instance type names the fix", 
     assert.match(r.stdout, /NCCL_NET=Libfabric/);
 });
 
-test("exit 1 on a GB/s floor above the largest-size figure, 0 below it", () => {
-    assert.equal(cli(EFA, "--expect", "3").code, 1);
-    assert.equal(cli(EFA, "--expect", "2.5").code, 0);
+test("exit 1 on a GB/s floor above the graded figure, 0 below it", () => {
+    assert.equal(cli(SHARP, "--fabric", "ib", "--expect", "45").code, 1);
+    assert.equal(cli(SHARP, "--fabric", "ib", "--expect", "40").code, 0);
 });
 
 test("exit 2: not an nccl-tests log, a missing file, an unknown --expect name", () => {

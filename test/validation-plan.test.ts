@@ -13,7 +13,7 @@ import * as path from "path";
 import { parse as parseYaml } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { planCluster, type FabricPlan } from "../components/plan";
-import { pairRuns, renderHostfile, validationVars } from "../components/validate/component";
+import { fabricReportArgs, pairRuns, renderHostfile, validationVars } from "../components/validate/component";
 import { AZURE_HOPPER_BASELINE_TUNING, validationArgsFromPlan } from "../components/validate/fromPlan";
 import { runNcclReport } from "../components/validate/cli";
 import { planArtifacts } from "../components/artifacts";
@@ -122,7 +122,8 @@ test("rdmakit plan writes the commands pulumi up runs (same arguments, same func
     assert.ok(!art.checks.some((c) => !c.ok && c.mandatory), JSON.stringify(art.checks.filter((c) => !c.ok)));
 });
 
-/** nccl-report as VALIDATE_SCRIPT runs it: the playbook's log names, --expect with the plan's expectations. */
+/** nccl-report as VALIDATE_SCRIPT runs it: the playbook's log names, --expect with the plan's expectations, and the
+ * plan's --fabric/--nodes/--gpus-per-node (fabricReportArgs; none for one node). */
 function gradeAsPulumiUp(plan: FabricPlan, logs: Record<string, string>) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-vplan-"));
     const files = Object.entries(logs).map(([name, ref]) => {
@@ -132,7 +133,9 @@ function gradeAsPulumiUp(plan: FabricPlan, logs: Record<string, string>) {
     const args = validationArgsFromPlan(plan, "dev");
     const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
     try {
-        return runNcclReport(files, { expect, resultLine: true });
+        const flags = fabricReportArgs(args).split(" ");
+        const flag = (f: string) => (flags.includes(f) ? flags[flags.indexOf(f) + 1] : undefined);
+        return runNcclReport(files, { expect, resultLine: true, fabric: flag("--fabric"), nodes: flag("--nodes"), gpusPerNode: flag("--gpus-per-node") });
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,10 @@ import * as path from "path";
 import { Command } from "commander";
 import { redactSecrets, SpecError } from "../errors";
 import { redactPemBlocks } from "../redact";
-import { countByType, formatPlanSummary, OfflineResult, runProgramOffline, showUnknowns } from "../offline";
+import { countByType, formatNcclAndThresholds, formatPlanSummary, OfflineResult, RuleBreakError, runProgramOffline, showUnknowns } from "../offline";
+import { RDMA_CLUSTER_TOKEN } from "../cluster";
+import { planCluster } from "../plan";
+import { parseClusterSpec } from "../spec";
 import { planArtifacts } from "../artifacts";
 import { PACKAGE_ROOT } from "../assets";
 import { programEntry, runTeamProgram, type ProgramRun } from "../program";
@@ -49,6 +52,10 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
             err(`rdmakit plan: ${path.relative(process.cwd(), file) || file}: ${e.message}`);
             return 2;
         }
+        if (e instanceof RuleBreakError) {
+            err(redactSecrets(`rdmakit plan: ${path.relative(process.cwd(), file) || file}: FAIL ${e.message}`));
+            return 1;
+        }
         throw e;
     }
     const outDir = path.resolve(opts.out ?? path.join("out", stack));
@@ -79,7 +86,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         if (result.plan?.scheduler) extra.push("", ...formatSchedulerSection(result.plan.scheduler));
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
-        for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
+        for (const c of artifacts.checks) extra.push(`  ${c.skipped ? "skip" : c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
         extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
         out(redactSecrets(formatPlanSummary(result, extra)));
     }
@@ -141,9 +148,30 @@ async function runProgramPlan(opts: PlanOptions, out: (s: string) => void, err: 
         for (const [type, n] of countByType(run.resources)) lines.push(`  ${String(n).padStart(3)}  ${type}`);
         lines.push(`  ${String(run.resources.length).padStart(3)}  total`, "", "policies (the rdmakit pack, with the verdicts `pulumi preview --policy-pack` gives):");
         lines.push(...formatVerdicts(verdicts));
+        lines.push(...rdmaClusterPlanLines(run));
+        if (run.keyMissing) {
+            lines.push("", "checks:", "  warn rdmakit:sshPrivateKey is not set (Ansible needs it during pulumi up) — pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519");
+        }
         out(lines.join("\n"));
     }
     return verdicts.some((v) => v.enforcementLevel === "mandatory" && v.violations.length > 0) ? 1 : 0;
+}
+
+/**
+ * When the program registered an RdmaCluster and its stack file holds `rdmakit:cluster`: the software table, NCCL
+ * environment and validation thresholds of that spec, as `rdmakit plan --config` prints them. Said to come from the
+ * stack's value: a program may hand the component another spec.
+ */
+function rdmaClusterPlanLines(run: ProgramRun): string[] {
+    if (!run.cluster || !run.resources.some((r) => r.type === RDMA_CLUSTER_TOKEN)) return [];
+    try {
+        const plan = planCluster(parseClusterSpec(run.cluster));
+        return ["", "the RdmaCluster's plan, from the stack's rdmakit:cluster (what `rdmakit plan --config` shows):", "",
+            ...formatSoftwareTable(plan.software), ...formatNcclAndThresholds(plan)];
+    } catch (e) {
+        if (e instanceof SpecError) return ["", `the stack's rdmakit:cluster could not be planned: ${e.message}`];
+        throw e;
+    }
 }
 
 export function registerPlan(program: Command): void {

@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Command } from "commander";
-import { exitOnUsage, printOutput } from "../cli/verb";
+import { exitOnUsage, printOutput, stackFileOf } from "../cli/verb";
 import { parse as parseYaml } from "yaml";
 import { SpecError } from "../errors";
 import { planCluster } from "../plan";
@@ -17,6 +17,7 @@ import { formatHealth, gradeHealthDir, healthExitCode } from "./report";
 import { healthRule, type HealthExpectation } from "./types";
 
 export interface HealthOptions {
+    stack?: string;
     config?: string;
     from?: string;
     json?: boolean;
@@ -49,11 +50,13 @@ export function expectationFromStackFile(file: string): HealthExpectation | stri
 }
 
 export function runHealth(opts: HealthOptions, cwd = process.cwd()): HealthResult {
-    if (!opts.config) return usage("give --config FILE (the stack file whose hardware the nodes should show)");
+    const where = stackFileOf(opts, cwd);
+    if (where === undefined) return usage("give --config FILE or --stack NAME (the stack file whose hardware the nodes should show)");
+    if (typeof where === "string") return usage(where);
     if (!opts.from) return usage("give --from DIR (a folder with one sub-folder per node, e.g. out/<stack>/health)");
     const dir = path.resolve(cwd, opts.from);
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return usage(`--from ${opts.from}: not a folder`);
-    const exp = expectationFromStackFile(path.resolve(cwd, opts.config));
+    const exp = expectationFromStackFile(where.file);
     if (typeof exp === "string") return usage(exp);
     const nodes = gradeHealthDir(dir, exp);
     if (nodes.length === 0) return usage(`--from ${opts.from}: no node folder in it (one sub-folder per node, holding nvidia-smi-q.txt, lspci-vv.txt, ...)`);
@@ -68,6 +71,7 @@ export function registerHealth(program: Command): void {
     exitOnUsage(program
         .command("health")
         .description("grade each node's GPUs, PCIe links, NVLink, NICs, kernel log and DCGM against the stack's hardware; exit 0 healthy, 1 failing, 2 unreadable")
+        .option("--stack <name>", "the stack: Pulumi.<name>.yaml here, whose hardware every node should show")
         .option("--config <file>", "the stack file (Pulumi.<stack>.yaml) whose hardware every node should show")
         .option("--from <dir>", "one sub-folder per node with nvidia-smi-q.txt, nvidia-smi-nvlink.txt, dcgmi-diag.txt|json, lspci-vv.txt, ibstat.txt|fi_info.txt, dmesg.txt")
         .option("--json", "print the graded nodes as JSON"))

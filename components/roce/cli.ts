@@ -1,5 +1,5 @@
 /**
- * `rdmakit switch-config --config FILE [--switch NAME] [--out DIR]`: renders the switch configurations of a RoCE
+ * `rdmakit switch-config --config FILE | --stack NAME [--switch NAME] [--out DIR]`: renders the switch configurations of a RoCE
  * stack config offline and prints them (or writes one file per switch). Thin: parsing, planning, rendering and
  * checking are the pure functions of this folder.
  */
@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
+import { EXIT, exitOnUsage, printOutput, stackFileOf, stackOptions, type StackOptions, type VerbOutput } from "../cli/verb";
 import { formatIssue, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation } from "./consistency";
 import { planQos } from "./qos";
@@ -51,33 +52,44 @@ export function roceSpecFromStackFile(file: string, verb: string): { spec?: Roce
     return { ...parseRoceSpec(cluster.roce), cluster };
 }
 
+/** What `rdmakit switch-config` prints and its exit status: 0 rendered, 1 the plan breaks a consistency rule, 2 bad input. */
+export function runSwitchConfig(opts: StackOptions & { switch?: string; out?: string }): VerbOutput {
+    const where = stackFileOf(opts);
+    if (where === undefined) return { code: EXIT.badInput, stderr: "rdmakit switch-config: give --config FILE or --stack NAME (Pulumi.NAME.yaml here)\n" };
+    if (typeof where === "string") return { code: EXIT.badInput, stderr: `rdmakit switch-config: ${where}\n` };
+    const shown = opts.config ?? path.relative(process.cwd(), where.file);
+    if (!fs.existsSync(where.file)) return { code: EXIT.badInput, stderr: `rdmakit switch-config: ${shown} does not exist\n` };
+    let r: SwitchConfigResult;
+    try {
+        r = switchConfigFromStackFile(where.file, opts.switch);
+    } catch (e) {
+        return { code: EXIT.badInput, stderr: `rdmakit switch-config: ${shown} cannot be read as a stack settings file: ${(e as Error).message}\n` };
+    }
+    if (r.issues.length) {
+        return { code: EXIT.badInput, stderr: `${shown}: ${r.issues.length} problem(s)\n` + r.issues.map((i) => "  - " + formatIssue(i) + "\n").join("") };
+    }
+    let stdout = "";
+    if (opts.out) {
+        fs.mkdirSync(opts.out, { recursive: true });
+        for (const c of r.configs) {
+            const f = path.join(opts.out, c.fileName);
+            fs.writeFileSync(f, c.text);
+            stdout += `${f}  sha256 ${c.digest}\n`;
+        }
+    } else if (r.configs.length === 1) {
+        stdout = r.configs[0].text;
+    } else {
+        for (const c of r.configs) stdout += `### ${c.fileName} (${c.format}, sha256 ${c.digest})\n${c.text}\n`;
+    }
+    const stderr = r.violations.map((v) => `FAIL consistency: ${v}\n`).join("");
+    return { code: r.violations.length ? EXIT.failed : EXIT.ok, stdout, stderr };
+}
+
 export function registerSwitchConfig(program: Command): Command {
-    return program
+    return exitOnUsage(stackOptions(program
         .command("switch-config")
-        .description("render the RoCE switch configurations (NVUE YAML, SONiC config_db.json, EOS CLI) of a stack config")
-        .requiredOption("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
+        .description("render the RoCE switch configurations (NVUE YAML, SONiC config_db.json, EOS CLI) of a stack config; exit 0 rendered, 1 the QoS plan breaks a rule, 2 bad input"))
         .option("--switch <name>", "only this switch")
-        .option("--out <dir>", "write one file per switch (<name>.nvue.yaml | .config_db.json | .eos.cfg) instead of printing")
-        .action((opts: { config: string; switch?: string; out?: string }) => {
-            const r = switchConfigFromStackFile(opts.config, opts.switch);
-            if (r.issues.length) {
-                process.stderr.write(`${opts.config}: ${r.issues.length} problem(s)\n` + r.issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
-                process.exitCode = 1;
-                return;
-            }
-            for (const v of r.violations) process.stderr.write(`consistency: ${v}\n`);
-            if (opts.out) {
-                fs.mkdirSync(opts.out, { recursive: true });
-                for (const c of r.configs) {
-                    const f = path.join(opts.out, c.fileName);
-                    fs.writeFileSync(f, c.text);
-                    process.stdout.write(`${f}  sha256 ${c.digest}\n`);
-                }
-            } else if (r.configs.length === 1) {
-                process.stdout.write(r.configs[0].text);
-            } else {
-                for (const c of r.configs) process.stdout.write(`### ${c.fileName} (${c.format}, sha256 ${c.digest})\n${c.text}\n`);
-            }
-            if (r.violations.length) process.exitCode = 2;
-        });
+        .option("--out <dir>", "write one file per switch (<name>.nvue.yaml | .config_db.json | .eos.cfg) instead of printing"))
+        .action((opts: StackOptions & { switch?: string; out?: string }) => printOutput(runSwitchConfig(opts)));
 }

@@ -91,8 +91,42 @@ const identity8 = (): Record<number, number> => Object.fromEntries(Array.from({ 
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 
+/**
+ * The fields that name another table's row, and the older form of those names: `[DSCP_TO_TC_MAP|AZURE]` where today's
+ * CONFIG_DB holds `AZURE`. Source: sonic-net/sonic-utilities scripts/db_migrator.py, version_3_0_2 →
+ * migrate_qos_fieldval_reference_format (QUEUE scheduler/wred_profile, PORT_QOS_MAP *_map, BUFFER_PG profile, ...);
+ * a switch still on a config_db.json of that age, or one written by hand in that form, is read the same.
+ */
+const SONIC_REFERENCES: Record<string, string[]> = {
+    QUEUE: ["scheduler", "wred_profile"],
+    PORT_QOS_MAP: ["dscp_to_tc_map", "dot1p_to_tc_map", "pfc_to_queue_map", "tc_to_pg_map", "tc_to_queue_map", "pfc_to_pg_map"],
+    BUFFER_PG: ["profile"],
+    BUFFER_QUEUE: ["profile"],
+    BUFFER_PROFILE: ["pool"],
+};
+const LEGACY_REFERENCE = /^\[([A-Z_]+)\|([^\]|]+)\]$/;
+
+/** A copy of the tables that hold references, each `[TABLE|name]` value as its bare `name`. */
+function bareReferences(db: Db): Db {
+    const out: Db = { ...db };
+    for (const [table, fields] of Object.entries(SONIC_REFERENCES)) {
+        const rows = db[table];
+        if (!rows || typeof rows !== "object") continue;
+        out[table] = Object.fromEntries(Object.entries(rows).map(([key, row]) => {
+            if (!row || typeof row !== "object") return [key, row];
+            const copy = { ...row };
+            for (const f of fields) {
+                const m = typeof copy[f] === "string" ? LEGACY_REFERENCE.exec(copy[f]) : null;
+                if (m) copy[f] = m[2];
+            }
+            return [key, copy];
+        }));
+    }
+    return out;
+}
+
 export function readSonic(name: string, text: string | Db): SwitchView {
-    const db = (typeof text === "string" ? JSON.parse(text) : text) as Db;
+    const db = bareReferences((typeof text === "string" ? JSON.parse(text) : text) as Db);
     const t = (table: string) => db[table] ?? {};
     const wd = t("PFC_WD");
     const poll = Number(wd.GLOBAL?.POLL_INTERVAL ?? 0);
@@ -254,11 +288,16 @@ function eosQosLine(q: EosQos, line: string, txq: { q?: number }): boolean {
         if (line === "no priority" || /^bandwidth (percent|guaranteed) /.test(line) || /^shape rate /.test(line)) return true;
         if (line.startsWith("random-detect ecn ")) {
             if (line === "random-detect ecn count") return true;
-            const mm = line.match(/minimum-threshold (\d+) (bytes|kbytes|mbytes|segments)/);
+            // units EOS takes: bytes, kbytes, mbytes, segments, and the time-based microseconds and milliseconds
+            // (source: aristanetworks/avd eos_cli_config_gen molecule "qos": `random-detect ecn minimum-threshold 3
+            // milliseconds maximum-threshold 9 milliseconds max-mark-probability 90`, `... 320 segments ... weight 10`)
+            const mm = line.match(/minimum-threshold (\d+) (bytes|kbytes|mbytes|segments|microseconds|milliseconds)\b/);
             if (!mm) throw new Error(`cannot read the EOS ECN line '${line}'`);
             q.ecn.push(txq.q);
-            // kbytes/mbytes in 1024s (L: the unit base is not in the sources read); segments are left unknown
-            if (mm[2] !== "segments") q.ecnMin[txq.q] = Number(mm[1]) * (mm[2] === "kbytes" ? 1024 : mm[2] === "mbytes" ? 1024 * 1024 : 1);
+            // kbytes/mbytes in 1024s (L: the unit base is not in the sources read). Segments and times are not bytes
+            // without the cell size or the port's drain rate: the queue marks ECN (C7 reads it), its minimum stays
+            // unknown, so C17 is not compared on it rather than compared wrong
+            if (["bytes", "kbytes", "mbytes"].includes(mm[2])) q.ecnMin[txq.q] = Number(mm[1]) * (mm[2] === "kbytes" ? 1024 : mm[2] === "mbytes" ? 1024 * 1024 : 1);
             return true;
         }
     }

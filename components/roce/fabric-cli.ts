@@ -1,12 +1,13 @@
 /**
  * `rdmakit fabric check --config <stack file>`: reads the running state of every switch and host of a RoCE stack
- * (read-only) and reports drift by the plan's own rules (drift.ts). Exit 0: no drift and every device read; 1: drift
- * or a device that could not be read; 2: a bad spec, bad arguments, or a plan that itself breaks a rule. `pulumi up` runs it after the switch pushes
+ * (read-only) and reports drift by the plan's own rules (drift.ts). Exit 0: no drift and every device read; 1: drift,
+ * a device that could not be read, or a plan that itself breaks a rule; 2: a bad spec or bad arguments. `pulumi up` runs it after the switch pushes
  * with `--spec-stdin --switches-only` (components/roce/cluster.ts).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Command } from "commander";
+import { EXIT, stackFileOf, type StackOptions } from "../cli/verb";
 import { formatIssue, redactSecrets, type SpecIssue } from "../errors";
 import { roceSpecFromStackFile } from "./cli";
 import { fabricDrift, formatDriftReport, type DriftReport } from "./drift";
@@ -45,7 +46,7 @@ export async function fabricCheck(o: FabricCheckOptions & { only?: string[] }): 
     return fabricDrift(plan, switches, hosts);
 }
 
-function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; cluster?: Record<string, unknown> } {
+function specFrom(opts: StackOptions & { specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; file?: string; cluster?: Record<string, unknown> } {
     if (opts.specStdin) {
         let input: unknown;
         try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
@@ -53,8 +54,16 @@ function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: Roce
         }
         return { where: "stdin", ...parseRoceSpec(input) };
     }
-    if (!opts.config) return { where: "arguments", issues: [{ path: "--config", message: "is required (or --spec-stdin)", allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
-    return { where: opts.config, ...roceSpecFromStackFile(opts.config, "fabric check reads fabrics") };
+    const where = stackFileOf(opts);
+    if (where === undefined) return { where: "arguments", issues: [{ path: "--config", message: "is required (or --stack, or --spec-stdin)", allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
+    if (typeof where === "string") return { where: "arguments", issues: [{ path: "--stack/--config", message: where }] };
+    const shown = opts.config ?? path.relative(process.cwd(), where.file);
+    if (!fs.existsSync(where.file)) return { where: shown, issues: [{ path: shown, message: "does not exist", allowed: "a Pulumi stack settings file with config.rdmakit:cluster" }] };
+    try {
+        return { where: shown, file: where.file, ...roceSpecFromStackFile(where.file, "fabric check reads fabrics") };
+    } catch (e) {
+        return { where: shown, issues: [{ path: shown, message: `cannot be read as a stack settings file: ${(e as Error).message}` }] };
+    }
 }
 
 export function registerFabric(program: Command): Command {
@@ -62,6 +71,7 @@ export function registerFabric(program: Command): Command {
     fabric
         .command("check")
         .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C20)")
+        .option("--stack <name>", "the stack: read Pulumi.<name>.yaml from the current directory")
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
@@ -69,8 +79,8 @@ export function registerFabric(program: Command): Command {
         .option("--only <switches>", "read only these switches (comma-separated names): a rollout stage's check")
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
-        .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
-            const { spec, issues, where, cluster } = specFrom(opts);
+        .action(async (opts: { stack?: string; config?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
+            const { spec, issues, where, file, cluster } = specFrom(opts);
             if (!spec || issues.length) {
                 process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
                 process.exitCode = 2;
@@ -90,8 +100,8 @@ export function registerFabric(program: Command): Command {
                 return;
             }
             // the hosts' pinned keys `pulumi up` keeps beside the stack (out/<stack>/known_hosts), when there are some
-            const stack = opts.config ? path.basename(opts.config).match(/^Pulumi\.(.+)\.ya?ml$/)?.[1] : undefined;
-            const kept = stack ? path.join(path.dirname(opts.config!), "out", stack, "known_hosts") : undefined;
+            const stack = file ? path.basename(file).match(/^Pulumi\.(.+)\.ya?ml$/)?.[1] : undefined;
+            const kept = stack ? path.join(path.dirname(file!), "out", stack, "known_hosts") : undefined;
             const hostKnownHosts = opts.hostKnownHosts ?? (kept && fs.existsSync(kept) ? kept : undefined);
             const hostUser = (cluster?.ssh as { user?: string } | undefined)?.user;
             // the keys leave this process's environment at once (no child inherits them); the host key is not even
@@ -111,7 +121,7 @@ export function registerFabric(program: Command): Command {
             // the report goes to stderr on failure, so a `pulumi up` that fails shows it
             if (opts.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
             else (failed ? process.stderr : process.stdout).write(formatDriftReport(report));
-            process.exitCode = report.planViolations.length ? 2 : failed ? 1 : 0;
+            process.exitCode = failed ? EXIT.failed : EXIT.ok;
         });
     return fabric;
 }

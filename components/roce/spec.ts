@@ -15,9 +15,11 @@ export const NETWORK_OS = ["nvue", "sonic", "eos"] as const;
 export type { NetworkOs } from "../types";
 import type { NetworkOs } from "../types";
 
-// A DNS name (RFC 1123 labels) or a dotted IPv4 address; what SSH and Ansible accept as a host.
+// A DNS name (RFC 1123 labels) or a dotted IPv4 address; what SSH and Ansible accept as a host. A name whose last
+// label is all digits is not a host name ("a top-level domain name ... cannot be all-numeric", RFC 3696 §2): 192.0.2.300
+// is a mistyped address, not a name to resolve.
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOSTNAME = /^(?=.{1,253}$)(?!(?:.*\.)?\d+$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 // Inventory/resource names: also used in Pulumi resource names and file names.
 const NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 // RDMA device name as `ibv_devices`/`rdma link` print it, optionally with the port (NCCL_IB_HCA syntax `mlx5_0:1`).

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Command } from "commander";
-import { exitOnUsage, printOutput } from "../cli/verb";
+import { exitOnUsage, printOutput, stackFileOf } from "../cli/verb";
 import { expectationFor } from "../plan/expectation";
 import { parseNcclLog, isNcclTestsLog } from "./parse";
 import { gradeLog, nodesOf } from "./grade";
@@ -22,6 +22,10 @@ import { gradeHealthDir } from "../health/report";
 import { healthRule, type HealthExpectation, type NodeHealth } from "../health/types";
 
 export interface NcclReportOptions {
+    /** The stack (Pulumi.<name>.yaml here) whose plan gives --fabric, --nodes, --gpus-per-node and --expect. */
+    stack?: string;
+    /** A stack file whose plan gives --fabric, --nodes, --gpus-per-node and --expect; flags given beside it win. */
+    config?: string;
     json?: boolean;
     /** `efa` | `ib` | `roce`: the all-node and pair logs must prove a multi-node run of this fabric (fabric.ts). */
     fabric?: string;
@@ -120,8 +124,11 @@ function readHealth(dir: string | undefined, expectJson: string | undefined): { 
 }
 
 /** Runs the report over files. Reads the logs; writes files only for --chart / --out. */
-export function runNcclReport(files: string[], opts: NcclReportOptions): NcclReportResult {
+export function runNcclReport(files: string[], given: NcclReportOptions): NcclReportResult {
     const err: string[] = [];
+    const fromPlan = planReportOptions(given);
+    if (typeof fromPlan === "string") return { code: 2, stdout: "", stderr: fromPlan + "\n" };
+    const opts: NcclReportOptions = { ...fromPlan, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
     const resolver = expectationResolver(opts.expect);
     if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
     const fabric = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
@@ -174,7 +181,23 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const built = buildReport(entries, slow, preflight, health?.nodes, health?.rule);
+    // What the flags left ungraded. A log across nodes with no fabric to prove is never a PASS: whether NCCL crossed on
+    // the fabric with GPUDirect RDMA is what validation is for. Bandwidth without a floor is said, and does not block.
+    const notJudged: string[] = [];
+    const graded = entries.filter((e) => e.kind !== "single" && e.kind !== "pair");
+    if (opts.expect === undefined && entries.length > 0) {
+        err.push("not graded: bandwidth: no --expect (an instance type or VM size, a GB/s floor, or --config/--stack for the plan's thresholds)");
+    }
+    const spanning = graded.filter((e) => (nodesOfLog(e.parsed) ?? 2) >= 2).concat(entries.filter((e) => e.kind === "pair"));
+    if (!fabric && spanning.length > 0) {
+        const unknown = spanning.filter((e) => e.kind !== "pair" && nodesOfLog(e.parsed) === null).map((e) => e.name);
+        const known = spanning.map((e) => e.name).filter((n) => !unknown.includes(n));
+        const what = [known.length ? `${known.join(", ")} ran across nodes` : "", unknown.length ? `${unknown.join(", ")} does not say on how many nodes it ran` : ""];
+        notJudged.push(`fabric: ${what.filter(Boolean).join("; ")}, but without --fabric (or --config/--stack) ` +
+            "nothing was checked of its transport: NCCL may have used sockets or staged through host memory without GPUDirect RDMA");
+    }
+    const judged = buildReport(entries, slow, preflight, health?.nodes, health?.rule);
+    const built = notJudged.length > 0 ? { ...judged, pass: false, notJudged, ...(judged.pass ? { verdict: "NOT JUDGED" as const } : {}) } : judged;
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
     const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
@@ -215,12 +238,46 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
     return { code: report.pass ? 0 : 1, stdout, stderr: err.length ? err.join("\n") + "\n" : "" };
 }
 
+/**
+ * `--config` / `--stack`: the flags the plan of that stack gives (as `pulumi up`'s validation passes them: fabric,
+ * nodes, GPUs per node, the expectations, the health expectation); {} without either; a string on a bad stack file.
+ */
+function planReportOptions(opts: NcclReportOptions): Partial<NcclReportOptions> | string {
+    const where = stackFileOf(opts);
+    if (where === undefined) return {};
+    if (typeof where === "string") return where;
+    /* eslint-disable @typescript-eslint/no-require-imports -- the spec and plan load the Pulumi SDK (about a second),
+       which grading logs without a stack never needs */
+    const { parseClusterSpec } = require("../spec") as typeof import("../spec");
+    const { planCluster } = require("../plan") as typeof import("../plan");
+    const { readStackFile } = require("../offline") as typeof import("../offline");
+    const { validationArgsFromPlan } = require("./fromPlan") as typeof import("./fromPlan");
+    const { fabricReportArgs } = require("./component") as typeof import("./component");
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const shown = opts.config ?? path.relative(process.cwd(), where.file);
+    if (!fs.existsSync(where.file)) return `${shown}: does not exist (give --config FILE or --stack NAME for Pulumi.NAME.yaml here)`;
+    let args: import("./component").ValidationRunArgs;
+    try {
+        args = validationArgsFromPlan(planCluster(parseClusterSpec(readStackFile(where.file).cluster)), where.stack);
+    } catch (e) {
+        return `${shown}: ${(e as Error).message}`;
+    }
+    const flags = fabricReportArgs(args).split(" ");
+    const flag = (name: string) => (flags.indexOf(name) >= 0 ? flags[flags.indexOf(name) + 1] : undefined);
+    return {
+        fabric: flag("--fabric"), nodes: flag("--nodes"), gpusPerNode: flag("--gpus-per-node"),
+        expect: JSON.stringify(args.expectations), healthExpect: JSON.stringify(args.health),
+    };
+}
+
 /** Adds the `nccl-report` verb to the rdmakit program. */
 export function registerNcclReport(program: Command): void {
     exitOnUsage(program
         .command("nccl-report")
-        .description("grade nccl-tests logs offline: exit 0 pass, 1 fail, 2 not an nccl-tests log")
+        .description("grade nccl-tests logs offline: exit 0 pass, 1 fail or not judged (a multi-node log without --fabric or --config), 2 not an nccl-tests log")
         .argument("[log...]", "nccl-tests output files (playbook names single-<host>.log / pair-r<n>-<a>+<b>.log feed the slow-node search)")
+        .option("--stack <name>", "grade as the plan of Pulumi.<name>.yaml here does during pulumi up (its fabric, nodes, GPUs per node, thresholds)")
+        .option("--config <file>", "grade as the plan of this stack file does during pulumi up; flags given beside it win")
         .option("--json", "print the report as JSON on stdout")
         .option("--expect <what>", "instance type or VM size from the catalog, a busbw floor in GB/s, or Expectation JSON ({all,single,pair})")
         .option("--fabric <fabric>", "efa | ib | roce: all-node and pair logs must prove one multi-node job on this fabric's NET transport with GPUDirect RDMA")

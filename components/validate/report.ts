@@ -31,6 +31,10 @@ export interface ValidationReport {
         verdicts: Array<Verdict & { where: string }>;
     }>;
     slowNodes: SlowNodeReport | null;
+    /** What the flags left ungraded (no --expect, a multi-node log without --fabric), each with why: the run is no pass. */
+    notJudged?: string[];
+    /** "NOT JUDGED" when everything graded passed but notJudged is not empty (pass is then false). */
+    verdict?: "NOT JUDGED";
     /** Per-node preflight results, when the report was given them (`--preflight`). */
     preflight?: { nodes: number; badNodes: string[] };
     /**
@@ -117,9 +121,10 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
 export function formatText(report: ValidationReport, entries: ReportEntry[]): string {
     const out: string[] = [];
     const failedChecks = report.failed.length;
-    out.push(`nccl-tests validation: ${report.pass ? "PASS" : "FAIL"}` +
+    out.push(`nccl-tests validation: ${report.verdict ?? (report.pass ? "PASS" : "FAIL")}` +
         (report.headline ? ` — busbw ${formatGBps(report.headline.busbwGBps)} at ${formatBytes(report.headline.sizeBytes)} (${report.headline.log})` : "") +
         (failedChecks ? ` — ${failedChecks} failed check${failedChecks === 1 ? "" : "s"}` : ""));
+    for (const n of report.notJudged ?? []) out.push(`  not judged: ${n}`);
     if (report.preflight) {
         const p = report.preflight;
         out.push(`  ${p.badNodes.length ? "FAIL" : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
