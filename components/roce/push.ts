@@ -121,12 +121,26 @@ function remotePush(remote: string): string[] {
 function remotePrelude(cfg: RenderedSwitchConfig, rollback: string): string[] {
     return [
         "set -u",
-        `sw=${shq(cfg.switch)}`,
+        // The switch's login umask (often 022) would leave ~/rdmakit and the dumps readable by every local user: the
+        // running CONFIG_DB holds TACACS/RADIUS keys and SNMP communities (issue 34 finding 11). Private from here.
+        "umask 077",
+        `sw=${shq(cfg.switch)}; d="$HOME/rdmakit"`,
+        // the switch's state read back for the verify: removed once the verify read them, and on every failure
+        `drop_dumps() { rm -f ${SWITCH_DUMPS.map((f) => `"$d/${f}"`).join(" ")}; }`,
         `undo=""; state="nothing was saved or confirmed"`,
-        `fail() { if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); $state" >&2; exit 1; }`,
+        `fail() { drop_dumps; if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); $state" >&2; exit 1; }`,
         `rollback=${shq(rollback)}`,
+        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        // a folder an earlier push (or the login umask) left 755 is made private too
+        step("make ~/rdmakit private (0700)", `chmod 700 "$d"`),
     ];
 }
+
+/**
+ * What a push reads back from the switch into ~/rdmakit (NVUE's applied tree and RoCE state, SONiC's CONFIG_DB before
+ * and after the patch): the CONFIG_DB dumps hold the switch's secrets, so none of them outlives the push.
+ */
+export const SWITCH_DUMPS = ["applied.json", "roce-oper.json", "running.json", "after.json"] as const;
 
 function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean): string {
     const ports = sw.ports.map((p) => p.name);
@@ -136,8 +150,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         `verify=${shq(NVUE_VERIFY_PY)}`,
         `autosave=${shq(NVUE_AUTOSAVE_PY)}`,
         `paths=${shq(NVUE_OWNED_PATHS_PY)}`,
-        `d="$HOME/rdmakit"; f="$d/roce-qos.nvue.yaml"; owned="$d/roce-qos.ports"`,
-        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        `f="$d/roce-qos.nvue.yaml"; owned="$d/roce-qos.ports"`,
         step("receive the configuration", `cat > "$f.new"`),
         step("digest check", `echo ${shq(`${cfg.digest}  `)}"$f.new" | sha256sum -c --quiet -`),
         // Pending edits someone left would ride along with this apply. source: NVUE-REF `nv config detach`
@@ -183,6 +196,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         // roce-operations.md §3: each `nv show` takes -o json; applied vs operational differ when an apply did not take)
         step("read the operational RoCE state", `nv show qos roce -o json > "$d/roce-oper.json"`),
         step("verify (the switch operates the rendered RoCE mode)", `python3 -c "$verify" --roce "$f.new" "$d/roce-oper.json"`),
+        "drop_dumps",
         // Confirming form: `nv config apply --confirm-yes` (NAPALM Cumulus driver napalm_cumulus/cumulus.py
         // confirm_commit; NVIDIA's own NVOS test constants list --confirm-yes / --confirm-no / --confirm-status beside
         // -y / --assume-yes (sonic-net/sonic-mgmt ngts nvos constants, ConfigConsts); NVIDIA's docs show only --confirm
@@ -329,15 +343,18 @@ function sonicJob(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolean):
     return [
         "set -u",
         'job=$1; cp=$2; d=$3; f=$4; PY=$5; unit="rdmakit-deadman-$cp"',
+        // private files whatever umask the job inherits; CONFIG_DB read back (after.json) is removed after the verify
+        "umask 077",
         'echo $$ > "$job/pid"',
         'applied=0',
         'report() { printf \'%s\\n\' "$1" > "$job/status.new" && mv "$job/status.new" "$job/status"; }',
         // jfail <step> <why>: undo the apply, cancel the timer, say why in the status the session reads
-        'jfail() { m="step \'$1\' failed ($2)"; if [ "$applied" = 1 ]; then if sudo config rollback "$cp"; then m="$m; rolled back to the checkpoint"; else m="$m; the rollback failed too, the dead-man timer tries again"; report "failed: $m"; exit 1; fi; fi; sudo systemctl stop "$unit.timer"; sudo config delete-checkpoint "$cp"; report "failed: $m"; exit 1; }',
+        'jfail() { rm -f "$d/after.json"; m="step \'$1\' failed ($2)"; if [ "$applied" = 1 ]; then if sudo config rollback "$cp"; then m="$m; rolled back to the checkpoint"; else m="$m; the rollback failed too, the dead-man timer tries again"; report "failed: $m"; exit 1; fi; fi; sudo systemctl stop "$unit.timer"; sudo config delete-checkpoint "$cp"; report "failed: $m"; exit 1; }',
         'applied=1',
         'sudo config apply-patch "$d/patch.json" || jfail "config apply-patch" "exit $?"',
         'sudo sonic-cfggen -d --print-data > "$d/after.json" || jfail "read CONFIG_DB after the patch" "exit $?"',
         `python3 -c "$PY" verify "$f" "$d/after.json" ${shq(own)} ${shq(ports)} || jfail "verify (CONFIG_DB holds every rendered row)" "exit $?"`,
+        'rm -f "$d/after.json"',
         // What the dynamic buffer manager computed: APPL_DB BUFFER_PG_TABLE:<port>:<pg> names the profile it made
         // (`pg_lossless_<speed>_<cable>_profile`), and BUFFER_PROFILE_TABLE:<profile> carries its xoff (the headroom);
         // a lossless PG that got no profile or zero xoff (sonic-net/SONiC#480) drops under pause. source:
@@ -376,8 +393,7 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
     const remote = [
         ...remotePrelude(cfg, `sudo systemctl stop ${unit}.timer; sudo config delete-checkpoint ${cp}`),
         `PY=${shq(SONIC_PATCH_PY)}`,
-        `d="$HOME/rdmakit"; f="$d/roce-qos.config_db.json"; cp=${shq(cp)}; job="$d/job-$cp"; unit=${shq(unit)}`,
-        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        `f="$d/roce-qos.config_db.json"; cp=${shq(cp)}; job="$d/job-$cp"; unit=${shq(unit)}`,
         step("receive the configuration", `cat > "$f.new"`),
         step("digest check", `echo ${shq(`${cfg.digest}  `)}"$f.new" | sha256sum -c --quiet -`),
         // Lossless PGs are rendered with profile NULL, which only the dynamic buffer model computes (roce.md §4b);
@@ -391,6 +407,8 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
         // the kit never writes PORT.speed (a wrong speed downs the link); it checks it read-only here
         step("check the port speeds (read-only)", `python3 -c "$PY" speeds "$f.new" "$d/running.json" ${shq(JSON.stringify(Object.fromEntries(sw.ports.map((p) => [p.name, String(p.speedGbps * 1000)]))))} ${shq(ports)}`),
         step("compute the patch", `python3 -c "$PY" patch "$f.new" "$d/running.json" ${shq(own)} ${shq(ports)} > "$d/patch.json"`),
+        // the running CONFIG_DB (with the switch's secrets) is not needed past here
+        "drop_dumps",
         // GCU-design: checkpoint → apply-patch → on error rollback; apply-patch does not persist (config save -y)
         step("config checkpoint", `sudo config checkpoint "$cp"`),
         `undo="sudo config delete-checkpoint $cp"`,
