@@ -25,6 +25,7 @@ import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible
 import type { RenderedSwitchConfig } from "./render";
 import type { SwitchPlan } from "./qos";
 import { SONIC_OWNERSHIP, SONIC_PATCH_PY } from "./sonic-patch";
+import { roceScript } from "../scripts";
 
 export interface PushCommand {
     /** Run here (`@pulumi/command` local): every push reaches its switch over ssh with the pinned host key. */
@@ -222,21 +223,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
  * one and the last one applied): `qos roce`, `qos pfc-watchdog`, and `qos <table> <profile>` for the profile tables
  * (mapping, egress-queue-mapping, egress-scheduler, congestion-control, pfc). Names come from the kit's own files.
  */
-const NVUE_OWNED_PATHS_PY = String.raw`
-import os, sys, yaml
-out = []
-for f in sys.argv[1:]:
-    if not os.path.exists(f):
-        continue
-    for op in yaml.safe_load(open(f)) or []:
-        qos = (op.get("set") or {}).get("qos") or {}
-        for k, v in qos.items():
-            keys = ["qos " + k] if k in ("roce", "pfc-watchdog") or not isinstance(v, dict) else ["qos %s %s" % (k, p) for p in v]
-            for p in keys:
-                if p not in out:
-                    out.append(p)
-print("\n".join(out))
-`;
+const NVUE_OWNED_PATHS_PY = roceScript("nvue_owned_paths.py");
 
 /**
  * `nv show system config auto-save -o json` → the setting as the command that sets it takes it: `state enabled|disabled`
@@ -245,73 +232,14 @@ print("\n".join(out))
  * (5.9 and earlier; NVUE-REF "nv show system config" prints `auto-save / enable off`). The JSON shape is unconfirmed
  * (the docs show only the table): the key is read flat or under `operational`; anything else stops the push.
  */
-const NVUE_AUTOSAVE_PY = String.raw`
-import json, sys
-try:
-    doc = json.load(open(sys.argv[1]))
-except ValueError as e:
-    sys.exit("nv show system config auto-save -o json is not JSON (%s)" % e)
-o = doc.get("operational", doc) if isinstance(doc, dict) else None
-o = o if isinstance(o, dict) else {}
-norm = lambda x: {True: "on", False: "off"}.get(x, str(x))
-if norm(o.get("state")) in ("enabled", "disabled"):
-    print("state " + norm(o["state"]))
-elif norm(o.get("enable")) in ("on", "off"):
-    print("enable " + norm(o["enable"]))
-else:
-    sys.exit("nv show system config auto-save -o json has no 'state' (enabled/disabled, CL 5.10+) or 'enable' (on/off, 5.9 and earlier) key: %s" % json.dumps(doc)[:200])
-`;
+const NVUE_AUTOSAVE_PY = roceScript("nvue_autosave.py");
 
 /**
  * Verify for NVUE: every leaf the rendered `- set:` document holds is in `nv config show -o json` (the applied tree,
  * NVUE-CLI "nv config show: applied config"), compared as text since NVUE may print numbers as strings. PyYAML is
  * what NVUE itself is built on (L: not confirmed from a Cumulus package list).
  */
-const NVUE_VERIFY_PY = String.raw`
-import json, sys, yaml
-# YAML 1.1 (PyYAML) reads a bare on/off as a boolean; NVUE prints them as strings
-def norm(x):
-    return "on" if x is True else "off" if x is False else str(x)
-args = sys.argv[1:]
-roce = args[0] == "--roce"
-if roce:
-    args = args[1:]
-want = {}
-for op in yaml.safe_load(open(args[0])):
-    want.update(op.get("set", {}))
-try:
-    doc = json.load(open(args[1]))
-except ValueError as e:
-    sys.exit("%s is not JSON (%s)" % (args[1], e))
-if roce:
-    # nv show qos roce -o json: the running RoCE object; its enable and mode must be the rendered ones
-    oper = doc.get("operational", doc) if isinstance(doc, dict) else None
-    if not isinstance(oper, dict):
-        sys.exit("nv show qos roce -o json printed no object")
-    # mode is required; enable (or state, later releases) only when shown: the docs' table leaves it empty at times
-    # (fabric-state.ts parseNvueRoceOper says where)
-    if oper.get("mode") in (None, ""):
-        sys.exit("the operational RoCE state has no mode (the switch does not run RoCE QoS)")
-    if norm(oper["mode"]) != norm(want["qos"]["roce"]["mode"]):
-        sys.exit("the switch operates RoCE mode %s, rendered %s" % (oper["mode"], want["qos"]["roce"]["mode"]))
-    on = oper.get("enable", oper.get("state"))
-    if on not in (None, "") and norm(on) not in ("on", "enabled"):
-        sys.exit("the switch operates RoCE %s %s, rendered enable %s" % ("enable" if "enable" in oper else "state", on, want["qos"]["roce"]["enable"]))
-    sys.exit(0)
-have = {}
-for op in (doc if isinstance(doc, list) else [{"set": doc}]):
-    if isinstance(op, dict):
-        have.update(op.get("set", op))
-def walk(w, h, path):
-    if isinstance(w, dict):
-        for k, v in w.items():
-            if not isinstance(h, dict) or str(k) not in {str(x) for x in h}:
-                sys.exit("applied configuration lacks %s" % "/".join(path + [str(k)]))
-            walk(v, {str(x): y for x, y in h.items()}[str(k)], path + [str(k)])
-    elif norm(w) != norm(h):
-        sys.exit("applied %s is %s, rendered %s" % ("/".join(path), h, w))
-walk(want, have, [])
-`;
+const NVUE_VERIFY_PY = roceScript("nvue_verify.py");
 
 /**
  * SONiC's dead-man: a transient systemd timer (`systemd-run --on-active=<s> --unit=<name>`, systemd-run(1): "a
@@ -321,14 +249,7 @@ walk(want, have, [])
  * save again if the job had saved. A transient unit does not survive a reboot, and a reboot loads the saved
  * configuration, which the job writes only after every check passed.
  */
-const DEADMAN_SH = [
-    'job=$1; cp=$2',
-    'echo "dead-man timer fired at $(date -u +%FT%TZ)" >> "$job/log"',
-    // the job runs in a session of its own (setsid): its process group id is its pid
-    'if [ -f "$job/pid" ]; then kill -TERM -- "-$(cat "$job/pid")" 2>/dev/null; fi',
-    'if config rollback "$cp"; then echo "rolled back to $cp" > "$job/deadman"; else echo "rollback to $cp failed" > "$job/deadman"; fi',
-    'if [ -f "$job/saved" ]; then config save -y; fi',
-].join("\n");
+const DEADMAN_SH = roceScript("sonic_deadman.sh");
 
 /**
  * The part of the SONiC push that must not depend on the SSH session: apply, verify (CONFIG_DB, then what the
