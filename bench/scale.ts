@@ -1,6 +1,7 @@
 /*
  * Scale benchmark: `rdmakit plan` (index.ts on Pulumi's mock engine) for growing clusters of each fabric.
- * Each run is its own process, as `pulumi up` would be. Prints nodes, resources registered and wall time.
+ * Each run is its own process, as `pulumi up` would be. Prints nodes, resources registered, wall time, and the bytes of
+ * resource inputs (what the stack's state keeps and Pulumi sends on every checkpoint), in all and per node.
  *
  * Bare metal (roce-h100.yaml scaled) is a rail-optimised two-tier fabric (railFabric): 2,048 hosts are 8 rails over
  * 256 leaves of 64 host ports and 128 spines, the topology `rdmakit plan` must plan within 3 s.
@@ -81,7 +82,18 @@ export interface BenchRow {
     nodes: number;
     resources: number;
     seconds: number;
+    /**
+     * Bytes of resource inputs in plan.json (each resource's inputs as JSON): what Pulumi keeps in the stack's state
+     * and sends on every checkpoint. Inputs known only after apply (AWS/Azure node lists) are unknown offline; the
+     * mock-engine test test/state-size.test.ts measures those.
+     */
+    inputBytes: number;
     code: number | null;
+}
+
+/** Bytes of every resource's inputs in a plan.json, as JSON text. */
+export function inputBytes(plan: { resources: Array<{ inputs?: unknown }> }): number {
+    return plan.resources.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.inputs ?? {})), 0);
 }
 
 /** Plans one scaled stack in a child process; returns what it registered and how long it took. */
@@ -95,13 +107,15 @@ export function benchOne(example: string, nodes: number, opts: { noScheduler?: b
         encoding: "utf8", timeout: 600_000,
     });
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    let resources = -1;
+    let resources = -1, bytes = -1;
     try {
-        resources = JSON.parse(readFileSync(join(dir, "out", "plan.json"), "utf8")).resources.length;
+        const plan = JSON.parse(readFileSync(join(dir, "out", "plan.json"), "utf8"));
+        resources = plan.resources.length;
+        bytes = inputBytes(plan);
     } catch {
         process.stderr.write(r.stderr);
     }
-    return { example: opts.noScheduler ? `${example} (no scheduler)` : example, nodes, resources, seconds: Math.round(seconds * 100) / 100, code: r.status };
+    return { example: opts.noScheduler ? `${example} (no scheduler)` : example, nodes, resources, seconds: Math.round(seconds * 100) / 100, inputBytes: bytes, code: r.status };
 }
 
 if (require.main === module) {
@@ -111,12 +125,14 @@ if (require.main === module) {
         ["azure-h100.yaml", 4], ["azure-h100.yaml", 300],
         ["roce-h100.yaml", 8], ["roce-h100.yaml", 1024], ["roce-h100.yaml", 2048],
     ];
-    console.log("example          nodes  resources  seconds");
+    console.log("example                        nodes  resources  seconds  inputs (KB)  KB/node");
     const rows = runs.map(([example, nodes]) => [example, nodes, {}] as const);
     // Slurm's share of the plan: the largest RoCE stack again with scheduler.type none
     const all: Array<readonly [string, number, { noScheduler?: boolean }]> = [...rows, ["roce-h100.yaml", 2048, { noScheduler: true }]];
     for (const [example, nodes, opts] of all) {
         const row = benchOne(example, nodes, opts);
-        console.log(`${row.example.padEnd(16)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}${row.code === 0 ? "" : `  (exit ${row.code})`}`);
+        const kb = row.inputBytes / 1024;
+        console.log(`${row.example.padEnd(30)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}  ` +
+            `${kb.toFixed(0).padStart(11)}  ${(kb / nodes).toFixed(2).padStart(7)}${row.code === 0 ? "" : `  (exit ${row.code})`}`);
     }
 }

@@ -3,12 +3,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { keySocketPath } from "../components/provision/keysocket";
+import type { FanoutNode } from "../components/provision/fanout";
 
 interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
 const recorded: Recorded[] = [];
@@ -210,7 +212,7 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         fs.rmSync(outDir, { recursive: true });
     });
 
-    await t.test("AnsiblePlaybook, node-local (the default): the fan-out script, the bundle's digest, the targets on stdin", async () => {
+    await t.test("AnsiblePlaybook, node-local (the default): the fan-out script, the bundle's digest, the targets kept beside the stack", async () => {
         recorded.length = 0;
         const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-out-"));
         const inventory = renderInventory({
@@ -233,9 +235,15 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         // the targets: each node as the inventory reaches it (its hop, its user) and its own one-host inventory
         const input = ansible.readAnsibleRunInput(recorded.find((r) => r.name === "nl-run")!.inputs.stdin as string);
         assert.equal(input.inventory, inventory);
-        assert.deepEqual(input.nodes!.map((n) => [n.name, n.address, n.port, n.user]), [["n0", "10.0.0.10", 22, "ubuntu"], ["n1", "10.0.0.11", 22, "ubuntu"]]);
-        assert.equal(input.nodes![0].sshArgs, sshCommonArgs({ bastion: { address: "203.0.113.7", user: "admin" }, knownHostsFile: "out/dev/known_hosts" }));
-        const own = parse(input.nodes![1].inventory, { customTags: [{ tag: "!unsafe", resolve: (v: string) => `unsafe:${v}` }] }) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
+        // the targets are not in the run's input (3.5 KB a node in the state): the file kept beside the stack, by digest
+        assert.deepEqual(Object.keys(input).sort(), ["extraVars", "inventory"]);
+        const nodesText = fs.readFileSync(env.RDMAKIT_NODES_FILE, "utf8");
+        assert.equal(createHash("sha256").update(nodesText).digest("hex"), env.RDMAKIT_NODES_HASH);
+        assert.equal(env.RDMAKIT_NODES_FILE, path.join(outDir, "inputs", `nodes-${env.RDMAKIT_NODES_HASH}.json`));
+        const nodes = JSON.parse(nodesText) as FanoutNode[];
+        assert.deepEqual(nodes.map((n) => [n.name, n.address, n.port, n.user]), [["n0", "10.0.0.10", 22, "ubuntu"], ["n1", "10.0.0.11", 22, "ubuntu"]]);
+        assert.equal(nodes[0].sshArgs, sshCommonArgs({ bastion: { address: "203.0.113.7", user: "admin" }, knownHostsFile: "out/dev/known_hosts" }));
+        const own = parse(nodes[1].inventory, { customTags: [{ tag: "!unsafe", resolve: (v: string) => `unsafe:${v}` }] }) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
         assert.deepEqual(Object.keys(own.all.hosts), ["n1"]);
         assert.equal(own.all.hosts.n1.roce_host_mtu, 4200);
         assert.equal(own.all.vars.rdmakit_gpu_count, 8);

@@ -92,15 +92,22 @@ for (const [file, fabricType, count] of [
         // node-local, the default: the fan-out runs site.yml on each node from the bundle; its targets are the inventory's hosts
         assert.equal(env.RDMAKIT_RUN_SCRIPT, NODE_LOCAL_RUN_SCRIPT);
         assert.match(env.RDMAKIT_BUNDLE_DIGEST, /^[0-9a-f]{64}$/);
-        assert.deepEqual(readAnsibleRunInput(runs[0].inputs.stdin).nodes!.map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
+        // the targets are kept once beside the stack (a file named by its digest), not in the run's input
+        const nodes = JSON.parse(readFileSync(env.RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; address: string }>;
+        assert.equal(createHash("sha256").update(readFileSync(env.RDMAKIT_NODES_FILE)).digest("hex"), env.RDMAKIT_NODES_HASH);
+        assert.deepEqual(nodes.map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
         // the variables come on stdin (their size grows with the nodes), their digest in the environment
         const input = readAnsibleRunInput(nccl.inputs.stdin);
         const vars = JSON.parse(input.extraVars);
         assert.equal(envOf(nccl).RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
-        // validation reaches the nodes with the inventory the software step used, carried along (no file needed)
-        assert.equal(input.inventory, readAnsibleRunInput(runs[0].inputs.stdin).inventory);
+        // validation reaches the nodes with the inventory the software step used: the one copy the program keeps beside
+        // the stack this deployment (named from the kit's root, where validation runs), by digest, and the same node list
+        assert.equal(input.inventory, undefined);
+        assert.equal(envOf(nccl).RDMAKIT_INVENTORY_HASH, env.RDMAKIT_INVENTORY_HASH);
+        assert.equal(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"), readAnsibleRunInput(runs[0].inputs.stdin).inventory);
+        assert.equal(envOf(nccl).RDMAKIT_NODES_HASH, env.RDMAKIT_NODES_HASH);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
         // the role writes the hostfile from them, one `<ip> slots=8` line per node

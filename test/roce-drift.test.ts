@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { fabricDrift, formatDriftReport, type DriftReport } from "../components/roce/drift";
 import { fabricCheckCommand } from "../components/roce/fabric-cli";
+import { keepInput } from "../components/kept-input";
 import { readFabric } from "../components/roce/fabric-read";
 import { parseHostState, parseLldp, runningSwitchView } from "../components/roce/fabric-state";
 import { planQos, type QosPlan } from "../components/roce/qos";
@@ -343,10 +344,11 @@ describe("rdmakit fabric check (the command)", () => {
             env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
         });
         // the drifted case through the script `pulumi up` runs after its pushes (cluster.ts), spec on stdin
-        const chk = fabricCheckCommand(roceSpecSchema.parse(input()), [], ".");
+        const kept = keepInput(path.dirname(stack), "roce-spec", "json", JSON.stringify(roceSpecSchema.parse(input())), true);
+        const chk = fabricCheckCommand({ file: path.relative(ROOT, kept.file), digest: kept.digest }, [], ".");
         const dir = fabric({ sonic: { "leaf-sonic": (db) => { db.PORT_QOS_MAP.Ethernet8.pfc_enable = "3,4"; } } });
         const bad = spawnSync("bash", ["-c", chk.create], {
-            input: chk.stdin, encoding: "utf8", cwd: path.join(ROOT, chk.dir), timeout: 60_000,
+            encoding: "utf8", cwd: path.join(ROOT, chk.dir), timeout: 60_000,
             env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
         });
         assert.equal(bad.status, 1, bad.stderr + bad.stdout);
@@ -356,6 +358,12 @@ describe("rdmakit fabric check (the command)", () => {
         const good = cli(fabric());
         assert.equal(good.status, 0, good.stderr + good.stdout);
         assert.match(good.stdout, /PASS: read 5 switch\(es\), 2 host\(s\)/);
+        // a spec file that is not the one the program wrote (its digest) is refused before any switch is read
+        fs.appendFileSync(kept.file, " ");
+        const changed = spawnSync("bash", ["-c", chk.create], { encoding: "utf8", cwd: path.join(ROOT, chk.dir), timeout: 60_000, env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log2") } });
+        assert.equal(changed.status, 2, changed.stderr);
+        assert.match(changed.stderr, /--spec-file: .*roce-spec-.*: sha256 .*, the plan expects .*; the file changed since the program wrote it/);
+        assert.ok(!fs.existsSync(path.join(dir, "log2")), "no switch was read");
     });
 });
 

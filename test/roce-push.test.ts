@@ -516,3 +516,61 @@ describe("rendered changes when RoCE moves from priority 3 to 4 (NVUE, EOS)", ()
         assert.ok(L.includes("qos map dscp 26 to traffic-class 4"));
     });
 });
+
+/** Every file and folder under ~/rdmakit with its mode, and the dumps the push read back that are still there. */
+function switchSide(dir: string): { modes: Array<[string, string]>; dumps: string[] } {
+    const root = path.join(dir, "home", "rdmakit");
+    const modes: Array<[string, string]> = [];
+    const dumps: string[] = [];
+    const walk = (p: string, rel: string) => {
+        const st = fs.statSync(p);
+        modes.push([rel, (st.mode & 0o777).toString(8)]);
+        if (/^(applied|roce-oper|running|after)\.json$/.test(path.basename(p))) dumps.push(rel);
+        if (st.isDirectory()) for (const f of fs.readdirSync(p)) walk(path.join(p, f), `${rel}/${f}`);
+    };
+    walk(root, "~/rdmakit");
+    return { modes, dumps };
+}
+
+// issue 34 finding 11: a switch whose login umask is 022 (the ssh stand-in starts the remote part under it) must not
+// be left with a world-readable ~/rdmakit or CONFIG_DB dumps (TACACS/RADIUS keys, SNMP communities).
+describe("switch-side files under a login umask of 022: private, and no dump of the switch's state left behind", () => {
+    const { cmd } = pushes();
+    const privateOnly = (r: Run) => {
+        const { modes, dumps } = switchSide(r.dir);
+        assert.deepEqual(dumps, [], `dumps left on the switch:\n${show(r)}`);
+        const open = modes.filter(([, m]) => (parseInt(m, 8) & 0o077) !== 0);
+        assert.deepEqual(open, [], "every file and folder under ~/rdmakit is owner-only");
+    };
+    for (const [sw, prep] of [
+        ["leaf-nvue", (dir: string) => nvueApplied(dir, cmd["leaf-nvue"].stdin)],
+        ["leaf-sonic", (dir: string) => sonicState(dir)],
+    ] as const) {
+        it(`${sw}: a good push leaves ~/rdmakit 0700 with owner-only files and no dump`, () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+            prep(dir);
+            // an earlier push (or the operator) left the folder open: it is made private too
+            fs.mkdirSync(path.join(dir, "home", "rdmakit"), { recursive: true, mode: 0o755 });
+            fs.chmodSync(path.join(dir, "home", "rdmakit"), 0o755);
+            const r = run(cmd[sw], { STUB_LOGIN_UMASK: "022" }, dir);
+            assert.equal(r.status, 0, show(r));
+            privateOnly(r);
+        });
+    }
+    it("leaf-nvue: a verify that fails removes the dumps it read too", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+        nvueApplied(dir, cmd["leaf-nvue"].stdin, (set) => { delete set.qos.pfc["default-global"]["switch-priority"]["3"]; });
+        const r = run(cmd["leaf-nvue"], { STUB_LOGIN_UMASK: "022" }, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify[^']*' failed/);
+        privateOnly(r);
+    });
+    it("leaf-sonic: a verify that fails in the apply job removes the CONFIG_DB it read back", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
+        sonicState(dir);
+        const r = run(cmd["leaf-sonic"], { STUB_LOGIN_UMASK: "022", STUB_PATCH_DROP: "1" }, dir);
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /step 'verify[^']*' failed/);
+        privateOnly(r);
+    });
+});

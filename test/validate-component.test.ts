@@ -99,14 +99,18 @@ test("registers the component and one local Command with exact inputs", async ()
     assert.ok(!path.isAbsolute(outDir));
     const expectedVars = mod.validationVars(args(), ["10.0.1.10", "10.0.1.11", "10.0.1.12", "10.0.1.13"], path.join(outDir, "nccl"));
     const expectJson = JSON.stringify({ all: ALL, single: SINGLE });
-    // inventory and variables travel on stdin (no size limit), their digests in the environment and the triggers
-    assert.deepEqual(JSON.parse(cmd.stdin), { inventory: INVENTORY, extraVars: JSON.stringify(expectedVars) });
+    // the variables travel on stdin (no size limit); the inventory is the provisioning run's, kept once beside the stack
+    // (out/<stack>/inputs, named from where the command runs) and read by its digest; both digests in the environment
+    assert.deepEqual(JSON.parse(cmd.stdin), { extraVars: JSON.stringify(expectedVars) });
+    assert.equal(cmd.environment.RDMAKIT_INVENTORY_INPUT, path.join(outDir, "inputs", `inventory-${createHash("sha256").update(INVENTORY).digest("hex")}.yml`));
+    assert.equal(fs.readFileSync(path.join(ROOT, cmd.environment.RDMAKIT_INVENTORY_INPUT), "utf8"), INVENTORY);
     const digest = createHash("sha256").update(JSON.stringify(expectedVars)).digest("hex");
     const invDigest = createHash("sha256").update(INVENTORY).digest("hex");
     assert.equal(mod.varsDigest(JSON.stringify(expectedVars)), digest);
     // the key is no input of the command: the run fetches it from the program (provision/keysocket.ts)
     assert.ok(!JSON.stringify(cmd).includes("test-key-not-real"));
     assert.deepEqual(cmd.environment, {
+        RDMAKIT_INVENTORY_INPUT: path.join(outDir, "inputs", `inventory-${invDigest}.yml`),
         RDMAKIT_INVENTORY_HASH: invDigest,
         RDMAKIT_VARS_HASH: digest,
         RDMAKIT_EXPECT: expectJson,
@@ -267,15 +271,17 @@ test("result line parsing", () => {
         { pass: false, busbwGBps: 1, sizeBytes: 2, slowNodes: ["a"] });
 });
 
-test("node-local (the default): the fan-out's targets on stdin, the fan-out and the bundle written and named relative to the run", async () => {
+test("node-local (the default): the fan-out's targets kept beside the stack, the fan-out and the bundle written and named relative to the run", async () => {
     fs.cpSync(path.join(__dirname, "..", "playbooks"), path.join(ROOT, "playbooks"), { recursive: true });
     const inventory = "all:\n  hosts:\n    node-0: {ansible_host: 10.0.1.10, ansible_user: ubuntu}\n";
     const { mode: _push, ...nodeLocal } = args({ inventory, hosts: ["node-0"], mpiHosts: ["10.0.1.10"] });
     await settle(new mod.ClusterValidation("nl", nodeLocal));
     const cmd = registered.find((r) => r.type === "command:local:Command")!.inputs;
     const outDir = path.relative(ROOT, path.resolve("out", "dev"));
-    const stdin = JSON.parse(cmd.stdin);
-    assert.deepEqual(stdin.nodes.map((n: { name: string; address: string; user: string }) => [n.name, n.address, n.user]), [["node-0", "10.0.1.10", "ubuntu"]]);
+    assert.deepEqual(Object.keys(JSON.parse(cmd.stdin)), ["extraVars"]);
+    assert.equal(cmd.environment.RDMAKIT_NODES_FILE, path.join(outDir, "inputs", `nodes-${cmd.environment.RDMAKIT_NODES_HASH}.json`));
+    const nodes = JSON.parse(fs.readFileSync(path.join(ROOT, cmd.environment.RDMAKIT_NODES_FILE), "utf8"));
+    assert.deepEqual(nodes.map((n: { name: string; address: string; user: string }) => [n.name, n.address, n.user]), [["node-0", "10.0.1.10", "ubuntu"]]);
     const digest = bundleDigest(hashFolder(path.join(ROOT, "playbooks")));
     assert.equal(cmd.environment.RDMAKIT_FANOUT, path.join(outDir, "ansible-fanout.cjs"));
     assert.equal(cmd.environment.RDMAKIT_BUNDLE_DIGEST, digest);

@@ -18,10 +18,9 @@ import { execFile, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
+import { keepNodeTargets, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
 import { renderInventory } from "../components/provision/inventory";
 import { inventoryHosts } from "../components/provision/nodes";
-import { nodeTargets } from "../components/provision/node-local";
 import { serveKeyLocally } from "../components/provision/keysocket";
 import { summariserScript } from "../components/provision/summarise";
 import { planCluster } from "../components/plan";
@@ -122,6 +121,7 @@ test("validate.yml's per-node plays run on the nodes, their results come back as
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }), RDMAKIT_FABRIC_ARGS: "",
             ...nodeLocalValidateEnv(path.join(ROOT, "playbooks"), out, out, true),
+            ...keepNodeTargets(out, inventory, true, ROOT),
         };
         return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
             const child = spawn(RUN_INTERPRETER[0], [...RUN_INTERPRETER.slice(1), VALIDATE_SCRIPT], { cwd: ROOT, env });
@@ -130,7 +130,7 @@ test("validate.yml's per-node plays run on the nodes, their results come back as
             child.stdout.on("data", (d) => { stdout += d; });
             child.stderr.on("data", (d) => { stderr += d; });
             child.on("close", (rc) => resolve({ status: rc ?? -1, stdout, stderr }));
-            child.stdin.end(JSON.stringify({ inventory, extraVars: varsJson, nodes: nodeTargets(inventory) }));
+            child.stdin.end(JSON.stringify({ inventory, extraVars: varsJson }));
         });
     };
 

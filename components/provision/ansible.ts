@@ -12,6 +12,7 @@ import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./res
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
 import { nodeTargets } from "./node-local";
+import { keepInput } from "../kept-input";
 import type { AnsibleMode } from "../types";
 
 export interface AnsiblePlaybookArgs {
@@ -123,11 +124,25 @@ export function runChild(command: string): string[] {
  * a pipe (@pulumi/command local.Command `stdin`). Their digests stay in the environment, so a change still updates.
  */
 export interface AnsibleRunInput {
+    /**
+     * The inventory text. Left out of the stdin of a run that reads it from `$RDMAKIT_INVENTORY_INPUT` (the file the
+     * program keeps once per deployment, kept-input.ts: validation reads the provisioning run's inventory from there).
+     */
     inventory: string;
     /** the extra variables as stableJson text */
     extraVars: string;
-    /** node-local mode: the fan-out's targets, from the inventory (node-local.ts nodeTargets) */
-    nodes?: import("./fanout").FanoutNode[];
+}
+
+/**
+ * Node-local mode: the fan-out's targets, derived from the inventory (node-local.ts nodeTargets: each node's own
+ * inventory, about 3.5 KB a node), kept once per deployment beside the stack (kept-input.ts) rather than in the run's
+ * input: the provisioning run and validation read the same file, by path and digest (`$RDMAKIT_NODES_FILE`,
+ * `$RDMAKIT_NODES_HASH`). Returns those two variables; writes the file when `write`.
+ */
+export function keepNodeTargets(outDir: string, inventory: string, write: boolean, from?: string): { RDMAKIT_NODES_FILE: string; RDMAKIT_NODES_HASH: string } {
+    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(nodeTargets(inventory)), write);
+    // named as outDir names it, or relative to `from` (the folder a command runs in)
+    return { RDMAKIT_NODES_FILE: from === undefined ? kept.file : path.relative(path.resolve(from), path.resolve(kept.file)), RDMAKIT_NODES_HASH: kept.digest };
 }
 
 /** Reads a run's stdin back (tests and policies look at the inventory a run used). */
@@ -149,13 +164,18 @@ export const UNPACK_INPUT = [
     "const fs = require('fs'), c = require('crypto');",
     "const h = (s) => c.createHash('sha256').update(s).digest('hex');",
     "let d; try { d = JSON.parse(fs.readFileSync(0, 'utf8')); } catch (e) { console.error('rdmakit: the run input on stdin is not JSON'); process.exit(1); }",
-    "if (h(d.inventory) !== process.env.RDMAKIT_INVENTORY_HASH || h(d.extraVars) !== process.env.RDMAKIT_VARS_HASH) {",
+    // a kept input (kept-input.ts): the file the program wrote this deployment, refused unless its digest is the planned one
+    "const kept = (f, want, what) => { let t; try { t = fs.readFileSync(f || '', 'utf8'); } catch (e) { console.error('rdmakit: the ' + what + ' file ' + f + ' cannot be read (' + e.code + '): the program writes it at every pulumi up'); process.exit(1); }",
+    "  if (h(t) !== want) { console.error('rdmakit: the ' + what + ' file ' + f + ' is not the planned one (sha256 differs); run pulumi up again'); process.exit(1); } return t; };",
+    "const inv = typeof d.inventory === 'string' ? d.inventory : kept(process.env.RDMAKIT_INVENTORY_INPUT, process.env.RDMAKIT_INVENTORY_HASH, 'inventory');",
+    "if (h(inv) !== process.env.RDMAKIT_INVENTORY_HASH || h(d.extraVars) !== process.env.RDMAKIT_VARS_HASH) {",
     "  console.error('rdmakit: the inventory or variables on stdin do not match their digests'); process.exit(1); }",
     "const u = (v) => typeof v === 'string' ? (v.includes('{') ? { __ansible_unsafe: v } : v) : Array.isArray(v) ? v.map(u)",
     "  : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, u(x)])) : v;",
-    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, d.inventory); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
-    // node-local runs: the fan-out's targets (derived from the inventory, so its digest covers them)
-    "if (process.argv[2]) fs.writeFileSync(process.argv[2], JSON.stringify(d.nodes || []));",
+    "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, inv); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
+    // node-local runs: the fan-out's targets, from the file the program kept, refused unless its digest is the planned one
+    // (a push-mode validation run has no fan-out and no list: none is written for it)
+    "if (process.argv[2] && (process.env.RDMAKIT_NODES_FILE || process.env.RDMAKIT_FANOUT)) fs.writeFileSync(process.argv[2], kept(process.env.RDMAKIT_NODES_FILE, process.env.RDMAKIT_NODES_HASH, 'node list'));",
 ].join(" ");
 
 /**
@@ -380,13 +400,14 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         const playbooksHash = this.playbooksHash;
         const retry = pulumi.all([inventoryHash, varsHash]).apply(([i, v]) =>
             retryEnvironment(planRetry(last, { inventory: i, vars: v, playbooks: playbooksHash })));
+        const nodesEnv = mode === "node-local" ? inventory.apply((inv) => keepNodeTargets(outDir, inv, !pulumi.runtime.isDryRun())) : {};
         this.retryKey = retry.apply((r) => (r.RDMAKIT_RETRY_NODES ? `attempt ${r.RDMAKIT_RETRY_ATTEMPT}: ${r.RDMAKIT_RETRY_NODES}` : ""));
 
         this.run = new command.local.Command(`${name}-run`, {
             create: RUN_FROM_ENV,
             update: RUN_FROM_ENV,
             interpreter: RUN_INTERPRETER,
-            environment: retry.apply((retryEnv) => ({
+            environment: pulumi.all([retry, nodesEnv]).apply(([retryEnv, nodesEnv]) => ({
                 RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
@@ -404,10 +425,11 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_VARS_HASH: varsHash,
                 ...retryEnv,
                 ...nodeLocalEnv,
+                ...nodesEnv,
             })),
-            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({
-                inventory: inv, extraVars: vars, ...(mode === "node-local" ? { nodes: nodeTargets(inv) } : {}),
-            } satisfies AnsibleRunInput)),
+            // the inventory once in the state (the policy pack reads it here); the node list derived from it is kept beside
+            // the stack (keepNodeTargets), its path and digest in the environment
+            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
             // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
             // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.
             // Both stay secret in the state.

@@ -12,6 +12,7 @@ import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { checkConsistency, formatViolation, type Violation } from "./consistency";
 import * as path from "node:path";
 import { PACKAGE_ROOT } from "../assets";
+import { keepInput } from "../kept-input";
 import { fabricCheckCommand } from "./fabric-cli";
 import { serveSshKey } from "../provision/keysocket";
 import { pushCommandFor, rolloutStages } from "./push";
@@ -109,10 +110,16 @@ export class RoceCluster extends pulumi.ComponentResource {
             const agentKey = args.sshPrivateKey !== undefined;
             const byName = new Map(plan.switches.map((s) => [s.name, s]));
             const runDir = path.relative(process.cwd(), PACKAGE_ROOT) || ".";
+            // The spec every check reads, kept once beside the stack (kept-input.ts): each check carries its path and digest,
+            // not the fabric (on 2,048 hosts the spec is 1 MB, and a rollout has a check per stage).
+            const kept = keepInput(path.join("out", pulumi.getStack()), "roce-spec", "json", JSON.stringify(roce), !pulumi.runtime.isDryRun());
+            const specFile = { file: path.relative(PACKAGE_ROOT, path.resolve(kept.file)), digest: kept.digest };
             const check = (resName: string, only: string[] | undefined, after: pulumi.Resource[]) => {
-                const chk = fabricCheckCommand(roce, rendered.filter((r) => !only || only.includes(r.switch)).map((r) => r.digest), runDir, { only, agentKey });
+                const chk = fabricCheckCommand(specFile, rendered.filter((r) => !only || only.includes(r.switch)).map((r) => r.digest), runDir, { only, agentKey });
+                // no `update`: the provider runs `create` again when the inputs change (pulumi-command CommandArgs.update:
+                // "If empty, the create command will be executed instead"), so the script is in the state once
                 const c = new command.local.Command(resName, {
-                    create: chk.create, update: chk.create, delete: "true", stdin: chk.stdin, dir: chk.dir, triggers: chk.triggers,
+                    create: chk.create, delete: "true", dir: chk.dir, triggers: chk.triggers,
                     interpreter: chk.interpreter, environment: keyEnv, addPreviousOutputInEnv: false,
                 }, { parent: this, dependsOn: after });
                 checks.push(c);
@@ -128,8 +135,8 @@ export class RoceCluster extends pulumi.ComponentResource {
                     const sw = byName.get(swName)!;
                     const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless", agentKey);
                     return pushes[sw.name] = new command.local.Command(`${name}-${sw.name}-qos`, {
+                        // no `update`: `create` runs again on a change (above), one copy of the script in the state
                         create: cmd.create,
-                        update: cmd.update,
                         delete: cmd.delete,
                         stdin: cmd.stdin,
                         interpreter: cmd.interpreter,

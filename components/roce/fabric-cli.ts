@@ -15,6 +15,7 @@ import { readFabric, type ReadOptions } from "./fabric-read";
 import { planQos } from "./qos";
 import { parseRoceSpec, type RoceSpec } from "./spec";
 import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible";
+import { readKeptInput, type KeptInput } from "../kept-input";
 
 /** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
 export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
@@ -46,7 +47,17 @@ export async function fabricCheck(o: FabricCheckOptions & { only?: string[] }): 
     return fabricDrift(plan, switches, hosts);
 }
 
-function specFrom(opts: StackOptions & { specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; file?: string; cluster?: Record<string, unknown> } {
+function specFrom(opts: StackOptions & { specStdin?: boolean; specFile?: string; specSha256?: string }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; file?: string; cluster?: Record<string, unknown> } {
+    if (opts.specFile !== undefined) {
+        if (!/^[0-9a-f]{64}$/.test(opts.specSha256 ?? "")) {
+            return { where: "arguments", issues: [{ path: "--spec-sha256", value: opts.specSha256, message: "is required with --spec-file", allowed: "the SHA-256 of the file, 64 lowercase hex digits" }] };
+        }
+        let input: unknown;
+        try { input = JSON.parse(readKeptInput(opts.specFile, opts.specSha256!)); } catch (e) {
+            return { where: opts.specFile, issues: [{ path: "--spec-file", message: (e as Error).message, allowed: "the cluster.roce section as JSON, as pulumi up wrote it" }] };
+        }
+        return { where: opts.specFile, ...parseRoceSpec(input) };
+    }
     if (opts.specStdin) {
         let input: unknown;
         try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
@@ -74,12 +85,14 @@ export function registerFabric(program: Command): Command {
         .option("--stack <name>", "the stack: read Pulumi.<name>.yaml from the current directory")
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
+        .option("--spec-file <file>", "read the cluster.roce section as JSON from this file (what `pulumi up` checks; with --spec-sha256)")
+        .option("--spec-sha256 <hex>", "the SHA-256 the --spec-file must have; any other content is refused")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
         .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
         .option("--only <switches>", "read only these switches (comma-separated names): a rollout stage's check")
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
-        .action(async (opts: { stack?: string; config?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
+        .action(async (opts: { stack?: string; config?: string; specStdin?: boolean; specFile?: string; specSha256?: string; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
             const { spec, issues, where, file, cluster } = specFrom(opts);
             if (!spec || issues.length) {
                 process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
@@ -128,10 +141,11 @@ export function registerFabric(program: Command): Command {
 
 /** The `pulumi up` side: what a post-push check command runs (cluster.ts wraps it in a command resource). */
 export interface FabricCheckCommand {
-    /** Shell script, run in `dir` under `interpreter`; exits non-zero with the drift report on stderr. */
+    /**
+     * Shell script, run in `dir` under `interpreter`; exits non-zero with the drift report on stderr. It names the spec
+     * file and its digest, so a changed spec runs the check again.
+     */
     create: string;
-    /** The `cluster.roce` section as JSON (defaults applied), read by `--spec-stdin`. */
-    stdin: string;
     /** The kit's root relative to the program's directory, where the command provider runs. */
     dir: string;
     /** Changes whenever a checked switch's rendered configuration does, i.e. whenever its push runs again. */
@@ -141,15 +155,17 @@ export interface FabricCheckCommand {
 
 /**
  * A check `pulumi up` runs after switch pushes: switches only (the GPU hosts get their QoS from the Ansible run that
- * follows, and the roce_host role checks it there); `only`: the switches of one rollout stage. `agentKey`: the switch
- * key is served to the run and loaded into its own ssh-agent, which the reads use (no key in its environment).
+ * follows, and the roce_host role checks it there); `only`: the switches of one rollout stage. `spec`: the
+ * `cluster.roce` section as JSON (defaults applied), kept once for every check (kept-input.ts), its path relative to
+ * `dir`. `agentKey`: the switch key is served to the run and loaded into its own ssh-agent, which the reads use (no key
+ * in its environment).
  */
-export function fabricCheckCommand(spec: RoceSpec, digests: readonly string[], dir: string, o: { only?: string[]; agentKey?: boolean } = {}): FabricCheckCommand {
-    const cli = `node bin/rdmakit.cjs fabric check --spec-stdin --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
+export function fabricCheckCommand(spec: KeptInput, digests: readonly string[], dir: string, o: { only?: string[]; agentKey?: boolean } = {}): FabricCheckCommand {
+    const file = `'${spec.file.replace(/'/g, `'\\''`)}'`;
+    const cli = `node bin/rdmakit.cjs fabric check --spec-file ${file} --spec-sha256 ${spec.digest} --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
     return {
         // bin/rdmakit.cjs, not `node --import tsx`: a key in the environment leaves it before tsx starts its esbuild child
-        create: o.agentKey ? [...SSH_KEY_PRELUDE, 'cat > "$tmp/spec" || exit 1', ...runChild(`${cli} < "$tmp/spec"`), 'exit "$rc"'].join("\n") : cli,
-        stdin: JSON.stringify(spec),
+        create: o.agentKey ? [...SSH_KEY_PRELUDE, ...runChild(cli), 'exit "$rc"'].join("\n") : cli,
         dir,
         triggers: [...digests],
         interpreter: o.agentKey ? RUN_INTERPRETER : ["/bin/bash", "-c"],

@@ -25,6 +25,7 @@ import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible
 import type { RenderedSwitchConfig } from "./render";
 import type { SwitchPlan } from "./qos";
 import { SONIC_OWNERSHIP, SONIC_PATCH_PY } from "./sonic-patch";
+import { roceScript } from "../scripts";
 
 export interface PushCommand {
     /** Run here (`@pulumi/command` local): every push reaches its switch over ssh with the pinned host key. */
@@ -121,12 +122,26 @@ function remotePush(remote: string): string[] {
 function remotePrelude(cfg: RenderedSwitchConfig, rollback: string): string[] {
     return [
         "set -u",
-        `sw=${shq(cfg.switch)}`,
+        // The switch's login umask (often 022) would leave ~/rdmakit and the dumps readable by every local user: the
+        // running CONFIG_DB holds TACACS/RADIUS keys and SNMP communities (issue 34 finding 11). Private from here.
+        "umask 077",
+        `sw=${shq(cfg.switch)}; d="$HOME/rdmakit"`,
+        // the switch's state read back for the verify: removed once the verify read them, and on every failure
+        `drop_dumps() { rm -f ${SWITCH_DUMPS.map((f) => `"$d/${f}"`).join(" ")}; }`,
         `undo=""; state="nothing was saved or confirmed"`,
-        `fail() { if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); $state" >&2; exit 1; }`,
+        `fail() { drop_dumps; if [ -n "$undo" ]; then echo "rdmakit: $sw: rolling back ($undo)" >&2; eval "$undo" >&2 || echo "rdmakit: $sw: the rollback failed too; check the switch by hand" >&2; fi; echo "rdmakit: $sw: step '$1' failed ($2); $state" >&2; exit 1; }`,
         `rollback=${shq(rollback)}`,
+        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        // a folder an earlier push (or the login umask) left 755 is made private too
+        step("make ~/rdmakit private (0700)", `chmod 700 "$d"`),
     ];
 }
+
+/**
+ * What a push reads back from the switch into ~/rdmakit (NVUE's applied tree and RoCE state, SONiC's CONFIG_DB before
+ * and after the patch): the CONFIG_DB dumps hold the switch's secrets, so none of them outlives the push.
+ */
+export const SWITCH_DUMPS = ["applied.json", "roce-oper.json", "running.json", "after.json"] as const;
 
 function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean): string {
     const ports = sw.ports.map((p) => p.name);
@@ -136,8 +151,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         `verify=${shq(NVUE_VERIFY_PY)}`,
         `autosave=${shq(NVUE_AUTOSAVE_PY)}`,
         `paths=${shq(NVUE_OWNED_PATHS_PY)}`,
-        `d="$HOME/rdmakit"; f="$d/roce-qos.nvue.yaml"; owned="$d/roce-qos.ports"`,
-        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        `f="$d/roce-qos.nvue.yaml"; owned="$d/roce-qos.ports"`,
         step("receive the configuration", `cat > "$f.new"`),
         step("digest check", `echo ${shq(`${cfg.digest}  `)}"$f.new" | sha256sum -c --quiet -`),
         // Pending edits someone left would ride along with this apply. source: NVUE-REF `nv config detach`
@@ -183,6 +197,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
         // roce-operations.md §3: each `nv show` takes -o json; applied vs operational differ when an apply did not take)
         step("read the operational RoCE state", `nv show qos roce -o json > "$d/roce-oper.json"`),
         step("verify (the switch operates the rendered RoCE mode)", `python3 -c "$verify" --roce "$f.new" "$d/roce-oper.json"`),
+        "drop_dumps",
         // Confirming form: `nv config apply --confirm-yes` (NAPALM Cumulus driver napalm_cumulus/cumulus.py
         // confirm_commit; NVIDIA's own NVOS test constants list --confirm-yes / --confirm-no / --confirm-status beside
         // -y / --assume-yes (sonic-net/sonic-mgmt ngts nvos constants, ConfigConsts); NVIDIA's docs show only --confirm
@@ -208,21 +223,7 @@ function nvueScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, agentKey: boolean
  * one and the last one applied): `qos roce`, `qos pfc-watchdog`, and `qos <table> <profile>` for the profile tables
  * (mapping, egress-queue-mapping, egress-scheduler, congestion-control, pfc). Names come from the kit's own files.
  */
-const NVUE_OWNED_PATHS_PY = String.raw`
-import os, sys, yaml
-out = []
-for f in sys.argv[1:]:
-    if not os.path.exists(f):
-        continue
-    for op in yaml.safe_load(open(f)) or []:
-        qos = (op.get("set") or {}).get("qos") or {}
-        for k, v in qos.items():
-            keys = ["qos " + k] if k in ("roce", "pfc-watchdog") or not isinstance(v, dict) else ["qos %s %s" % (k, p) for p in v]
-            for p in keys:
-                if p not in out:
-                    out.append(p)
-print("\n".join(out))
-`;
+const NVUE_OWNED_PATHS_PY = roceScript("nvue_owned_paths.py");
 
 /**
  * `nv show system config auto-save -o json` → the setting as the command that sets it takes it: `state enabled|disabled`
@@ -231,73 +232,14 @@ print("\n".join(out))
  * (5.9 and earlier; NVUE-REF "nv show system config" prints `auto-save / enable off`). The JSON shape is unconfirmed
  * (the docs show only the table): the key is read flat or under `operational`; anything else stops the push.
  */
-const NVUE_AUTOSAVE_PY = String.raw`
-import json, sys
-try:
-    doc = json.load(open(sys.argv[1]))
-except ValueError as e:
-    sys.exit("nv show system config auto-save -o json is not JSON (%s)" % e)
-o = doc.get("operational", doc) if isinstance(doc, dict) else None
-o = o if isinstance(o, dict) else {}
-norm = lambda x: {True: "on", False: "off"}.get(x, str(x))
-if norm(o.get("state")) in ("enabled", "disabled"):
-    print("state " + norm(o["state"]))
-elif norm(o.get("enable")) in ("on", "off"):
-    print("enable " + norm(o["enable"]))
-else:
-    sys.exit("nv show system config auto-save -o json has no 'state' (enabled/disabled, CL 5.10+) or 'enable' (on/off, 5.9 and earlier) key: %s" % json.dumps(doc)[:200])
-`;
+const NVUE_AUTOSAVE_PY = roceScript("nvue_autosave.py");
 
 /**
  * Verify for NVUE: every leaf the rendered `- set:` document holds is in `nv config show -o json` (the applied tree,
  * NVUE-CLI "nv config show: applied config"), compared as text since NVUE may print numbers as strings. PyYAML is
  * what NVUE itself is built on (L: not confirmed from a Cumulus package list).
  */
-const NVUE_VERIFY_PY = String.raw`
-import json, sys, yaml
-# YAML 1.1 (PyYAML) reads a bare on/off as a boolean; NVUE prints them as strings
-def norm(x):
-    return "on" if x is True else "off" if x is False else str(x)
-args = sys.argv[1:]
-roce = args[0] == "--roce"
-if roce:
-    args = args[1:]
-want = {}
-for op in yaml.safe_load(open(args[0])):
-    want.update(op.get("set", {}))
-try:
-    doc = json.load(open(args[1]))
-except ValueError as e:
-    sys.exit("%s is not JSON (%s)" % (args[1], e))
-if roce:
-    # nv show qos roce -o json: the running RoCE object; its enable and mode must be the rendered ones
-    oper = doc.get("operational", doc) if isinstance(doc, dict) else None
-    if not isinstance(oper, dict):
-        sys.exit("nv show qos roce -o json printed no object")
-    # mode is required; enable (or state, later releases) only when shown: the docs' table leaves it empty at times
-    # (fabric-state.ts parseNvueRoceOper says where)
-    if oper.get("mode") in (None, ""):
-        sys.exit("the operational RoCE state has no mode (the switch does not run RoCE QoS)")
-    if norm(oper["mode"]) != norm(want["qos"]["roce"]["mode"]):
-        sys.exit("the switch operates RoCE mode %s, rendered %s" % (oper["mode"], want["qos"]["roce"]["mode"]))
-    on = oper.get("enable", oper.get("state"))
-    if on not in (None, "") and norm(on) not in ("on", "enabled"):
-        sys.exit("the switch operates RoCE %s %s, rendered enable %s" % ("enable" if "enable" in oper else "state", on, want["qos"]["roce"]["enable"]))
-    sys.exit(0)
-have = {}
-for op in (doc if isinstance(doc, list) else [{"set": doc}]):
-    if isinstance(op, dict):
-        have.update(op.get("set", op))
-def walk(w, h, path):
-    if isinstance(w, dict):
-        for k, v in w.items():
-            if not isinstance(h, dict) or str(k) not in {str(x) for x in h}:
-                sys.exit("applied configuration lacks %s" % "/".join(path + [str(k)]))
-            walk(v, {str(x): y for x, y in h.items()}[str(k)], path + [str(k)])
-    elif norm(w) != norm(h):
-        sys.exit("applied %s is %s, rendered %s" % ("/".join(path), h, w))
-walk(want, have, [])
-`;
+const NVUE_VERIFY_PY = roceScript("nvue_verify.py");
 
 /**
  * SONiC's dead-man: a transient systemd timer (`systemd-run --on-active=<s> --unit=<name>`, systemd-run(1): "a
@@ -307,14 +249,7 @@ walk(want, have, [])
  * save again if the job had saved. A transient unit does not survive a reboot, and a reboot loads the saved
  * configuration, which the job writes only after every check passed.
  */
-const DEADMAN_SH = [
-    'job=$1; cp=$2',
-    'echo "dead-man timer fired at $(date -u +%FT%TZ)" >> "$job/log"',
-    // the job runs in a session of its own (setsid): its process group id is its pid
-    'if [ -f "$job/pid" ]; then kill -TERM -- "-$(cat "$job/pid")" 2>/dev/null; fi',
-    'if config rollback "$cp"; then echo "rolled back to $cp" > "$job/deadman"; else echo "rollback to $cp failed" > "$job/deadman"; fi',
-    'if [ -f "$job/saved" ]; then config save -y; fi',
-].join("\n");
+const DEADMAN_SH = roceScript("sonic_deadman.sh");
 
 /**
  * The part of the SONiC push that must not depend on the SSH session: apply, verify (CONFIG_DB, then what the
@@ -329,15 +264,18 @@ function sonicJob(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolean):
     return [
         "set -u",
         'job=$1; cp=$2; d=$3; f=$4; PY=$5; unit="rdmakit-deadman-$cp"',
+        // private files whatever umask the job inherits; CONFIG_DB read back (after.json) is removed after the verify
+        "umask 077",
         'echo $$ > "$job/pid"',
         'applied=0',
         'report() { printf \'%s\\n\' "$1" > "$job/status.new" && mv "$job/status.new" "$job/status"; }',
         // jfail <step> <why>: undo the apply, cancel the timer, say why in the status the session reads
-        'jfail() { m="step \'$1\' failed ($2)"; if [ "$applied" = 1 ]; then if sudo config rollback "$cp"; then m="$m; rolled back to the checkpoint"; else m="$m; the rollback failed too, the dead-man timer tries again"; report "failed: $m"; exit 1; fi; fi; sudo systemctl stop "$unit.timer"; sudo config delete-checkpoint "$cp"; report "failed: $m"; exit 1; }',
+        'jfail() { rm -f "$d/after.json"; m="step \'$1\' failed ($2)"; if [ "$applied" = 1 ]; then if sudo config rollback "$cp"; then m="$m; rolled back to the checkpoint"; else m="$m; the rollback failed too, the dead-man timer tries again"; report "failed: $m"; exit 1; fi; fi; sudo systemctl stop "$unit.timer"; sudo config delete-checkpoint "$cp"; report "failed: $m"; exit 1; }',
         'applied=1',
         'sudo config apply-patch "$d/patch.json" || jfail "config apply-patch" "exit $?"',
         'sudo sonic-cfggen -d --print-data > "$d/after.json" || jfail "read CONFIG_DB after the patch" "exit $?"',
         `python3 -c "$PY" verify "$f" "$d/after.json" ${shq(own)} ${shq(ports)} || jfail "verify (CONFIG_DB holds every rendered row)" "exit $?"`,
+        'rm -f "$d/after.json"',
         // What the dynamic buffer manager computed: APPL_DB BUFFER_PG_TABLE:<port>:<pg> names the profile it made
         // (`pg_lossless_<speed>_<cable>_profile`), and BUFFER_PROFILE_TABLE:<profile> carries its xoff (the headroom);
         // a lossless PG that got no profile or zero xoff (sonic-net/SONiC#480) drops under pause. source:
@@ -376,8 +314,7 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
     const remote = [
         ...remotePrelude(cfg, `sudo systemctl stop ${unit}.timer; sudo config delete-checkpoint ${cp}`),
         `PY=${shq(SONIC_PATCH_PY)}`,
-        `d="$HOME/rdmakit"; f="$d/roce-qos.config_db.json"; cp=${shq(cp)}; job="$d/job-$cp"; unit=${shq(unit)}`,
-        step("mkdir ~/rdmakit", `mkdir -p "$d"`),
+        `f="$d/roce-qos.config_db.json"; cp=${shq(cp)}; job="$d/job-$cp"; unit=${shq(unit)}`,
         step("receive the configuration", `cat > "$f.new"`),
         step("digest check", `echo ${shq(`${cfg.digest}  `)}"$f.new" | sha256sum -c --quiet -`),
         // Lossless PGs are rendered with profile NULL, which only the dynamic buffer model computes (roce.md §4b);
@@ -391,6 +328,8 @@ function sonicScript(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolea
         // the kit never writes PORT.speed (a wrong speed downs the link); it checks it read-only here
         step("check the port speeds (read-only)", `python3 -c "$PY" speeds "$f.new" "$d/running.json" ${shq(JSON.stringify(Object.fromEntries(sw.ports.map((p) => [p.name, String(p.speedGbps * 1000)]))))} ${shq(ports)}`),
         step("compute the patch", `python3 -c "$PY" patch "$f.new" "$d/running.json" ${shq(own)} ${shq(ports)} > "$d/patch.json"`),
+        // the running CONFIG_DB (with the switch's secrets) is not needed past here
+        "drop_dumps",
         // GCU-design: checkpoint → apply-patch → on error rollback; apply-patch does not persist (config save -y)
         step("config checkpoint", `sudo config checkpoint "$cp"`),
         `undo="sudo config delete-checkpoint $cp"`,

@@ -9,7 +9,8 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
-import { type AnsibleRunInput, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { type AnsibleRunInput, keepNodeTargets, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { keepInput } from "../kept-input";
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { buildNcclCommands, fillPairTemplate, firstDuplicate, MPIRUN_SSH_DIR, type Fabric, type NcclCommandInput } from "./commands";
@@ -24,7 +25,6 @@ import type { AnsibleMode } from "../types";
 import { hashFolder } from "../provision/ansible";
 import { buildBundle, bundleDigest } from "../provision/bundle";
 import { fanoutScript } from "../provision/fanout";
-import { nodeTargets } from "../provision/node-local";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
 export interface IncastArgs {
@@ -599,10 +599,15 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const vars = pulumi.all([args.mpiHosts ?? args.hosts, args.hostKeys ?? []]).apply(([addrs, keys]) =>
             JSON.stringify(validationVars(args, addrs, path.join(outFromRun, "nccl"), keys)));
         const mode = args.mode ?? "node-local";
-        const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({
-            inventory, extraVars, ...(mode === "node-local" ? { nodes: nodeTargets(inventory) } : {}),
-        }));
+        const input = pulumi.all([args.inventory, vars]).apply(([inventory, extraVars]): AnsibleRunInput => ({ inventory, extraVars }));
         const digests = runInputDigests(input);
+        // The inventory and the node list are the provisioning run's: kept once beside the stack (kept-input.ts), read
+        // here by path and digest (VALIDATE_SCRIPT), so the state holds them once, not once per step.
+        const write = !pulumi.runtime.isDryRun();
+        const keptEnv = pulumi.output(args.inventory).apply((inventory) => ({
+            RDMAKIT_INVENTORY_INPUT: path.relative(repoRoot, path.resolve(keepInput(this.reportDir, "inventory", "yml", inventory, write).file)),
+            ...(mode === "node-local" ? keepNodeTargets(this.reportDir, inventory, write, repoRoot) : {}),
+        }));
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
 
@@ -621,8 +626,13 @@ export class ClusterValidation extends pulumi.ComponentResource {
             create: VALIDATE_SCRIPT,
             dir: runDir,
             interpreter: RUN_INTERPRETER,
-            stdin: input.apply((i) => JSON.stringify(i)),
+            stdin: input.apply((i) => JSON.stringify({ extraVars: i.extraVars } satisfies Omit<AnsibleRunInput, "inventory">)),
             environment: {
+                RDMAKIT_INVENTORY_INPUT: keptEnv.apply((k) => k.RDMAKIT_INVENTORY_INPUT),
+                ...(mode === "node-local" ? {
+                    RDMAKIT_NODES_FILE: keptEnv.apply((k) => k.RDMAKIT_NODES_FILE ?? ""),
+                    RDMAKIT_NODES_HASH: keptEnv.apply((k) => k.RDMAKIT_NODES_HASH ?? ""),
+                } : {}),
                 ...digests,
                 RDMAKIT_EXPECT: expect,
                 RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),

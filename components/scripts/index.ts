@@ -1,0 +1,16 @@
+/**
+ * The programs rdmakit runs on switches, shipped as files under components/scripts/ (package.json "files"), linted by
+ * test/scripts-lint.test.ts (shellcheck, python3 -m py_compile and pyflakes) rather than kept as strings in the code.
+ */
+import * as fs from "node:fs";
+import { assetPath } from "../assets";
+
+/** The text of components/scripts/roce/<name>, read once. */
+export function roceScript(name: string): string {
+    return fs.readFileSync(assetPath("components", "scripts", "roce", name), "utf8");
+}
+
+/** Every shipped script, relative to the package root (what the lint test checks). */
+export function shippedScripts(): string[] {
+    return fs.readdirSync(assetPath("components", "scripts", "roce")).filter((f) => /\.(sh|py)$/.test(f)).sort().map((f) => `components/scripts/roce/${f}`);
+}

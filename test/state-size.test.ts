@@ -1,0 +1,59 @@
+// The stack's state at 4,096 nodes (issue 37): on Pulumi's mock engine, with the node group's instance list resolved
+// (4,096 instances on AWS; Azure's one scale set, 300 VMs, the most one placement group holds), every resource input
+// RdmaCluster registers, those known only after apply included (the node list, the inventory, validation's hosts),
+// stays within 2 KB a node. Offline, `rdmakit plan` sees those inputs unknown and cannot measure them. Bound: one
+// cluster per fabric, under 60 s each.
+import { before, beforeEach, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse as parseYaml } from "yaml";
+import type * as ClusterModule from "../components/cluster";
+import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+
+const AWS_NODES = 4096, AZURE_NODES = 300;
+const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) + 1}`;
+const awsIps = Array.from({ length: AWS_NODES }, (_, i) => ip(i));
+// in the subnet the test gives the scale set (10.10.0.0/23: 300 VMs do not fit the default /24)
+const azureIps = Array.from({ length: AZURE_NODES }, (_, i) => `10.10.${(i + 4) >> 8}.${(i + 4) & 255}`);
+let registered: Array<{ type: string; name: string; inputs: Record<string, unknown> }> = [];
+let mod: typeof ClusterModule;
+
+before(async () => {
+    globalThis.fetch = armFetch({ skus: [h100Sku(), b2sSku()], usages: usages(0, 100_000, 100_000), nics: (vmss) => vmssNics("demo", vmss, azureIps) }).impl;
+    await pulumi.runtime.setMocks({
+        newResource(args) {
+            registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+            return clusterResource(args);
+        },
+        call: (args) => clusterCall(args, { ids: awsIps.map((_, i) => `i-${i}`), privateIps: awsIps }),
+    }, "rdmakit", "state", false);
+    mod = await import("../components/cluster");
+});
+beforeEach(() => { registered = []; });
+
+function example(name: string, nodes: number): any {
+    const c = parseYaml(readFileSync(join(__dirname, "..", "examples", name), "utf8")).config["rdmakit:cluster"];
+    c.nodes = nodes;
+    if (c.azure) Object.assign(c.azure, { quotaRaised: true, subnetCidr: "10.10.0.0/23" });
+    return c;
+}
+
+for (const [file, nodes] of [["aws-p5.yaml", AWS_NODES], ["azure-h100.yaml", AZURE_NODES]] as const) {
+    test(`${file} at ${nodes} nodes: resource inputs, after apply, at most 2 KB a node`, { timeout: 120_000 }, async () => {
+        const c = new mod.RdmaCluster("demo", { spec: example(file, nodes), sshPrivateKey: pulumi.secret("not-a-real-key") });
+        const ips = await new Promise<string[]>((r) => c.nodePrivateIps.apply(r));
+        await (pulumi.runtime as any).waitForRPCs?.();
+        await new Promise((r) => setTimeout(r, 100));
+        assert.equal(ips.length, nodes, "the instance list resolved");
+        const run = registered.find((r) => r.name === "demo-software-run");
+        assert.ok(run && typeof run.inputs.stdin === "string" && run.inputs.stdin.includes(ips[nodes - 1]), "the inventory is known (resolved), not unknown");
+        const sizes = registered.map((r) => [r.name, Buffer.byteLength(JSON.stringify(r.inputs))] as const).sort((a, b) => b[1] - a[1]);
+        const total = sizes.reduce((n, [, b]) => n + b, 0);
+        const top = sizes.slice(0, 4).map(([n, b]) => `${n} ${(b / 1024).toFixed(0)} KB`).join(", ");
+        console.log(`# ${file} ${nodes} nodes: inputs ${(total / 1024).toFixed(0)} KB, ${(total / nodes).toFixed(0)} B a node (largest: ${top})`);
+        assert.ok(total / nodes <= 2048, `${(total / nodes).toFixed(0)} B a node; largest: ${top}`);
+    });
+}
