@@ -53,6 +53,9 @@ function awsSshSources(sg: PolicyResource, resources: PolicyResource[], note: (s
         }
         if (!awsAdmitsSsh(p, from, to)) continue;
         addAll(set, [...knownItems(() => r.cidrBlocks), ...knownItems(() => r.ipv6CidrBlocks)]);
+        // a managed prefix list holds whatever ranges its owner puts in it (0.0.0.0/0 included): not readable here
+        const lists = knownItems(() => r.prefixListIds);
+        if (lists.length > 0) note(`security group ${sg.name} admits SSH from the managed prefix list(s) ${lists.join(", ")}, whose ranges the pack cannot read`);
     }
     for (const r of resources) {
         const separate = r.type === TYPES.ingressRule;
@@ -70,6 +73,10 @@ function awsSshSources(sg: PolicyResource, resources: PolicyResource[], note: (s
         }
         if (!awsAdmitsSsh(p, from, to)) continue;
         const sources = separate ? [get(() => r.props.cidrIpv4), get(() => r.props.cidrIpv6)] : [...knownItems(() => r.props.cidrBlocks), ...knownItems(() => r.props.ipv6CidrBlocks)];
+        // source: @pulumi/aws vpc.SecurityGroupIngressRule prefixListId, ec2.SecurityGroupRule / inline ingress
+        // prefixListIds (a rule's source may be a managed prefix list); its entries are not in the stack
+        const lists = separate ? [get(() => r.props.prefixListId)].filter((x) => x !== undefined && x !== null) : knownItems(() => r.props.prefixListIds);
+        if (lists.length > 0) note(`rule ${r.name} admits SSH from the managed prefix list(s) ${lists.map(String).join(", ")}, whose ranges the pack cannot read`);
         if (sources.includes(UNKNOWN)) note(`the source range of rule ${r.name} is not known yet`);
         addAll(set, sources);
     }
@@ -85,13 +92,21 @@ function azurePortsInclude(ranges: unknown[]): boolean {
     });
 }
 
-/** Azure source prefixes → a range set; "*", "Any" and "Internet" mean every address (Azure service tags). */
+/**
+ * Azure source prefixes → a range set; "*", "Any" and "Internet" mean every address, and so does any other service
+ * tag but VirtualNetwork and AzureLoadBalancer: the others (AzureCloud, AzureCloud.<region>, Storage, ...) name public
+ * ranges of Azure's that anyone can rent an address in.
+ */
 function azureSources(prefixes: unknown[]): RangeSet {
     const set = empty();
     for (const p of prefixes) {
         if (typeof p !== "string") continue;
-        // source: https://learn.microsoft.com/azure/virtual-network/service-tags-overview ("Internet": the address space outside the virtual network reachable by the public Internet)
+        // source: https://learn.microsoft.com/azure/virtual-network/service-tags-overview ("Internet": the address space
+        // outside the virtual network reachable by the public Internet; "VirtualNetwork": the virtual network address
+        // space, peered and connected on-premises spaces; "AzureLoadBalancer": the host's 168.63.129.16 health probe;
+        // "AzureCloud": all datacenter public IP addresses)
         if (p === "*" || /^(any|internet)$/i.test(p)) return union(set, EVERYTHING);
+        if (parseRange(p) === undefined && !/^(virtualnetwork|azureloadbalancer)$/i.test(p)) return union(set, EVERYTHING);
         addAll(set, [p]);
     }
     return set;
