@@ -51,11 +51,11 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         assert.deepEqual(doc.all.vars.roce_host_interfaces, ["eth1", "eth2"]);
         assert.equal(doc.all.vars.ansible_ssh_private_key_file, "/run/key");
         assert.equal(doc.all.vars.ansible_ssh_common_args,
-            "-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts " +
-            '-o ProxyCommand="ssh -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C ' +
+            "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts " +
+            '-o ProxyCommand="ssh -o ForwardAgent=no -o ClearAllForwardings=yes -o ControlMaster=auto -o ControlPersist=30m -o ControlPath=${ANSIBLE_SSH_CONTROL_PATH_DIR:-$HOME/.ansible/cp}/jump-%%C ' +
             '-W %h:%p -p 22 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=out/dev/known_hosts -i /run/key admin@203.0.113.7"');
         assert.ok(!text.includes("StrictHostKeyChecking=no"));
-        assert.equal(sshCommonArgs({}), "-o StrictHostKeyChecking=accept-new");
+        assert.equal(sshCommonArgs({}), "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=accept-new");
     });
 
     await t.test("renderInventory: every bad field reported with its path", () => {

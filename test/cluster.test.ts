@@ -170,7 +170,7 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
     assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
     // the stack's pinned host keys, by instance id (the name ssh checks through Session Manager)
-    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/test/known_hosts " +
+    assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/test/known_hosts " +
         "-o HostKeyAlgorithms=ssh-ed25519 -o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
