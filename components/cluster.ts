@@ -16,6 +16,7 @@ import { ClusterSpec, parseClusterSpec } from "./spec";
 import type { ClusterSpecInput } from "./types";
 import { ClusterValidation } from "./validate/component";
 import { validationArgsFromPlan } from "./validate/fromPlan";
+import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 
@@ -106,6 +107,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly validation?: ValidationOutputs;
     /** The node-software step's failed and excluded nodes; unset when provisioning is off. */
     public readonly provisioning?: SoftwareOutputs;
+    /**
+     * The cluster's operating state, nothing secret in it (components/day2/state.ts): nodes, the way in, the pinned
+     * host keys (public), the last verdicts per node, failed and drained nodes. The stack output `rdmakitState`, which
+     * `rdmakit status | check | health | ssh | repair --stack` read from any checkout.
+     */
+    public readonly state: pulumi.Output<OperatingState>;
 
     /** The parsed spec, defaults applied. */
     get spec(): ClusterSpec { return parts.of(this).spec; }
@@ -128,11 +135,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
         const parent = { parent: this };
         let fabric: RdmaClusterParts["fabric"];
         let software: AnsiblePlaybook | undefined;
+        let validationResult: pulumi.Output<ValidationNodes | null> = pulumi.output(null);
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
         let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
+        let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
@@ -141,6 +150,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
+                group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));
                 break;
             }
             case "azure-ib": {
@@ -150,6 +160,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 hostKeys = { node: az.nodeHostPublicKey, entry: az.jumpHostPublicKey };
+                group = pulumi.all([az.resourceGroupName, az.vmssName]).apply(([rg, vmss]) => ({ cloud: "azure" as const, resourceGroup: rg, scaleSet: vmss }));
                 break;
             }
             case "roce": {
@@ -193,12 +204,30 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     excludedNodes: plan.provision.excluded,
                     forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
+                validationResult = v.result;
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
                     excludedNodes: plan.provision.excluded,
                 };
             }
         }
+
+        const stack = pulumi.getStack();
+        this.state = pulumi.all([
+            this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
+            this.provisioning?.failedNodes ?? pulumi.output([]),
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
+            const state = operatingState({
+                stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp,
+                entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
+                    : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
+                nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
+                softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
+            });
+            // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
+            if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
+            return state;
+        });
 
         parts.set(this, { spec, plan, fabric, software });
         this.registerOutputs({
@@ -208,6 +237,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             ncclEnv: plan.ncclEnv,
             validation: this.validation,
             provisioning: this.provisioning,
+            state: this.state,
         });
     }
 }

@@ -428,6 +428,12 @@ export interface ClusterSpecInput {
     ssh: SshSpecInput;
     /** Run the Ansible playbooks (node software, then validation) from `pulumi up`. @default true */
     provision?: boolean;
+    /**
+     * What day 2 (`rdmakit repair`, and `pulumi up`'s validation) does with a node that fails health or nccl-tests on
+     * evidence: `report` it, `drain` it in the scheduler, or `replace` it through the cloud (then prove it and let it
+     * back in). Never replaced on a transient finding. @default drain with a scheduler, report without
+     */
+    repair?: "report" | "drain" | "replace";
     software?: SoftwareSpecInput;
     validation?: ValidationSpecInput;
     ansible?: AnsibleSpecInput;
