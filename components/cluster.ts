@@ -213,12 +213,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
         }
 
         const stack = pulumi.getStack();
-        this.state = pulumi.all([
+        // unsecret: every string in it went through cleanText (key-looking text hidden) or is a public key line, and
+        // a secret output would reach other checkouts as "[secret]" (the node-software command's outputs may inherit
+        // the secret-ness of its inputs)
+        this.state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
             this.provisioning?.failedNodes ?? pulumi.output([]),
         ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
             const state = operatingState({
-                stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp,
+                stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
                     : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
                 nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
@@ -227,7 +230,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
             return state;
-        });
+        }));
 
         parts.set(this, { spec, plan, fabric, software });
         this.registerOutputs({

@@ -9,10 +9,11 @@
  * MAX_FINDINGS health findings of at most MAX_TEXT characters each.
  */
 
-/** The shape's version: a reader refuses a newer one rather than misreading it. */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { redactSecrets } from "../redact";
 
+/** The shape's version: a reader refuses a newer one rather than misreading it. */
 export const STATE_VERSION = 1;
 export const STATE_OUTPUT = "rdmakitState";
 export const MAX_FINDINGS = 4;
@@ -62,12 +63,20 @@ export interface OperatingState {
     validation?: { verdict: "PASS" | "FAIL"; at?: string; busbwGBps?: number };
     scheduler: { type: "none" } | { type: "slurm"; drained: Array<{ node: string; reason: string }> };
     nodes: NodeState[];
+    /**
+     * The stack's `rdmakit:cluster` as deployed (plain config: the spec's schema refuses key material), so a checkout
+     * without the stack file plans the same tests and thresholds (`rdmakit check --stack`, `health --stack`).
+     */
+    spec: unknown;
 }
 
-/** Drops control characters (a node's line could carry terminal escapes) and clips. Pure. */
+/**
+ * Drops control characters (a node's line could carry terminal escapes), hides what looks like key material (a
+ * node's output is untrusted and lands in every checkout's view of the stack) and clips. Pure.
+ */
 export function cleanText(s: unknown, max = MAX_TEXT): string {
     // eslint-disable-next-line no-control-regex
-    const t = String(s ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").trim();
+    const t = redactSecrets(String(s ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")).trim();
     return t.length > max ? t.slice(0, max - 1) + "…" : t;
 }
 
@@ -96,6 +105,7 @@ export interface StateInputs {
     softwareFailed?: Array<{ name: string; task?: string }>;
     excluded?: string[];
     scheduler?: OperatingState["scheduler"];
+    spec: unknown;
 }
 
 /** The public part of a key line: `type base64` (a comment may name a person or a host; it is dropped). */
@@ -133,6 +143,7 @@ export function operatingState(i: StateInputs): OperatingState {
         ...(v ? { validation: { verdict: v.pass ? "PASS" : "FAIL", ...(v.at ? { at: v.at } : {}), ...(typeof v.busbwGBps === "number" ? { busbwGBps: v.busbwGBps } : {}) } } : {}),
         scheduler: i.scheduler ?? { type: "none" },
         nodes,
+        spec: i.spec,
     };
 }
 
