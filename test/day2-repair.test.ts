@@ -155,3 +155,25 @@ test("bare metal: the failing node drained with the reason, nothing replaced", a
     assert.deepEqual(calls, ["drain gpu-1 (rdmakit: health failing)"]);
     assert.deepEqual(decide(s).actions[0].evidence, ["ecc: GPU 3 row remapping failed"]);
 });
+
+test("scale: 8 → 16 provisions only the new nodes plus one all-node run; 16 → 8 drains the chosen nodes before the cloud releases them", async () => {
+    const { planScaleChange } = await import("../components/day2/scale");
+    const eight = operatingState({
+        stack: "prod", fabric: "aws-efa", sshUser: "ubuntu", repair: "drain", spec: {},
+        nodes: Array.from({ length: 8 }, (_, i) => ({ name: `gpu-${i}`, address: `10.0.0.${10 + i}`, instanceId: `i-0${i}` })),
+        group: { cloud: "aws", region: "us-east-2", autoScalingGroup: GROUP }, scheduler: { type: "slurm", drained: [{ node: "gpu-2", reason: "rdmakit: health failing" }] },
+    });
+    assert.deepEqual(planScaleChange(eight, 16), { kind: "grow", add: 8, provisionOnly: "new-nodes", validate: ["health+single-node on the new nodes", "one all-node run"] });
+    assert.deepEqual(planScaleChange(eight, 8), { kind: "none" });
+    const shrink = planScaleChange(eight, 5);
+    assert.equal(shrink.kind, "shrink");
+    if (shrink.kind !== "shrink") return;
+    assert.deepEqual(shrink.remove.map((r) => r.node), ["gpu-2", "gpu-7", "gpu-6"], "the drained node first, then the last ones");
+    assert.deepEqual(shrink.steps, [
+        "drain gpu-2, gpu-7, gpu-6 (reason: rdmakit scale-in)",
+        "wait until gpu-2, gpu-7, gpu-6 run no job (DRAINED, not DRAINING)",
+        `aws autoscaling set-instance-protection --no-protected-from-scale-in --auto-scaling-group-name ${GROUP} --instance-ids i-02 i-07 i-06`,
+        "pulumi up with nodes: 5 (the desired capacity; the group can terminate only the unprotected instances)",
+    ]);
+    assert.throws(() => planScaleChange(eight, 0), /nodes must be a whole number >= 1, got 0/);
+});
