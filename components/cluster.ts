@@ -77,6 +77,7 @@ interface RdmaClusterParts {
     plan: FabricPlan;
     fabric: AwsEfaCluster | AzureInfinibandCluster | RoceCluster;
     software?: AnsiblePlaybook;
+    state: pulumi.Output<OperatingState>;
 }
 const parts = new Internals<RdmaCluster, RdmaClusterParts>();
 
@@ -107,12 +108,6 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly validation?: ValidationOutputs;
     /** The node-software step's failed and excluded nodes; unset when provisioning is off. */
     public readonly provisioning?: SoftwareOutputs;
-    /**
-     * The cluster's operating state, nothing secret in it (components/day2/state.ts): nodes, the way in, the pinned
-     * host keys (public), the last verdicts per node, failed and drained nodes. The stack output `rdmakitState`, which
-     * `rdmakit status | check | health | ssh | repair --stack` read from any checkout.
-     */
-    public readonly state: pulumi.Output<OperatingState>;
 
     /** The parsed spec, defaults applied. */
     get spec(): ClusterSpec { return parts.of(this).spec; }
@@ -122,6 +117,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
     get fabric(): AwsEfaCluster | AzureInfinibandCluster | RoceCluster { return parts.of(this).fabric; }
     /** The node software step (site.yml); unset when `provision` is false. */
     get software(): AnsiblePlaybook | undefined { return parts.of(this).software; }
+    /**
+     * The cluster's operating state, nothing secret in it (components/day2/state.ts): nodes, the way in, the pinned
+     * host keys (public), the last verdicts per node, failed and drained nodes. The stack output `rdmakitState`, which
+     * `rdmakit status | check | ssh | repair --stack` read from any checkout. (A getter: its union-typed shape is not
+     * one Pulumi's component schema can carry, like `plan`.)
+     */
+    get state(): pulumi.Output<OperatingState> { return parts.of(this).state; }
 
     constructor(name: string, args: RdmaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Everything is checked before the first resource (this component included) is registered.
@@ -216,7 +218,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // unsecret: every string in it went through cleanText (key-looking text hidden) or is a public key line, and
         // a secret output would reach other checkouts as "[secret]" (the node-software command's outputs may inherit
         // the secret-ness of its inputs)
-        this.state = pulumi.unsecret(pulumi.all([
+        const state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
             this.provisioning?.failedNodes ?? pulumi.output([]),
         ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
@@ -232,7 +234,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             return state;
         }));
 
-        parts.set(this, { spec, plan, fabric, software });
+        parts.set(this, { spec, plan, fabric, software, state });
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
             nodeInstances: this.nodeInstances,
@@ -240,7 +242,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             ncclEnv: plan.ncclEnv,
             validation: this.validation,
             provisioning: this.provisioning,
-            state: this.state,
+            state,
         });
     }
 }
