@@ -184,3 +184,19 @@ test("rdmakit status --out: exit 1 when a node fails on evidence, 2 with no stat
     assert.match(none.stderr, /rdmakit status: --out: cannot read/);
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test("rdmakit health --stack: the nodes graded against the spec the stack deployed, with no stack file here", async () => {
+    const { runHealth } = await import("../components/health/cli");
+    const { parse } = await import("yaml");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-day2-health-"));
+    const spec = (parse(fs.readFileSync(path.join(__dirname, "..", "examples", "aws-p5.yaml"), "utf8")) as { config: Record<string, unknown> }).config["rdmakit:cluster"];
+    fs.writeFileSync(path.join(dir, "outputs.json"), JSON.stringify({ rdmakitState: operatingState(inputs({ spec })) }));
+    fs.writeFileSync(path.join(dir, "pulumi"), `#!/bin/sh\ncat "${dir}/outputs.json"\n`, { mode: 0o755 });
+    const node = path.join(dir, "captures", "gpu-0");
+    fs.mkdirSync(node, { recursive: true });
+    fs.copyFileSync(path.join(__dirname, "fixtures", "health", "captures", "nvidia-smi-q.h100-565.57.01.txt"), path.join(node, "nvidia-smi-q.txt"));
+    const r = runHealth({ stack: "prod", from: "captures" }, dir, { ...process.env, PATH: `${dir}:${process.env.PATH}` });
+    assert.match(r.stdout, /graded against .*p5\.48xlarge/, r.stderr);
+    assert.match(runHealth({ stack: "prod", config: "x", from: "captures" }, dir).stderr, /give --config FILE .* or --stack NAME/);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
