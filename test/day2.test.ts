@@ -200,3 +200,18 @@ test("rdmakit health --stack: the nodes graded against the spec the stack deploy
     assert.match(runHealth({ stack: "prod", config: "x", from: "captures" }, dir).stderr, /give --config FILE .* or --stack NAME/);
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test("rdmakit fabric check --stack: the deployed spec from the stack; a cloud stack is refused naming the fabric", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-day2-fabric-"));
+    fs.writeFileSync(path.join(dir, "outputs.json"), JSON.stringify({ rdmakitState: operatingState(inputs({ spec: { name: "p5", fabric: "aws-efa" } })) }));
+    fs.writeFileSync(path.join(dir, "pulumi"), `#!/bin/sh\n[ "$5" = prod ] || { echo "error: no stack named '$5' found" >&2; exit 255; }\ncat "${dir}/outputs.json"\n`, { mode: 0o755 });
+    const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
+    const cli = (...a: string[]) => spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "bin", "rdmakit.ts"), ...a], { encoding: "utf8", cwd: path.join(__dirname, ".."), env });
+    const aws = cli("fabric", "check", "--stack", "prod", "--switches-only");
+    assert.equal(aws.status, 2, aws.stderr);
+    assert.match(aws.stderr, /stack prod: 1 problem\(s\)\n {2}- cluster\.fabric.*roce fabric only/);
+    const none = cli("fabric", "check", "--stack", "dev", "--switches-only");
+    assert.equal(none.status, 2);
+    assert.match(none.stderr, /pulumi stack output --stack dev failed \(exit 255\)/);
+    fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -14,6 +14,8 @@ import { readFabric, type ReadOptions } from "./fabric-read";
 import { planQos } from "./qos";
 import { parseRoceSpec, type RoceSpec } from "./spec";
 import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible";
+import { readState } from "../day2/read";
+import { StateError } from "../day2/state";
 
 /** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
 export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
@@ -45,7 +47,19 @@ export async function fabricCheck(o: FabricCheckOptions & { only?: string[] }): 
     return fabricDrift(plan, switches, hosts);
 }
 
-function specFrom(opts: { config?: string; specStdin?: boolean }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; cluster?: Record<string, unknown> } {
+function specFrom(opts: { config?: string; specStdin?: boolean; stack?: string }): { spec?: RoceSpec; issues: SpecIssue[]; where: string; cluster?: Record<string, unknown> } {
+    if (opts.stack !== undefined) {
+        // the spec the stack deployed (its operating state, day2/read.ts), from any checkout
+        let cluster: Record<string, unknown>;
+        try {
+            cluster = readState({ stack: opts.stack }).state.spec as Record<string, unknown>;
+        } catch (e) {
+            if (e instanceof StateError) return { where: `stack ${opts.stack}`, issues: [{ path: "--stack", message: e.message, allowed: "a stack deployed by rdmakit, readable with pulumi stack output" }] };
+            throw e;
+        }
+        if (cluster?.fabric !== "roce") return { where: `stack ${opts.stack}`, issues: [{ path: "cluster.fabric", message: "fabric check reads fabrics for the roce fabric only", value: cluster?.fabric, allowed: "roce" }] };
+        return { where: `stack ${opts.stack}`, ...parseRoceSpec(cluster.roce), cluster };
+    }
     if (opts.specStdin) {
         let input: unknown;
         try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
@@ -63,13 +77,14 @@ export function registerFabric(program: Command): Command {
         .command("check")
         .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C20)")
         .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
+        .option("--stack <name>", "instead: the spec the stack deployed, read through the Pulumi CLI from its backend (any checkout)")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
         .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
         .option("--only <switches>", "read only these switches (comma-separated names): a rollout stage's check")
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
-        .action(async (opts: { config?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
+        .action(async (opts: { config?: string; stack?: string; specStdin?: boolean; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
             const { spec, issues, where, cluster } = specFrom(opts);
             if (!spec || issues.length) {
                 process.stderr.write(`${where}: ${issues.length} problem(s)\n` + issues.map((i) => "  - " + formatIssue(i) + "\n").join(""));
