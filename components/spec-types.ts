@@ -1,5 +1,5 @@
 import type {
-    AnsibleMode, AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
+    AnsibleMode, AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, HealthComponent, HealthValidationSpecInput, ImageGeneration,
     OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput, AnsibleSpecInput,
 } from "./types";
 
@@ -27,6 +27,13 @@ export interface ValidationSpec extends ValidationSpecInput {
     minFraction: number;
     iterations: number;
     timeoutMinutes: number;
+    health: HealthValidationSpec;
+}
+
+export interface HealthValidationSpec extends HealthValidationSpecInput {
+    require: HealthComponent[];
+    xidWindowMinutes: number;
+    dcgmLevel: number;
 }
 
 export interface AnsibleSpec extends AnsibleSpecInput {

@@ -1,3 +1,4 @@
+import { DEFAULT_DCGM_LEVEL, DEFAULT_HEALTH_REQUIRE, HEALTH_COMPONENTS, XID_WINDOW_MINUTES } from "./health/types";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
@@ -115,6 +116,16 @@ const softwareSchema = z
     })
     .describe("pinned versions of the node software");
 
+// the node health gate; defaults and their reasons in components/health/types.ts
+const healthSchema = z
+    .strictObject({
+        require: z.array(z.enum(HEALTH_COMPONENTS)).default([...DEFAULT_HEALTH_REQUIRE])
+            .describe("components a node must have checked to pass (a required one not checked fails it); default every component but dcgm"),
+        xidWindowMinutes: z.int().min(1).max(43200).default(XID_WINDOW_MINUTES).describe("an Xid that needs a reset fails the node within this many minutes of the kernel log's newest line"),
+        dcgmLevel: z.int().min(1).max(4).default(DEFAULT_DCGM_LEVEL).describe("dcgmi diag -r level: 1 quick, 2 medium, 3 long, 4 extended"),
+    })
+    .describe("the node health gate (docs/health.md)");
+
 const validationSchema = z
     .strictObject({
         enabled: z.boolean().default(true).describe("run nccl-tests at the end of `pulumi up`"),
@@ -126,6 +137,7 @@ const validationSchema = z
             .describe("largest all_reduce message size in bytes; default 16 GiB, less where the GPU memory holds less"),
         iterations: z.int().min(1).max(1000).default(20).describe("nccl-tests -n"),
         timeoutMinutes: z.int().min(1).max(600).default(30).describe("wall-clock limit of the validation run"),
+        health: healthSchema.default(healthSchema.parse({})),
     })
     .describe("what `pulumi up` proves at the end");
 

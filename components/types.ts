@@ -56,6 +56,19 @@ export const SoftwareComponentName = {
 } as const;
 export type SoftwareComponentName = (typeof SoftwareComponentName)[keyof typeof SoftwareComponentName];
 
+/** What the node health gate grades (components/health): cluster.validation.health.require names these. */
+export const HealthComponent = {
+    Gpu: "gpu",
+    Ecc: "ecc",
+    Pcie: "pcie",
+    Nvlink: "nvlink",
+    Nic: "nic",
+    Xid: "xid",
+    Dcgm: "dcgm",
+    Clocks: "clocks",
+} as const;
+export type HealthComponent = (typeof HealthComponent)[keyof typeof HealthComponent];
+
 /** Where the node software runs (cluster.ansible.mode). */
 export const AnsibleMode = {
     /** each node runs site.yml on itself (`ansible-playbook -c local`) from the bundle the controller sends */
@@ -185,6 +198,21 @@ export interface ValidationSpecInput {
     iterations?: number;
     /** Wall-clock limit of the validation run in minutes. @default 30 */
     timeoutMinutes?: number;
+    /** The node health gate (docs/health.md). */
+    health?: HealthValidationSpecInput;
+}
+
+/** The node health gate: one rule for `rdmakit health` and `pulumi up` (docs/health.md). */
+export interface HealthValidationSpecInput {
+    /**
+     * Components that must be checked for a node to pass: a required one that could not be checked (its tool missing
+     * or refusing) fails the node, one not required is a note. @default every component but dcgm
+     */
+    require?: HealthComponent[];
+    /** Minutes before the kernel log's newest line within which an Xid that needs a reset fails the node. @default 120 */
+    xidWindowMinutes?: number;
+    /** `dcgmi diag -r` level: 1 quick, 2 medium (minutes), 3 long, 4 extended. @default 2 */
+    dcgmLevel?: number;
 }
 
 /** How the Ansible steps (node software, then validation) treat failing nodes and how wide they run. */

@@ -215,3 +215,16 @@ test("rdmakit fabric check --stack: the deployed spec from the stack; a cloud st
     assert.match(none.stderr, /pulumi stack output --stack dev failed \(exit 255\)/);
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test("the repair follows the health gate's persistence per finding, carried through the state; none is unknown, never replaced", async () => {
+    const { classifyFinding } = await import("../components/day2/persistence");
+    const i = inputs({ scheduler: { type: "slurm", drained: [] } });
+    i.validation!.health![1].findings[0] = { ...i.validation!.health![1].findings[0], persistence: "persistent" } as never;
+    i.validation!.health![3].findings[0] = { ...i.validation!.health![3].findings[0], persistence: "transient" } as never;
+    const s = operatingState(i);
+    assert.equal(s.nodes[1].health!.findings[0].persistence, "persistent");
+    const d = decideRepairs(s, { policy: "replace", cap: 5, classify: classifyFinding, history: [] });
+    assert.deepEqual(d.actions.map((a) => [a.node, a.kind]), [["gpu-1", "replace"], ["gpu-2", "drain"], ["gpu-3", "drain"]]);
+    delete s.nodes[1].health!.findings[0].persistence;
+    assert.equal(decideRepairs(s, { policy: "replace", cap: 5, classify: classifyFinding, history: [] }).actions[0].kind, "drain");
+});

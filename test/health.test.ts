@@ -96,11 +96,25 @@ test("rdmakit health exits 0 when every node is healthy, 2 on a file that is not
     assert.match(garbage.stdout, /^b\s+UNREADABLE$/m);
     assert.match(garbage.stdout, /unreadable\s+nvidia-smi-q\.txt is not nvidia-smi -q output/);
 
-    const missing = runHealth({ config: AZURE_H100, from: layOut({ a: {}, b: { "dcgmi-diag.txt": null } }) });
+    const missing = runHealth({ config: AZURE_H100, from: layOut({ a: {}, b: { "ibstat.txt": null } }) });
     assert.equal(missing.code, 1);
     assert.match(missing.stdout, /^b\s+not checked$/m);
-    assert.match(missing.stdout, /dcgm\s+not checked: dcgmi-diag\.txt is missing/);
+    assert.match(missing.stdout, /nic\s+not checked: ibstat\.txt is missing/);
     assert.doesNotMatch(missing.stdout, /failing:/);
+    // finding 11, one rule printed: DCGM is not required by default (a note), and is once the spec requires it
+    const noDcgm = layOut({ a: {}, b: { "dcgmi-diag.txt": null } });
+    const relaxed = runHealth({ config: AZURE_H100, from: noDcgm });
+    assert.equal(relaxed.code, 0, relaxed.stdout);
+    assert.match(relaxed.stdout, /^rule: a node passes with no finding, every file readable, and gpu, ecc, pcie, nvlink, nic, xid, clocks checked \(dcgm not required/m);
+    assert.match(relaxed.stdout, /note {4}dcgm not checked \(not required\): dcgmi-diag\.txt is missing/);
+    const doc = parseYaml(fs.readFileSync(AZURE_H100, "utf8")) as { config: Record<string, any> };
+    doc.config["rdmakit:cluster"].validation = { ...doc.config["rdmakit:cluster"].validation, health: { require: ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks", "dcgm"] } };
+    const strictFile = path.join(noDcgm, "..", `${path.basename(noDcgm)}-stack.yaml`);
+    fs.writeFileSync(strictFile, JSON.stringify(doc));
+    dirs.push(strictFile);
+    const strict = runHealth({ config: strictFile, from: noDcgm });
+    assert.equal(strict.code, 1);
+    assert.match(strict.stdout, /dcgm\s+not checked: dcgmi-diag\.txt is missing/);
 });
 
 test("the installed command wires the verb and its exit status (one process, a garbage file: 2)", { timeout: 60_000 }, () => {
@@ -183,9 +197,13 @@ test("dcgm: Fail - All (2.4.6) and Fail - GPU: 0 (r2) fail with their text; a ru
     const remap = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.row-remap-error.txt" }), H100);
     assert.deepEqual(components(remap), ["dcgm"]);
     assert.equal(remap.findings[0].evidence, "Error: GPU 3 has uncorrectable memory errors and row remappings are pending");
-    const err = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.4.4.0-error.txt" }), H100);
+    const err = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.4.4.0-error.txt" }), { ...H100, require: ["gpu", "dcgm"] });
     assert.equal(err.verdict, "incomplete");
     assert.match(err.notChecked[0].reason, /dcgmi did not run the diagnostic: Error: Unable to complete diagnostic/);
+    // not required (the default): a note
+    const errNote = gradeNode("n", node({ "dcgmi-diag.txt": "dcgmi-diag.4.4.0-error.txt" }), H100);
+    assert.equal(errNote.verdict, "healthy");
+    assert.match(errNote.notes.join("\n"), /dcgm not checked \(not required\): dcgmi did not run the diagnostic/);
     const pass = parseDcgmText(cap("dcgmi-diag.h100-3.3.8-pass.txt"));
     assert.deepEqual(pass.tests.map((t) => t.name), ["Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks",
         "Persistence Mode", "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom", "PCIe", "GPU Memory"]);
@@ -258,7 +276,8 @@ test("nic: EFA devices from fi_info -p efa: four on a p4d pass; one or none wher
 test("xid: Xid 119 fails with NVIDIA's meaning; an application's Xid 31 (old form, syslog prefix) is a note; a denied dmesg is not checked", () => {
     const h = gradeNode("n", node({ "dmesg.txt": "dmesg.h100-xid119.txt" }), H100);
     assert.deepEqual(components(h), ["xid"]);
-    assert.equal(h.findings[0].message, "Xid 119 (GSP RPC Timeout) on GPU 0000:9b:00");
+    assert.match(h.findings[0].message, /^Xid 119 \(GSP RPC Timeout\) on GPU 0000:9b:00, 0 min before the log's last line/);
+    assert.equal(h.findings[0].persistence, "transient");
     // source: https://pastebin.com/NGng33SB (a kernel log line as posted)
     const app = parseDmesg("Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000\n");
     assert.deepEqual(app.xids.map((x) => [x.pci, x.code]), [["0000:01:00", 31]]);
@@ -294,14 +313,16 @@ test("a folder with a binary file is unreadable (exit 2), not a missing file", (
 test("nccl-report --health: each node's health verdict beside its nccl-tests verdict; a failing node is a bad node in the result line", async () => {
     const { runNcclReport } = await import("../components/validate/cli");
     const { parseResultLine } = await import("../components/validate/component");
-    const dir = layOut({ "h100-demo-000": {}, "h100-demo-001": { "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }, "h100-demo-002": { "dcgmi-diag.txt": null } });
+    const dir = layOut({ "h100-demo-000": {}, "h100-demo-001": { "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }, "h100-demo-002": { "ibstat.txt": null } });
     const r = runNcclReport([], { health: dir, healthExpect: JSON.stringify(H100), resultLine: true });
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, /FAIL node health: 1 of 3 node\(s\) healthy; bad node\(s\): h100-demo-001/);
+    // one rule with `rdmakit health` (finding 11): a required component not checked makes a bad node in the gate too
+    assert.match(r.stdout, /FAIL node health: 1 of 3 node\(s\) healthy; bad node\(s\): h100-demo-001, h100-demo-002/);
+    assert.match(r.stdout, /^ {4}rule: a node passes with no finding/m);
     assert.match(r.stdout, /h100-demo-000\s+health healthy\s+nccl-tests -$/m);
     assert.match(r.stdout, /h100-demo-001\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8/);
-    assert.match(r.stdout, /h100-demo-002\s+health not checked\s+nccl-tests -\s+not checked: dcgm$/m);
-    assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["h100-demo-001"]);
+    assert.match(r.stdout, /h100-demo-002\s+health not checked\s+nccl-tests -\s+not checked: nic$/m);
+    assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["h100-demo-001", "h100-demo-002"]);
     assert.match(runNcclReport([], { health: dir }).stderr, /--health needs --health-expect/);
     assert.match(runNcclReport([], { health: dir, healthExpect: "{}" }).stderr, /not a HealthExpectation/);
 });
@@ -311,7 +332,7 @@ test("the tools' own warnings and failures are read as such: pcilib lines, an NV
     assert.equal(parseLspci(lspci).devices.length, 20);
     // nvidia-smi's message after a driver upgrade without a reboot (NVIDIA/gpu-operator and NVIDIA forum threads)
     const nv = gradeNode("n", { ...node(), "nvidia-smi-nvlink.txt": "Failed to initialize NVML: Driver/library version mismatch\n" }, H100);
-    assert.ok(nv.findings.some((f) => f.component === "nvlink" && f.evidence === "Failed to initialize NVML: Driver/library version mismatch"));
+    assert.ok(nv.findings.some((f) => f.component === "gpu" && f.evidence === "Failed to initialize NVML: Driver/library version mismatch"));
     assert.equal(nv.unreadable.length, 0);
     // constructed: dmesg -H's prefixes on the driver's Xid 79 message as NVIDIA's Xid catalog words it
     const human = parseDmesg("[Feb23 16:24] NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n[  +0.000004] NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.\n");

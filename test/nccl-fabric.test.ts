@@ -1,7 +1,6 @@
 /**
  * `nccl-report --fabric`: each rule of the fabric proof against real published logs, one that passes it and one that
- * fails it (test/fixtures/nccl/*.source.md and ../shared/ref/nccl-tests-logs/*.json say where each log comes from).
- * Without ../shared/ref the tests that need it fail and say so, unless RDMAKIT_NO_SHARED_REF=1.
+ * fails it (test/fixtures/nccl/*.source.md and test/fixtures/nccl-ref/SOURCES.md say where each log comes from).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,17 +14,11 @@ import type { LogGrade, Verdict } from "../components/validate/types";
 
 const ROOT = path.resolve(__dirname, "..");
 const FIX = path.join(ROOT, "test", "fixtures", "nccl");
-const REF = path.resolve(ROOT, "../shared/ref/nccl-tests-logs");
-const refPresent = fs.existsSync(REF);
+const REF = path.join(ROOT, "test", "fixtures", "nccl-ref");
 
 function file(name: string): string {
     if (name.startsWith("ref:")) {
-        const p = path.join(REF, name.slice(4));
-        if (!refPresent) {
-            if (process.env.RDMAKIT_NO_SHARED_REF === "1") return "";
-            assert.fail(`reference logs not found at ${REF}: check out ../shared next to the repository, or set RDMAKIT_NO_SHARED_REF=1`);
-        }
-        return p;
+        return path.join(REF, name.slice(4));
     }
     return path.join(FIX, name);
 }

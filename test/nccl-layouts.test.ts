@@ -1,7 +1,7 @@
 /**
  * Layout variants of published nccl-tests output: launcher tags glued inside rows, `#` stripped, several collectives
  * and several runs per file, and columns an author removed. Every number comes from a real log (fixture sidecars,
- * ../shared/ref/nccl-tests-logs/*.json); a removed column is made by cutting it out of real lines, never by new numbers.
+ * test/fixtures/nccl-ref/SOURCES.md); a removed column is made by cutting it out of real lines, never by new numbers.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,7 +13,7 @@ import { buildReport, formatText } from "../components/validate/report";
 import type { Expectation } from "../components/validate/types";
 
 const FIX = path.resolve(__dirname, "fixtures/nccl");
-const REF = path.resolve(__dirname, "../../shared/ref/nccl-tests-logs");
+const REF = path.join(__dirname, "fixtures", "nccl-ref");
 const read = (f: string): string => fs.readFileSync(path.join(FIX, f), "utf8");
 const ANY: Expectation = { minBusbwGBps: 0, gradeFromBytes: 0, transport: "any", requireGdr: false, source: "test" };
 
@@ -84,14 +84,10 @@ test("several collectives and several runs per file; `#` stripped from the rank 
     const stripped = parseNcclLog(read("nccl-tests-254-separate-rank0.log"));
     assert.equal(stripped.runs[0].ranks.length, 12);
     assert.deepEqual(stripped.runs[0].hosts, ["dgx01", "dgx02"]);
-    if (fs.existsSync(REF)) {
-        // 11: the first lines lost their `#`; 17: an aborted alltoall, then a complete sendrecv
-        const gcp = parseNcclLog(fs.readFileSync(path.join(REF, "11-gcp-a3mega-h100-stripped-hash-allreduce.log"), "utf8"));
-        assert.equal(gcp.runs.at(-1)?.params.nThread, 1);
-        assert.equal(gcp.runs.at(-1)?.avgBusbwGBps, 70.742);
-        const ab = parseNcclLog(fs.readFileSync(path.join(REF, "17-h100-2node-alltoall-abort-then-sendrecv.log"), "utf8"));
-        assert.deepEqual(ab.runs.map((r) => [r.collective, r.completed]), [["alltoall_perf", false], ["sendrecv_perf", true]]);
-    } else if (process.env.RDMAKIT_NO_SHARED_REF !== "1") {
-        assert.fail(`reference logs not found at ${REF}; set RDMAKIT_NO_SHARED_REF=1 to skip`);
-    }
+    // 11: the first lines lost their `#`; 17: an aborted alltoall, then a complete sendrecv
+    const gcp = parseNcclLog(fs.readFileSync(path.join(REF, "11-gcp-a3mega-h100-stripped-hash-allreduce.log"), "utf8"));
+    assert.equal(gcp.runs.at(-1)?.params.nThread, 1);
+    assert.equal(gcp.runs.at(-1)?.avgBusbwGBps, 70.742);
+    const ab = parseNcclLog(fs.readFileSync(path.join(REF, "17-h100-2node-alltoall-abort-then-sendrecv.log"), "utf8"));
+    assert.deepEqual(ab.runs.map((r) => [r.collective, r.completed]), [["alltoall_perf", false], ["sendrecv_perf", true]]);
 });

@@ -1,6 +1,6 @@
 /**
- * Parser and grader on the sixteen real logs of ../shared/ref/nccl-tests-logs, used in place. Every figure asserted
- * comes from the log's sidecar JSON. Without the folder the test fails and says so, unless RDMAKIT_NO_SHARED_REF=1.
+ * Parser and grader on the sixteen real logs of test/fixtures/nccl-ref (SOURCES.md: where each comes from). Every figure asserted
+ * comes from the log's sidecar JSON.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { parseNcclLog } from "../components/validate/parse";
 import { gradeLog, largestPoint, nodesOf, wrongRows } from "../components/validate/grade";
 import type { Expectation, NcclRun, ParsedLog } from "../components/validate/types";
 
-const REF = path.resolve(__dirname, "../../shared/ref/nccl-tests-logs");
+const REF = path.join(__dirname, "fixtures", "nccl-ref");
 
 interface Sidecar {
     source: string;
@@ -26,15 +26,7 @@ interface Sidecar {
     errors: string | null;
 }
 
-const present = fs.existsSync(REF);
-if (!present) {
-    test("shared reference logs", () => {
-        if (process.env.RDMAKIT_NO_SHARED_REF === "1") return;
-        assert.fail(`reference logs not found at ${REF}: check out ../shared next to the repository, or set RDMAKIT_NO_SHARED_REF=1 to skip`);
-    });
-}
-
-const files = present ? fs.readdirSync(REF).filter((f) => f.endsWith(".log")).sort() : [];
+const files = fs.readdirSync(REF).filter((f) => f.endsWith(".log")).sort();
 
 /** The run the sidecar describes: the last run that printed rows (17: the sendrecv after the aborted alltoall). */
 function mainRun(p: ParsedLog): NcclRun {
@@ -49,7 +41,7 @@ function load(f: string): { parsed: ParsedLog; side: Sidecar } {
     return { parsed, side };
 }
 
-test("the reference folder holds the sixteen logs with sidecars", { skip: !present }, () => {
+test("the reference folder holds the sixteen logs with sidecars", () => {
     assert.equal(files.length, 16);
     for (const f of files) assert.ok(fs.existsSync(path.join(REF, f.replace(/\.log$/, ".json"))), f);
 });
@@ -101,7 +93,7 @@ for (const f of files) {
 const ANY: Expectation = { minBusbwGBps: 0, gradeFromBytes: 0, transport: "any", requireGdr: false, source: "test" };
 const EFA_GDR: Expectation = { ...ANY, transport: "efa", requireGdr: true };
 
-test("14: wrong values fail correctness with the footer count", { skip: !present }, () => {
+test("14: wrong values fail correctness with the footer count", () => {
     const { parsed } = load("14-nvswitch-dgx2-allgather-oldformat-failed.log");
     const g = gradeLog(parsed, ANY);
     const v = g.runs[0].verdicts.find((x) => x.check === "correctness");
@@ -113,7 +105,7 @@ test("14: wrong values fail correctness with the footer count", { skip: !present
     assert.deepEqual(run.rows.filter((r) => (r.outOfPlace.maxError ?? 0) >= 1).map((r) => r.sizeBytes), [4294967280, 8589934560]);
 });
 
-test("17: the aborted alltoall fails with the failure line, the sendrecv completes", { skip: !present }, () => {
+test("17: the aborted alltoall fails with the failure line, the sendrecv completes", () => {
     const { parsed } = load("17-h100-2node-alltoall-abort-then-sendrecv.log");
     assert.deepEqual(parsed.runs.map((r) => [r.collective, r.completed, r.rows.length]), [["alltoall_perf", false, 0], ["sendrecv_perf", true, 10]]);
     const g = gradeLog(parsed, ANY);
@@ -127,14 +119,14 @@ test("17: the aborted alltoall fails with the failure line, the sendrecv complet
     assert.equal(parsed.runs[1].rows.at(-1)?.outOfPlace.timeUs, 1.6e7);
 });
 
-test("04: an excerpt without footer is not a completed run", { skip: !present }, () => {
+test("04: an excerpt without footer is not a completed run", () => {
     const { parsed } = load("04-efa-p5-2node-srun-prefix-allreduce.log");
     const g = gradeLog(parsed, ANY);
     assert.equal(g.runs[0].verdicts.find((v) => v.check === "completed")?.ok, false);
     assert.equal(g.runs[0].verdicts.find((v) => v.check === "correctness")?.ok, false);
 });
 
-test("EFA logs: transport and GPUDirect evidence with line numbers", { skip: !present }, () => {
+test("EFA logs: transport and GPUDirect evidence with line numbers", () => {
     for (const f of ["01-efa-p4d-eks-allreduce-oldformat.log", "06-efa-p5-2node-tagged-fragments-allreduce.log"]) {
         const { parsed } = load(f);
         const g = gradeLog(parsed, EFA_GDR);
@@ -159,7 +151,7 @@ test("EFA logs: transport and GPUDirect evidence with line numbers", { skip: !pr
     }
 });
 
-test("IB expectation on an EFA log fails the transport check", { skip: !present }, () => {
+test("IB expectation on an EFA log fails the transport check", () => {
     const { parsed } = load("06-efa-p5-2node-tagged-fragments-allreduce.log");
     const g = gradeLog(parsed, { ...ANY, transport: "ib" });
     const v = g.verdicts.find((x) => x.check === "transport");
@@ -167,7 +159,7 @@ test("IB expectation on an EFA log fails the transport check", { skip: !present 
     assert.match(v?.hint ?? "", /NCCL_NET=IB/);
 });
 
-test("multi-node log without NCCL INFO lines cannot prove its transport", { skip: !present }, () => {
+test("multi-node log without NCCL INFO lines cannot prove its transport", () => {
     const { parsed } = load("07-slingshot-gh200-ofi-allreduce.log");
     const g = gradeLog(parsed, EFA_GDR);
     assert.equal(g.verdicts.find((x) => x.check === "nccl-debug")?.ok, false);
@@ -175,7 +167,7 @@ test("multi-node log without NCCL INFO lines cannot prove its transport", { skip
     assert.equal(gradeLog(parsed, ANY).pass, true);
 });
 
-test("single-node log needs no network evidence", { skip: !present }, () => {
+test("single-node log needs no network evidence", () => {
     const { parsed } = load("14-nvswitch-dgx2-allgather-oldformat-failed.log");
     const g = gradeLog(parsed, EFA_GDR);
     assert.deepEqual(g.verdicts.filter((v) => ["transport", "gpudirect", "nccl-debug"].includes(v.check)), []);

@@ -19,7 +19,7 @@ import { runNcclReport } from "../components/validate/cli";
 import { planArtifacts } from "../components/artifacts";
 
 const ROOT = path.resolve(__dirname, "..");
-const REF = path.resolve(ROOT, "../shared/ref/nccl-tests-logs");
+const REF = path.join(ROOT, "test", "fixtures", "nccl-ref");
 const GiB = 1024 ** 3;
 
 function cluster(example: string): any {
@@ -138,9 +138,7 @@ function gradeAsPulumiUp(plan: FabricPlan, logs: Record<string, string>) {
     }
 }
 
-const noRef = fs.existsSync(REF) ? false : `reference logs not found at ${REF}`;
-
-test("a healthy p5 node passes its single-node grade: log 05 (AWS Batch, 1 x p5, rows to 16 GiB)", { skip: noRef }, () => {
+test("a healthy p5 node passes its single-node grade: log 05 (AWS Batch, 1 x p5, rows to 16 GiB)", () => {
     const plan = planCluster(parseClusterSpec(cluster("aws-p5.yaml")));
     assert.equal(plan.validation.singleNode.gradeFromBytes, 16 * GiB, "the single-node figure is published at 16 GiB");
     const host = plan.validation.hostNames[0];
@@ -151,7 +149,7 @@ test("a healthy p5 node passes its single-node grade: log 05 (AWS Batch, 1 x p5,
     assert.match(r.stdout, /17179869184|16 GiB/);
 });
 
-test("the same node fails when its log stops below the single-node grade size (what the old fixed size produced)", { skip: noRef }, () => {
+test("the same node fails when its log stops below the single-node grade size (what the old fixed size produced)", () => {
     // log 15 is a single-node run whose largest row is 8 GiB; against the p5 single-node expectation (from 16 GiB)
     // no row is graded, so it cannot pass: the plan's fixedBytes exists to avoid exactly this
     const plan = planCluster(parseClusterSpec(cluster("aws-p5.yaml")));
@@ -161,7 +159,7 @@ test("the same node fails when its log stops below the single-node grade size (w
     assert.match(r.stdout, /largest size is 8 GiB: nothing to grade/);
 });
 
-test("a healthy 2-node p5 cluster passes its all-node grade: log 06 (2 x p5 over EFA, rows to 16 GiB)", { skip: noRef }, () => {
+test("a healthy 2-node p5 cluster passes its all-node grade: log 06 (2 x p5 over EFA, rows to 16 GiB)", () => {
     const raw = cluster("aws-p5.yaml");
     raw.nodes = 2;
     const plan = planCluster(parseClusterSpec(raw));

@@ -1,56 +1,235 @@
 /**
- * NVIDIA Xid errors the node health grade (components/health) names: what each means and whether it condemns the
- * node or is most often the application's own fault.
- * source: NVIDIA, "Xid Errors" (https://docs.nvidia.com/deploy/xid-errors/index.html): the catalog's name per code and
- * its "possible causes" (HW error / driver error / user application error / bus error / thermal / FB corruption).
- * The GPU debug guide (https://docs.nvidia.com/deploy/gpu-debug-guidelines/index.html) sends 48, 63, 64, 74, 79, 92,
- * 94, 95, 119, 120 to a GPU reset, a node drain or an RMA; the Ampere-and-later catalog
- * (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) has the resolution bucket of every code. Codes the catalog lists only as an application's error (13,
- * 31, 43, 45, 68, 69) are shown but do not fail the node: a user's broken kernel would otherwise condemn good hardware.
+ * NVIDIA Xid codes: NVIDIA's resolution for each, and what that means for the health gate.
+ * source: NVIDIA, "Analyzing Xid Errors with the Xid Catalog" (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html),
+ * sheet "Catalog", column "Resolution Bucket (Immediate Action)"; codes 1-172 as generated 2025-10-29 into leptonai/gpud
+ * components/accelerator/nvidia/xid/catalog_generated.go (commit b9842de2). The catalog is for Ampere and newer GPUs
+ * (A100, H100, B100, GB200) and names no driver version per code; test/fixtures/health/xid-catalog.tsv holds its rows
+ * and test/health-xid.test.ts checks this table against them.
+ * What fails the node: a resolution that needs the node's owner (reset the GPU, reboot, RMA/contact support, check
+ * the hardware, update firmware). What is a note: "restart the app", "ignore", and codes the catalog gives no
+ * resolution or does not list (a driver newer than the table): a user's broken kernel must not condemn good hardware.
  */
+export type XidResolution =
+    | "IGNORE" | "RESTART_APP" | "CHECK_UVM" | "WORKFLOW_XID_45" | ""
+    | "RESET_GPU" | "RESTART_BM" | "RESTART_VM" | "CONTACT_SUPPORT" | "CHECK_MECHANICALS" | "UPDATE_SWFW"
+    | "WORKFLOW_XID_48" | "WORKFLOW_NVLINK_ERR" | "WORKFLOW_NVLINK5_ERR" | "XID_154";
+
 export interface XidInfo {
     code: number;
     meaning: string;
-    /** true: the hardware (or its driver state) needs attention, the node is failing; false: most often the application */
-    nodeFault: boolean;
+    /** the catalog's immediate resolution; undefined: the code is not in the catalog */
+    resolution?: XidResolution;
+    /**
+     * "node": the resolution needs the node's owner (reset, reboot, RMA); "note": the application's or nothing;
+     * "line": decided by the line's own words (NVLink5 Fatal/Nonfatal, Xid 94 RST:/D-RST:, Xid 154's new action)
+     */
+    grade: "node" | "note" | "line";
 }
 
-const X = (code: number, meaning: string, nodeFault: boolean): XidInfo => ({ code, meaning, nodeFault });
+/** [code, immediate resolution, description], as the catalog states them. */
+const CATALOG: ReadonlyArray<readonly [number, XidResolution, string]> = [
+    [1, "CONTACT_SUPPORT", "Unused"],
+    [2, "CONTACT_SUPPORT", "Unused"],
+    [3, "CONTACT_SUPPORT", "Unused"],
+    [4, "CONTACT_SUPPORT", "Unused"],
+    [5, "CONTACT_SUPPORT", "Unused"],
+    [6, "CONTACT_SUPPORT", "Unused"],
+    [7, "CONTACT_SUPPORT", "Unused"],
+    [8, "RESTART_APP", "GPU stopped processing"],
+    [9, "CONTACT_SUPPORT", "Unused"],
+    [10, "CONTACT_SUPPORT", "Unused"],
+    [11, "RESTART_APP", "Invalid or corrupted push buffer stream"],
+    [12, "CONTACT_SUPPORT", "Unused"],
+    [13, "RESTART_APP", "Graphics Engine Exception"],
+    [14, "IGNORE", "Unused"],
+    [15, "CONTACT_SUPPORT", "Unused"],
+    [16, "CONTACT_SUPPORT", "Unused"],
+    [17, "CONTACT_SUPPORT", "Unused"],
+    [18, "CONTACT_SUPPORT", "Unused"],
+    [19, "CONTACT_SUPPORT", "Unused"],
+    [20, "CONTACT_SUPPORT", "Unused"],
+    [21, "CONTACT_SUPPORT", "Unused"],
+    [22, "CONTACT_SUPPORT", "Unused"],
+    [23, "CONTACT_SUPPORT", "Unused"],
+    [24, "CONTACT_SUPPORT", "Unused"],
+    [25, "RESTART_APP", "Invalid or illegal push buffer stream"],
+    [26, "CONTACT_SUPPORT", "Unused"],
+    [27, "CONTACT_SUPPORT", "Unused"],
+    [28, "CONTACT_SUPPORT", "Unused"],
+    [29, "CONTACT_SUPPORT", "Unused"],
+    [30, "CONTACT_SUPPORT", "Unused"],
+    [31, "RESTART_APP", "GPU memory page fault"],
+    [32, "RESTART_APP", "Invalid or corrupted push buffer stream"],
+    [33, "CONTACT_SUPPORT", "Unused"],
+    [34, "CONTACT_SUPPORT", "Unused"],
+    [35, "CONTACT_SUPPORT", "Unused"],
+    [36, "CONTACT_SUPPORT", "Unused"],
+    [37, "IGNORE", "Driver firmware error"],
+    [38, "IGNORE", "Driver firmware error"],
+    [39, "RESTART_APP", "Copy Engine Exception"],
+    [40, "RESTART_APP", "Copy Engine Exception"],
+    [41, "RESTART_APP", "Copy Engine Exception"],
+    [42, "CONTACT_SUPPORT", "Unused"],
+    [43, "IGNORE", "GPU stopped processing"],
+    [44, "IGNORE", "Graphics Engine fault during context switch"],
+    [45, "WORKFLOW_XID_45", "Preemptive cleanup, due to previous errors"],
+    [46, "RESET_GPU", "GPU stopped processing"],
+    [47, "CONTACT_SUPPORT", "Unused"],
+    [48, "WORKFLOW_XID_48", "Double Bit ECC Error"],
+    [49, "CONTACT_SUPPORT", "Unused"],
+    [50, "CONTACT_SUPPORT", "Unused"],
+    [51, "CONTACT_SUPPORT", "Unused"],
+    [52, "CONTACT_SUPPORT", "Unused"],
+    [53, "CONTACT_SUPPORT", "Unused"],
+    [54, "CHECK_MECHANICALS", "Auxiliary power is not connected to the GPU board"],
+    [55, "CONTACT_SUPPORT", "Unused"],
+    [56, "CONTACT_SUPPORT", "Unused"],
+    [57, "CONTACT_SUPPORT", "Unused"],
+    [58, "CONTACT_SUPPORT", "Unused"],
+    [59, "CONTACT_SUPPORT", "Unused"],
+    [60, "RESTART_APP", "Video processor exception"],
+    [61, "CONTACT_SUPPORT", "Unused"],
+    [62, "RESET_GPU", "Internal micro-controller halt"],
+    [63, "IGNORE", "GPU memory remapping event"],
+    [64, "RESET_GPU", "GPU memory remapping failure"],
+    [65, "CONTACT_SUPPORT", "Unused"],
+    [66, "IGNORE", "Illegal access by driver"],
+    [67, "IGNORE", "Illegal access by driver"],
+    [68, "RESTART_APP", "NVDEC0 Exception"],
+    [69, "RESTART_APP", "Graphics Engine class error"],
+    [70, "RESTART_APP", "CE3: Unknown Error"],
+    [71, "RESTART_APP", "CE4: Unknown Error"],
+    [72, "RESTART_APP", "CE5: Unknown Error"],
+    [73, "CONTACT_SUPPORT", "Unused"],
+    [74, "WORKFLOW_NVLINK_ERR", "NVLINK Error"],
+    [75, "RESTART_APP", "CE6: Unknown Error"],
+    [76, "RESTART_APP", "CE7: Unknown Error"],
+    [77, "RESTART_APP", "CE8: Unknown Error"],
+    [78, "UPDATE_SWFW", "vGPU Start Error"],
+    [79, "RESTART_BM", "GPU has fallen off the bus"],
+    [80, "RESTART_APP", "Corrupted data sent to GPU"],
+    [81, "CONTACT_SUPPORT", "Unused"],
+    [82, "RESTART_APP", "NVJPG0 Error"],
+    [83, "RESTART_APP", "NVDEC1 Error"],
+    [84, "RESTART_APP", "NVDEC2 Error"],
+    [85, "RESTART_APP", "CE9: Unknown Error"],
+    [86, "RESTART_APP", "OFA Exception"],
+    [87, "CONTACT_SUPPORT", "Unused"],
+    [88, "RESTART_APP", "NVDEC3 Error"],
+    [89, "RESTART_APP", "NVDEC4 Error"],
+    [90, "CONTACT_SUPPORT", "Unused"],
+    [91, "CONTACT_SUPPORT", "Unused"],
+    [92, "IGNORE", "High single-bit ECC error rate"],
+    [93, "IGNORE", "Non-fatal violation of provisioned InfoROM wear limit"],
+    [94, "RESTART_APP", "Contained memory error"],
+    [95, "RESET_GPU", "Uncontained memory error"],
+    [96, "RESTART_APP", "NVDEC5 Error"],
+    [97, "RESTART_APP", "NVDEC6 Error"],
+    [98, "RESTART_APP", "NVDEC7 Error"],
+    [99, "RESTART_APP", "NVJPG1 Error"],
+    [100, "RESTART_APP", "NVJPG2 Error"],
+    [101, "RESTART_APP", "NVJPG3 Error"],
+    [102, "RESTART_APP", "NVJPG4 Error"],
+    [103, "RESTART_APP", "NVJPG5 Error"],
+    [104, "RESTART_APP", "NVJPG6 Error"],
+    [105, "RESTART_APP", "NVJPG7 Error"],
+    [106, "IGNORE", "SMBPBI Test Message"],
+    [107, "IGNORE", "SMBPBI Test Message Silent"],
+    [108, "IGNORE", "Unused"],
+    [109, "RESET_GPU", "Context Switch Timeout Error"],
+    [110, "RESET_GPU", "Security Fault Error"],
+    [111, "CONTACT_SUPPORT", "Unused"],
+    [112, "CONTACT_SUPPORT", "Unused"],
+    [113, "CONTACT_SUPPORT", "Unused"],
+    [114, "CONTACT_SUPPORT", "Unused"],
+    [115, "CONTACT_SUPPORT", "Unused"],
+    [116, "CONTACT_SUPPORT", "Unused"],
+    [117, "CONTACT_SUPPORT", "Unused"],
+    [118, "CONTACT_SUPPORT", "Unused"],
+    [119, "RESET_GPU", "GSP RPC Timeout"],
+    [120, "RESET_GPU", "GSP Error"],
+    [121, "IGNORE", "C2C Error"],
+    [122, "CONTACT_SUPPORT", "Unused"],
+    [123, "CONTACT_SUPPORT", "Unused"],
+    [124, "CONTACT_SUPPORT", "Unused"],
+    [125, "CONTACT_SUPPORT", "Unused"],
+    [126, "RESTART_APP", "CE10: Unknown Error"],
+    [127, "RESTART_APP", "CE11: Unknown Error"],
+    [128, "RESTART_APP", "CE12: Unknown Error"],
+    [129, "RESTART_APP", "CE13: Unknown Error"],
+    [130, "RESTART_APP", "CE14: Unknown Error"],
+    [131, "RESTART_APP", "CE15: Unknown Error"],
+    [132, "RESTART_APP", "CE16: Unknown Error"],
+    [133, "RESTART_APP", "CE17: Unknown Error"],
+    [134, "RESTART_APP", "CE18: Unknown Error"],
+    [135, "RESTART_APP", "CE19: Unknown Error"],
+    [136, "RESET_GPU", "Link Training Failed"],
+    [137, "IGNORE", "NVLink Privilege Error"],
+    [138, "CONTACT_SUPPORT", "Unused"],
+    [139, "RESTART_APP", "OFA1 Error"],
+    [140, "RESET_GPU", "ECC Unrecovered Error"],
+    [141, "IGNORE", "CUDA Fast Path Error"],
+    [142, "CONTACT_SUPPORT", "NVENC3 Error"],
+    [143, "RESET_GPU", "GPU Initialization Error"],
+    [144, "WORKFLOW_NVLINK5_ERR", "NVLINK: SAW Error"],
+    [145, "WORKFLOW_NVLINK5_ERR", "NVLINK: RLW Error"],
+    [146, "WORKFLOW_NVLINK5_ERR", "NVLINK: TLW Error"],
+    [147, "WORKFLOW_NVLINK5_ERR", "NVLINK: TREX Error"],
+    [148, "WORKFLOW_NVLINK5_ERR", "NVLINK: NVLPW_CTRL Error"],
+    [149, "WORKFLOW_NVLINK5_ERR", "NVLINK: NETIR Error"],
+    [150, "WORKFLOW_NVLINK5_ERR", "NVLINK: MSE Error"],
+    [151, "RESTART_VM", "Key rotation Error"],
+    [152, "IGNORE", "DLA SMMU Error"],
+    [153, "IGNORE", "DLA timeout Error"],
+    [154, "XID_154", "GPU Recovery Action Changed"],
+    [155, "RESET_GPU", "NVLINK: SW Defined Error"],
+    [156, "RESET_GPU", "Resource Retirement Event"],
+    [157, "IGNORE", "Resource Retirement Failure"],
+    [158, "RESET_GPU", "GPU Fatal Timeout"],
+    [159, "CHECK_UVM", "CHI Non-Data Error"],
+    [160, "IGNORE", "Channel Retirement Event"],
+    [161, "IGNORE", "Channel Retirement Failure"],
+    [162, "", "Power Smoothing HW Circuitry capability reengaged"],
+    [163, "", "Power Smoothing HW Circuitry capability disengaged"],
+    [164, "", "Power Smoothing HW Circuitry low lifetime reached"],
+    [165, "", "Power Smoothing HW Circuitry lifetime exhausted"],
+    [166, "", "CC traffic seen prior to link properly being configured for encrypted traffic"],
+    [167, "", "PCIE_FATAL_TIMEOUT"],
+    [168, "", "Errors found in WPR (write protected region)"],
+    [169, "", "Internal micro-controller halt"],
+    [170, "", "Interrupt seen in CC mode"],
+    [171, "", "Additional to Xid 48 providing more details on particulars of fault to differentiate DRAM/SRAM"],
+    [172, "", "Additional to Xid 48 providing more details on particulars of fault to differentiate DRAM/SRAM"],
+];
 
-export const XID_CATALOG: Readonly<Record<number, XidInfo>> = Object.fromEntries([
-    X(13, "Graphics Engine Exception", false),
-    X(31, "GPU memory page fault", false),
-    X(43, "GPU stopped processing", false),
-    X(45, "Preemptive cleanup, due to previous errors", false),
-    X(48, "Double Bit ECC Error", true),
-    X(61, "Internal micro-controller breakpoint/warning", true),
-    X(62, "Internal micro-controller halt", true),
-    X(63, "ECC page retirement or row remapping recording event", true),
-    X(64, "ECC page retirement or row remapper recording failure", true),
-    X(68, "NVDEC0 Exception", false),
-    X(69, "Graphics Engine class error", false),
-    X(74, "NVLINK Error", true),
-    X(79, "GPU has fallen off the bus", true),
-    X(92, "High single-bit ECC error rate", true),
-    X(94, "Contained ECC error", true),
-    X(95, "Uncontained ECC error", true),
-    X(119, "GSP RPC Timeout", true),
-    X(120, "GSP Error", true),
-    X(121, "C2C Link Error", true),
-    X(140, "Unrecovered ECC Error", true),
-    X(143, "GPU Initialization Failure", true),
-    X(144, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(145, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(146, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(147, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(148, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(149, "NVLink error (the catalog's NVLink range 144-150)", true),
-    X(150, "NVLink error (the catalog's NVLink range 144-150)", true),
-    // logged by R550+ drivers when the GPU's recovery action changes, e.g. "from 0x0 (None) to 0x1 (GPU Reset Required)"
-    X(154, "GPU recovery action changed", true),
-].map((x) => [x.code, x]));
+const NOTE = new Set<XidResolution>(["IGNORE", "RESTART_APP", "CHECK_UVM", "WORKFLOW_XID_45", ""]);
+const BY_LINE = new Set<XidResolution>(["WORKFLOW_NVLINK5_ERR", "XID_154"]);
 
-/** The catalog entry, or an entry that says the code is outside the kit's table (then it fails the node: unknown is not healthy). */
+export const XID_CATALOG: Readonly<Record<number, XidInfo>> = Object.fromEntries(CATALOG.map(([code, resolution, meaning]) => [code, {
+    code, meaning, resolution,
+    // Xid 94's line says whether the driver wants a reset (RST:/D-RST:), see xidLineGrade
+    grade: code === 94 || BY_LINE.has(resolution) ? "line" : NOTE.has(resolution) ? "note" : "node",
+} satisfies XidInfo]));
+
+/** The catalog entry; a code the catalog does not list is a note (a newer driver's code is not evidence of a fault). */
 export function xidInfo(code: number): XidInfo {
-    return XID_CATALOG[code] ?? { code, meaning: "not in the kit's table; see https://docs.nvidia.com/deploy/xid-errors/index.html", nodeFault: true };
+    return XID_CATALOG[code] ?? { code, meaning: "not in NVIDIA's Xid catalog as the kit carries it", grade: "note" };
+}
+
+/**
+ * Whether one logged Xid needs the node's owner, reading the line where the catalog says the line decides:
+ *  - Xid 94 (contained memory error, "restart the app"): R535+ drivers end the line with "RST: Yes|No, D-RST: Yes|No"
+ *    (open-gpu-kernel-modules src/nvidia/src/kernel/gpu/arch/ampere/kern_gpu_ga100.c): a Yes needs a (drain and) reset
+ *  - Xid 144-150 (NVLink5, catalog workflow "XID 144-150 Decode"): the driver names the severity, "Fatal" or
+ *    "Nonfatal", in the line; the decode sheet's Fatal rows are RESET_GPU, its Non-fatal rows IGNORE
+ *  - Xid 154 (recovery action changed): "... to 0x0 (None)" needs nothing, any other new action does
+ */
+export function xidNeedsOwner(code: number, line: string): boolean {
+    const info = xidInfo(code);
+    if (info.grade !== "line") return info.grade === "node";
+    if (code === 94) return /\b(?:D-)?RST:\s*Yes\b/i.test(line);
+    if (code === 154) return !/\bto 0x0+ \(None\)/i.test(line);
+    // NVLink5: the unit then the severity word, e.g. "145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)"
+    if (/\bNon-?fatal\b/i.test(line)) return false;
+    return true;
 }

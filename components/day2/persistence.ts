@@ -1,13 +1,9 @@
 /**
- * Which health findings are transient (gone after a reset or a reboot) and which persistent (the hardware): the
- * repair policy replaces a node only on persistent ones. The classification belongs to the health gate (issue 33);
- * until it is merged, this seam knows only what the grader's components say by themselves, and everything else is
- * "unknown", which the policy never replaces on (a failing node is drained or reported instead).
+ * Which health findings may replace a node: the health gate decides (components/health/types.ts Persistence, set by
+ * its grader per finding: "persistent" when the node's current state shows it, "transient" for an event in the
+ * kernel log's window or a one-snapshot reading). The state carries that word per finding; a finding without one
+ * (a state written before the gate said it) is "unknown", which the repair policy never replaces on.
  */
 import type { Classify } from "./repair";
 
-/**
- * `clocks`: the grader's clock findings are throttle reasons (thermal, power), a condition of the moment, not of the
- * part (nvidia-smi -q "Clocks Event Reasons"; components/health/nvidia-smi.ts). Everything else: unknown.
- */
-export const classifyFinding: Classify = (f) => (f.component === "clocks" ? "transient" : "unknown");
+export const classifyFinding: Classify = (f) => f.persistence ?? "unknown";

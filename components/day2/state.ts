@@ -28,6 +28,8 @@ export interface FindingState {
     message: string;
     /** the node's own output line that shows it (untrusted: clipped and stripped of control characters) */
     evidence?: string;
+    /** the health gate's word on it (components/health/types.ts Persistence): only "persistent" may replace a node */
+    persistence?: "persistent" | "transient";
 }
 
 export interface NodeState {
@@ -148,7 +150,10 @@ export function operatingState(i: StateInputs): OperatingState {
 }
 
 function cleanFinding(f: FindingState): FindingState {
-    return { component: cleanText(f.component, 16), message: cleanText(f.message), ...(f.evidence ? { evidence: cleanText(f.evidence) } : {}) };
+    return {
+        component: cleanText(f.component, 16), message: cleanText(f.message), ...(f.evidence ? { evidence: cleanText(f.evidence) } : {}),
+        ...(f.persistence === "persistent" || f.persistence === "transient" ? { persistence: f.persistence } : {}),
+    };
 }
 
 /** A stack output that is not a state this reader knows: what was found, and what to do. */

@@ -14,7 +14,7 @@ import { planCluster } from "../plan";
 import { parseClusterSpec } from "../spec";
 import { describeExpectation, healthExpectation } from "./expect";
 import { formatHealth, gradeHealthDir, healthExitCode } from "./report";
-import type { HealthExpectation } from "./types";
+import { healthRule, type HealthExpectation } from "./types";
 import { readState } from "../day2/read";
 import { StateError } from "../day2/state";
 
@@ -76,7 +76,7 @@ export function runHealth(opts: HealthOptions, cwd = process.cwd(), env: NodeJS.
     if (nodes.length === 0) return usage(`--from ${opts.from}: no node folder in it (one sub-folder per node, holding nvidia-smi-q.txt, lspci-vv.txt, ...)`);
     const code = healthExitCode(nodes);
     if (opts.json) return { code, stdout: JSON.stringify({ expectation: exp, nodes }, null, 2) + "\n", stderr: "" };
-    const head = `rdmakit health: ${nodes.length} node(s) in ${path.relative(cwd, dir) || dir}, each graded against ${describeExpectation(exp)}`;
+    const head = `rdmakit health: ${nodes.length} node(s) in ${path.relative(cwd, dir) || dir}, each graded against ${describeExpectation(exp)}\nrule: ${healthRule(exp)}`;
     return { code, stdout: formatHealth(nodes, head), stderr: "" };
 }
 

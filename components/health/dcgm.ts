@@ -16,6 +16,7 @@
  * (field names as GoogleCloudPlatform/cluster-health-scanner src/gpu_healthcheck/gpu_healthcheck.py reads them).
  * "Error: ..." lines (no host engine, no GPU) mean the diagnostic did not run: not checked, never a pass.
  */
+import { MAX_FILE_CHARS, boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface DcgmTest {
@@ -39,8 +40,9 @@ function status(word: string): DcgmTest["status"] {
 }
 
 export function parseDcgmText(text: string): DcgmReport {
+    if (/^\s*\{/.test(text.slice(0, 64))) throw new HealthParseError("is JSON (dcgmi diag -j): the kit reads that form from dcgmi-diag.json");
     const tests: DcgmTest[] = [];
-    const lines = text.split(/\r?\n/);
+    const lines = boundedLines(text);
     const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
     let table = false;
     let last: DcgmTest | undefined;
@@ -94,13 +96,16 @@ export function parseDcgmText(text: string): DcgmReport {
 interface JsonResult { status?: string; gpu_id?: unknown; entity_id?: unknown; warnings?: Array<{ warning?: string }>; info?: unknown; error?: unknown }
 
 export function parseDcgmJson(text: string): DcgmReport {
+    if (text.length > MAX_FILE_CHARS) throw new HealthParseError(`is ${text.length} characters long; no capture the kit reads is longer than ${MAX_FILE_CHARS}`);
     let doc: Record<string, unknown>;
     try {
         doc = JSON.parse(text) as Record<string, unknown>;
     } catch (e) {
         throw new HealthParseError(`is not JSON (${(e as Error).message})`);
     }
-    const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown } | undefined;
+    const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown; runtime_error?: unknown } | undefined;
+    // the diagnostic did not run (dcgmi/Diag.cpp writes "runtime_error"): not checked, as the text form's "Error:" line
+    if (diag && typeof diag.runtime_error === "string" && !Array.isArray(diag.test_categories)) return { tests: [], error: diag.runtime_error.slice(0, 500) };
     if (!diag || !Array.isArray(diag.test_categories)) {
         throw new HealthParseError("is JSON but not dcgmi diag -j output (no \"DCGM GPU Diagnostic\" / \"DCGM Diagnostic\" object with test_categories)");
     }

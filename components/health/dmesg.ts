@@ -1,59 +1,148 @@
 /**
- * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events and mlx5
- * errors. Line prefixes read: "[  12.345678] ", "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 "
- * (--time-format iso), "Feb 23 16:24:18 host kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg),
- * "[Feb23 16:24] " / "[  +0.000123] " (-H), "kern  :info  : " (-x), or none.
- * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html, and the captures in
- * test/fixtures/health/README.md): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>" and the older
- * "NVRM: Xid (0000:01:00): 31, Ch 0000000b, ...".
- * mlx5 errors (the mlx5_core driver's messages, drivers/net/ethernet/mellanox/mlx5/core/health.c and cmd.c in Linux):
- * a compromised device health, a firmware fatal/internal error, a command timeout, a cable/module error.
+ * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events with their
+ * time, mlx5 errors, uncorrected PCIe AER errors. Line prefixes read: "[  12.345678] " (seconds since boot),
+ * "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 " (--time-format iso), "Feb 23 16:24:18 host
+ * kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
+ * "[  +0.000123] " (-H), "kern  :info  : " (-x), or none (then the line has no time).
+ * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html; open-gpu-kernel-modules
+ * nvErrorLog): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>", the older "NVRM: Xid (0000:01:00): 31, ...",
+ * and under MIG "NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, ..." (the GPU instance after the bus id).
+ * mlx5 errors (drivers/net/ethernet/mellanox/mlx5/core/health.c and cmd.c in Linux): a compromised device health, a
+ * firmware fatal/internal error, a command timeout, a cable/module error. PCIe AER (drivers/pci/pcie/aer.c
+ * aer_print_error): "AER: PCIe Bus Error: severity=Correctable|Uncorrected (Non-Fatal)|Uncorrected (Fatal), ..." on
+ * any device: corrected errors are counted and retried by the link (a note); uncorrected ones fail the device's node.
+ * "Operation not permitted" counts as the tool's refusal only as dmesg's own message ("dmesg: read kernel buffer
+ * failed: Operation not permitted", util-linux dmesg.c), never when a kernel line says it.
  */
+import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
+
+/** A line's time: seconds since boot, or seconds of the wall clock (dated forms; the year may be a guess, see wallTime) */
+export interface LogTime {
+    kind: "boot" | "wall";
+    s: number;
+}
 
 export interface XidEvent {
     pci: string;
     code: number;
+    line: string;
+    /** "GPU-I:05": the MIG GPU instance the driver attributed it to */
+    gpuInstance?: string;
+    time?: LogTime;
+}
+
+export interface AerEvent {
+    /** the device as the line names it, e.g. "mlx5_core 0000:1a:00.0" or "pcieport 0000:00:01.0" */
+    device: string;
+    severity: "corrected" | "uncorrected";
     line: string;
 }
 
 export interface DmesgReport {
     xids: XidEvent[];
     mlx5Errors: string[];
-    /** the tool said it could not read the log ("Operation not permitted") */
+    aer: AerEvent[];
+    /** dmesg said it could not read the log */
     denied?: string;
     lines: number;
+    /** the newest time the log holds, of each kind: the stand-in for "now" when judging how old an Xid is */
+    newest: { boot?: number; wall?: number };
 }
 
-const PREFIXES = [
-    /^\[\s*\d+\.\d+\]/, // [  12.345678]
-    /^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]/, // [Sun Feb 23 16:24:18 2025]
-    /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d/, // ISO
-    /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ /, // syslog / journalctl
-    /^\d+,\d+,\d+,[-c];/, // kmsg
-    /^\[[A-Z][a-z]{2}\s?\d+ \d\d:\d\d\]/, // -H / --time-format reltime: [Feb23 16:24]
-    /^\[\s*\+\d+\.\d+\]/, // -H / -d deltas: [  +0.000123]
-    /^\w+\s*:\w+\s*: /, // -x: "kern  :info  : "
-];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+// a dated form without a year (syslog, -H) is placed in one fixed year: lines of one log compare among themselves
+const NO_YEAR = 2000;
 
-const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)\b/;
-const MLX5_ERROR = /mlx5_core[^:]*:.*(health compromised|fw_fatal|firmware internal error|fatal error|internal error|cmd_work_handler.*timeout|wait_func.*timeout|command timeout|Cable error|module.*(?:error|power budget)|pci_channel_io_perm_failure|PCIe.*(?:error|failed))/i;
+function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss: number): number | undefined {
+    const m = MONTHS.indexOf(mon);
+    return m < 0 ? undefined : Date.UTC(y, m, d, hh, mm, ss) / 1000;
+}
+
+const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
+const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
+const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
+// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
+const SYSLOG = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
+const KMSG = /^\d+,\d+,(\d+),[-c];/;
+const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
+const DELTA = /^\[\s*\+\d+\.\d+\]/;
+// dmesg -x "kern  :info  : " and dmesg -r "<6>": a facility/level in front of the time, if any
+const LEVEL = /^[a-z]+ *:[a-z]+ *: |^<\d{1,3}>/;
+
+/** The line's time and whether it carries a kernel-log prefix at all. Each pattern is anchored and linear. */
+function prefix(line: string): { known: boolean; time?: LogTime } {
+    let m: RegExpExecArray | null = LEVEL.exec(line);
+    const l = m ? line.slice(m[0].length) : line;
+    const level = m !== null;
+    if ((m = KMSG.exec(l))) return { known: true, time: { kind: "boot", s: Number(m[1]) / 1e6 } };
+    if ((m = BOOT.exec(l))) return { known: true, time: { kind: "boot", s: Number(`${m[1]}.${m[2]}`) } };
+    if ((m = CTIME.exec(l))) {
+        const s = wallTime(Number(m[6]), m[1], Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
+        return { known: true, time: s === undefined ? undefined : { kind: "wall", s } };
+    }
+    if ((m = ISO.exec(l))) return { known: true, time: { kind: "wall", s: Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) / 1000 } };
+    if ((m = SYSLOG.exec(l))) {
+        // journalctl -k / syslog lines often carry the kernel's own "[  966.503025]" after "kernel: ": boot time wins
+        const rest = l.slice(m[0].length);
+        const k = /^kernel: \[\s*(\d+)\.(\d+)\]/.exec(rest);
+        if (k) return { known: true, time: { kind: "boot", s: Number(`${k[1]}.${k[2]}`) } };
+        const s = wallTime(NO_YEAR, m[1], Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
+        return { known: true, time: s === undefined ? undefined : { kind: "wall", s } };
+    }
+    if ((m = HUMAN.exec(l))) {
+        const s = wallTime(NO_YEAR, m[1], Number(m[2]), Number(m[3]), Number(m[4]), 0);
+        return { known: true, time: s === undefined ? undefined : { kind: "wall", s } };
+    }
+    return { known: DELTA.test(l) || level };
+}
+
+const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: (GPU-I:\d+))?\): (\d+)\b/;
+// mlx5_core's own failures; each a fixed phrase, matched one at a time (no ".*" between alternatives)
+const MLX5_PHRASES = ["health compromised", "fw_fatal", "firmware internal error", "fatal error", "internal error", "command timeout",
+    "cable error", "pci_channel_io_perm_failure", "power budget"];
+// aer.c aer_error_severity_string: "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", "Corrected"; kernels before 4.19
+// print the line without the "AER: " prefix
+const AER = /(?:AER: )?PCIe Bus Error: severity=(Corrected|Correctable|Uncorrected|Uncorrectable)/i;
+
+function mlx5Error(l: string): boolean {
+    const at = l.indexOf("mlx5_core");
+    if (at < 0) return false;
+    const low = l.slice(at).toLowerCase();
+    if (MLX5_PHRASES.some((p) => low.includes(p))) return true;
+    // cmd.c: "cmd_work_handler:...: ... timeout", "wait_func:...: ... timeout"; "module N: ... error" (port module events)
+    if ((low.includes("cmd_work_handler") || low.includes("wait_func")) && low.includes("timeout")) return true;
+    return /\bmodule \d+/.test(low) && low.includes("error");
+}
 
 export function parseDmesg(text: string): DmesgReport {
-    const lines = text.split(/\r?\n/).filter((l) => l.trim());
-    const denied = lines.find((l) => /^dmesg: read kernel buffer failed|Operation not permitted/i.test(l.trim()));
-    if (denied) return { xids: [], mlx5Errors: [], denied: denied.trim(), lines: lines.length };
-    // a kernel log: most lines carry one of the prefixes (a few continuation lines may not)
-    const prefixed = lines.filter((l) => PREFIXES.some((re) => re.test(l.trimStart()))).length;
-    if (lines.length > 0 && prefixed === 0 && !lines.some((l) => XID.test(l))) {
+    const lines = boundedLines(text).filter((l) => l.trim());
+    // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
+    const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
+        ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
+    const report: DmesgReport = { xids: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    if (denied) return { ...report, denied: denied.trim() };
+    let prefixed = 0;
+    for (const raw of lines) {
+        const l = raw.trimStart();
+        const p = prefix(l);
+        if (p.known) prefixed++;
+        if (p.time) report.newest[p.time.kind] = Math.max(report.newest[p.time.kind] ?? -Infinity, p.time.s);
+        const x = l.includes("NVRM: Xid") ? XID.exec(l) : null;
+        if (x) {
+            report.xids.push({ pci: x[1].toLowerCase(), code: Number(x[3]), line: l.trim(), gpuInstance: x[2], time: p.time });
+            continue;
+        }
+        const a = l.includes("Bus Error: severity=") ? AER.exec(l) : null;
+        if (a) {
+            const dev = /([\w-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): (?:AER: )?PCIe Bus Error/i.exec(l)?.[1] ?? "a PCIe device";
+            report.aer.push({ device: dev, severity: /^correct/i.test(a[1]) ? "corrected" : "uncorrected", line: l.trim() });
+            continue;
+        }
+        if (mlx5Error(l)) report.mlx5Errors.push(l.trim());
+    }
+    if (lines.length > 0 && prefixed === 0 && report.xids.length === 0) {
         throw new HealthParseError("has no line in a kernel-log form (\"[  12.345678] \", \"[Sun Feb 23 16:24:18 2025] \", ISO time, syslog \"Feb 23 16:24:18 host kernel:\", kmsg \"6,1,2,-;\")");
     }
-    const xids: XidEvent[] = [];
-    const mlx5Errors: string[] = [];
-    for (const l of lines) {
-        const x = XID.exec(l);
-        if (x) xids.push({ pci: x[1].toLowerCase(), code: Number(x[2]), line: l.trim() });
-        else if (MLX5_ERROR.test(l)) mlx5Errors.push(l.trim());
-    }
-    return { xids, mlx5Errors, lines: lines.length };
+    return report;
 }

@@ -12,6 +12,7 @@ export function healthExpectation(plan: FabricPlan): HealthExpectation {
         gpuModel: plan.nodes.gpuModel,
         nvidia: (model?.collectives ?? "nccl") === "nccl" && plan.nodes.gpusPerNode > 0,
         gpuPcie: model?.pcie,
+        gpuMemoryGiB: model?.memoryGiB,
         nvlinkLinks: plan.nodes.nvswitch ? model?.nvlinkLinks : 0,
         nvswitch: plan.nodes.nvswitch,
         fabric: plan.fabric,
@@ -22,6 +23,9 @@ export function healthExpectation(plan: FabricPlan): HealthExpectation {
             rateGbps: plan.fabric === "aws-efa" ? undefined : nics[0]?.rateGbps,
             linkLayer: plan.fabric === "aws-efa" ? "efa" : plan.fabric === "azure-ib" ? "InfiniBand" : "Ethernet",
         },
+        require: [...plan.validation.health.require],
+        xidWindowMinutes: plan.validation.health.xidWindowMinutes,
+        dcgmLevel: plan.validation.health.dcgmLevel,
     };
 }
 

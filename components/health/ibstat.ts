@@ -17,6 +17,7 @@
  *       version: ...  type: FI_EP_RDM | FI_EP_DGRAM  protocol: FI_PROTO_EFA
  * "fi_getinfo: -61 (No data available)" is libfabric's answer when no EFA device is there.
  */
+import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface IbPort {
@@ -40,7 +41,7 @@ export function parseIbstat(text: string): IbstatReport {
     const cas: IbstatReport["cas"] = [];
     const errors: string[] = [];
     let port: IbPort | undefined;
-    for (const raw of text.split(/\r?\n/)) {
+    for (const raw of boundedLines(text)) {
         const line = raw.trim();
         if (!line || line.startsWith("#") || /^ibwarn:/.test(line)) continue;
         if (/^ibpanic:|^ibstat: |^Error/i.test(line)) {
@@ -89,7 +90,7 @@ export interface FiInfoReport {
 export function parseFiInfo(text: string): FiInfoReport {
     const entries: FiInfoReport["entries"] = [];
     const errors: string[] = [];
-    for (const raw of text.split(/\r?\n/)) {
+    for (const raw of boundedLines(text)) {
         const line = raw.trim();
         if (!line || line.startsWith("# ")) continue;
         if (/^fi_getinfo:|^fi_info:|^libfabric:/.test(line) && !/^fi_info:$/.test(line)) {

@@ -10,6 +10,7 @@
  * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
  * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
  */
+import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface PcieLink {
@@ -49,7 +50,7 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
     const devices: PciDevice[] = [];
     let cur: PciDevice | undefined;
     let total = 0;
-    for (const raw of text.split(/\r?\n/)) {
+    for (const raw of boundedLines(text)) {
         // pciutils' own warnings (stderr, kept by 2>&1): "pcilib: sysfs_read_vpd: read failed", "lspci: Unable to load libkmod"
         if (!raw.trim() || raw.startsWith("#") || /^(pcilib|lspci): /.test(raw)) continue;
         if (!/^\s/.test(raw)) {

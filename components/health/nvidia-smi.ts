@@ -15,6 +15,7 @@
  *    the NVIDIA driver", "Unable to determine the device handle for GPU ...: <error>"
  * XML (`-q -x`) and CSV (`--query-gpu`) are other grammars and are refused by name.
  */
+import { boundedLines, keyValue } from "./text";
 import { HealthParseError } from "./types";
 
 interface Node {
@@ -45,7 +46,19 @@ export interface SmiGpu {
     /** active clock event reasons that slow the GPU down, as their lines */
     slowdowns: string[];
     fabric?: { state?: string; status?: string; line: string };
+    /** R580 "Fabric > Health > Summary" when it is not Healthy or N/A */
+    fabricHealth?: string;
     migMode?: string;
+    /** "ECC Mode > Current" (Enabled, Disabled, N/A) */
+    eccMode?: string;
+    /** R580 "Channel Repair Pending" / "TPC Repair Pending" lines whose value is not No or N/A ("GPU requires reset") */
+    repairPending: string[];
+    /** R580 "Unrepairable Memory : Yes" */
+    unrepairable?: string;
+    /** "FB Memory Usage > Total" in MiB */
+    memoryMiB?: number;
+    /** "Remapped Rows > Uncorrectable Error : N" above zero: rows already repaired by remapping */
+    remappedUncorrectable?: string;
 }
 
 export interface SmiReport {
@@ -57,18 +70,16 @@ export interface SmiReport {
     driverErrors: string[];
 }
 
-const KV = /^(\s*)([^:]*?\S)\s*:\s?(.*)$/;
-
 function tree(lines: string[]): Node[] {
     const root: Node = { key: "", line: "", children: [] };
     const stack: Array<{ indent: number; node: Node }> = [{ indent: -1, node: root }];
     for (const raw of lines) {
-        const line = raw.replace(/\s+$/, "").replace(/\t/g, "    ");
+        const line = raw.replaceAll("\t", "    ").trimEnd();
         if (!line.trim() || line.startsWith("#") || /^=+\s*NVSMI LOG\s*=+$/.test(line.trim())) continue;
         const indent = line.length - line.trimStart().length;
         const gpuHeader = /^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$/.test(line.trim());
-        const m = gpuHeader ? null : KV.exec(line);
-        const node: Node = m ? { key: m[2].trim(), value: m[3].trim(), line: line.trim(), children: [] } : { key: line.trim(), line: line.trim(), children: [] };
+        const m = gpuHeader ? undefined : keyValue(line);
+        const node: Node = m ? { key: m.key, value: m.value, line: line.trim(), children: [] } : { key: line.trim(), line: line.trim(), children: [] };
         while (stack.length > 1 && stack[stack.length - 1].indent >= indent) stack.pop();
         stack[stack.length - 1].node.children.push(node);
         stack.push({ indent, node });
@@ -83,6 +94,19 @@ const num = (s: string | undefined): number | undefined => {
     const m = /^(\d+)x?$/.exec(s?.trim() ?? "");
     return m ? Number(m[1]) : undefined;
 };
+
+/** Every node under `n` (any depth) whose key matches: fields that moved between drivers are found wherever they are. */
+function find(n: Node, key: RegExp): Node[] {
+    const out: Node[] = [];
+    const walk = (x: Node): void => {
+        for (const c of x.children) {
+            if (key.test(c.key)) out.push(c);
+            walk(c);
+        }
+    };
+    walk(n);
+    return out;
+}
 
 /** Uncorrectable counts under "ECC Errors" (every driver's naming) that are a number above zero. */
 function uncorrectable(ecc: Node | undefined): string[] {
@@ -148,6 +172,15 @@ function gpuFacts(n: Node): SmiGpu {
         sramThreshold: /^yes$/i.test(val(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded") ?? "") ? at(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded")?.line : undefined,
         fabric: fabric && fabric.children.length ? { state: val(fabric, "State"), status: val(fabric, "Status"), line: fabric.children.map((c) => c.line).join(", ") } : undefined,
         migMode: val(n, "MIG Mode", "Current"),
+        eccMode: val(n, "ECC Mode", "Current"),
+        repairPending: find(n, /^(Channel|TPC) Repair Pending$/i).filter((c) => !/^(no|n\/a)$/i.test(c.value ?? "")).map((c) => c.line),
+        unrepairable: find(n, /^Unrepairable Memory$/i).find((c) => /^yes$/i.test(c.value ?? ""))?.line,
+        memoryMiB: num(/^(\d+) MiB$/.exec(val(n, "FB Memory Usage", "Total") ?? "")?.[1]),
+        remappedUncorrectable: /^[1-9]\d*$/.test(val(remap, "Uncorrectable Error") ?? "") ? at(remap, "Uncorrectable Error")?.line : undefined,
+        fabricHealth: (() => {
+            const h = at(fabric, "Health", "Summary");
+            return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.line}` : undefined;
+        })(),
     };
 }
 
@@ -161,7 +194,7 @@ const DRIVER_ERRORS = [
 
 /** Parses `nvidia-smi -q`; throws HealthParseError on anything else. */
 export function parseNvidiaSmiQ(text: string): SmiReport {
-    const lines = text.split(/\r?\n/);
+    const lines = boundedLines(text);
     const head = text.trimStart();
     if (head.startsWith("<?xml") || head.startsWith("<nvidia_smi_log")) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
     const driverErrors = lines.map((l) => l.trim()).filter((l) => DRIVER_ERRORS.some((re) => re.test(l)));
@@ -169,7 +202,7 @@ export function parseNvidiaSmiQ(text: string): SmiReport {
     const gpus = nodes.filter((n) => /^GPU [0-9A-Fa-f]{4,8}:/.test(n.key)).map(gpuFacts);
     const attachedText = nodes.find((n) => n.key === "Attached GPUs")?.value;
     const attached = attachedText !== undefined && /^\d+$/.test(attachedText) ? Number(attachedText) : undefined;
-    const isLog = /=+\s*NVSMI LOG\s*=+/.test(text) || attached !== undefined || gpus.length > 0;
+    const isLog = lines.some((l) => l.includes("NVSMI LOG")) || attached !== undefined || gpus.length > 0;
     if (!isLog && driverErrors.length === 0) {
         throw new HealthParseError("is not nvidia-smi -q output (no \"==============NVSMI LOG==============\" header, no \"Attached GPUs\", no \"GPU <bus id>\" section)");
     }

@@ -6,6 +6,7 @@
  *   NVML: Unable to retrieve NVLink information as all links are inActive    every link of that GPU down (leptonai/gpud#1085)
  * An empty output is a machine without NVLink (leptonai/gpud testdata nvidia-smi.nvlink.status.a10 is empty).
  */
+import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
 export interface NvlinkGpu {
@@ -23,12 +24,17 @@ export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[]; errors: st
     const gpus: NvlinkGpu[] = [];
     const errors: string[] = [];
     let cur: NvlinkGpu | undefined;
-    for (const raw of text.split(/\r?\n/)) {
+    for (const raw of boundedLines(text)) {
         const line = raw.trim();
         // "# cmd: ..." lines are a person's note above a pasted capture, never the tool's
         if (!line || line.startsWith("#")) continue;
         if (SMI_ERROR.test(line)) {
             errors.push(line);
+            continue;
+        }
+        // R535+ print the library's version after "Driver/library version mismatch" ("NVML library version: 570.211")
+        if (errors.length && /^NVML library version: \S+$/i.test(line)) {
+            errors[errors.length - 1] += `; ${line}`;
             continue;
         }
         const g = /^GPU (\d+): .*$/.exec(line);

@@ -5,6 +5,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { gradeNode, type NodeFiles } from "./grade";
+import { MAX_FILE_CHARS } from "./text";
 import { FILES, type HealthExpectation, type NodeHealth } from "./types";
 
 const NAMES = new Set<string>(Object.values(FILES).map((f) => f.name));
@@ -19,6 +20,12 @@ export function gradeHealthDir(dir: string, exp: HealthExpectation): NodeHealth[
             const p = path.join(dir, node, name);
             if (!fs.existsSync(p)) continue;
             try {
+                // never read more than the parsers accept (text.ts MAX_FILE_CHARS, at most 4 bytes a character)
+                const size = fs.statSync(p).size;
+                if (size > 4 * MAX_FILE_CHARS) {
+                    broken.push({ file: name, reason: `is ${size} bytes; no capture the kit reads is larger than ${4 * MAX_FILE_CHARS}` });
+                    continue;
+                }
                 const buf = fs.readFileSync(p);
                 // a binary file is not any tool's text output
                 if (buf.includes(0)) broken.push({ file: name, reason: "holds NUL bytes: not a text capture" });
@@ -56,7 +63,7 @@ export function formatHealth(nodes: NodeHealth[], head: string): string {
     for (const n of nodes) {
         out.push(`${n.node.padEnd(width)}  ${VERDICT[n.verdict]}`);
         for (const f of n.findings) {
-            out.push(`  ${f.component.padEnd(6)}  ${f.message}`);
+            out.push(`  ${f.component.padEnd(6)}  ${f.message}${f.persistence === "transient" ? " [transient: check again before acting]" : ""}`);
             if (f.evidence) out.push(`          ${f.file}: ${f.evidence}`);
         }
         for (const u of n.unreadable) out.push(`  unreadable  ${u.file} ${u.reason}`);

@@ -15,7 +15,27 @@ export const FILES = {
     dmesg: { name: "dmesg.txt", command: "dmesg (the kernel log since boot)" },
 } as const;
 
-export type Component = "gpu" | "ecc" | "pcie" | "nvlink" | "nic" | "xid" | "dcgm" | "clocks";
+export const HEALTH_COMPONENTS = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "dcgm", "clocks"] as const;
+export type Component = (typeof HEALTH_COMPONENTS)[number];
+
+/**
+ * What a node must have checked to pass, by default: everything but DCGM, which not every image carries (the
+ * node_health role runs dcgmi only where it is installed); cluster.validation.health.require can add it. One rule for
+ * `rdmakit health` and the validation gate: a node passes with no finding, every file readable, and every required
+ * component checked; a component not required that could not be checked is a note.
+ */
+export const DEFAULT_HEALTH_REQUIRE: readonly Component[] = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"];
+
+/** dcgmi diag -r level (1 quick, 2 medium: a few minutes, 3 long, 4 extended; NVIDIA DCGM user guide, "Run Levels"). */
+export const DEFAULT_DCGM_LEVEL = 2;
+
+/**
+ * How lasting a finding is (README "Node health"): "persistent" the node's current state shows it (a GPU missing, a
+ * link down, a reset required, a DCGM test failed); "transient" an event in the kernel log within the Xid window or a
+ * one-snapshot reading (clocks held down) while the current state shows nothing: check again before acting;
+ * "note" does not fail the node. Findings carry "persistent" or "transient"; notes are NodeHealth.notes.
+ */
+export type Persistence = "persistent" | "transient" | "note";
 
 /** One reason a node fails: the component, what is wrong, and the line of the tool's output that shows it. */
 export interface Finding {
@@ -24,6 +44,12 @@ export interface Finding {
     file: string;
     /** the output line (trimmed) that shows it; absent when the finding is an absence (a GPU missing) */
     evidence?: string;
+    persistence: Exclude<Persistence, "note">;
+}
+
+/** true when the finding is an event or a snapshot that the node's current state does not confirm: never replace a node on it. */
+export function isTransient(f: Pick<Finding, "persistence">): boolean {
+    return f.persistence !== "persistent";
 }
 
 /** A check that could not run: the file is missing, or the tool said it could not answer. Never healthy. */
@@ -58,6 +84,8 @@ export interface HealthExpectation {
     gpuModel: string;
     /** NVIDIA GPUs: nvidia-smi, NVLink and DCGM apply; AMD (rccl) GPUs: they do not */
     nvidia: boolean;
+    /** catalog memory of the GPU model in GiB, when known */
+    gpuMemoryGiB?: number;
     /** catalog PCIe link of the GPU model, when known */
     gpuPcie?: { gen: number; width: number };
     /** NVLink links per GPU when the board has NVSwitch and the catalog knows the count; 0 when no NVLink is expected */
@@ -66,7 +94,30 @@ export interface HealthExpectation {
     fabric: "aws-efa" | "azure-ib" | "roce";
     /** RDMA devices: EFA devices (AWS), IB HCAs (Azure, by name), RoCE rails (by name) */
     nics: { names: string[]; count: number; rateGbps?: number; linkLayer: "InfiniBand" | "Ethernet" | "efa" };
+    /** Xids older than this (minutes before the log's newest line) fail only while the GPU's state still asks for action; default XID_WINDOW_MINUTES */
+    xidWindowMinutes?: number;
+    /** components a node must have checked to pass; default DEFAULT_HEALTH_REQUIRE */
+    require?: Component[];
+    /** dcgmi diag -r level the node_health role runs; default DEFAULT_DCGM_LEVEL */
+    dcgmLevel?: number;
 }
+
+/** The one pass rule, as the reports print it. */
+export function healthRule(exp: Pick<HealthExpectation, "require">): string {
+    const req = exp.require ?? DEFAULT_HEALTH_REQUIRE;
+    const optional = HEALTH_COMPONENTS.filter((c) => !req.includes(c));
+    return `a node passes with no finding, every file readable, and ${req.join(", ")} checked` +
+        (optional.length ? ` (${optional.join(", ")} not required: a note when not checked; cluster.validation.health.require)` : "");
+}
+
+/**
+ * Default Xid window: 120 minutes. An Xid that still needs action leaves "Reset Required" / "GPU Recovery Action" /
+ * "Pending" set in nvidia-smi -q (R510+/R565+ drivers), which fails the node at any age; the window covers drivers
+ * without those fields and events during or just before the validation run. Two hours is AzNHC's default for its Xid
+ * check (Azure/azurehpc-health-checks customTests/azure_gpu_xid.nhc, time_threshold=2 hours, commit 0e0a1ac2);
+ * spec field validation.health.xidWindowMinutes.
+ */
+export const XID_WINDOW_MINUTES = 120;
 
 /** Thrown by a parser on text that is not the tool's output; the message says what was expected. */
 export class HealthParseError extends Error {

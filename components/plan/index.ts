@@ -9,6 +9,7 @@ import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
 import type { PreflightExpectation } from "../validate/component";
 import { Expectation } from "../validate/types";
+import type { HealthComponent } from "../types";
 import { AWS_FORCED_NET, AwsPlacement, awsNcclEnv, awsPlacement, efaDeviceCount, EfaInterface, efaInterfaceLayout } from "./aws";
 import { IB_FORCED_NET, AzureImage, azureImage, azureNcclEnv } from "./azure";
 import { expectationFromFacts, HardwareFacts } from "./expectation";
@@ -69,6 +70,8 @@ export interface FabricPlan {
         fixedBytes: number;
         iterations: number;
         timeoutMinutes: number;
+        /** the node health gate: required components, Xid window, DCGM level (cluster.validation.health) */
+        health: { require: HealthComponent[]; xidWindowMinutes: number; dcgmLevel: number };
         /** inventory host names, in placement order (bare metal: the spec's names) */
         hostNames: string[];
         /** what every node must show before nccl-tests runs */
@@ -269,6 +272,7 @@ function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
     return {
         enabled: v.enabled, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
+        health: { require: [...v.health.require], xidWindowMinutes: v.health.xidWindowMinutes, dcgmLevel: v.health.dcgmLevel },
         hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: NCCL_TESTS_MPI_HOME,
     };
 }

@@ -19,7 +19,7 @@ import { formatIncast, gradeIncast } from "./incast";
 import { readIncastDir } from "./incast-files";
 import type { Expectation, ParsedLog } from "./types";
 import { gradeHealthDir } from "../health/report";
-import type { HealthExpectation, NodeHealth } from "../health/types";
+import { healthRule, type HealthExpectation, type NodeHealth } from "../health/types";
 import { MAX_FINDINGS } from "../day2/state";
 
 export interface NcclReportOptions {
@@ -104,7 +104,7 @@ function nodesOfLog(p: ParsedLog): number | null {
 }
 
 /** The graded health captures of --health, or an error naming the flag; undefined without --health. */
-function readHealth(dir: string | undefined, expectJson: string | undefined): NodeHealth[] | string | undefined {
+function readHealth(dir: string | undefined, expectJson: string | undefined): { nodes: NodeHealth[]; rule: string } | string | undefined {
     if (dir === undefined) return undefined;
     if (!expectJson) return "--health needs --health-expect (the HealthExpectation JSON of the plan)";
     let exp: HealthExpectation;
@@ -117,7 +117,7 @@ function readHealth(dir: string | undefined, expectJson: string | undefined): No
         return "--health-expect: not a HealthExpectation (gpus, gpuModel, fabric, nics {names, count, linkLayer}, ...: components/health/types.ts)";
     }
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return `--health ${dir}: not a folder`;
-    return gradeHealthDir(dir, exp);
+    return { nodes: gradeHealthDir(dir, exp), rule: healthRule(exp) };
 }
 
 /** Runs the report over files. Reads the logs; writes files only for --chart / --out. */
@@ -175,7 +175,7 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             pairExpectation: pairs[0]?.grade.expectation.minBusbwGBps ? pairs[0].grade.expectation : undefined,
         })
         : null;
-    const built = buildReport(entries, slow, preflight, health);
+    const built = buildReport(entries, slow, preflight, health?.nodes, health?.rule);
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
     const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
@@ -218,7 +218,9 @@ export function runNcclReport(files: string[], opts: NcclReportOptions): NcclRep
             ...(report.health ? {
                 health: report.health.nodes.map((n) => ({
                     node: n.node, verdict: n.verdict,
-                    findings: n.findings.slice(0, MAX_FINDINGS).map((f) => ({ component: f.component, message: f.message, ...(f.evidence ? { evidence: f.evidence } : {}) })),
+                    findings: n.findings.slice(0, MAX_FINDINGS).map((f) => ({
+                        component: f.component, message: f.message, persistence: f.persistence, ...(f.evidence ? { evidence: f.evidence } : {}),
+                    })),
                 })),
             } : {}),
         }) + "\n";

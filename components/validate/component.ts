@@ -18,7 +18,7 @@ import { rpReadCommand, rpWriteCommand } from "./incast-rpoff";
 import { planPairRounds } from "./slow";
 import type { Expectation } from "./types";
 import { fabricOfPlan } from "./fabric";
-import type { HealthExpectation } from "../health/types";
+import { DEFAULT_DCGM_LEVEL, type HealthExpectation } from "../health/types";
 import { PACKAGE_ROOT } from "../assets";
 import type { AnsibleMode } from "../types";
 import { hashFolder } from "../provision/ansible";
@@ -343,6 +343,8 @@ export interface ValidationVars {
     nccl_validate_ssh_dir: string;
     /** Host public keys every node presents (the stack's pinned ones); [] reads each node's own. */
     nccl_validate_host_keys: string[];
+    /** The node_health role's `dcgmi diag -r` level: cluster.validation.health.dcgmLevel. */
+    node_health_dcgm_level: number;
 }
 
 /**
@@ -394,6 +396,7 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         ...incastVars(args, mpiHosts),
         nccl_validate_ssh_dir: MPIRUN_SSH_DIR,
         nccl_validate_host_keys: hostKeys,
+        node_health_dcgm_level: args.health?.dcgmLevel ?? DEFAULT_DCGM_LEVEL,
     };
 }
 

@@ -14,7 +14,7 @@
  * Strings (NCCL and aws-ofi-nccl sources, and seen in the real logs named):
  *  - EFA: `NET/OFI Selected Provider is efa` (`efa;ofi_rxr` with plugin <= 1.x on libfabric 1.x), `Using network AWS
  *    Libfabric` (plugin <= 1.12; `Libfabric` since 1.13), channels `via NET/AWS Libfabric/0/GDRDMA`
- *    (aws/aws-ofi-nccl src/nccl_ofi_net.cpp, src/nccl_ofi_interface_nvidia.cpp; ../shared/ref/nccl-tests-logs 01, 03, 06);
+ *    (aws/aws-ofi-nccl src/nccl_ofi_net.cpp, src/nccl_ofi_interface_nvidia.cpp; test/fixtures/nccl-ref 01, 03, 06);
  *  - IB / RoCE: `NET/IB : Using [0]mlx5_0:1/IB` or `.../RoCE` (link layer per device), `Using network IB` (`IBext_v8`
  *    through the SHARP plugin), channels `via NET/IB/0/GDRDMA` (`NET/IBext_v8/7/GDRDMA`) (NVIDIA/nccl
  *    src/transport/net_ib.cc, src/transport/net.cc; NVIDIA/nccl#1412, #1453, NVIDIA/nccl-tests#293); HPC-X's plugin:

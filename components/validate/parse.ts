@@ -1,7 +1,7 @@
 /**
  * Pure parser for nccl-tests output, every era (2017 .. v2.19.x), with launcher prefixes, NCCL debug lines,
  * several runs per file, split rows, truncated and aborted runs.
- * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (source: NVIDIA/nccl-tests src/util.cu, src/common.cu).
+ * Format facts: NVIDIA/nccl-tests src/util.cu, src/common.cu (real logs of each layout: test/fixtures/nccl-ref/SOURCES.md).
  */
 import type {
     LineText, NcclRow, NcclRun, ParsedLog, Placement, RunParams, TableLayout,
@@ -76,7 +76,7 @@ interface Columns {
     checkColumn: string | null;
 }
 
-const HEADER = /^\s*#?\s*(size|bytes)\s+(count|N)\s+type\b.*\b(time|cputime)\b/;
+const HEADER = /^\s*(?:#\s*)?(size|bytes)\s+(count|N)\s+type\b.*\b(time|cputime)\b/;
 
 function columnsFromHeader(text: string): Columns {
     const tokens = text.replace(/^\s*#/, "").trim().split(/\s+/);
@@ -192,13 +192,13 @@ function parseParams(text: string): RunParams {
 
 // `#  Rank  0 Group  0 Pid 204199 on  nid005471 device  0 [0009:01:00] NVIDIA GH200 120GB` and the older
 // `#   Rank  0 Pid  87569 on    seville device  0 [0x36] Tesla V100-SXM3-32GB` (FORMAT.md §1).
-const RANK_LINE = /^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+(\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/;
-const PARAM_LINE = /^\s*#?\s*nThread\s+\d+\s+nGpus\s+\d+/;
+const RANK_LINE = /^\s*(?:#\s*)?Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+(\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/;
+const PARAM_LINE = /^\s*(?:#\s*)?nThread\s+\d+\s+nGpus\s+\d+/;
 const VERSION_LINE = /^\s*#\s*nccl-tests version\s+(\S+)/;
 const STARTING_LINE = /^\s*#\s*Collective test starting:\s*(\S+)/;
 const CONCLUDED_LINE = /^\s*#\s*Collective test concluded:\s*(\S+)/;
-const OOB_LINE = /^\s*#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
-const AVG_LINE = /^\s*#?\s*Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)/i;
+const OOB_LINE = /^\s*(?:#\s*)?Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
+const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)/i;
 const BANNER_LINE = /^\s*#\s*out-of-place\s+in-place\s*$/;
 const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
 // source: src/common.cu TESTCHECK/NCCLCHECK/CUDACHECK print `host: Test NCCL failure file:line '...'`, then

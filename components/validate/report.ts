@@ -43,7 +43,7 @@ export interface ValidationReport {
      * Each node's health verdict (components/health, `--health`) beside its nccl-tests verdict (its single-node log,
      * slow in the pair search); a failing node is a bad node and fails the report.
      */
-    health?: { nodes: Array<NodeHealth & { nccl: "ok" | "FAIL" | "slow" | "-" }>; badNodes: string[] };
+    health?: { nodes: Array<NodeHealth & { nccl: "ok" | "FAIL" | "slow" | "-" }>; badNodes: string[]; rule?: string };
 }
 
 /**
@@ -78,7 +78,7 @@ function ncclOfNode(node: string, entries: ReportEntry[], slowNodes: SlowNodeRep
     return single ? (single.grade.pass ? "ok" : "FAIL") : "-";
 }
 
-export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[]): ValidationReport {
+export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[], healthRuleText?: string): ValidationReport {
     const main = mainEntry(entries);
     let headline: ValidationReport["headline"] = null;
     if (main) {
@@ -102,12 +102,14 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
     const failed = [...(preflight ? [...preflightFailures(preflight), ...pkeyMismatches(preflight)] : []), ...(software ? softwareMismatches(software.lines) : []),
         ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
-    const healthBad = (health ?? []).filter((h) => h.verdict === "failing" || h.verdict === "unreadable").map((h) => h.node);
+    // the same rule as `rdmakit health` (components/health healthRule): only a healthy node passes; a required
+    // component not checked ("incomplete") is not healthy
+    const healthBad = (health ?? []).filter((h) => h.verdict !== "healthy").map((h) => h.node);
     return {
         pass: failed.length === 0 && !slowFail && healthBad.length === 0 && (entries.length > 0 || preflight !== undefined || !!health?.length),
         headline, logs, slowNodes,
         ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes }, software } : {}), failed,
-        ...(health ? { health: { nodes: health.map((h) => ({ ...h, nccl: ncclOfNode(h.node, entries, slowNodes) })), badNodes: healthBad } } : {}),
+        ...(health ? { health: { nodes: health.map((h) => ({ ...h, nccl: ncclOfNode(h.node, entries, slowNodes) })), badNodes: healthBad, ...(healthRuleText ? { rule: healthRuleText } : {}) } } : {}),
     };
 }
 
@@ -128,6 +130,7 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         const ok = h.nodes.filter((n) => n.verdict === "healthy").length;
         out.push(`  ${h.badNodes.length ? "FAIL" : "ok  "} node health: ${ok} of ${h.nodes.length} node(s) healthy` +
             (h.badNodes.length ? `; bad node(s): ${h.badNodes.join(", ")}` : ""));
+        if (h.rule) out.push(`    rule: ${h.rule}`);
         const w = Math.max(4, ...h.nodes.map((n) => n.node.length));
         const word: Record<NodeHealth["verdict"], string> = { healthy: "healthy", failing: "FAILING", incomplete: "not checked", unreadable: "UNREADABLE" };
         for (const n of h.nodes) {

@@ -1,6 +1,6 @@
 /**
  * Types shared by the nccl-tests parser, grader, slow-node finder, report and the validation component.
- * Format facts: ../shared/ref/nccl-tests-logs/FORMAT.md (checked against NVIDIA/nccl-tests up to v2.19.6).
+ * Format facts: NVIDIA/nccl-tests src/common.cu, src/util.cu (checked up to v2.19.6; real logs: test/fixtures/nccl-ref).
  */
 
 /** What the plan expects of one nccl-tests run; produced per instance type by components/plan. */

@@ -1,7 +1,7 @@
 /**
  * config_db.json → SONiC YANG JSON (RFC 7951), so `yanglint` can validate a rendered config against the SONiC
  * models offline. Rules as SONiC's own translator applies them (sonic-net/sonic-buildimage:
- * src/sonic-yang-mgmt/sonic_yang_ext.py, summarised in roce.md §7 and ../shared/ref/sonic-yang-models/SOURCE.md):
+ * src/sonic-yang-mgmt/sonic_yang_ext.py, summarised in roce.md §7 and sonic-net/sonic-buildimage src/sonic-yang-models):
  * - each table becomes `<module>:<module>` / `TABLE` / `TABLE_LIST[]`, keys split on `|` into the list's key leaves;
  * - "type-1" map tables become `{name, TABLE: [{<key leaf>, <value leaf>}]}`;
  * - libyang 2 wants (u)int8/16/32 as JSON numbers, (u)int64 as strings, booleans as true/false.
@@ -16,7 +16,7 @@ interface MapTable { kind: "map"; module: string; keyLeaf: string; valueLeaf: st
 interface ContainerTable { kind: "container"; module: string; fields: Record<string, Kind> }
 type TableDef = ListTable | MapTable | ContainerTable;
 
-// Types per leaf from the YANG files in ../shared/ref/sonic-yang-models (file named by `module`).
+// Types per leaf from the YANG files of sonic-net/sonic-buildimage src/sonic-yang-models/yang-models (file named by `module`).
 const TABLES: Record<string, TableDef> = {
     DSCP_TO_TC_MAP: { kind: "map", module: "sonic-dscp-tc-map", keyLeaf: "dscp", valueLeaf: "tc", keyKind: "str", valueKind: "num" },
     TC_TO_PRIORITY_GROUP_MAP: { kind: "map", module: "sonic-tc-priority-group-map", keyLeaf: "tc", valueLeaf: "pg", keyKind: "num", valueKind: "str" },

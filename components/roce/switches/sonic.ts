@@ -6,8 +6,8 @@
  * SONiC's generic qos_config.j2 maps DSCP 26 to TC 1 (lossy) and makes TCs 3/4 lossless from DSCP 3/4 (roce.md §1
  * "Trap"); this map replaces it per port and globally, so DSCP 26 (or the plan's RoCE DSCP) lands on the lossless TC.
  *
- * Table and field names: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/*.yang (snapshot in
- * ../shared/ref/sonic-yang-models) and roce.md §4b. References are plain names (leafrefs), not `[TABLE|key]`.
+ * Table and field names: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/*.yang (the tests run yanglint
+ * on them: test/fixtures/roce/helpers.ts) and roce.md §4b. References are plain names (leafrefs), not `[TABLE|key]`.
  */
 import type { QosPlan, SwitchPlan } from "../qos";
 
