@@ -1,12 +1,13 @@
 /**
  * `rdmakit check --stack <name> | --config <file> [--nodes a,b] [--ssh-key FILE]`: day 2. Runs preflight and
- * validation again against the live cluster that the last `pulumi up` reached, and prints the same report as the
- * validation step (bad and slow nodes named). It changes nothing on the cluster or in the stack: the nodes are reached
- * through the inventory that run kept (out/<stack>/inventory-*.yml, ansible_host = the private address mpirun uses),
- * the tests and thresholds come from planning the stack file again, and the run is VALIDATE_SCRIPT itself, writing
- * its logs and report to out/<stack>/check/. validate.yml only probes and runs nccl-tests (its files on the nodes go
- * to /tmp/rdmakit-nccl).
- * Exit status: 0 pass, 1 fail (as nccl-report), 2 a usage error (no stack file, no inventory, unknown node, no key).
+ * validation again against the live cluster, and prints the same report as the validation step (bad and slow nodes
+ * named). It changes nothing on the cluster or in the stack. With --stack the nodes, the way in, the pinned host keys
+ * and the deployed spec come from the stack's operating state (day2/read.ts), from any checkout, with a temporary
+ * known_hosts removed after the run; with --config from the stack file here and the inventory the last `pulumi up` on
+ * this machine kept (out/<stack>/inventory-*.yml). The tests and thresholds come from planning the spec again, and the
+ * run is VALIDATE_SCRIPT itself, writing its logs and report to out/<stack>/check/. validate.yml only probes and runs
+ * nccl-tests (its files on the nodes go to /tmp/rdmakit-nccl).
+ * Exit status: 0 pass, 1 fail (as nccl-report), 2 a usage error (no stack or state, no inventory, unknown node, no key).
  */
 import * as fs from "fs";
 import * as path from "path";
