@@ -59,3 +59,8 @@ export const expectedBusbw = cluster.plan.validation.allNodes;
 export const validation = cluster.validation;
 /** Nodes the node-software step left failed (within cluster.ansible.maxFailPercentage) or that the spec excludes. */
 export const provisioning = cluster.provisioning;
+/**
+ * The cluster's operating state, nothing secret (components/day2/state.ts): what `rdmakit status | check | ssh |
+ * repair --stack <name>` read from any checkout through the stack's backend.
+ */
+export const rdmakitState = cluster.state;

@@ -18,6 +18,9 @@ const VERBS: Record<string, () => Register> = {
     "fabric": () => (require("../components/roce/fabric-cli") as typeof import("../components/roce/fabric-cli")).registerFabric,
     "slurm-config": () => (require("../components/slurm/cli") as typeof import("../components/slurm/cli")).registerSlurmConfig,
     "health": () => (require("../components/health/cli") as typeof import("../components/health/cli")).registerHealth,
+    "status": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
+    "ssh": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
+    "repair": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
 };
 /** components/errors loads the Pulumi SDK, which nccl-report otherwise never needs: loaded when an error is printed. */
 const redactSecrets = (text: string): string => (require("../components/errors") as typeof import("../components/errors")).redactSecrets(text);
@@ -37,7 +40,8 @@ const program = new Command("rdmakit")
 async function main(): Promise<void> {
     const verb = process.argv[2];
     const load = verb !== undefined && Object.hasOwn(VERBS, verb) ? [VERBS[verb]] : Object.values(VERBS);
-    for (const l of load) l()(program);
+    // one module may register several verbs (status, ssh, repair): each once
+    for (const register of new Set(load.map((l) => l()))) register(program);
     await program.parseAsync(process.argv);
 }
 

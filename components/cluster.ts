@@ -16,6 +16,7 @@ import { ClusterSpec, parseClusterSpec } from "./spec";
 import type { ClusterSpecInput } from "./types";
 import { ClusterValidation } from "./validate/component";
 import { validationArgsFromPlan } from "./validate/fromPlan";
+import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 
@@ -76,6 +77,7 @@ interface RdmaClusterParts {
     plan: FabricPlan;
     fabric: AwsEfaCluster | AzureInfinibandCluster | RoceCluster;
     software?: AnsiblePlaybook;
+    state: pulumi.Output<OperatingState>;
 }
 const parts = new Internals<RdmaCluster, RdmaClusterParts>();
 
@@ -115,6 +117,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
     get fabric(): AwsEfaCluster | AzureInfinibandCluster | RoceCluster { return parts.of(this).fabric; }
     /** The node software step (site.yml); unset when `provision` is false. */
     get software(): AnsiblePlaybook | undefined { return parts.of(this).software; }
+    /**
+     * The cluster's operating state, nothing secret in it (components/day2/state.ts): nodes, the way in, the pinned
+     * host keys (public), the last verdicts per node, failed and drained nodes. The stack output `rdmakitState`, which
+     * `rdmakit status | check | ssh | repair --stack` read from any checkout. (A getter: its union-typed shape is not
+     * one Pulumi's component schema can carry, like `plan`.)
+     */
+    get state(): pulumi.Output<OperatingState> { return parts.of(this).state; }
 
     constructor(name: string, args: RdmaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Everything is checked before the first resource (this component included) is registered.
@@ -128,11 +137,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
         const parent = { parent: this };
         let fabric: RdmaClusterParts["fabric"];
         let software: AnsiblePlaybook | undefined;
+        let validationResult: pulumi.Output<ValidationNodes | null> = pulumi.output(null);
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
         let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
+        let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
@@ -141,6 +152,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
+                group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));
                 break;
             }
             case "azure-ib": {
@@ -150,6 +162,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 hostKeys = { node: az.nodeHostPublicKey, entry: az.jumpHostPublicKey };
+                group = pulumi.all([az.resourceGroupName, az.vmssName]).apply(([rg, vmss]) => ({ cloud: "azure" as const, resourceGroup: rg, scaleSet: vmss }));
                 break;
             }
             case "roce": {
@@ -193,6 +206,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     excludedNodes: plan.provision.excluded,
                     forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
+                validationResult = v.result;
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
                     excludedNodes: plan.provision.excluded,
@@ -200,7 +214,27 @@ export class RdmaCluster extends pulumi.ComponentResource {
             }
         }
 
-        parts.set(this, { spec, plan, fabric, software });
+        const stack = pulumi.getStack();
+        // unsecret: every string in it went through cleanText (key-looking text hidden) or is a public key line, and
+        // a secret output would reach other checkouts as "[secret]" (the node-software command's outputs may inherit
+        // the secret-ness of its inputs)
+        const state = pulumi.unsecret(pulumi.all([
+            this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
+            this.provisioning?.failedNodes ?? pulumi.output([]),
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
+            const state = operatingState({
+                stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
+                entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
+                    : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
+                nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
+                softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
+            });
+            // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
+            if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
+            return state;
+        }));
+
+        parts.set(this, { spec, plan, fabric, software, state });
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
             nodeInstances: this.nodeInstances,
@@ -208,6 +242,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             ncclEnv: plan.ncclEnv,
             validation: this.validation,
             provisioning: this.provisioning,
+            state,
         });
     }
 }

@@ -244,6 +244,8 @@ export const clusterSchema = z
         nodes: z.int().min(1).optional().describe("GPU node count (bare metal: the number of hosts)"),
         ssh: sshSchema,
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
+        // default: drain where a scheduler can drain, else report (components/day2/repair.ts repairPolicy)
+        repair: z.enum(["report", "drain", "replace"]).optional().describe("what day 2 does with a node that fails: report, drain (scheduler), replace (cloud)"),
         software: softwareSchema.default(softwareSchema.parse({})),
         validation: validationSchema.default(validationSchema.parse({})),
         ansible: ansibleSchema.default(ansibleSchema.parse({})),

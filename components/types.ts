@@ -78,6 +78,17 @@ export const AnsibleMode = {
 } as const;
 export type AnsibleMode = (typeof AnsibleMode)[keyof typeof AnsibleMode];
 
+/** What day 2 does with a node that fails on evidence (cluster.repair; docs/day2.md). */
+export const RepairPolicy = {
+    /** name it in `rdmakit status` and the repair report only */
+    Report: "report",
+    /** drain it in the scheduler, with the reason */
+    Drain: "drain",
+    /** replace it through the cloud, prove the replacement, let it back in (bare metal: drain) */
+    Replace: "replace",
+} as const;
+export type RepairPolicy = (typeof RepairPolicy)[keyof typeof RepairPolicy];
+
 /** The way in to private AWS nodes. */
 export const AwsAccess = {
     Bastion: "bastion",
@@ -492,6 +503,12 @@ export interface ClusterSpecInput {
     ssh: SshSpecInput;
     /** Run the Ansible playbooks (node software, then validation) from `pulumi up`. @default true */
     provision?: boolean;
+    /**
+     * What day 2 (`rdmakit repair`, and `pulumi up`'s validation) does with a node that fails health or nccl-tests on
+     * evidence: `report` it, `drain` it in the scheduler, or `replace` it through the cloud (then prove it and let it
+     * back in). Never replaced on a transient finding. @default drain with a scheduler, report without
+     */
+    repair?: RepairPolicy;
     software?: SoftwareSpecInput;
     validation?: ValidationSpecInput;
     ansible?: AnsibleSpecInput;

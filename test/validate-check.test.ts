@@ -61,22 +61,22 @@ test("usage errors exit 2 and say what is missing", { skip: missing.includes("ss
     const { dir, key } = project();
     const env = { PATH: process.env.PATH };
     assert.match(runCheck({}, dir, env).stderr, /give --stack NAME .* or --config FILE/);
-    assert.match(runCheck({ stack: "prod", sshKey: key }, dir, env).stderr, /Pulumi\.prod\.yaml does not exist/);
-    const r = runCheck({ stack: "dev", nodes: "localhost,node-7", sshKey: key }, dir, env);
+    assert.match(runCheck({ config: "Pulumi.prod.yaml", sshKey: key }, dir, env).stderr, /Pulumi\.prod\.yaml does not exist/);
+    const r = runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost,node-7", sshKey: key }, dir, env);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--nodes: unknown node\(s\) node-7; the inventory .* has localhost, node-9/);
-    assert.match(runCheck({ stack: "dev" }, dir, env).stderr, /no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY/);
+    assert.match(runCheck({ config: "Pulumi.dev.yaml" }, dir, env).stderr, /no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY/);
     const bare = project(false);
-    assert.match(runCheck({ stack: "dev", sshKey: bare.key }, bare.dir, env).stderr, /no inventory in .*out\/dev .*run pulumi up first/);
+    assert.match(runCheck({ config: "Pulumi.dev.yaml", sshKey: bare.key }, bare.dir, env).stderr, /no inventory in .*out\/dev .*run pulumi up first/);
 });
 
-test("rdmakit check --stack dev --nodes localhost: preflight and validation again, the bad node named, exit 1",
+test("rdmakit check --config Pulumi.dev.yaml --nodes localhost: preflight and validation again, the bad node named, exit 1",
     { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
         const { dir, key } = project();
         const stackFile = fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8");
         // run from the project folder, as a user would; tsx from the kit's node_modules (the project has none)
         const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-        const r = spawnSync(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--stack", "dev", "--nodes", "localhost", "--ssh-key", key],
+        const r = spawnSync(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
             { cwd: dir, encoding: "utf8", timeout: 300_000, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stderr, /rdmakit check: 1 node\(s\) from out\/dev\/inventory-p5-software\.yml; logs and report in out\/dev\/check/);
@@ -93,7 +93,7 @@ test("rdmakit check --stack dev --nodes localhost: preflight and validation agai
 
 test("rdmakit check in node-local mode (the default) on an inventory host it cannot reach by SSH: a usage error naming it and the way out", () => {
     const { dir, key } = project(true, "node-local");
-    const r = runCheck({ stack: "dev", nodes: "localhost", sshKey: key }, dir, { ...process.env });
+    const r = runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost", sshKey: key }, dir, { ...process.env });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /inventory host localhost has no ansible_host or ansible_user; node-local mode reaches each node by them \(or set cluster\.ansible\.mode: controller\)/);
 });

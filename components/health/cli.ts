@@ -1,5 +1,5 @@
 /**
- * `rdmakit health --config <stack.yaml> --from <dir> [--json]`: grades every node folder of <dir> (out/<stack>/health
+ * `rdmakit health --config <stack.yaml> | --stack <name> --from <dir> [--json]`: grades every node folder of <dir> (out/<stack>/health
  * after validation, or captures from elsewhere laid out the same way) against what the stack's hardware should show.
  * Exit status: 0 every node healthy; 1 a node failing (each named with its component and evidence line) or not fully
  * checked; 2 a file that is not the tool's output, or a bad flag / stack file.
@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Command } from "commander";
-import { exitOnUsage, printOutput, stackFileOf } from "../cli/verb";
+import { exitOnUsage, printOutput } from "../cli/verb";
 import { parse as parseYaml } from "yaml";
 import { SpecError } from "../errors";
 import { planCluster } from "../plan";
@@ -15,10 +15,13 @@ import { parseClusterSpec } from "../spec";
 import { describeExpectation, healthExpectation } from "./expect";
 import { formatHealth, gradeHealthDir, healthExitCode } from "./report";
 import { healthRule, type HealthExpectation } from "./types";
+import { readState } from "../day2/read";
+import { StateError } from "../day2/state";
 
 export interface HealthOptions {
-    stack?: string;
     config?: string;
+    /** the stack whose deployed spec the nodes should show (its rdmakitState output) */
+    stack?: string;
     from?: string;
     json?: boolean;
 }
@@ -49,14 +52,25 @@ export function expectationFromStackFile(file: string): HealthExpectation | stri
     }
 }
 
-export function runHealth(opts: HealthOptions, cwd = process.cwd()): HealthResult {
-    const where = stackFileOf(opts, cwd);
-    if (where === undefined) return usage("give --config FILE or --stack NAME (the stack file whose hardware the nodes should show)");
-    if (typeof where === "string") return usage(where);
+/** The expectation of the spec a stack deployed (its rdmakitState output, read through the Pulumi CLI). */
+function expectationFromStack(stack: string, cwd: string, env: NodeJS.ProcessEnv): HealthExpectation | string {
+    try {
+        return healthExpectation(planCluster(parseClusterSpec(readState({ stack }, cwd, env).state.spec)));
+    } catch (e) {
+        if (e instanceof StateError) return e.message;
+        if (e instanceof SpecError) return `stack ${stack}: the deployed rdmakit:cluster: ${e.message}`;
+        throw e;
+    }
+}
+
+export function runHealth(opts: HealthOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): HealthResult {
+    if ((opts.config === undefined) === (opts.stack === undefined)) {
+        return usage("give --config FILE (the stack file whose hardware the nodes should show) or --stack NAME (the spec the stack deployed)");
+    }
     if (!opts.from) return usage("give --from DIR (a folder with one sub-folder per node, e.g. out/<stack>/health)");
     const dir = path.resolve(cwd, opts.from);
     if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return usage(`--from ${opts.from}: not a folder`);
-    const exp = expectationFromStackFile(where.file);
+    const exp = opts.stack !== undefined ? expectationFromStack(opts.stack, cwd, env) : expectationFromStackFile(path.resolve(cwd, opts.config as string));
     if (typeof exp === "string") return usage(exp);
     const nodes = gradeHealthDir(dir, exp);
     if (nodes.length === 0) return usage(`--from ${opts.from}: no node folder in it (one sub-folder per node, holding nvidia-smi-q.txt, lspci-vv.txt, ...)`);
@@ -71,8 +85,8 @@ export function registerHealth(program: Command): void {
     exitOnUsage(program
         .command("health")
         .description("grade each node's GPUs, PCIe links, NVLink, NICs, kernel log and DCGM against the stack's hardware; exit 0 healthy, 1 failing, 2 unreadable")
-        .option("--stack <name>", "the stack: Pulumi.<name>.yaml here, whose hardware every node should show")
         .option("--config <file>", "the stack file (Pulumi.<stack>.yaml) whose hardware every node should show")
+        .option("--stack <name>", "instead: the spec the stack deployed, read through the Pulumi CLI from its backend (any checkout)")
         .option("--from <dir>", "one sub-folder per node with nvidia-smi-q.txt, nvidia-smi-nvlink.txt, dcgmi-diag.txt|json, lspci-vv.txt, ibstat.txt|fi_info.txt, dmesg.txt")
         .option("--json", "print the graded nodes as JSON"))
         .action((opts: HealthOptions) => printOutput(runHealth(opts)));

@@ -16,6 +16,8 @@ import { planQos } from "./qos";
 import { parseRoceSpec, type RoceSpec } from "./spec";
 import { runChild, RUN_INTERPRETER, SSH_KEY_PRELUDE } from "../provision/ansible";
 import { readKeptInput, type KeptInput } from "../kept-input";
+import { readState } from "../day2/read";
+import { StateError } from "../day2/state";
 
 /** Environment variables that carry SSH private keys (never flags: a flag shows in `ps`). */
 export const FABRIC_KEY_ENV = { switch: "RDMAKIT_SWITCH_SSH_KEY", host: "RDMAKIT_HOST_SSH_KEY" } as const;
@@ -58,6 +60,18 @@ function specFrom(opts: StackOptions & { specStdin?: boolean; specFile?: string;
         }
         return { where: opts.specFile, ...parseRoceSpec(input) };
     }
+    if (opts.stack !== undefined) {
+        // the spec the stack deployed (its operating state, day2/read.ts), from any checkout
+        let cluster: Record<string, unknown>;
+        try {
+            cluster = readState({ stack: opts.stack }).state.spec as Record<string, unknown>;
+        } catch (e) {
+            if (e instanceof StateError) return { where: `stack ${opts.stack}`, issues: [{ path: "--stack", message: e.message, allowed: "a stack deployed by rdmakit, readable with pulumi stack output" }] };
+            throw e;
+        }
+        if (cluster?.fabric !== "roce") return { where: `stack ${opts.stack}`, issues: [{ path: "cluster.fabric", message: "fabric check reads fabrics for the roce fabric only", value: cluster?.fabric, allowed: "roce" }] };
+        return { where: `stack ${opts.stack}`, ...parseRoceSpec(cluster.roce), cluster };
+    }
     if (opts.specStdin) {
         let input: unknown;
         try { input = JSON.parse(fs.readFileSync(0, "utf8")); } catch (e) {
@@ -82,8 +96,8 @@ export function registerFabric(program: Command): Command {
     fabric
         .command("check")
         .description("read every switch's running configuration and LLDP table and every host's NIC QoS, then report drift from the plan (rules C1-C20)")
-        .option("--stack <name>", "the stack: read Pulumi.<name>.yaml from the current directory")
-        .option("--config <file>", "Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
+        .option("--stack <name>", "the spec the stack deployed, read through the Pulumi CLI from its backend (any checkout)")
+        .option("--config <file>", "instead: a Pulumi stack settings file (Pulumi.<stack>.yaml) with config.rdmakit:cluster")
         .option("--spec-stdin", "read the cluster.roce section as JSON on stdin instead of --config")
         .option("--spec-file <file>", "read the cluster.roce section as JSON from this file (what `pulumi up` checks; with --spec-sha256)")
         .option("--spec-sha256 <hex>", "the SHA-256 the --spec-file must have; any other content is refused")

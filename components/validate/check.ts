@@ -1,12 +1,13 @@
 /**
  * `rdmakit check --stack <name> | --config <file> [--nodes a,b] [--ssh-key FILE]`: day 2. Runs preflight and
- * validation again against the live cluster that the last `pulumi up` reached, and prints the same report as the
- * validation step (bad and slow nodes named). It changes nothing on the cluster or in the stack: the nodes are reached
- * through the inventory that run kept (out/<stack>/inventory-*.yml, ansible_host = the private address mpirun uses),
- * the tests and thresholds come from planning the stack file again, and the run is VALIDATE_SCRIPT itself, writing
- * its logs and report to out/<stack>/check/. validate.yml only probes and runs nccl-tests (its files on the nodes go
- * to /tmp/rdmakit-nccl).
- * Exit status: 0 pass, 1 fail (as nccl-report), 2 a usage error (no stack file, no inventory, unknown node, no key).
+ * validation again against the live cluster, and prints the same report as the validation step (bad and slow nodes
+ * named). It changes nothing on the cluster or in the stack. With --stack the nodes, the way in, the pinned host keys
+ * and the deployed spec come from the stack's operating state (day2/read.ts), from any checkout, with a temporary
+ * known_hosts removed after the run; with --config from the stack file here and the inventory the last `pulumi up` on
+ * this machine kept (out/<stack>/inventory-*.yml). The tests and thresholds come from planning the spec again, and the
+ * run is VALIDATE_SCRIPT itself, writing its logs and report to out/<stack>/check/. validate.yml only probes and runs
+ * nccl-tests (its files on the nodes go to /tmp/rdmakit-nccl).
+ * Exit status: 0 pass, 1 fail (as nccl-report), 2 a usage error (no stack or state, no inventory, unknown node, no key).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -24,6 +25,14 @@ import { summariserScript } from "../provision/summarise";
 import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
 import { nodeTargets } from "../provision/node-local";
 import { validationArgsFromPlan } from "./fromPlan";
+import type { ValidationRunArgs } from "./component";
+import * as os from "os";
+import { readState } from "../day2/read";
+import { StateError } from "../day2/state";
+import { stackKnownHosts } from "../day2/ssh";
+import { renderInventory } from "../provision/inventory";
+import { inventoryHosts as stateHosts } from "../provision/nodes";
+import { KIT_HOST_KEY_ALGORITHMS } from "../provision/knownhosts";
 
 export interface CheckOptions {
     stack?: string;
@@ -69,16 +78,83 @@ export function findInventory(outDir: string): string | undefined {
 
 const usage = (msg: string): CheckResult => ({ code: 2, stdout: "", stderr: `rdmakit check: ${msg}\n` });
 
-/** Runs the check from `cwd` (the project folder, where Pulumi.<stack>.yaml and out/ are). */
-export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): CheckResult {
-    if ((opts.stack === undefined) === (opts.config === undefined)) return usage("give --stack NAME (Pulumi.NAME.yaml here) or --config FILE");
-    const file = opts.stack !== undefined ? path.join(cwd, `Pulumi.${opts.stack}.yaml`) : path.resolve(cwd, opts.config as string);
-    const stack = opts.stack ?? path.basename(file).replace(/\.ya?ml$/, "").replace(/^Pulumi\./, "");
+/** What a check runs on: the plan's validation arguments, the inventory text, where it came from, the out folder. */
+interface CheckTarget {
+    args: ValidationRunArgs;
+    inventoryText: string;
+    invFile: string;
+    outDir: string;
+    /** removes what the target wrote for the run (the stack's known_hosts) */
+    cleanup(): void;
+}
+
+/**
+ * `--stack NAME`: the operating state from the stack's backend (day2/read.ts), from any checkout: the deployed spec
+ * plans the tests, the state's nodes, way in and pinned host keys make the inventory (a temporary known_hosts,
+ * removed after the run).
+ */
+function targetFromStack(stack: string, cwd: string, env: NodeJS.ProcessEnv): CheckTarget | CheckResult {
+    let got;
+    try {
+        got = readState({ stack }, cwd, env);
+    } catch (e) {
+        if (e instanceof StateError) return usage(e.message);
+        throw e;
+    }
+    const { state } = got;
+    let plan;
+    try {
+        plan = planCluster(parseClusterSpec(state.spec));
+    } catch (e) {
+        if (e instanceof SpecError) return usage(`the stack's deployed rdmakit:cluster: ${e.message}`);
+        throw e;
+    }
+    const known = stackKnownHosts(state);
+    const dir = known !== undefined ? fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-check-")) : undefined;
+    const knownHostsFile = dir ? path.join(dir, "known_hosts") : undefined;
+    if (knownHostsFile) fs.writeFileSync(knownHostsFile, known as string, { mode: 0o600 });
+    const cleanup = (): void => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); };
+    try {
+        const ids = state.nodes.every((n) => n.instanceId) ? state.nodes.map((n) => n.instanceId as string) : undefined;
+        const viaSsm = state.entry?.kind === "ssm";
+        const inventoryText = renderInventory({
+            hosts: stateHosts(plan, viaSsm && ids ? ids : state.nodes.map((n) => n.address), ids),
+            ...(state.entry?.kind === "bastion" ? { bastion: { address: state.entry.address, user: state.entry.user } } : {}),
+            ...(state.entry?.kind === "ssm" ? { ssm: { region: state.entry.region } } : {}),
+            ...(knownHostsFile ? { knownHostsFile, pinnedHostKeys: true, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS } : {}),
+            vars: plan.ansibleVars,
+        });
+        return { args: validationArgsFromPlan(plan, state.stack), inventoryText, invFile: `stack ${stack}`, outDir: path.resolve(cwd, "out", state.stack), cleanup };
+    } catch (e) {
+        cleanup();
+        if (e instanceof SpecError || e instanceof Error) return usage(`stack ${stack}: ${e.message}`);
+        throw e;
+    }
+}
+
+/** `--config FILE`: the stack file here and the inventory the last `pulumi up` on this machine kept in out/<stack>/. */
+function targetFromOut(config: string, cwd: string): CheckTarget | CheckResult {
+    const file = path.resolve(cwd, config);
+    const stack = path.basename(file).replace(/\.ya?ml$/, "").replace(/^Pulumi\./, "");
     if (!fs.existsSync(file)) return usage(`${file} does not exist`);
     const outDir = path.resolve(cwd, "out", stack);
     const invFile = findInventory(outDir);
-    if (!invFile) return usage(`no inventory in ${outDir} (inventory-*.yml, written by pulumi up's provisioning and validation): run pulumi up first`);
+    if (!invFile) return usage(`no inventory in ${outDir} (inventory-*.yml, written by pulumi up's provisioning and validation): run pulumi up first, or use --stack NAME to read the stack`);
+    try {
+        const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+        const raw = doc?.config?.["rdmakit:cluster"];
+        if (raw === undefined) return usage(`${file} has no rdmakit:cluster config`);
+        const args = validationArgsFromPlan(planCluster(parseClusterSpec(raw)), stack);
+        return { args, inventoryText: fs.readFileSync(invFile, "utf8"), invFile, outDir, cleanup: () => undefined };
+    } catch (e) {
+        if (e instanceof SpecError) return usage(`${file}: ${e.message}`);
+        throw e;
+    }
+}
 
+/** Runs the check from `cwd` (a checkout of the project: Pulumi.yaml names it; out/ receives the logs). */
+export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): CheckResult {
+    if ((opts.stack === undefined) === (opts.config === undefined)) return usage("give --stack NAME (read from the stack's backend) or --config FILE (a stack file, with out/<stack>/ from pulumi up on this machine)");
     let key = env.RDMAKIT_SSH_PRIVATE_KEY;
     if (opts.sshKey !== undefined) {
         try {
@@ -88,19 +164,18 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
         }
     }
     if (!key) return usage("no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY (the stack's rdmakit:sshPrivateKey)");
-
-    let args;
+    const target = opts.stack !== undefined ? targetFromStack(opts.stack, cwd, env) : targetFromOut(opts.config as string, cwd);
+    if ("code" in target) return target;
     try {
-        const doc = parseYaml(fs.readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
-        const raw = doc?.config?.["rdmakit:cluster"];
-        if (raw === undefined) return usage(`${file} has no rdmakit:cluster config`);
-        args = validationArgsFromPlan(planCluster(parseClusterSpec(raw)), stack);
-    } catch (e) {
-        if (e instanceof SpecError) return usage(`${file}: ${e.message}`);
-        throw e;
+        return runOn(target, key, opts, cwd, env);
+    } finally {
+        target.cleanup();
     }
+}
 
-    const inventoryText = fs.readFileSync(invFile, "utf8");
+function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string, env: NodeJS.ProcessEnv): CheckResult {
+    const { args, invFile, outDir } = target;
+    const inventoryText = target.inventoryText;
     let hosts = inventoryHosts(inventoryText);
     let inventory = inventoryText;
     if (opts.nodes !== undefined) {
@@ -167,8 +242,8 @@ export function registerCheck(program: Command): void {
     exitOnUsage(program
         .command("check")
         .description("day 2: re-run preflight and validation on the live cluster of the last pulumi up, changing nothing; exit 0 pass, 1 fail, 2 usage")
-        .option("--stack <name>", "the stack: Pulumi.<name>.yaml here, and out/<name>/ from its last pulumi up")
-        .option("--config <file>", "a stack file (its name without Pulumi. and .yaml is the stack)")
+        .option("--stack <name>", "the stack, read through the Pulumi CLI from its backend (nodes, way in, host keys, the deployed spec), from any checkout")
+        .option("--config <file>", "instead: a stack file here, with the inventory pulumi up left in out/<stack>/ on this machine")
         .option("--nodes <a,b>", "check only these inventory nodes")
         .option("--ssh-key <file>", "SSH private key for the nodes (default: $RDMAKIT_SSH_PRIVATE_KEY)"))
         .action((opts: CheckOptions) => printOutput(runCheck(opts)));

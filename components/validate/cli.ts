@@ -20,6 +20,7 @@ import { readIncastDir } from "./incast-files";
 import type { Expectation, ParsedLog } from "./types";
 import { gradeHealthDir } from "../health/report";
 import { healthRule, type HealthExpectation, type NodeHealth } from "../health/types";
+import { MAX_FINDINGS } from "../day2/state";
 
 export interface NcclReportOptions {
     /** The stack (Pulumi.<name>.yaml here) whose plan gives --fabric, --nodes, --gpus-per-node and --expect. */
@@ -233,6 +234,18 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
             pass: report.pass, busbwGBps: report.headline?.busbwGBps ?? null, sizeBytes: report.headline?.sizeBytes ?? null,
             slowNodes: report.slowNodes?.slow.map((n) => n.host) ?? [],
             badNodes: [...new Set([...(report.preflight?.badNodes ?? []), ...(report.health?.badNodes ?? [])])],
+            // per node, for the stack's operating state (components/day2/state.ts): when, whose own run failed, each
+            // node's health verdict with its first findings (their text clipped there)
+            at: new Date().toISOString(),
+            failedNodes: entries.filter((e) => e.kind === "single" && !e.grade.pass).map((e) => e.hosts[0]),
+            ...(report.health ? {
+                health: report.health.nodes.map((n) => ({
+                    node: n.node, verdict: n.verdict,
+                    findings: n.findings.slice(0, MAX_FINDINGS).map((f) => ({
+                        component: f.component, message: f.message, persistence: f.persistence, ...(f.evidence ? { evidence: f.evidence } : {}),
+                    })),
+                })),
+            } : {}),
         }) + "\n";
     }
     return { code: report.pass ? 0 : 1, stdout, stderr: err.length ? err.join("\n") + "\n" : "" };

@@ -25,6 +25,8 @@ import type { AnsibleMode } from "../types";
 import { hashFolder } from "../provision/ansible";
 import { buildBundle, bundleDigest } from "../provision/bundle";
 import { fanoutScript } from "../provision/fanout";
+import { nodeTargets } from "../provision/node-local";
+import type { ValidationNodes } from "../day2/state";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
 export interface IncastArgs {
@@ -196,6 +198,12 @@ export interface ValidationResult {
     slowNodes: string[];
     /** Nodes that failed a preflight check (validate.yml's per-node results). */
     badNodes?: string[];
+    /** When the report was made (ISO 8601). */
+    at?: string;
+    /** Nodes whose own (single-node) nccl-tests run failed. */
+    failedNodes?: string[];
+    /** Each node's health verdict and first findings (when the health captures were graded). */
+    health?: ValidationNodes["health"];
 }
 
 export const RESULT_PREFIX = "rdmakit-result: ";
@@ -574,6 +582,8 @@ export class ClusterValidation extends pulumi.ComponentResource {
     public readonly busbwGBps: pulumi.Output<number | null>;
     public readonly largestSizeBytes: pulumi.Output<number | null>;
     public readonly slowNodes: pulumi.Output<string[]>;
+    /** The whole result line (per-node verdicts included); null when the run printed none. */
+    public readonly result: pulumi.Output<ValidationResult | null>;
     /** Where nccl-report.json, nccl-summary.txt and the chart are written. */
     public readonly reportDir: string;
     public readonly command: command.local.Command;
@@ -657,6 +667,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
         }, { parent: this });
 
         const result = this.command.stdout.apply(parseResultLine);
+        this.result = result;
         this.verdict = result.apply((r) => (r?.pass ? "PASS" : "FAIL"));
         this.busbwGBps = result.apply((r) => r?.busbwGBps ?? null);
         this.largestSizeBytes = result.apply((r) => r?.sizeBytes ?? null);

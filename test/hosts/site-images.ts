@@ -299,7 +299,7 @@ export async function imageHostsScenario(t: TestContext): Promise<void> {
             fs.writeFileSync(path.join(dir, `Pulumi.${h.name}.yaml`), stringify({ config: { "rdmakit:cluster": specs[h.name as keyof typeof specs] } }));
             fs.copyFileSync(inventories[i], path.join(dir, "out", h.name, "inventory-validation.yml"));
             return new Promise<{ rc: number; out: string }>((resolve) => {
-                const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--stack", h.name, "--ssh-key", key],
+                const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", `Pulumi.${h.name}.yaml`, "--ssh-key", key],
                     { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
                 let out = "";
                 child.stdout.on("data", (d) => { out += d; });
