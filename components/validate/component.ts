@@ -25,7 +25,6 @@ import type { AnsibleMode } from "../types";
 import { hashFolder } from "../provision/ansible";
 import { buildBundle, bundleDigest } from "../provision/bundle";
 import { fanoutScript } from "../provision/fanout";
-import { nodeTargets } from "../provision/node-local";
 import type { ValidationNodes } from "../day2/state";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
