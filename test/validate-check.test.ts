@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { spawnSync } from "child_process";
+import { spawn, spawnSync } from "child_process";
+import { keySocketDir } from "../components/provision/keysocket";
 import { pathToFileURL } from "url";
 import { findInventory, inventoryHosts, limitInventory, runCheck } from "../components/validate/check";
 import { parseResultLine } from "../components/validate/component";
@@ -57,17 +58,17 @@ test("inventory helpers: hosts with their addresses, a limited copy, validation'
     assert.equal(findInventory(path.join(dir, "nowhere")), undefined);
 });
 
-test("usage errors exit 2 and say what is missing", { skip: missing.includes("ssh-keygen") ? "no ssh-keygen" : false }, () => {
+test("usage errors exit 2 and say what is missing", { skip: missing.includes("ssh-keygen") ? "no ssh-keygen" : false }, async () => {
     const { dir, key } = project();
     const env = { PATH: process.env.PATH };
-    assert.match(runCheck({}, dir, env).stderr, /give --stack NAME .* or --config FILE/);
-    assert.match(runCheck({ config: "Pulumi.prod.yaml", sshKey: key }, dir, env).stderr, /Pulumi\.prod\.yaml does not exist/);
-    const r = runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost,node-7", sshKey: key }, dir, env);
+    assert.match((await runCheck({}, dir, env)).stderr, /give --stack NAME .* or --config FILE/);
+    assert.match((await runCheck({ config: "Pulumi.prod.yaml", sshKey: key }, dir, env)).stderr, /Pulumi\.prod\.yaml does not exist/);
+    const r = (await runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost,node-7", sshKey: key }, dir, env));
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--nodes: unknown node\(s\) node-7; the inventory .* has localhost, node-9/);
-    assert.match(runCheck({ config: "Pulumi.dev.yaml" }, dir, env).stderr, /no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY/);
+    assert.match((await runCheck({ config: "Pulumi.dev.yaml" }, dir, env)).stderr, /no SSH key: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY/);
     const bare = project(false);
-    assert.match(runCheck({ config: "Pulumi.dev.yaml", sshKey: bare.key }, bare.dir, env).stderr, /no inventory in .*out\/dev .*run pulumi up first/);
+    assert.match((await runCheck({ config: "Pulumi.dev.yaml", sshKey: bare.key }, bare.dir, env)).stderr, /no inventory in .*out\/dev .*run pulumi up first/);
 });
 
 test("rdmakit check --config Pulumi.dev.yaml --nodes localhost: preflight and validation again, the bad node named, exit 1",
@@ -91,9 +92,40 @@ test("rdmakit check --config Pulumi.dev.yaml --nodes localhost: preflight and va
         assert.deepEqual(fs.readdirSync(path.join(dir, "out", "dev", "check", "preflight")), ["localhost.json"]);
     });
 
-test("rdmakit check in node-local mode (the default) on an inventory host it cannot reach by SSH: a usage error naming it and the way out", () => {
+test("rdmakit check in node-local mode (the default) on an inventory host it cannot reach by SSH: a usage error naming it and the way out", async () => {
     const { dir, key } = project(true, "node-local");
-    const r = runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost", sshKey: key }, dir, { ...process.env });
+    const r = (await runCheck({ config: "Pulumi.dev.yaml", nodes: "localhost", sshKey: key }, dir, { ...process.env }));
     assert.equal(r.code, 2);
     assert.match(r.stderr, /inventory host localhost has no ansible_host or ansible_user; node-local mode reaches each node by them \(or set cluster\.ansible\.mode: controller\)/);
 });
+
+test("rdmakit check stopped by SIGTERM: the run, its ssh-agent (the key loaded) and the key socket end with it; exit 143",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false, timeout: 120_000 }, async () => {
+        const { dir, key } = project();
+        // a stand-in ansible-playbook that says where it runs, then hangs as a stuck node would
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        const seen = path.join(dir, "stub-seen");
+        fs.writeFileSync(path.join(bin, "ansible-playbook"), `#!/bin/sh\necho "$$ $SSH_AUTH_SOCK" >"${seen}.tmp" && mv "${seen}.tmp" "${seen}"\nexec sleep 300\n`, { mode: 0o755 });
+        const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+        const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
+            { cwd: dir, stdio: "ignore", env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? dir } });
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+        const deadline = Date.now() + 90_000;
+        while (!fs.existsSync(seen) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+        assert.ok(fs.existsSync(seen), "the run never reached ansible-playbook");
+        const [stubPid, agentSocket] = fs.readFileSync(seen, "utf8").trim().split(" ");
+        assert.ok(agentSocket && fs.existsSync(agentSocket), `the run's agent socket ${agentSocket} exists while it runs`);
+        const sockets = () => fs.existsSync(keySocketDir()) ? fs.readdirSync(keySocketDir()).filter((f) => f.startsWith(`local-${child.pid}-`)) : [];
+        assert.equal(sockets().length, 1, "the check serves its key socket while the run goes on");
+        child.kill("SIGTERM");
+        const code = await Promise.race([exited, new Promise<"hung">((r) => setTimeout(() => r("hung"), 30_000))]);
+        assert.equal(code, 143, "rdmakit check ends within 30 s of SIGTERM, with 128 + 15");
+        const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+        assert.equal(alive(Number(stubPid)), false, "the stuck ansible-playbook was stopped");
+        // ssh-agent removes its socket when it exits; give it its poll interval
+        const gone = Date.now() + 15_000;
+        while (fs.existsSync(agentSocket) && Date.now() < gone) await new Promise((r) => setTimeout(r, 200));
+        assert.equal(fs.existsSync(agentSocket), false, "the run's ssh-agent (holding the key) is gone");
+        assert.deepEqual(sockets(), [], "the key socket file is removed");
+    });

@@ -175,7 +175,9 @@ export const UNPACK_INPUT = [
     "fs.writeFileSync(process.env.RDMAKIT_INVENTORY_FILE, inv); fs.writeFileSync(process.argv[1], JSON.stringify(u(JSON.parse(d.extraVars))));",
     // node-local runs: the fan-out's targets, from the file the program kept, refused unless its digest is the planned one
     // (a push-mode validation run has no fan-out and no list: none is written for it)
-    "if (process.argv[2] && (process.env.RDMAKIT_NODES_FILE || process.env.RDMAKIT_FANOUT)) fs.writeFileSync(process.argv[2], kept(process.env.RDMAKIT_NODES_FILE, process.env.RDMAKIT_NODES_HASH, 'node list'));",
+    // (`rdmakit check` hands its list on stdin, from the same process that wrote the inventory)
+    "if (process.argv[2] && (Array.isArray(d.nodes) || process.env.RDMAKIT_NODES_FILE || process.env.RDMAKIT_FANOUT)) fs.writeFileSync(process.argv[2],",
+    "  Array.isArray(d.nodes) ? JSON.stringify(d.nodes) : kept(process.env.RDMAKIT_NODES_FILE, process.env.RDMAKIT_NODES_HASH, 'node list'));",
 ].join(" ");
 
 /**

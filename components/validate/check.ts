@@ -11,7 +11,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { spawnSync } from "child_process";
+import { runForwardingSignals, signalStatus } from "../cli/child";
 import type { Command } from "commander";
 import { exitOnUsage, printOutput } from "../cli/verb";
 import { parse as parseYaml, stringify } from "yaml";
@@ -153,7 +153,7 @@ function targetFromOut(config: string, cwd: string): CheckTarget | CheckResult {
 }
 
 /** Runs the check from `cwd` (a checkout of the project: Pulumi.yaml names it; out/ receives the logs). */
-export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): CheckResult {
+export async function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): Promise<CheckResult> {
     if ((opts.stack === undefined) === (opts.config === undefined)) return usage("give --stack NAME (read from the stack's backend) or --config FILE (a stack file, with out/<stack>/ from pulumi up on this machine)");
     let key = env.RDMAKIT_SSH_PRIVATE_KEY;
     if (opts.sshKey !== undefined) {
@@ -167,13 +167,13 @@ export function runCheck(opts: CheckOptions, cwd = process.cwd(), env: NodeJS.Pr
     const target = opts.stack !== undefined ? targetFromStack(opts.stack, cwd, env) : targetFromOut(opts.config as string, cwd);
     if ("code" in target) return target;
     try {
-        return runOn(target, key, opts, cwd, env);
+        return await runOn(target, key, opts, cwd, env);
     } finally {
         target.cleanup();
     }
 }
 
-function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string, env: NodeJS.ProcessEnv): CheckResult {
+async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string, env: NodeJS.ProcessEnv): Promise<CheckResult> {
     const { args, invFile, outDir } = target;
     const inventoryText = target.inventoryText;
     let hosts = inventoryHosts(inventoryText);
@@ -216,8 +216,10 @@ function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string
     const { RDMAKIT_SSH_PRIVATE_KEY: _dropped, ...runEnv } = env;
     const served = serveKeyLocally(key);
     const [interpreter, ...interpreterArgs] = RUN_INTERPRETER;
-    const r = spawnSync(interpreter, [...interpreterArgs, VALIDATE_SCRIPT], {
-        cwd: PACKAGE_ROOT, encoding: "utf8", input: JSON.stringify({ inventory, extraVars: varsJson, ...(nodes ? { nodes } : {}) }), maxBuffer: 64 * 1024 * 1024,
+    // not spawnSync: a signal to this process must reach the run, whose traps stop the fan-out, ssh and its agent
+    // (the key loaded), and the key socket must close after it (cli/child.ts)
+    const r = await runForwardingSignals(interpreter, [...interpreterArgs, VALIDATE_SCRIPT], {
+        cwd: PACKAGE_ROOT, input: JSON.stringify({ inventory, extraVars: varsJson, ...(nodes ? { nodes } : {}) }), maxBytes: 64 * 1024 * 1024,
         env: {
             ...runEnv,
             ...served.env,
@@ -231,8 +233,9 @@ function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string
         },
     });
     served.close();
-    // the script's 2 (neither a log nor a preflight result) is a failed cluster here, not a usage error
-    const code = r.status === 0 ? 0 : 1;
+    // the script's 2 (neither a log nor a preflight result) is a failed cluster here, not a usage error; a run stopped
+    // by a signal exits as a shell does (128 + the signal's number)
+    const code = r.interrupted ? signalStatus(r.interrupted) : r.status === 0 ? 0 : 1;
     const where = `rdmakit check: ${hosts.length} node(s) from ${path.relative(cwd, invFile) || invFile}; logs and report in ${path.relative(cwd, checkDir) || checkDir}\n`;
     return { code, stdout: r.stdout ?? "", stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };
 }
@@ -246,5 +249,5 @@ export function registerCheck(program: Command): void {
         .option("--config <file>", "instead: a stack file here, with the inventory pulumi up left in out/<stack>/ on this machine")
         .option("--nodes <a,b>", "check only these inventory nodes")
         .option("--ssh-key <file>", "SSH private key for the nodes (default: $RDMAKIT_SSH_PRIVATE_KEY)"))
-        .action((opts: CheckOptions) => printOutput(runCheck(opts)));
+        .action(async (opts: CheckOptions) => printOutput(await runCheck(opts)));
 }
