@@ -44,7 +44,8 @@ export interface CheckOptions {
 }
 
 export interface CheckResult {
-    code: 0 | 1 | 2;
+    /** 0 pass, 1 fail, 2 usage; 128 + n when signal n stopped the run */
+    code: number;
     stdout: string;
     stderr: string;
 }
