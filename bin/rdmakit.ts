@@ -16,6 +16,7 @@ const VERBS: Record<string, () => Register> = {
     "check": () => (require("../components/validate/check") as typeof import("../components/validate/check")).registerCheck,
     "switch-config": () => (require("../components/roce/cli") as typeof import("../components/roce/cli")).registerSwitchConfig,
     "fabric": () => (require("../components/roce/fabric-cli") as typeof import("../components/roce/fabric-cli")).registerFabric,
+    "slurm-config": () => (require("../components/slurm/cli") as typeof import("../components/slurm/cli")).registerSlurmConfig,
     "health": () => (require("../components/health/cli") as typeof import("../components/health/cli")).registerHealth,
 };
 /** components/errors loads the Pulumi SDK, which nccl-report otherwise never needs: loaded when an error is printed. */

@@ -1,6 +1,6 @@
 import type {
     AnsibleMode, AwsAccess, AwsNetworkInput, AwsSpecInput, AzureImageInput, AzureSpecInput, ClusterSpecInput, GpuDirectMode, ImageGeneration,
-    OfedSource, QosMode, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput, AnsibleSpecInput,
+    OfedSource, QosMode, SchedulerSpecInput, SchedulerType, RoceEcnInput, RoceQosInput, RoceSpecInput, RoceSwitchInput, RoceSwitchRole, RoceUplinkInput, SoftwareComponentName, SoftwareSpecInput, SshSpecInput, ValidationSpecInput, AnsibleSpecInput,
 } from "./types";
 
 /*
@@ -104,4 +104,12 @@ export interface ClusterSpec extends ClusterSpecInput {
     aws?: AwsSpec;
     azure?: AzureSpec;
     roce?: RoceSpec;
+    /** with the fabric's defaults applied (components/slurm/spec.ts resolveScheduler) */
+    scheduler: SchedulerSpec;
+}
+
+export interface SchedulerSpec extends SchedulerSpecInput {
+    type: SchedulerType;
+    partition: string;
+    homeNfs: boolean;
 }

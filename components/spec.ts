@@ -16,6 +16,7 @@ import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./err
 import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
+import { resolveScheduler, schedulerIssues, schedulerSchema } from "./slurm/spec";
 
 /*
  * The cluster spec: one object, read from the stack config key `rdmakit:cluster`. Every field is documented
@@ -250,6 +251,7 @@ export const clusterSchema = z
         aws: awsSchema.optional(),
         azure: azureSchema.optional(),
         roce: roceSpecSchema.optional(),
+        scheduler: schedulerSchema.optional(),
     })
     .describe("an RDMA GPU cluster");
 
@@ -276,7 +278,7 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     const spec = result.data;
     issues.push(...crossChecks(spec));
     if (issues.length > 0) throw new SpecError(issues);
-    return { ...spec, nodes: spec.nodes ?? spec.roce?.hosts.length ?? 0 };
+    return { ...spec, nodes: spec.nodes ?? spec.roce?.hosts.length ?? 0, scheduler: resolveScheduler(spec.fabric, spec.scheduler) };
 }
 
 /**
@@ -371,6 +373,10 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
         });
     }
     issues.push(...softwareIssues(spec));
+    // cloud node names are <cluster>-000... (plan/index.ts nodeNames): a head node of that form would clash
+    const nodeLike = spec.roce?.hosts ?? (spec.scheduler?.controller?.name && new RegExp(`^${spec.name}-\\d{3,}$`).test(spec.scheduler.controller.name)
+        ? [{ name: spec.scheduler.controller.name, address: "" }] : []);
+    issues.push(...schedulerIssues(spec.fabric, spec.scheduler, nodeLike));
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {

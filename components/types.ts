@@ -418,6 +418,42 @@ export interface RoceSpecInput {
     qos?: RoceQosInput;
 }
 
+/** The job scheduler put on the validated nodes. */
+export const SchedulerType = {
+    /** no scheduler: validated nodes only (the behaviour before issue 32) */
+    None: "none",
+    /** Slurm from the image's distribution, nodes joining the partition only after validation */
+    Slurm: "slurm",
+} as const;
+export type SchedulerType = (typeof SchedulerType)[keyof typeof SchedulerType];
+
+/** The host that runs slurmctld: a named existing host on bare metal, a head node the kit creates on the clouds. */
+export interface SchedulerControllerInput {
+    /** Inventory and Slurm name of the controller (bare metal: required; may be one of roce.hosts). @default <cluster>-head */
+    name?: string;
+    /** Address SSH and the nodes reach it at (bare metal only: required). */
+    address?: string;
+    /** SSH login on the controller (bare metal only). @default the GPU hosts' login user */
+    sshUser?: string;
+    /** The controller's SSH host key line, `ssh-keyscan -t ed25519 <address>` (bare metal only: required). */
+    hostKey?: string;
+    /** EC2 instance type of the head node (aws-efa only). @default m7i.2xlarge */
+    instanceType?: string;
+    /** Azure VM size of the head node (azure-ib only). @default Standard_D8s_v5 */
+    vmSize?: string;
+}
+
+/** Slurm on the validated fabric. */
+export interface SchedulerSpecInput {
+    /** @default slurm on aws-efa and azure-ib; on roce slurm when a controller is named, else none */
+    type?: SchedulerType;
+    controller?: SchedulerControllerInput;
+    /** Slurm partition the GPU nodes form. @default gpu */
+    partition?: string;
+    /** Export /home from the controller over NFS to every node. @default true on aws-efa and azure-ib, false on roce */
+    homeNfs?: boolean;
+}
+
 /** An RDMA GPU cluster: what `rdmakit:cluster` holds. */
 export interface ClusterSpecInput {
     /** Cluster name, used in resource names and tags (lower case, digits, '-', at most 31). */
@@ -439,4 +475,6 @@ export interface ClusterSpecInput {
     azure?: AzureSpecInput;
     /** Required when fabric is roce. */
     roce?: RoceSpecInput;
+    /** The job scheduler on the validated nodes. @default slurm on the clouds, none on roce without a controller */
+    scheduler?: SchedulerSpecInput;
 }

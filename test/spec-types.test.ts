@@ -7,13 +7,14 @@ import type { z } from "zod";
 import type { clusterSchema } from "../components/spec";
 import type { roceSpecSchema } from "../components/roce/spec";
 import type { ClusterSpec, RoceSpec } from "../components/spec-types";
-import type { ClusterSpecInput } from "../components/types";
+import type { ClusterSpecInput, SchedulerSpecInput } from "../components/types";
 
 /** true when each type is assignable to the other */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 type Parsed = z.output<typeof clusterSchema>;
-const parsedAgrees: Same<Parsed, Omit<ClusterSpec, "nodes"> & { nodes?: number }> = true;
+// nodes and scheduler get their fabric-dependent defaults after the schema (parseClusterSpec, slurm/spec.ts)
+const parsedAgrees: Same<Parsed, Omit<ClusterSpec, "nodes" | "scheduler"> & { nodes?: number; scheduler?: SchedulerSpecInput }> = true;
 const roceAgrees: Same<z.output<typeof roceSpecSchema>, RoceSpec> = true;
 const inputAgrees: Same<z.input<typeof clusterSchema>, ClusterSpecInput> = true;
 

@@ -213,3 +213,29 @@ const BY_NAME = new Map(AWS_INSTANCE_TYPES.map((t) => [t.name, t]));
 export function awsInstanceType(name: string): AwsInstanceType | undefined {
     return BY_NAME.get(name);
 }
+
+/**
+ * CPU and memory of an instance type, for Slurm's NodeName line: DescribeInstanceTypes `VCpuInfo.DefaultVCpus`,
+ * `DefaultCores`, `DefaultThreadsPerCore` and `MemoryInfo.SizeInMiB`. EC2 publishes no socket count, so the socket
+ * layout stays unknown (plan/scheduler.ts says what the NodeName line does about it).
+ */
+export interface HostCpuMemory {
+    vcpus: number;
+    cores: number;
+    threadsPerCore: number;
+    memoryMiB: number;
+    source: string;
+}
+
+const MOTO_TYPES = "getmoto/moto@0af643a5dbfc98797f08ee64f5be3ef8002d56ff:moto/ec2/resources/instance_types.json (DescribeInstanceTypes capture: VCpuInfo, MemoryInfo)";
+
+/** Per EFA type (AWS_INSTANCE_TYPES by name); a type missing here has its CPUs and memory from the node's own `slurmd -C`. */
+export const AWS_HOST_CPU_MEMORY: Readonly<Record<string, HostCpuMemory>> = {
+    "p4d.24xlarge": { vcpus: 96, cores: 48, threadsPerCore: 2, memoryMiB: 1179648, source: MOTO_TYPES },
+    "p4de.24xlarge": { vcpus: 96, cores: 48, threadsPerCore: 2, memoryMiB: 1179648, source: MOTO_TYPES },
+    "p5.48xlarge": { vcpus: 192, cores: 96, threadsPerCore: 2, memoryMiB: 2097152, source: MOTO_TYPES },
+    "p5e.48xlarge": { vcpus: 192, cores: 96, threadsPerCore: 2, memoryMiB: 2097152, source: MOTO_TYPES },
+    "p5en.48xlarge": { vcpus: 192, cores: 96, threadsPerCore: 2, memoryMiB: 2097152, source: MOTO_TYPES },
+    "p6-b200.48xlarge": { vcpus: 192, cores: 96, threadsPerCore: 2, memoryMiB: 2097152, source: MOTO_TYPES },
+    "p6-b300.48xlarge": { vcpus: 192, cores: 96, threadsPerCore: 2, memoryMiB: 4194304, source: MOTO_TYPES },
+};

@@ -9,6 +9,7 @@ import { PACKAGE_ROOT } from "../assets";
 import { programEntry, runTeamProgram, type ProgramRun } from "../program";
 import { evaluatePolicies, verdictDetail, type PolicyVerdict } from "../../policies/evaluate";
 import { formatSoftwareTable } from "../plan/software";
+import { formatSchedulerSection } from "../slurm/summary";
 
 const REPO = PACKAGE_ROOT;
 /** With no arguments `rdmakit plan` plans the bundled AWS example, so a newcomer sees the kit work. */
@@ -75,6 +76,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         out(planText);
     } else {
         const extra = result.plan ? ["", ...formatSoftwareTable(result.plan.software), "", provisionModeLine(result.plan.provision)] : [];
+        if (result.plan?.scheduler) extra.push("", ...formatSchedulerSection(result.plan.scheduler));
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);

@@ -4,6 +4,8 @@ import { gpuModel, maxMessageBytes } from "../catalog/gpus";
 import { ofedInfoPrefix } from "../catalog/software";
 import { planSoftware, roceHgx, SoftwarePlan } from "./software";
 import { planProvision, ProvisionPlan } from "./provision";
+import { planScheduler, SchedulerPlan } from "./scheduler";
+import { slurmAnsibleVars } from "../slurm/render";
 import { GiB } from "../catalog/types";
 import { planQos, QosPlan } from "../roce/qos";
 import { ClusterSpec } from "../spec";
@@ -55,6 +57,8 @@ export interface FabricPlan {
     ansibleVars: Record<string, unknown>;
     /** how the Ansible steps run: nodes left out, forks, failures tolerated (plan/provision.ts) */
     provision: ProvisionPlan;
+    /** the job scheduler on the validated nodes: none, or Slurm with its controller, node line and topology (plan/scheduler.ts) */
+    scheduler: SchedulerPlan;
     validation: {
         enabled: boolean;
         /** added to ncclEnv for validation runs so that a fallback to sockets fails */
@@ -107,12 +111,19 @@ export function nodeNames(spec: ClusterSpec): string[] {
 }
 
 /** A fabric's plan before the provisioning decisions, which read its node names. */
-type FabricBase = Omit<FabricPlan, "provision">;
+type FabricBase = Omit<FabricPlan, "provision" | "scheduler">;
 
 /** Pure: spec + catalog -> plan. The spec has been validated, so catalog lookups succeed. */
 export function planCluster(spec: ClusterSpec): FabricPlan {
     const plan = spec.fabric === "aws-efa" ? planAws(spec) : spec.fabric === "azure-ib" ? planAzure(spec) : planRoce(spec);
-    return { ...plan, provision: planProvision(spec, plan.validation.hostNames) };
+    const scheduler = planScheduler(spec, {
+        hostNames: plan.validation.hostNames, gpusPerNode: plan.nodes.gpusPerNode, sshUser: plan.sshUser,
+        ncclEnv: plan.ncclEnv, forcedNet: plan.validation.forcedNet,
+    });
+    const full: FabricPlan = { ...plan, scheduler, provision: planProvision(spec, plan.validation.hostNames) };
+    // scheduler none: the variables stay exactly what they were before the scheduler existed
+    if (scheduler.type === "slurm") full.ansibleVars = { ...plan.ansibleVars, ...slurmAnsibleVars(full) };
+    return full;
 }
 
 /** Default largest message of the sweep, the size AWS and Azure publish their figures at (aws-efa.md §5, azure-ib.md §5). */

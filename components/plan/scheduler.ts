@@ -1,0 +1,165 @@
+/**
+ * The scheduler decisions (issue 32), pure: spec + catalog + the fabric's plan -> SchedulerPlan. `none` adds
+ * nothing anywhere; `slurm` fixes the controller, the node line, the topology and the environment every job step
+ * gets. The renderers (components/slurm/render.ts) turn this into Slurm's files; the slurm role installs them.
+ */
+import { AWS_HOST_CPU_MEMORY } from "../catalog/aws";
+import { AZURE_HOST_CPU_MEMORY } from "../catalog/azure";
+import type { ClusterSpec } from "../spec";
+import { DEFAULT_HEAD_INSTANCE_TYPE, DEFAULT_HEAD_VM_SIZE } from "../slurm/spec";
+import { roceTopology, type SlurmTopology } from "../slurm/topology";
+
+export type { SlurmTopology, SlurmSwitch } from "../slurm/topology";
+
+export type SchedulerPlan = { type: "none" } | SlurmPlan;
+
+/** One node's CPUs, memory and GPUs as slurm.conf's NodeName line states them. */
+export interface SlurmNodeShape {
+    /** logical CPUs (vCPUs); undefined: from the node's own `slurmd -C` */
+    cpus?: number;
+    /** not published for the cloud types: undefined, and the line states CPUs, cores per socket and threads only */
+    sockets?: number;
+    coresPerSocket?: number;
+    threadsPerCore?: number;
+    /** the catalog's memory less REAL_MEMORY_MARGIN; undefined: from the node's own `slurmd -C` */
+    realMemoryMiB: number | undefined;
+    gpus: number;
+    /** gres.conf File= of the GPUs, e.g. /dev/nvidia[0-7] */
+    gpuFiles: string;
+    /** true when some figure is unknown here and slurmctld takes the node's own report (SlurmdParameters=config_overrides) */
+    fromSlurmd: boolean;
+    /** where the CPU and memory figures come from */
+    source: string;
+}
+
+export interface SlurmPlan {
+    type: "slurm";
+    controller: { name: string; address?: string; sshUser: string; hostKey?: string; instanceType?: string; vmSize?: string };
+    partition: string;
+    homeNfs: boolean;
+    /** Slurm node names = the inventory host names (plan.validation.hostNames), same order */
+    nodeNames: string[];
+    /** bare metal: each node's address from the spec, in nodeNames order (slurm.conf NodeAddr); clouds resolve names */
+    nodeAddresses?: string[];
+    node: SlurmNodeShape;
+    /** MpiDefault, as the distribution's Slurm names its PMIx plugin */
+    mpiDefault: string;
+    topology: SlurmTopology;
+    /** the NCCL/libfabric environment validation ran with (plan.ncclEnv + validation.forcedNet), for every job step */
+    jobEnv: Record<string, string>;
+    srunPortRange: [number, number];
+    slurmctldPort: number;
+    slurmdPort: number;
+}
+
+/**
+ * slurmctld and slurmd ports: Slurm's defaults (SlurmctldPort 6817, SlurmdPort 6818).
+ * source: https://slurm.schedmd.com/slurm.conf.html (SlurmctldPort, SlurmdPort)
+ */
+export const SLURMCTLD_PORT = 6817;
+export const SLURMD_PORT = 6818;
+/**
+ * srun's listening ports: a fixed range so the head node's and nodes' security group can name it. slurm.conf's
+ * SrunPortRange text asks for a range large enough for the number of sruns at once (each takes a few ports); 60001-
+ * 63000 is the example in SchedMD's network guide.
+ * source: https://slurm.schedmd.com/slurm.conf.html#OPT_SrunPortRange; https://slurm.schedmd.com/network.html
+ */
+export const SRUN_PORT_RANGE: [number, number] = [60001, 63000];
+
+/**
+ * RealMemory margin: the kernel keeps part of the instance's memory for itself, so MemTotal (what slurmd reports) is
+ * below the nominal size, and a RealMemory above MemTotal drains the node ("Low RealMemory"). AWS ParallelCluster
+ * sets RealMemory to 95 % of the EC2 figure for the same reason; the kit does the same on every cloud.
+ * source: https://docs.aws.amazon.com/parallelcluster/latest/ug/slurm-mem-based-scheduling-v3.html
+ */
+export const REAL_MEMORY_MARGIN = 0.05;
+
+/**
+ * PMIx as MpiDefault. Debian 12's slurm-wlm-basic-plugins 22.05.8 ships mpi_pmix.so beside mpi_pmix_v4.so (checked
+ * on the package's installed files, /usr/lib/x86_64-linux-gnu/slurm-wlm/; scheduler.md §3); "pmix" is the
+ * unversioned name Slurm's PMIx plugin installs next to the versioned one (SchedMD mpi_guide: `--mpi=pmix` picks the
+ * default PMIx version), so it names the distribution's own build on Debian 12, Ubuntu 22.04 (21.08) and 24.04
+ * (23.11) alike, and the bare-metal hosts' distribution need not be known here.
+ * source: https://slurm.schedmd.com/mpi_guide.html#pmix
+ */
+export const SLURM_MPI_DEFAULT = "pmix";
+
+/** What the plan's fabric reads. */
+interface FabricFacts {
+    hostNames: string[];
+    gpusPerNode: number;
+    sshUser: string;
+    ncclEnv: Record<string, string>;
+    forcedNet: Record<string, string>;
+}
+
+export function planScheduler(spec: ClusterSpec, f: FabricFacts): SchedulerPlan {
+    const s = spec.scheduler;
+    if (s.type === "none") return { type: "none" };
+    const c = s.controller ?? {};
+    const controller: SlurmPlan["controller"] = { name: c.name ?? `${spec.name}-head`, sshUser: c.sshUser ?? f.sshUser };
+    if (spec.fabric === "roce") Object.assign(controller, { address: c.address, hostKey: c.hostKey });
+    if (spec.fabric === "aws-efa") controller.instanceType = c.instanceType ?? DEFAULT_HEAD_INSTANCE_TYPE;
+    if (spec.fabric === "azure-ib") controller.vmSize = c.vmSize ?? DEFAULT_HEAD_VM_SIZE;
+    return {
+        type: "slurm",
+        controller,
+        partition: s.partition,
+        homeNfs: s.homeNfs,
+        nodeNames: f.hostNames,
+        ...(spec.roce ? { nodeAddresses: addressesOf(spec.roce.hosts, f.hostNames) } : {}),
+        node: nodeShape(spec, f.gpusPerNode),
+        mpiDefault: SLURM_MPI_DEFAULT,
+        topology: topologyFor(spec),
+        jobEnv: { ...f.ncclEnv, ...f.forcedNet },
+        srunPortRange: SRUN_PORT_RANGE,
+        slurmctldPort: SLURMCTLD_PORT,
+        slurmdPort: SLURMD_PORT,
+    };
+}
+
+/** /dev/nvidia0 … /dev/nvidia<N-1>: the device nodes of the GPUs (gres.conf File=, no NVML plugin needed). */
+export function gpuFiles(count: number): string {
+    return count <= 1 ? "/dev/nvidia0" : `/dev/nvidia[0-${count - 1}]`;
+}
+
+function withMargin(mib: number): number {
+    return Math.floor(mib * (1 - REAL_MEMORY_MARGIN));
+}
+
+function nodeShape(spec: ClusterSpec, gpus: number): SlurmNodeShape {
+    const base = { gpus, gpuFiles: gpuFiles(gpus) };
+    if (spec.fabric === "aws-efa") {
+        const t = AWS_HOST_CPU_MEMORY[spec.aws!.instanceType];
+        if (t) {
+            return {
+                ...base, cpus: t.vcpus, coresPerSocket: t.cores, sockets: 1, threadsPerCore: t.threadsPerCore,
+                realMemoryMiB: withMargin(t.memoryMiB), fromSlurmd: false,
+                source: `${t.source}; sockets not published: one socket of ${t.cores} cores (same core and thread totals as the host)`,
+            };
+        }
+    } else if (spec.fabric === "azure-ib") {
+        const z = AZURE_HOST_CPU_MEMORY[spec.azure!.vmSize];
+        if (z) return { ...base, cpus: z.vcpus, realMemoryMiB: withMargin(z.memoryMiB), fromSlurmd: false, source: z.source };
+    }
+    return {
+        ...base, realMemoryMiB: undefined, fromSlurmd: true,
+        source: spec.fabric === "roce" ? "each host's own slurmd -C (bare metal: the spec states no CPUs or memory)" : "each node's own slurmd -C (not in the catalog)",
+    };
+}
+
+function topologyFor(spec: ClusterSpec): SlurmTopology {
+    if (spec.fabric === "roce") return roceTopology(spec.roce!);
+    if (spec.fabric === "aws-efa") {
+        return { kind: "ec2", note: "from ec2:DescribeInstanceTopology of the running nodes at pulumi up (rdmakit slurm-config --ec2-topology offline)" };
+    }
+    return {
+        kind: "flat",
+        why: "Azure publishes no network topology for a VM to read (no counterpart of ec2:DescribeInstanceTopology); every node is in the one InfiniBand partition of its scale set",
+    };
+}
+
+function addressesOf(hosts: { name: string; address: string }[], names: string[]): string[] {
+    const byName = new Map(hosts.map((h) => [h.name, h.address]));
+    return names.map((n) => byName.get(n)!);
+}

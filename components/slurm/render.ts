@@ -1,0 +1,272 @@
+/**
+ * Slurm's configuration files from the plan, pure (issue 32): slurm.conf, gres.conf, cgroup.conf, topology.conf.
+ * Every value comes from plan.scheduler (components/plan/scheduler.ts); the slurm role writes these files as they are.
+ *
+ * HOW NODES JOIN (the slurm role relies on this):
+ * - Every NodeName line says `State=DRAIN Reason="rdmakit: not validated yet"`. slurm.conf's State and Reason apply
+ *   when slurmctld first learns of a node (no saved state for it); a drained node takes no jobs even when its slurmd
+ *   registers, so a node is out of the partition until rdmakit has validated it.
+ * - The role runs `scontrol update nodename=<n> state=resume` for the nodes that passed preflight, health and their
+ *   nccl-tests, and `scontrol update nodename=<n> state=drain reason="rdmakit health: <component>"` for the others.
+ * - slurmctld keeps node states across restarts and `scontrol reconfigure` (StateSaveLocation), so a second run that
+ *   rewrites identical files changes no node's state; a node added later starts drained again.
+ * - `ReturnToService=1`: a node that was only unreachable (DOWN, "Not responding") comes back by itself when its
+ *   slurmd registers with a valid configuration; a drained node never does without `state=resume`.
+ * slurm.schedmd.com/slurm.conf.html: NodeName State/Reason, ReturnToService; scontrol.html: update State=RESUME.
+ */
+import type { FabricPlan } from "../plan";
+import type { SlurmPlan } from "../plan/scheduler";
+import { hostlistChunks } from "./hostlist";
+import type { SlurmSwitch, SlurmTopology } from "./topology";
+
+export const SLURM_FILE_NAMES = ["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf"] as const;
+export type SlurmFileName = (typeof SLURM_FILE_NAMES)[number];
+
+/** Where the slurm role installs the health program and the task prolog (owned by the role). */
+export const HEALTH_CHECK_PROGRAM = "/usr/local/sbin/rdmakit-slurm-health";
+export const TASK_PROLOG = "/etc/slurm/rdmakit-task-prolog";
+/**
+ * How often slurmd runs the health program: every 5 minutes, CYCLE spreading the nodes over the interval so
+ * 2,048 nodes do not probe at once. The program is the node-local quick grade (bounded, never DCGM diag).
+ * source: https://slurm.schedmd.com/slurm.conf.html#OPT_HealthCheckInterval, #OPT_HealthCheckNodeState
+ */
+export const HEALTH_CHECK_INTERVAL_S = 300;
+export const NOT_VALIDATED_REASON = "rdmakit: not validated yet";
+
+/**
+ * The Debian/Ubuntu packages' paths (the units and directories slurmctld/slurmd 22.05.8 install on Debian 12:
+ * /lib/systemd/system/slurm{ctld,d}.service PIDFile=/run/slurm{ctld,d}.pid, /var/lib/slurm/{slurmctld,slurmd},
+ * /var/log/slurm; checked on the installed packages). Ubuntu's packages are built from the same Debian source.
+ */
+const PATHS = {
+    stateSave: "/var/lib/slurm/slurmctld",
+    slurmdSpool: "/var/lib/slurm/slurmd",
+    ctldPid: "/run/slurmctld.pid",
+    slurmdPid: "/run/slurmd.pid",
+    ctldLog: "/var/log/slurm/slurmctld.log",
+    slurmdLog: "/var/log/slurm/slurmd.log",
+};
+
+/** The EC2 instance topology at `pulumi up` (or from --ec2-topology): the AWS response and which node each instance is. */
+export interface Ec2Topology {
+    /** DescribeInstanceTopology `Instances`, as parsed by parseEc2Topology (components/slurm/ec2-topology.ts) */
+    instances: { instanceId: string; networkNodes: string[] }[];
+    /** Slurm node name -> instance id */
+    ids: Record<string, string>;
+}
+
+export interface SlurmConfOptions {
+    /**
+     * Overrides for a test harness that loads the files into a real slurmctld on the build machine: a private port,
+     * state, log and pid paths in a scratch directory, this machine as the controller, root as SlurmUser, a private
+     * munged socket. Production passes none of them.
+     */
+    paths?: Partial<typeof PATHS>;
+    slurmctldPort?: number;
+    controllerHost?: string;
+    slurmUser?: string;
+    mungeSocket?: string;
+    /**
+     * Cloud nodes' private addresses once known (`pulumi up`: node name -> IP), written as NodeAddr so slurmctld never
+     * depends on name resolution; without them the names must resolve on the controller (/etc/hosts).
+     */
+    nodeAddresses?: Record<string, string>;
+}
+
+function slurm(plan: FabricPlan): SlurmPlan {
+    if (plan.scheduler.type !== "slurm") throw new Error(`cluster ${plan.cluster} has scheduler.type none: there is no Slurm configuration to render`);
+    return plan.scheduler;
+}
+
+function header(plan: FabricPlan, file: string): string {
+    return `# ${file} for cluster ${plan.cluster}, rendered by rdmakit from its plan (components/slurm/render.ts).\n` +
+        "# Rewritten on every `pulumi up`: change the stack config, not this file.\n";
+}
+
+function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>): string[] {
+    const n = s.node;
+    const hw: string[] = [];
+    if (n.cpus !== undefined) hw.push(`CPUs=${n.cpus}`);
+    if (n.sockets !== undefined) hw.push(`Sockets=${n.sockets}`);
+    if (n.coresPerSocket !== undefined) hw.push(`CoresPerSocket=${n.coresPerSocket}`);
+    if (n.threadsPerCore !== undefined) hw.push(`ThreadsPerCore=${n.threadsPerCore}`);
+    if (n.realMemoryMiB !== undefined) hw.push(`RealMemory=${n.realMemoryMiB}`);
+    if (n.gpus > 0) hw.push(`Gres=gpu:${n.gpus}`);
+    const tail = [...hw, "State=DRAIN", `Reason="${NOT_VALIDATED_REASON}"`].join(" ");
+    // bare metal: each host at its spec address (one line each); clouds: the names resolve on every host (the slurm
+    // role writes them to /etc/hosts), so the lines compress into hostlist ranges
+    if (roceAddr.size > 0) return s.nodeNames.map((name) => `NodeName=${name} NodeAddr=${roceAddr.get(name)} ${tail}`);
+    return hostlistChunks(s.nodeNames).map((list) => `NodeName=${list} ${tail}`);
+}
+
+/** slurm.conf: the cluster, the controller, the plugins an RDMA GPU cluster needs, the nodes and the partition. */
+export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): string {
+    const s = slurm(plan);
+    const p = { ...PATHS, ...opts.paths };
+    const c = s.controller;
+    const roceAddr = new Map(opts.nodeAddresses ? Object.entries(opts.nodeAddresses) : (s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
+    const lines = [
+        header(plan, "slurm.conf"),
+        `ClusterName=${plan.cluster}`,
+        opts.controllerHost ? `SlurmctldHost=${opts.controllerHost}` : c.address ? `SlurmctldHost=${c.name}(${c.address})` : `SlurmctldHost=${c.name}`,
+        `SlurmctldPort=${opts.slurmctldPort ?? s.slurmctldPort}`,
+        `SlurmdPort=${s.slurmdPort}`,
+        `SrunPortRange=${s.srunPortRange[0]}-${s.srunPortRange[1]}`,
+        "AuthType=auth/munge",
+        ...(opts.mungeSocket ? [`AuthInfo=socket=${opts.mungeSocket}`] : []),
+        "CredType=cred/munge",
+        `SlurmUser=${opts.slurmUser ?? "slurm"}`,
+        `StateSaveLocation=${p.stateSave}`,
+        `SlurmdSpoolDir=${p.slurmdSpool}`,
+        `SlurmctldPidFile=${p.ctldPid}`,
+        `SlurmdPidFile=${p.slurmdPid}`,
+        `SlurmctldLogFile=${p.ctldLog}`,
+        `SlurmdLogFile=${p.slurmdLog}`,
+        "",
+        "# scheduling: whole cores and memory as consumable resources, GPUs as gres",
+        "SchedulerType=sched/backfill",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core_Memory",
+        "GresTypes=gpu",
+        "# jobs in cgroups, bound to their cores",
+        "ProctrackType=proctrack/cgroup",
+        "TaskPlugin=task/cgroup,task/affinity",
+        "# RDMA registers job memory: jobs keep slurmd's unlimited memlock (its unit sets LimitMEMLOCK=infinity), not the",
+        "# submitting shell's (slurm.schedmd.com/faq.html#memlock)",
+        "PropagateResourceLimitsExcept=MEMLOCK",
+        `MpiDefault=${s.mpiDefault}`,
+        "",
+        "# nodes start drained and join after rdmakit validated them (render.ts header); unreachable nodes come back by themselves",
+        "ReturnToService=1",
+        `HealthCheckProgram=${HEALTH_CHECK_PROGRAM}`,
+        `HealthCheckInterval=${HEALTH_CHECK_INTERVAL_S}`,
+        "HealthCheckNodeState=ANY,CYCLE",
+        `TaskProlog=${TASK_PROLOG}`,
+    ];
+    if (s.topology.kind === "tree" || s.topology.kind === "ec2") lines.push("TopologyPlugin=topology/tree");
+    if (s.node.fromSlurmd) {
+        lines.push("", `# CPUs and memory: ${s.node.source}; slurmctld takes each node's own report`, "SlurmdParameters=config_overrides");
+    } else {
+        lines.push("", `# CPUs and memory: ${s.node.source}; RealMemory 95 % of the catalog's figure (plan/scheduler.ts REAL_MEMORY_MARGIN)`);
+    }
+    lines.push(...nodeLines(plan, s, roceAddr));
+    lines.push(`PartitionName=${s.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`);
+    return lines.join("\n") + "\n";
+}
+
+/**
+ * gres.conf: the GPUs by device file. Debian and Ubuntu main build Slurm without NVML (no gpu_nvml plugin in
+ * Debian 12's slurm-wlm-basic-plugins, scheduler.md §3), so AutoDetect=nvml would find 0 GPUs and drain every node
+ * ("gres/gpu count reported lower than configured"); the files are listed instead, the same on every node.
+ */
+export function renderGresConf(plan: FabricPlan): string {
+    const s = slurm(plan);
+    const lines = [header(plan, "gres.conf"), "AutoDetect=off"];
+    if (s.node.gpus > 0) lines.push(`Name=gpu File=${s.node.gpuFiles}`);
+    return lines.join("\n") + "\n";
+}
+
+/** cgroup.conf: jobs confined to their cores, memory and GPU devices (ConstrainDevices makes --gpus binding real). */
+export function renderCgroupConf(plan: FabricPlan): string {
+    slurm(plan);
+    return [
+        header(plan, "cgroup.conf"),
+        // autodetect picks cgroup v1 or v2 from the host's mount (Debian 12 and Ubuntu 22.04+ run v2)
+        "CgroupPlugin=autodetect",
+        "ConstrainCores=yes",
+        "ConstrainRAMSpace=yes",
+        "ConstrainDevices=yes",
+    ].join("\n") + "\n";
+}
+
+function switchLines(switches: SlurmSwitch[]): string[] {
+    const out: string[] = [];
+    for (const sw of switches) {
+        if (sw.covers?.length) out.push(`# ${sw.name}: ${sw.covers.join(", ")}`);
+        if (sw.nodes) out.push(`SwitchName=${sw.name} Nodes=${hostlistChunks(sw.nodes, Number.MAX_SAFE_INTEGER)[0] ?? ""}`);
+        else out.push(`SwitchName=${sw.name} Switches=${(sw.switches ?? []).join(",")}`);
+    }
+    return out;
+}
+
+/** topology.conf: the tree the plan derived (RoCE), the EC2 tree (given the instance topology), or flat with why. */
+export function renderTopologyConf(plan: FabricPlan, ec2?: Ec2Topology): string {
+    const s = slurm(plan);
+    const t: SlurmTopology = s.topology.kind === "ec2" && ec2 ? ec2Tree(s.nodeNames, ec2) : s.topology;
+    const lines = [header(plan, "topology.conf")];
+    if (t.kind === "tree") {
+        lines.push(`# source: ${t.source}`, ...t.warnings.map((w) => `# warning: ${w}`), ...switchLines(t.switches));
+    } else if (t.kind === "flat") {
+        lines.push(`# flat: ${t.why}`);
+    } else {
+        // no instance topology read yet: every node under one switch, which topology/tree accepts
+        lines.push(`# ${t.note}; not read yet: all nodes under one switch`, `SwitchName=ec2-all Nodes=${hostlistChunks(s.nodeNames, Number.MAX_SAFE_INTEGER)[0]}`);
+    }
+    return lines.join("\n") + "\n";
+}
+
+/**
+ * The EC2 tree: each instance's NetworkNodes run from the top layer to the one it attaches to (AWS, "How EC2
+ * instance topology works"), so the last is the leaf switch and each earlier one the parent of the next. Nodes the
+ * response does not list yet (the API is eventually consistent right after launch, and lists running instances only)
+ * go under `ec2-unplaced`, and a root joins the top switches so every node stays schedulable; the warning names them.
+ */
+export function ec2Tree(nodeNames: string[], ec2: Ec2Topology): SlurmTopology {
+    const byId = new Map(ec2.instances.map((i) => [i.instanceId, i.networkNodes]));
+    const children = new Map<string, Set<string>>();
+    const leafNodes = new Map<string, string[]>();
+    const tops = new Set<string>();
+    const unplaced: string[] = [];
+    for (const name of nodeNames) {
+        const id = ec2.ids[name];
+        const nns = id === undefined ? undefined : byId.get(id);
+        if (!nns || nns.length === 0) {
+            unplaced.push(name);
+            continue;
+        }
+        tops.add(nns[0]);
+        for (let i = 1; i < nns.length; i++) children.set(nns[i - 1], (children.get(nns[i - 1]) ?? new Set()).add(nns[i]));
+        const leaf = nns[nns.length - 1];
+        leafNodes.set(leaf, [...(leafNodes.get(leaf) ?? []), name]);
+    }
+    const switches: SlurmSwitch[] = [];
+    for (const [leaf, nodes] of leafNodes) switches.push({ name: leaf, nodes });
+    for (const [parent, kids] of children) switches.push({ name: parent, switches: [...kids] });
+    const warnings: string[] = [];
+    if (unplaced.length > 0) {
+        switches.push({ name: "ec2-unplaced", nodes: unplaced });
+        warnings.push(`${unplaced.length} node(s) not in the DescribeInstanceTopology response (not running yet, or not visible yet: the API is eventually consistent): ${unplaced.slice(0, 5).join(", ")}${unplaced.length > 5 ? ", ..." : ""}`);
+    }
+    const roots = [...tops, ...(unplaced.length > 0 ? ["ec2-unplaced"] : [])];
+    if (roots.length > 1) switches.push({ name: "ec2-root", switches: roots });
+    if (switches.length === 0) return { kind: "flat", why: "no node is in the instance topology" };
+    return { kind: "tree", switches, warnings, source: "ec2:DescribeInstanceTopology NetworkNodes" };
+}
+
+/** The four files, by name. */
+export function slurmFiles(plan: FabricPlan, ec2?: Ec2Topology, opts?: SlurmConfOptions): Record<SlurmFileName, string> {
+    return {
+        "slurm.conf": renderSlurmConf(plan, opts),
+        "gres.conf": renderGresConf(plan),
+        "cgroup.conf": renderCgroupConf(plan),
+        "topology.conf": renderTopologyConf(plan, ec2),
+    };
+}
+
+/**
+ * The group variables the slurm role reads (contract: slurm_enabled, slurm_files, slurm_job_env,
+ * slurm_controller_address, slurm_home_nfs). The files are cluster-wide, so they travel once, as group variables
+ * (issue 37: no per-host copies). On the clouds the controller address is known only at `pulumi up`: "" here.
+ */
+export function slurmAnsibleVars(plan: FabricPlan): Record<string, unknown> {
+    const s = slurm(plan);
+    return {
+        slurm_enabled: true,
+        slurm_files: slurmFiles(plan),
+        slurm_job_env: s.jobEnv,
+        slurm_controller_name: s.controller.name,
+        slurm_controller_address: s.controller.address ?? "",
+        slurm_home_nfs: s.homeNfs,
+        slurm_partition: s.partition,
+    };
+}

@@ -1,0 +1,124 @@
+/**
+ * The `cluster.scheduler` block of the cluster spec (issue 32): whether Slurm runs on the validated nodes, its
+ * controller, partition and /home export. Schema (zod 4, strict objects), the fabric-dependent defaults and the
+ * cross-field checks. Every refusal names the field, the value and what is allowed.
+ */
+import { z } from "zod";
+import { EC2_INSTANCE_TYPE, AZURE_VM_SIZE, named } from "../grammars";
+import type { SpecIssue } from "../errors";
+import type { SchedulerType } from "../types";
+
+// A DNS name (RFC 1123 labels) or a dotted IPv4 address, as for roce.hosts[].address (components/roce/spec.ts).
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/**
+ * Slurm partition names: slurm.conf has no grammar beyond "a name"; the kit keeps to letters, digits, '_' and '-'
+ * (at most 32) so the name is safe in slurm.conf, in `sbatch -p` and in a shell line without quoting.
+ */
+export const PARTITION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/;
+
+/**
+ * Head-node sizes when the spec gives none. m7i.2xlarge: 8 vCPU, 32 GiB; slurmctld for a few thousand nodes and
+ * an NFS /home fit (SchedMD's high-throughput guide asks for fast cores and memory, not many). Standard_D8s_v5:
+ * the Azure size of the same shape (8 vCPU, 32 GiB).
+ * source: https://docs.aws.amazon.com/ec2/latest/instancetypes/gp.html (m7i.2xlarge 8 vCPU, 32 GiB);
+ * https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series (Standard_D8s_v5 8 vCPU, 32 GiB)
+ */
+export const DEFAULT_HEAD_INSTANCE_TYPE = "m7i.2xlarge";
+export const DEFAULT_HEAD_VM_SIZE = "Standard_D8s_v5";
+export const DEFAULT_PARTITION = "gpu";
+
+/** @internal */
+export const schedulerSchema = z.strictObject({
+    type: z.enum(["none", "slurm"]).optional()
+        .describe("slurm or none; default: slurm on aws-efa and azure-ib, on roce slurm when a controller is named, else none"),
+    controller: z.strictObject({
+        name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "must be lower-case letters, digits and '-', 1-63 characters (a Slurm and inventory host name)").optional()
+            .describe("inventory and Slurm name of the controller; bare metal: required (may be one of roce.hosts); cloud: default <cluster>-head"),
+        address: z.string().regex(new RegExp(`${IPV4.source}|${HOSTNAME.source}`), "must be a DNS name or an IPv4 address (e.g. 10.20.0.5 or head01.lab)").optional()
+            .describe("bare metal: the address SSH and the nodes reach the controller at (required)"),
+        sshUser: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, "must be a Linux user name (lower case, digits, _ and -)").optional()
+            .describe("bare metal: SSH login on the controller; default: the GPU hosts' login user"),
+        hostKey: z.string().regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <controller>)").optional()
+            .describe("bare metal: the controller's SSH host key line (required): the kit never trusts it on first contact"),
+        instanceType: named(EC2_INSTANCE_TYPE, "must be an EC2 instance type such as m7i.2xlarge").optional()
+            .describe(`aws-efa: the head node's instance type; default ${DEFAULT_HEAD_INSTANCE_TYPE}`),
+        vmSize: named(AZURE_VM_SIZE, "must be an Azure VM size such as Standard_D8s_v5").optional()
+            .describe(`azure-ib: the head node's VM size; default ${DEFAULT_HEAD_VM_SIZE}`),
+    }).optional().describe("the host that runs slurmctld: bare metal a named existing host, cloud a head node the kit creates"),
+    partition: z.string().regex(PARTITION_NAME, "must be a Slurm partition name: a letter, then letters, digits, '_' or '-', at most 32").optional()
+        .describe(`the Slurm partition the GPU nodes form; default ${DEFAULT_PARTITION}`),
+    homeNfs: z.boolean().optional()
+        .describe("export /home from the controller over NFS to every node; default true on aws-efa and azure-ib, false on roce (sites have their own shared filesystem)"),
+}).describe("the job scheduler on the validated nodes");
+
+type SchedulerRaw = z.infer<typeof schedulerSchema>;
+
+/** The scheduler block after the fabric's defaults. */
+export interface SchedulerSpecResolved {
+    type: SchedulerType;
+    controller?: NonNullable<SchedulerRaw["controller"]>;
+    partition: string;
+    homeNfs: boolean;
+}
+
+type Fabric = "aws-efa" | "azure-ib" | "roce";
+
+/** The defaults of issue 32: Slurm where the kit owns the nodes (clouds), on bare metal only with a named controller. */
+export function resolveScheduler(fabric: Fabric, raw: SchedulerRaw | undefined): SchedulerSpecResolved {
+    const cloud = fabric !== "roce";
+    const type = raw?.type ?? (cloud || raw?.controller !== undefined ? "slurm" : "none");
+    return {
+        type,
+        ...(raw?.controller ? { controller: raw.controller } : {}),
+        partition: raw?.partition ?? DEFAULT_PARTITION,
+        homeNfs: raw?.homeNfs ?? cloud,
+    };
+}
+
+/** Checks that need the fabric and the hosts: what each fabric requires or refuses of the controller. */
+export function schedulerIssues(fabric: Fabric, raw: SchedulerRaw | undefined, hosts: { name: string; address: string }[]): SchedulerIssue[] {
+    const issues: SchedulerIssue[] = [];
+    if (!raw) return issues;
+    const p = "cluster.scheduler";
+    const c = raw.controller;
+    const type = resolveScheduler(fabric, raw).type;
+    if (type === "none") {
+        if (c) issues.push({ path: `${p}.controller`, value: "{…}", message: "is set but scheduler.type is none", allowed: "type: slurm, or leave controller out" });
+        if (raw.homeNfs === true) issues.push({ path: `${p}.homeNfs`, value: true, message: "needs a scheduler head node to export /home from, and scheduler.type is none", allowed: "type: slurm, or false" });
+        return issues;
+    }
+    if (fabric === "roce") {
+        if (!c) {
+            issues.push({ path: `${p}.controller`, message: "is required for Slurm on bare metal: the kit creates no host there, so name the one that runs slurmctld", allowed: "{ name, address, hostKey, sshUser? } of an existing host (may be a non-GPU host)" });
+        } else {
+            for (const k of ["name", "address", "hostKey"] as const) {
+                if (c[k] === undefined) issues.push({ path: `${p}.controller.${k}`, message: "is required for Slurm on bare metal", allowed: k === "hostKey" ? "the line `ssh-keyscan -t ed25519 <controller>` prints" : k === "name" ? "a host name (lower case, digits, '-')" : "a DNS name or IPv4 address" });
+            }
+            for (const k of ["instanceType", "vmSize"] as const) {
+                if (c[k] !== undefined) issues.push({ path: `${p}.controller.${k}`, value: c[k], message: "applies to a cloud head node; on bare metal the controller is an existing host", allowed: "leave it out" });
+            }
+            const same = hosts.find((h) => h.name === c.name);
+            if (same && c.address !== undefined && same.address !== c.address) {
+                issues.push({ path: `${p}.controller.address`, value: c.address, message: `differs from roce.hosts entry ${same.name} (${same.address}), whose name the controller shares`, allowed: `${same.address}, or another name for a separate controller host` });
+            }
+            const clash = hosts.find((h) => h.address === c.address && h.name !== c.name);
+            if (clash) {
+                issues.push({ path: `${p}.controller.name`, value: c.name, message: `names the host at ${c.address}, which roce.hosts calls ${clash.name}`, allowed: clash.name });
+            }
+        }
+    } else {
+        const own = fabric === "aws-efa" ? "instanceType" : "vmSize";
+        const other = fabric === "aws-efa" ? "vmSize" : "instanceType";
+        for (const k of ["address", "hostKey", "sshUser", other] as const) {
+            if (c?.[k] !== undefined) issues.push({ path: `${p}.controller.${k}`, value: c[k], message: `does not apply to fabric ${fabric}: the kit creates the head node`, allowed: `name and ${own}, or leave them out` });
+        }
+        if (c?.name !== undefined && hosts.some((h) => h.name === c.name)) {
+            issues.push({ path: `${p}.controller.name`, value: c.name, message: "is the name of a GPU node", allowed: "another name (default <cluster>-head)" });
+        }
+    }
+    return issues;
+}
+
+type SchedulerIssue = SpecIssue;
