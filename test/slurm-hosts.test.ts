@@ -15,7 +15,7 @@
  * Test-host deviations, each because a container cannot do it: all hosts share the host's network, so each slurmd
  * has its own port (NodeName Port=) and slurmctld another than 6817; no cgroup plugins (the containers' cgroup tree
  * is not Slurm's to split: proctrack/linuxproc, task/affinity); /home over NFS is off (no nfsd in a container); the
- * gpu files are plain files, not /dev/nvidia* devices.
+ * gpu files are character devices the test makes (1:3), not /dev/nvidia*.
  * Own loopback block 127.0.32.x and machine names slc, sln1, sln2: no other test uses them. Bound: 600 s (the role run's apt installs take most of it on a loaded 2-core machine). The fabric is azure-ib only so
  * that no roce_host variables are needed: under --tags slurm, every role of the node-stack play still checks its arguments.
  */
@@ -78,7 +78,7 @@ function slurmFiles(): Record<string, string> {
             `PartitionName=gpu Nodes=${nodes.map((n) => n.name).join(",")} Default=YES MaxTime=INFINITE State=UP`,
             "",
         ].join("\n"),
-        "gres.conf": "Name=gpu File=/var/lib/rdmakit-test/gpu[0-1]\n",
+        "gres.conf": "Name=gpu File=/dev/rdmakit-test-gpu[0-1]\n",
         "cgroup.conf": "CgroupPlugin=autodetect\n",
         // two leaves under one spine: what a rail-optimised plan with one host per leaf group derives
         "topology.conf": "SwitchName=leaf1 Nodes=sln1\nSwitchName=leaf2 Nodes=sln2\nSwitchName=spine1 Switches=leaf1,leaf2\n",
@@ -139,15 +139,12 @@ test("Slurm on a head node and two nodes, installed by the role through the node
     const tree = (i: number) => path.join(runDir, HOSTS[i].name);
     await Promise.all(HOSTS.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h.name, String(ports[i]), `${key}.pub`, h.address])));
 
-    // the gpu "devices" of each node (plain files: a container has no /dev/nvidia*)
+    // the gpu "devices" of each node: character devices (1:3, /dev/null's numbers, the only kind a container may make)
+    // at the File= paths of gres.conf, since a container has no /dev/nvidia*; slurmd refuses plain files
     for (const i of [1, 2]) {
         fs.mkdirSync(path.join(tree(i), "var", "lib", "rdmakit-test"), { recursive: true });
-        for (const g of [0, 1]) fs.writeFileSync(path.join(tree(i), "var", "lib", "rdmakit-test", `gpu${g}`), "");
+        await ssh(i, "mknod -m 0666 /dev/rdmakit-test-gpu0 c 1 3 && mknod -m 0666 /dev/rdmakit-test-gpu1 c 1 3");
     }
-    // Open MPI and a compiler on the nodes, while the role runs (not the role's: what a user's image would add)
-    const mpiReady = Promise.all([1, 2].map((i) => ssh(i, "apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq " +
-        "--no-install-recommends libopenmpi-dev openmpi-bin gcc libc6-dev >/dev/null", 300_000)));
-
     const setup = nodeLocalSetup(path.join(runDir, "out"));
     const served = serveKeyLocally(fs.readFileSync(key, "utf8"));
     t.after(() => served.close());
@@ -169,6 +166,9 @@ test("Slurm on a head node and two nodes, installed by the role through the node
     const first = await roleRun(path.join(runDir, "out", "ansible-slurm.log"));
     assert.equal(first.status, 0, first.stdout + first.stderr + fs.readFileSync(path.join(runDir, "out", "ansible-slurm.log"), "utf8").slice(-6000));
     const roleSeconds = (Date.now() - started) / 1000;
+    // Open MPI and a compiler on the nodes, after the role ran (apt's lock is the role's while it runs; not the role's: what a user's image would add)
+    const mpiReady = Promise.all([1, 2].map((i) => ssh(i, "apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq " +
+        "--no-install-recommends libopenmpi-dev openmpi-bin gcc libc6-dev >/dev/null", 300_000)));
 
     await t.test("the munge key: 0400 munge:munge and the same on every host, its staged copy gone, no file here holds it", async () => {
         for (const i of [0, 1, 2]) {
@@ -205,7 +205,7 @@ test("Slurm on a head node and two nodes, installed by the role through the node
         const topo = await ctl("scontrol show topology");
         assert.match(topo, /SwitchName=leaf1 Level=0 LinkSpeed=\d+ Nodes=sln1/);
         assert.match(topo, /SwitchName=leaf2 Level=0 LinkSpeed=\d+ Nodes=sln2/);
-        assert.match(topo, /SwitchName=spine1 Level=1 LinkSpeed=\d+ Nodes=sln\[1-2\] Switches=leaf\[1-2\]/);
+        assert.match(topo, /SwitchName=spine1 Level=1 LinkSpeed=\d+ Nodes=sln\[1-2\] Switches=leaf1,leaf2/);
         assert.match(await ctl("scontrol show node sln1"), /Gres=gpu:2/);
         assert.equal(await ctl("srun -N1 -w sln2 --gres=gpu:2 -t 1 sh -c 'echo $CUDA_VISIBLE_DEVICES'"), "0,1");
     });
