@@ -5,7 +5,8 @@
  * the hosts apt-get from the Debian mirror. One boot, several assertions:
  *  - the munge key, carried on each host's own session stdin (RDMAKIT_MUNGE_KEY), is /etc/munge/munge.key 0400
  *    munge:munge and the same on every host, its staged copy gone, and in no file on this machine after the run;
- *  - sinfo shows both nodes idle; `srun -N2 hostname` runs on both; an MPI allreduce built against Debian's Open MPI
+ *  - the nodes register drained ("rdmakit: not validated yet", as the plan's slurm.conf starts them) and join when the
+ *    gate's commands (components/slurm/gate.ts) resume them: sinfo shows both idle; `srun -N2 hostname` runs on both; an MPI allreduce built against Debian's Open MPI
  *    runs across both with `srun --mpi=pmix_v4`; the task prolog's environment reaches the job step;
  *  - `scontrol show topology` shows the switches of topology.conf; gres: two gpu files per node accepted by slurmctld
  *    and slurmd, handed to a job as CUDA_VISIBLE_DEVICES;
@@ -31,6 +32,7 @@ import { renderInventory } from "../components/provision/inventory";
 import { serveKeyLocally } from "../components/provision/keysocket";
 import { nodeLocalSetup, runNodeLocal } from "./fixtures/node-local-run";
 import { freePort } from "./fixtures/ports";
+import { SINFO_REASONS, gateCommands, parseDrainStates } from "../components/slurm/gate";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
@@ -71,10 +73,10 @@ function slurmFiles(): Record<string, string> {
             "HealthCheckProgram=/usr/local/sbin/rdmakit-slurm-health",
             "HealthCheckInterval=5",
             "TaskProlog=/etc/slurm/rdmakit-task-prolog",
-            "ReturnToService=2",
+            "ReturnToService=1",
             "SlurmctldTimeout=30",
             "SlurmdTimeout=60",
-            ...nodes.map((n) => `NodeName=${n.name} NodeAddr=${n.address} Port=${n.slurmdPort} CPUs=1 RealMemory=100 Gres=gpu:2 State=UNKNOWN`),
+            ...nodes.map((n) => `NodeName=${n.name} NodeAddr=${n.address} Port=${n.slurmdPort} CPUs=1 RealMemory=100 Gres=gpu:2 State=DRAIN Reason="rdmakit: not validated yet"`),
             `PartitionName=gpu Nodes=${nodes.map((n) => n.name).join(",")} Default=YES MaxTime=INFINITE State=UP`,
             "",
         ].join("\n"),
@@ -159,7 +161,7 @@ test("Slurm on a head node and two nodes, installed by the role through the node
     });
     const munge = randomBytes(1024);
     const roleRun = (log: string) => runNodeLocal(setup, { inventory, extraVars: {}, log, key: served.env,
-        env: { ANSIBLE_RUN_TAGS: "slurm", RDMAKIT_MUNGE_KEY: munge.toString("base64") } });
+        env: { ANSIBLE_RUN_TAGS: "slurm", RDMAKIT_MUNGE_KEY: munge.toString("base64"), RDMAKIT_FANOUT_CPU_FILE: path.join(runDir, "out", "fanout-cpu") } });
     const ctl = (cmd: string) => ssh(0, cmd);
 
     t.diagnostic(`hosts up ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -189,6 +191,17 @@ test("Slurm on a head node and two nodes, installed by the role through the node
     });
 
     await t.test("sinfo shows both nodes idle; srun -N2 hostname runs on both; the task prolog's environment reaches the step", async () => {
+        // before the gate: registered, drained as slurm.conf starts them (components/slurm/render.ts), no jobs
+        const nodes = ["sln1", "sln2"];
+        let before: ReturnType<typeof parseDrainStates> = [];
+        for (let k = 0; k < 60; k++) {
+            before = parseDrainStates(await ctl(SINFO_REASONS), nodes);
+            if (before.length === 2 && before.every((d) => d.state === "drain")) break;
+            await new Promise((r) => setTimeout(r, 1000));
+        }
+        assert.deepEqual(before, nodes.map((node) => ({ node, state: "drain", reason: "rdmakit: not validated yet" })));
+        // the gate passed both: the head resumes them
+        for (const c of gateCommands(nodes.map((name) => ({ name, ok: true })))) await ctl(c);
         let idle = "";
         for (let k = 0; k < 60; k++) {
             idle = await ctl("sinfo -h -N -o '%N %t'");
@@ -232,14 +245,16 @@ test("Slurm on a head node and two nodes, installed by the role through the node
         fs.copyFileSync(path.join(CAPTURES, "nvidia-smi-q.titanv-560.35.03.txt"), path.join(tree(2), "var", "lib", "rdmakit-test", "q.txt"));
         fs.copyFileSync(path.join(CAPTURES, "nvidia-smi-nvlink.v100-inactive.txt"), path.join(tree(2), "var", "lib", "rdmakit-test", "nvlink.txt"));
         fs.writeFileSync(standIn, "#!/bin/sh\ncase \"$1\" in -q) cat /var/lib/rdmakit-test/q.txt ;; nvlink) cat /var/lib/rdmakit-test/nvlink.txt ;; esac\n", { mode: 0o755 });
-        let reasons = "";
+        let reasons: ReturnType<typeof parseDrainStates> = [];
         for (let k = 0; k < 40; k++) {
-            reasons = await ctl("sinfo -h -R -o '%n|%t|%E'");
-            if (reasons.includes("sln2")) break;
+            reasons = parseDrainStates(await ctl(SINFO_REASONS), ["sln1", "sln2"]);
+            if (reasons.length > 0) break;
             await new Promise((r) => setTimeout(r, 1000));
         }
-        assert.equal(reasons, "sln2|drain|rdmakit health: nvlink GPU 3 link 3 inactive");
+        assert.deepEqual(reasons, [{ node: "sln2", state: "drain", reason: "rdmakit health: nvlink GPU 3 link 3 inactive" }]);
         assert.match(await ctl("sinfo -h -N -o '%N %t'"), /^sln1 idle$/m);
     });
+    const fanoutCpu = fs.readFileSync(path.join(runDir, "out", "fanout-cpu"), "utf8").trim();
+    t.diagnostic(`fan-out CPU of the last run (3 hosts, Slurm) ${fanoutCpu} s`);
     t.diagnostic(`role run ${roleSeconds.toFixed(0)} s, whole test ${((Date.now() - started) / 1000).toFixed(0)} s`);
 });

@@ -12,6 +12,7 @@ import { parse } from "yaml";
 import { XID_CATALOG } from "../components/catalog/xid";
 import { NODE_RUN_SCRIPT, MUNGE_KEY_STAGE } from "../components/provision/node-scripts";
 import { fanoutScript } from "../components/provision/fanout";
+import { drainReason, gateCommands, parseDrainStates } from "../components/slurm/gate";
 
 const ROOT = path.resolve(__dirname, "..");
 const ROLE = path.join(ROOT, "playbooks", "roles", "slurm");
@@ -96,4 +97,33 @@ test("the munge key: a stdin section after the input ($10 bytes), staged 0400 on
     // the key's length is a word of the command, never the key
     assert.match(f, /String\(input\.length\),\s*String\(bundleSize\),\s*String\(secret\.length\)/);
     assert.doesNotMatch(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8"), /munge_key/);
+});
+
+test("gateCommands: the passed nodes resumed in hostlist chunks, each failed node drained with its component named", () => {
+    const nodes = [...Array.from({ length: 4 }, (_, i) => ({ name: `gpu0${i + 1}`, ok: true })),
+        { name: "gpu05", ok: false, why: "health: pcie GPU 3 at x8" }, { name: "gpu06", ok: false, why: "slow, 31% below the others" },
+        { name: "gpu07", ok: false, why: 'bad "quote" $(reboot)\nnext' }];
+    assert.deepEqual(gateCommands(nodes), [
+        "scontrol update NodeName=gpu[01-04] State=RESUME",
+        'scontrol update NodeName=gpu05 State=DRAIN Reason="rdmakit health: pcie GPU 3 at x8"',
+        'scontrol update NodeName=gpu06 State=DRAIN Reason="rdmakit: slow, 31% below the others"',
+        'scontrol update NodeName=gpu07 State=DRAIN Reason="rdmakit: bad quote (reboot) next"',
+    ]);
+    assert.equal(drainReason("x".repeat(500)).length, 200);
+});
+
+test("parseDrainStates: sinfo -R from the head, untrusted: the plan's nodes only, each once, cleaned and bounded", () => {
+    const text = [
+        "gpu05|drain|rdmakit health: pcie GPU 3 at x8",
+        "gpu06|drain*|rdmakit: slow, 31% below the others",
+        "gpu05|down|a second line for gpu05",
+        "intruder|drain|not in the plan",
+        "garbage line",
+        `gpu07|down|${"\u001b[31m"}Not responding${"x".repeat(400)}`,
+    ].join("\n");
+    const got = parseDrainStates(text, ["gpu05", "gpu06", "gpu07", "gpu08"]);
+    assert.deepEqual(got.map((d) => [d.node, d.state]), [["gpu05", "drain"], ["gpu06", "drain*"], ["gpu07", "down"]]);
+    assert.equal(got[0].reason, "rdmakit health: pcie GPU 3 at x8");
+    assert.ok(got[2].reason.startsWith("[31mNot responding") && got[2].reason.length === 200, got[2].reason);
+    assert.deepEqual(parseDrainStates("gpu05|drain|r\n".repeat(10), ["gpu05"], 0), []);
 });
