@@ -45,6 +45,12 @@ export interface AnsiblePlaybookArgs {
      * task over SSH. @default "node-local"
      */
     mode?: AnsibleMode;
+    /**
+     * The cluster's munge key (base64, a secret: components/slurm/munge-key.ts) for the slurm role: in the run's
+     * environment only (RDMAKIT_MUNGE_KEY), the fan-out sends it on each node's own session (fanout.ts secret). Node-local
+     * mode only: controller mode has no per-node session to carry it.
+     */
+    mungeKey?: pulumi.Input<string>;
 }
 
 /** A node the last run left failed, at its first failing task. */
@@ -346,6 +352,9 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         // Written at every deployment so the script always matches this version of the kit; a preview writes nothing.
         const summariser = path.join(outDir, "ansible-summarise.cjs");
         const mode = args.mode ?? "node-local";
+        if (args.mungeKey !== undefined && mode !== "node-local") {
+            throw new Error(`rdmakit: ${name}: Slurm needs cluster.ansible.mode node-local (got ${mode}): the munge key travels on each node's own session, which controller mode does not have`);
+        }
         const fanout = path.join(outDir, "ansible-fanout.cjs");
         // the bundle's digest is an input (a changed bundle re-runs); the bundle itself is made at deployment only
         const digest = mode === "node-local" ? bundleDigest(this.playbooksHash) : "";
@@ -385,7 +394,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
             create: RUN_FROM_ENV,
             update: RUN_FROM_ENV,
             interpreter: RUN_INTERPRETER,
-            environment: retry.apply((retryEnv) => ({
+            environment: pulumi.all([retry, args.mungeKey]).apply(([retryEnv, mungeKey]) => ({
                 RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
@@ -403,6 +412,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 RDMAKIT_VARS_HASH: varsHash,
                 ...retryEnv,
                 ...nodeLocalEnv,
+                ...(mungeKey !== undefined ? { RDMAKIT_MUNGE_KEY: mungeKey } : {}),
             })),
             stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({
                 inventory: inv, extraVars: vars, ...(mode === "node-local" ? { nodes: nodeTargets(inv) } : {}),
