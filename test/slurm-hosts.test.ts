@@ -210,8 +210,15 @@ test("Slurm on a head node and two nodes, installed by the role through the node
         }
         assert.equal(idle, "sln1 idle\nsln2 idle");
         assert.deepEqual((await ctl("srun -N2 -t 1 hostname")).split("\n").sort(), ["sln1", "sln2"]);
-        assert.deepEqual((await ctl("srun -N2 -t 1 sh -c 'echo $(hostname) $NCCL_IB_TC $NCCL_SOCKET_IFNAME $(ulimit -l)'")).split("\n").sort(),
-            ["sln1 106 =lo unlimited", "sln2 106 =lo unlimited"]);
+        // memlock: slurmd's unit asks for infinity; the job gets slurmd's limit, not the submitting shell's (lowered to 64
+        // here). A container cannot rise above the hard limit nspawn inherits from this machine (8192 KiB here), so
+        // "unlimited" itself is left to real hosts; that slurmd's limit, not srun's, reaches the job is proven here.
+        for (const i of [1, 2]) assert.equal(await ssh(i, "systemctl show slurmd -p LimitMEMLOCK --value"), "infinity");
+        const slurmdLimit = await ssh(1, "grep 'Max locked memory' /proc/$(cat /run/slurmd.pid 2>/dev/null || pgrep -xo slurmd)/limits | awk '{print $4}'");
+        const kib = slurmdLimit === "unlimited" ? "unlimited" : String(Number(slurmdLimit) / 1024);
+        assert.notEqual(kib, "64");
+        assert.deepEqual((await ctl("ulimit -l 64; srun -N2 -t 1 sh -c 'echo $(hostname) $NCCL_IB_TC $NCCL_SOCKET_IFNAME $(ulimit -l)'")).split("\n").sort(),
+            [`sln1 106 =lo ${kib}`, `sln2 106 =lo ${kib}`]);
     });
 
     await t.test("scontrol show topology: the leaves and the spine; gres: two gpus per node handed to a job", async () => {

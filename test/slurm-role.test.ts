@@ -38,7 +38,8 @@ function grade(tools: Record<string, string>, expect: Record<string, string | nu
         const env = path.join(dir, "env");
         fs.writeFileSync(env, Object.entries(expect).map(([k, v]) => `RDMAKIT_HEALTH_${k}=${v}\n`).join(""));
         // the program sets its own PATH first (slurmd runs it bare); the stand-ins go where it looks first
-        const r = spawnSync("bash", ["-c", `PATH_PREFIX=${bin}; sed "s|^PATH=|PATH=$PATH_PREFIX:|" "$0" | bash -s -- --dry-run --node n1 --env "$1"`, HEALTH, env],
+        // as slurmd runs it: no environment at all (env -i)
+        const r = spawnSync("env", ["-i", "/bin/bash", "--norc", "--noprofile", "-c", `PATH_PREFIX=${bin}; sed "s|^export PATH=|export PATH=$PATH_PREFIX:|" "$0" | bash --norc --noprofile -s -- --dry-run --node n1 --env "$1"`, HEALTH, env],
             { encoding: "utf8", timeout: 20_000 });
         return { rc: r.status, out: (r.stdout + r.stderr).trim() };
     } finally {
@@ -68,7 +69,7 @@ test("the health program drains with the component named, from real failing capt
     assert.deepEqual(grade({ ...healthy, fi_info: "fi_info.p4de-4efa.txt" }, { GPUS: 8, RDMA_DEVICES: 4, FABRIC: "aws-efa" }), { rc: 0, out: "ok" });
     // a node without GPUs expected and no nvidia-smi (the head node's kind) is healthy
     assert.deepEqual(grade({}, { GPUS: 0 }), { rc: 0, out: "ok" });
-    // GPUs expected and no nvidia-smi at all
+    // GPUs expected and no nvidia-smi at all; an nvidia-smi that fails
     assert.deepEqual(grade({}, { GPUS: 8 }), { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
 });
 
