@@ -71,6 +71,8 @@ test("the health program drains with the component named, from real failing capt
     assert.deepEqual(grade({}, { GPUS: 0 }), { rc: 0, out: "ok" });
     // GPUs expected and no nvidia-smi at all; an nvidia-smi that fails
     assert.deepEqual(grade({}, { GPUS: 8 }), { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
+    assert.deepEqual(grade({ "nvidia-smi -q": "does-not-exist.txt" }, { GPUS: 0 }),
+        { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
 });
 
 test("the health program is shellcheck-clean and every probe runs under timeout", () => {
