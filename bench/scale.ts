@@ -18,15 +18,21 @@ import { parse, stringify } from "yaml";
 const ROOT = join(__dirname, "..");
 
 /** A copy of a bundled example with `nodes` GPU nodes. */
-export function scaledStack(example: string, nodes: number): unknown {
+export function scaledStack(example: string, nodes: number, opts: { noScheduler?: boolean } = {}): unknown {
     const doc = parse(readFileSync(join(ROOT, "examples", example), "utf8"));
     const c = doc.config["rdmakit:cluster"];
+    // the same stack without Slurm: what the scheduler costs the plan (issue 32: at most 10 % at 2,048 RoCE hosts)
+    if (opts.noScheduler) c.scheduler = { type: "none" };
     if (c.fabric === "roce") {
         const host = c.roce.hosts[0];
+        // the declared cabling of railFabric: rail r of host i on leaf-r<r>-<i/64>, at its host slot (Slurm's topology derives from it)
         c.roce.hosts = Array.from({ length: nodes }, (_, i) => ({
             ...host, name: `gpu${String(i + 1).padStart(4, "0")}`, address: `10.${20 + ((i + 1) >> 16)}.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`,
+            railPorts: host.railNics.map((_nic: string, r: number) => `leaf-r${r}-${Math.floor(i / 64)}:swp${((i % 64) >> 1) + 1}s${(i % 64) & 1}`),
         }));
         c.roce.switches = railFabric(nodes, host.railNics.length, c.roce.switches[0].hostKey);
+        // the scaled hosts fill 10.20.x.x, where the example's controller sits: move it out of their way
+        if (c.scheduler?.controller) c.scheduler.controller.address = "10.19.0.5";
     } else {
         c.nodes = nodes;
         if (c.azure && nodes > 100) c.azure.quotaRaised = true;
@@ -79,10 +85,10 @@ export interface BenchRow {
 }
 
 /** Plans one scaled stack in a child process; returns what it registered and how long it took. */
-export function benchOne(example: string, nodes: number): BenchRow {
+export function benchOne(example: string, nodes: number, opts: { noScheduler?: boolean } = {}): BenchRow {
     const dir = mkdtempSync(join(tmpdir(), "rdmakit-bench-"));
     const file = join(dir, "Pulumi.bench.yaml");
-    writeFileSync(file, stringify(scaledStack(example, nodes), { aliasDuplicateObjects: false }));
+    writeFileSync(file, stringify(scaledStack(example, nodes, opts), { aliasDuplicateObjects: false }));
     const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
     const start = process.hrtime.bigint();
     const r = spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", join(dir, "out")], {
@@ -95,7 +101,7 @@ export function benchOne(example: string, nodes: number): BenchRow {
     } catch {
         process.stderr.write(r.stderr);
     }
-    return { example, nodes, resources, seconds: Math.round(seconds * 100) / 100, code: r.status };
+    return { example: opts.noScheduler ? `${example} (no scheduler)` : example, nodes, resources, seconds: Math.round(seconds * 100) / 100, code: r.status };
 }
 
 if (require.main === module) {
@@ -106,8 +112,11 @@ if (require.main === module) {
         ["roce-h100.yaml", 8], ["roce-h100.yaml", 1024], ["roce-h100.yaml", 2048],
     ];
     console.log("example          nodes  resources  seconds");
-    for (const [example, nodes] of runs) {
-        const row = benchOne(example, nodes);
-        console.log(`${example.padEnd(16)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}${row.code === 0 ? "" : `  (exit ${row.code})`}`);
+    const rows = runs.map(([example, nodes]) => [example, nodes, {}] as const);
+    // Slurm's share of the plan: the largest RoCE stack again with scheduler.type none
+    const all: Array<readonly [string, number, { noScheduler?: boolean }]> = [...rows, ["roce-h100.yaml", 2048, { noScheduler: true }]];
+    for (const [example, nodes, opts] of all) {
+        const row = benchOne(example, nodes, opts);
+        console.log(`${row.example.padEnd(16)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}${row.code === 0 ? "" : `  (exit ${row.code})`}`);
     }
 }

@@ -14,8 +14,9 @@ import { planCluster, type FabricPlan } from "../components/plan";
 import { roceTopology } from "../components/slurm/topology";
 import { ec2Tree, slurmFiles } from "../components/slurm/render";
 import { parseEc2TopologyResponse } from "../components/slurm/ec2-topology";
-import { compressHostlist } from "../components/slurm/hostlist";
+import { compressHostlist, pairedRanges } from "../components/slurm/hostlist";
 import { runSlurmConfig } from "../components/slurm/cli";
+import { scaledStack } from "../bench/scale";
 
 const ROOT = path.resolve(__dirname, "..");
 const example = (name: string) => (parse(fs.readFileSync(path.join(ROOT, "examples", `${name}.yaml`), "utf8")) as { config: Record<string, any> }).config["rdmakit:cluster"];
@@ -38,6 +39,16 @@ test("scheduler defaults: slurm on the clouds, none on roce without a controller
     const bare = parseClusterSpec({ ...roce, scheduler: undefined });
     assert.deepEqual(bare.scheduler, { type: "none", partition: "gpu", homeNfs: false });
     assert.equal(parseClusterSpec(roce).scheduler.type, "slurm");
+});
+
+test("head-node decisions: instance type default and the ports opened only between head and nodes", () => {
+    const aws = planCluster(parseClusterSpec(example("aws-p5"))).scheduler;
+    assert.equal(aws.type, "slurm");
+    if (aws.type !== "slurm") return;
+    assert.equal(aws.controller.instanceType, "m7i.2xlarge");
+    assert.deepEqual(aws.ports.map((p) => `${p.from}-${p.to}`), ["6817-6817", "6818-6818", "60001-63000", "2049-2049"]);
+    const roce = planCluster(parseClusterSpec(example("roce-h100"))).scheduler;
+    assert.ok(roce.type === "slurm" && !roce.ports.some((p) => p.from === 2049), "no NFS port without homeNfs");
 });
 
 test("scheduler none keeps the plan's variables exactly as without the block", () => {
@@ -167,6 +178,10 @@ test("EC2 tree from DescribeInstanceTopology: layers become switches, a node not
 
 test("hostlists compress fixed-width numbered names and keep the rest", () => {
     assert.deepEqual(compressHostlist(["a-000", "a-001", "a-002", "a-004", "b", "gpu9", "gpu10"]), ["a-[000-002]", "a-004", "b", "gpu9", "gpu10"]);
+    // names and addresses step together, or fall back to one pair per host
+    assert.deepEqual(pairedRanges(["gpu01", "gpu02", "gpu03", "gpu05", "head"], ["10.0.0.9", "10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"]), [
+        { names: "gpu[01-03]", addrs: "10.0.0.[9-11]" }, { names: "gpu05", addrs: "10.0.0.12" }, { names: "head", addrs: "10.0.0.13" },
+    ]);
 });
 
 test("slurm-config writes the files and nodes.json; exit 2 on bad input, 1 when the stack runs no Slurm", () => {
@@ -177,6 +192,7 @@ test("slurm-config writes the files and nodes.json; exit 2 on bad input, 1 when 
         for (const f of ["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "nodes.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
         const nodes = JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8"));
         assert.deepEqual(nodes.nodes[0], { name: "gpu01", host: "gpu01", address: "10.20.0.11" });
+        assert.match(fs.readFileSync(path.join(dir, "slurm.conf"), "utf8"), /^NodeName=gpu\[01-04\] NodeAddr=10\.20\.0\.\[11-14\] Gres=gpu:8 State=DRAIN/m);
         assert.equal(runSlurmConfig({ out: dir }).code, 2);
         const bad = path.join(dir, "bad.yaml");
         fs.writeFileSync(bad, "config:\n  rdmakit:cluster:\n    name: x\n    fabric: roce\n");
@@ -235,8 +251,11 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
     if (s.type !== "slurm") return;
     const lines = got.nodes.trim().split("\n");
     assert.equal(lines.length, s.nodeNames.length, "every node parsed");
+    const addr = new Map((s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
     for (const l of lines) {
         assert.match(l, /State=\S*DRAIN/, "nodes start drained until validated");
+        const name = /^NodeName=(\S+)/.exec(l)![1];
+        if (addr.size > 0) assert.match(l, new RegExp(`NodeAddr=${addr.get(name)!.replace(/\./g, "\\.")} `), `${name} at its own address`);
         assert.match(l, /Reason=rdmakit: not validated yet/);
         assert.match(l, new RegExp(`Gres=gpu:${s.node.gpus}`));
         if (s.node.cpus !== undefined) assert.match(l, new RegExp(`CPUTot=${s.node.cpus} `));
@@ -285,5 +304,26 @@ test("Debian's slurmctld accepts the EC2 tree and the RoCE trees of several size
         assert.equal(topo.filter((l) => /Level=0/.test(l)).length, pods, out.topology);
         assert.equal(topo.filter((l) => /Level=1/.test(l)).length, 1, out.topology);
         assert.match(out.topology, /SwitchName=spine0_spine1 Level=1 /);
+    }
+});
+
+test("the bench's rail-optimised RoCE stacks (real specs, railPorts on every host) derive pods under one spine layer, and slurmctld loads them", { timeout: 120_000 }, () => {
+    haveSlurmctld();
+    for (const [hosts, rails] of [[128, 8], [2048, 8]] as const) {
+        const doc = scaledStack("roce-h100.yaml", hosts) as { config: Record<string, any> };
+        const plan = planCluster(parseClusterSpec(doc.config["rdmakit:cluster"]));
+        const t = (plan.scheduler as Extract<FabricPlan["scheduler"], { type: "slurm" }>).topology;
+        assert.equal(t.kind, "tree");
+        if (t.kind !== "tree") continue;
+        // 64 hosts per leaf in each of the 8 rail planes: one Slurm leaf switch per 64 hosts, covering its 8 leaves
+        const leaves = t.switches.filter((s) => s.nodes);
+        assert.equal(leaves.length, hosts / 64);
+        for (const l of leaves) assert.equal(l.covers!.length, rails);
+        assert.equal(t.switches.filter((s) => s.switches).length, 1);
+        assert.ok(t.switches.every((s) => s.name.length <= 40), t.switches.map((s) => s.name).join());
+        if (hosts > 128) continue; // one slurmctld load per shape is enough; 2,048 NodeAddr lines add nothing new
+        const got = loadIntoSlurmctld(plan);
+        assertLoaded(plan, got);
+        assert.equal(got.topology.trim().split("\n").filter((l) => /Level=0/.test(l)).length, hosts / 64);
     }
 });

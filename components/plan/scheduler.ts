@@ -50,6 +50,11 @@ export interface SlurmPlan {
     srunPortRange: [number, number];
     slurmctldPort: number;
     slurmdPort: number;
+    /**
+     * The TCP ports the head node and the nodes open to each other only (security group / NSG rules between the two;
+     * nothing from outside): what a cloud component reads to write its rules.
+     */
+    ports: { from: number; to: number; between: "nodes->controller" | "controller->nodes" | "both"; why: string }[];
 }
 
 /**
@@ -115,7 +120,24 @@ export function planScheduler(spec: ClusterSpec, f: FabricFacts): SchedulerPlan 
         srunPortRange: SRUN_PORT_RANGE,
         slurmctldPort: SLURMCTLD_PORT,
         slurmdPort: SLURMD_PORT,
+        ports: schedulerPorts(s.homeNfs),
     };
+}
+
+/**
+ * slurmd and srun talk to slurmctld (6817); slurmctld and srun reach slurmd on every node (6818); slurmstepd on the
+ * nodes connects back to srun on SrunPortRange wherever srun runs (head node or a node); NFSv4 on TCP 2049 from the
+ * nodes to the head node when it exports /home.
+ * source: https://slurm.schedmd.com/network.html (the ports each daemon listens on and who connects to them);
+ * RFC 7530 §3.1 (NFSv4 over TCP port 2049)
+ */
+export function schedulerPorts(homeNfs: boolean): SlurmPlan["ports"] {
+    return [
+        { from: SLURMCTLD_PORT, to: SLURMCTLD_PORT, between: "nodes->controller", why: "slurmctld (slurmd, srun, sbatch)" },
+        { from: SLURMD_PORT, to: SLURMD_PORT, between: "both", why: "slurmd on every node (from slurmctld and srun)" },
+        { from: SRUN_PORT_RANGE[0], to: SRUN_PORT_RANGE[1], between: "both", why: "srun's ports (SrunPortRange), reached by slurmstepd" },
+        ...(homeNfs ? [{ from: 2049, to: 2049, between: "nodes->controller" as const, why: "NFSv4: /home exported by the head node" }] : []),
+    ];
 }
 
 /** /dev/nvidia0 … /dev/nvidia<N-1>: the device nodes of the GPUs (gres.conf File=, no NVML plugin needed). */

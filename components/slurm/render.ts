@@ -16,7 +16,7 @@
  */
 import type { FabricPlan } from "../plan";
 import type { SlurmPlan } from "../plan/scheduler";
-import { hostlistChunks } from "./hostlist";
+import { hostlistChunks, pairedRanges } from "./hostlist";
 import type { SlurmSwitch, SlurmTopology } from "./topology";
 
 export const SLURM_FILE_NAMES = ["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf"] as const;
@@ -93,9 +93,12 @@ function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>
     if (n.realMemoryMiB !== undefined) hw.push(`RealMemory=${n.realMemoryMiB}`);
     if (n.gpus > 0) hw.push(`Gres=gpu:${n.gpus}`);
     const tail = [...hw, "State=DRAIN", `Reason="${NOT_VALIDATED_REASON}"`].join(" ");
-    // bare metal: each host at its spec address (one line each); clouds: the names resolve on every host (the slurm
-    // role writes them to /etc/hosts), so the lines compress into hostlist ranges
-    if (roceAddr.size > 0) return s.nodeNames.map((name) => `NodeName=${name} NodeAddr=${roceAddr.get(name)} ${tail}`);
+    // nodes at known addresses (bare metal: the spec's; clouds at up: the private IPs) as NodeName/NodeAddr range pairs;
+    // without addresses the names must resolve on the controller, and compress into hostlist ranges. Either way the
+    // file stays a few lines for sequentially numbered hosts: it travels in every node's own inventory (node-local)
+    if (roceAddr.size > 0) {
+        return pairedRanges(s.nodeNames, s.nodeNames.map((n) => roceAddr.get(n)!)).map((r) => `NodeName=${r.names} NodeAddr=${r.addrs} ${tail}`);
+    }
     return hostlistChunks(s.nodeNames).map((list) => `NodeName=${list} ${tail}`);
 }
 
@@ -182,7 +185,8 @@ export function renderCgroupConf(plan: FabricPlan): string {
 function switchLines(switches: SlurmSwitch[]): string[] {
     const out: string[] = [];
     for (const sw of switches) {
-        if (sw.covers?.length) out.push(`# ${sw.name}: ${sw.covers.join(", ")}`);
+        // the members of a many-switch name (`leaf-r0-0_and_7_more`) are in plan.json (plan.scheduler.topology), not
+        // here: the file travels in every node's own inventory (node-local mode), so it stays lean
         if (sw.nodes) out.push(`SwitchName=${sw.name} Nodes=${hostlistChunks(sw.nodes, Number.MAX_SAFE_INTEGER)[0] ?? ""}`);
         else out.push(`SwitchName=${sw.name} Switches=${(sw.switches ?? []).join(",")}`);
     }

@@ -29,9 +29,17 @@ export type SlurmTopology =
     | { kind: "flat"; why: string }
     | { kind: "ec2"; note: string };
 
-/** Slurm switch names: letters, digits, '-', '_', '.' (the kit's switch names are lower case, digits and '-'). */
-function switchName(parts: string[]): string {
-    return parts.join("_");
+/**
+ * A Slurm switch name for a set of real switches: one or two joined by '_', more as `<first>_and_<n>_more` so a
+ * 2,048-host fabric's names stay short (topology.conf's comment beside each switch lists every member). The kit's
+ * switch names are lower case, digits and '-', so the result is a plain Slurm name; `taken` keeps it unique.
+ */
+function switchName(parts: string[], taken: Set<string>): string {
+    const base = parts.length <= 2 ? parts.join("_") : `${parts[0]}_and_${parts.length - 1}_more`;
+    let name = base;
+    for (let i = 2; taken.has(name); i++) name = `${base}_${i}`;
+    taken.add(name);
+    return name;
 }
 
 export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmTopology {
@@ -56,7 +64,8 @@ export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmT
         g.nodes.push(h.name);
         groups.set(key, g);
     }
-    const leafSwitches: SlurmSwitch[] = [...groups.values()].map((g) => ({ name: switchName(g.leaves), nodes: g.nodes, covers: g.leaves }));
+    const taken = new Set<string>();
+    const leafSwitches: SlurmSwitch[] = [...groups.values()].map((g) => ({ name: switchName(g.leaves, taken), nodes: g.nodes, covers: g.leaves }));
     // spine reach: which groups each spine's uplinks touch (uplinks are declared on the leaves)
     const spinesOfLeaf = new Map<string, Set<string>>();
     for (const sw of roce.switches) {
@@ -84,7 +93,7 @@ export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmT
     for (const members of tops.values()) {
         const spines = [...new Set(members.flatMap((i) => [...spinesOfGroup[i]]))].sort();
         if (members.length < 2 || spines.length === 0) continue;
-        upper.push({ name: switchName(spines), switches: members.map((i) => leafSwitches[i].name), covers: spines });
+        upper.push({ name: switchName(spines, taken), switches: members.map((i) => leafSwitches[i].name), covers: spines });
     }
     const trees = tops.size;
     if (trees > 1) {
