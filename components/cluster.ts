@@ -15,6 +15,7 @@ import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
 import type { ClusterSpecInput } from "./types";
 import { ClusterValidation } from "./validate/component";
+import { mungeKey } from "./slurm/munge-key";
 import { validationArgsFromPlan } from "./validate/fromPlan";
 import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 
@@ -190,6 +191,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 forks: plan.provision.forks,
                 maxFailPercentage: plan.provision.maxFailPercentage,
                 mode: plan.provision.mode,
+                ...(plan.scheduler.type === "slurm" ? { mungeKey: mungeKey(`${name}-munge-key`, this) } : {}),
             }, { parent: this, dependsOn: [fabric] });
             this.provisioning = { failedNodes: software.failedNodes, excludedNodes: plan.provision.excluded };
             const playbooksHash = software.playbooksHash;

@@ -1,5 +1,6 @@
 import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
-import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -116,6 +117,35 @@ for (const [file, fabricType, count] of [
         assert.match(vars.nccl_validate_all_fixed_cmd, new RegExp(`NCCL_NET=${c.plan.validation.forcedNet.NCCL_NET.split(" ")[0]}`));
     });
 }
+
+test("Slurm on: one munge key command per cluster, its output a secret in the software run's environment only", async () => {
+    for (const file of ["aws-p5.yaml", "azure-h100.yaml", "roce-h100.yaml"]) {
+        registered = [];
+        const c = new mod.RdmaCluster("demo", { spec: example(file), sshPrivateKey: KEY });
+        await unwrap(c.nodePrivateIps);
+        await settle();
+        assert.equal(c.plan.scheduler.type, "slurm", file);
+        const keys = registered.filter((r) => r.name === "demo-munge-key");
+        assert.equal(keys.length, 1, file);
+        assert.deepEqual([keys[0].type, keys[0].inputs.create, keys[0].inputs.logging], ["command:local:Command", MUNGE_KEY_COMMAND, "none"]);
+        const run = registered.find((r) => r.name === "demo-software-run")!;
+        assert.ok(isSecretInput(run.inputs.environment), "the run's environment is a secret");
+        assert.equal(envOf(run).RDMAKIT_MUNGE_KEY, MOCK_MUNGE_KEY, file);
+        // nowhere else: not on stdin (inventory, variables), not in validation's runs
+        assert.ok(!JSON.stringify(run.inputs.stdin).includes(MOCK_MUNGE_KEY), file);
+        for (const r of registered.filter((x) => x.name !== "demo-software-run" && x.name !== "demo-munge-key")) {
+            assert.ok(!JSON.stringify(r.inputs).includes(MOCK_MUNGE_KEY), `${file}: ${r.name}`);
+        }
+    }
+    // scheduler none: no key, no variable
+    registered = [];
+    const spec = { ...example("roce-h100.yaml"), scheduler: { type: "none" } };
+    const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
+    await unwrap(c.nodePrivateIps);
+    await settle();
+    assert.equal(registered.filter((r) => r.name === "demo-munge-key").length, 0);
+    assert.equal(envOf(registered.find((r) => r.name === "demo-software-run")!).RDMAKIT_MUNGE_KEY, undefined);
+});
 
 test("bare metal: each host carries its own QoS variables and NCCL environment", async () => {
     const c = new mod.RdmaCluster("demo", { spec: example("roce-h100.yaml"), sshPrivateKey: KEY });

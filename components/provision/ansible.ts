@@ -46,6 +46,12 @@ export interface AnsiblePlaybookArgs {
      * task over SSH. @default "node-local"
      */
     mode?: AnsibleMode;
+    /**
+     * The cluster's munge key (base64, a secret: components/slurm/munge-key.ts) for the slurm role: in the run's
+     * environment only (RDMAKIT_MUNGE_KEY), the fan-out sends it on each node's own session (fanout.ts secret). Node-local
+     * mode only: controller mode has no per-node session to carry it.
+     */
+    mungeKey?: pulumi.Input<string>;
 }
 
 /** A node the last run left failed, at its first failing task. */
@@ -369,6 +375,9 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         // Written at every deployment so the script always matches this version of the kit; a preview writes nothing.
         const summariser = path.join(outDir, "ansible-summarise.cjs");
         const mode = args.mode ?? "node-local";
+        if (args.mungeKey !== undefined && mode !== "node-local") {
+            throw new Error(`rdmakit: ${name}: Slurm needs cluster.ansible.mode node-local (got ${mode}): the munge key travels on each node's own session, which controller mode does not have`);
+        }
         const fanout = path.join(outDir, "ansible-fanout.cjs");
         // the bundle's digest is an input (a changed bundle re-runs); the bundle itself is made at deployment only
         const digest = mode === "node-local" ? bundleDigest(this.playbooksHash) : "";
@@ -409,7 +418,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
             create: RUN_FROM_ENV,
             update: RUN_FROM_ENV,
             interpreter: RUN_INTERPRETER,
-            environment: pulumi.all([retry, nodesEnv]).apply(([retryEnv, nodesEnv]) => ({
+            environment: pulumi.all([retry, nodesEnv, args.mungeKey]).apply(([retryEnv, nodesEnv, mungeKey]) => ({
                 RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
@@ -428,6 +437,7 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 ...retryEnv,
                 ...nodeLocalEnv,
                 ...nodesEnv,
+                ...(mungeKey !== undefined ? { RDMAKIT_MUNGE_KEY: mungeKey } : {}),
             })),
             // the inventory once in the state (the policy pack reads it here); the node list derived from it is kept beside
             // the stack (keepNodeTargets), its path and digest in the environment

@@ -67,6 +67,12 @@ export interface FanoutConfig {
      * to, each node's own files only (collectedFile). Absent: nothing comes back but the log.
      */
     collect?: { spec: string; dir: string };
+    /**
+     * The cluster's munge key (the bytes, from the run's environment RDMAKIT_MUNGE_KEY, base64; never a file here):
+     * sent to each node right after the input on its own session's stdin ($10 bytes), where the node script writes it
+     * to MUNGE_KEY_STAGE (tmpfs, 0400 root) for the slurm role. Absent or empty: nothing is sent ($10 is 0).
+     */
+    secret?: Buffer;
 }
 
 /**
@@ -521,9 +527,11 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
         const done = (r: Omit<NodeResult, "name" | "seconds">): NodeResult =>
             ({ name: n.name, seconds: (Date.now() - start) / 1000, ...(reboots ? { reboots } : {}), ...r });
         progress.phase(n.name, "connecting", start);
-        const payload = Buffer.from(JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson }), "utf8");
+        const input = Buffer.from(JSON.stringify({ inventory: n.inventory, vars: cfg.varsJson }), "utf8");
+        const secret = cfg.secret ?? Buffer.alloc(0);
+        const payload = Buffer.concat([input, secret]);
         const words = [cfg.bundleDigest, cfg.playbook, n.name, cfg.label, cfg.runTags || "-", cfg.skipTags || "-", cfg.collect ? cfg.collect.spec : "-",
-            String(payload.length), String(bundleSize)];
+            String(input.length), String(bundleSize), String(secret.length)];
         const runCmd = remoteCommand(scripts.run, words, n.user);
         const deadline = start + cfg.nodeTimeoutS * 1000;
         let task = "";
@@ -615,7 +623,7 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
  * environment (RDMAKIT_BUNDLE_FILE, RDMAKIT_BUNDLE_DIGEST, RDMAKIT_PLAYBOOK_NAME, RDMAKIT_PROGRESS_LABEL,
  * RDMAKIT_ANSIBLE_LOG, RDMAKIT_NODE_LOG_DIR, ANSIBLE_SSH_CONTROL_PATH_DIR, RDMAKIT_RETRY_NODES, RDMAKIT_FANOUT_*,
  * RDMAKIT_COLLECT / RDMAKIT_COLLECT_DIR (a run whose per-node results come back: FanoutConfig.collect),
- * ANSIBLE_RUN_TAGS / ANSIBLE_SKIP_TAGS); progress on stdout; exits with ansible-playbook's status for the results.
+ * ANSIBLE_RUN_TAGS / ANSIBLE_SKIP_TAGS, RDMAKIT_MUNGE_KEY: FanoutConfig.secret); progress on stdout; exits with ansible-playbook's status for the results.
  */
 export function fanoutScript(): string {
     return [
@@ -634,7 +642,10 @@ export function fanoutScript(): string {
         "  rebootTimeoutS: num(env.RDMAKIT_FANOUT_REBOOT_TIMEOUT_S, 900),",
         `  pythonRange: ${JSON.stringify(NODE_PYTHON_RANGE)},`,
         "  collect: env.RDMAKIT_COLLECT ? { spec: env.RDMAKIT_COLLECT, dir: env.RDMAKIT_COLLECT_DIR } : undefined,",
+        // the munge key lives in this process's memory only: out of the environment the ssh clients inherit
+        "  secret: env.RDMAKIT_MUNGE_KEY ? Buffer.from(env.RDMAKIT_MUNGE_KEY, 'base64') : undefined,",
         "};",
+        "delete env.RDMAKIT_MUNGE_KEY;",
         "fs.mkdirSync(cfg.controlDir, { recursive: true, mode: 0o700 });",
         `var scripts = { run: ${JSON.stringify(NODE_RUN_SCRIPT)} };`,
         `runFanout({ cp: require('child_process'), fs: fs, path: require('path'), zlib: require('zlib'), parse: parseAnsibleLog, limits: ${JSON.stringify(NODE_LIMITS)} }, cfg, scripts, function (l) { process.stdout.write(l + '\\n'); })`,

@@ -23,6 +23,12 @@ export const NODE_BUNDLE_ROOT = "/opt/rdmakit";
 export const NODE_LOG_DIR = "/var/log/rdmakit";
 /** The flag a role's reboot handler leaves in node-local mode (playbooks/roles/*\/handlers). */
 export const REBOOT_FLAG = "/run/rdmakit-reboot-required";
+/**
+ * Where the node script leaves the munge key the session carried ($10 bytes after the input): a tmpfs (gone at the
+ * next boot), 0400 root, in a 0700 folder; the slurm role moves it to /etc/munge/munge.key and removes it
+ * (playbooks/roles/slurm/tasks/munge.yml). Never in the bundle, the inventory or the run's variables.
+ */
+export const MUNGE_KEY_STAGE = "/run/rdmakit/munge.key";
 
 /**
  * Receives the bundle (tar.gz on stdin) for digest $1 into /opt/rdmakit/<digest>/: unpacked beside, prepared (the
@@ -47,8 +53,9 @@ export const NODE_UPLOAD_SCRIPT = [
 
 /**
  * Runs playbook $2 of bundle $1 on this node for inventory host $3 (progress label $4, tags $5, skipped tags $6;
- * "-" for none), with the run's input (JSON {inventory, vars}, $8 bytes) first on stdin, then the bundle ($9 bytes)
- * when the node asks for it: one session does it all. $7: "-", or `<variable>=<sub-folder>`: the
+ * "-" for none), with the run's input (JSON {inventory, vars}, $8 bytes) first on stdin, then the munge key ($10 bytes,
+ * 0 for none: written to MUNGE_KEY_STAGE), then the bundle ($9 bytes) when the node asks for it: one session does it
+ * all. $7: "-", or `<variable>=<sub-folder>`: the
  * run sets that extra variable to <sub-folder> of a fresh collect folder and sends the folder back (tar.gz, base64)
  * whatever the playbook's result (validate.yml's per-node results: nccl_validate_out_dir=nccl). Before asking for the
  * bundle it checks the node's Python (the first python3, else /usr/libexec/platform-python) is one the bundle runs on,
@@ -61,6 +68,7 @@ export const NODE_RUN_SCRIPT = [
     'I=$(mktemp) || exit 98',
     'trap "rm -f $I" EXIT',
     'head -c "$8" >"$I"',
+    `if [ "\${10:-0}" -gt 0 ]; then mkdir -p -m 0700 /run/rdmakit && (umask 0377; rm -f ${MUNGE_KEY_STAGE}; head -c "\${10}" >${MUNGE_KEY_STAGE}) || exit 98; fi`,
     // a prepared bundle whose Python has gone (an image update) is prepared again
     'if [ ! -f "$B/.ready" ] || [ ! -x "$(cat "$B/python" 2>/dev/null)" ]; then',
     "  PY=$(command -v python3 || command -v /usr/libexec/platform-python || true)",

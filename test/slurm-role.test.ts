@@ -1,0 +1,132 @@
+// The slurm role's parts that need no host (the real install is test/slurm-hosts.test.ts): the health program graded
+// against the published captures of test/fixtures/health through stand-in tools (its dry run: the reason it would
+// drain with), shellcheck-clean; the role's copy of the application Xids equals the catalog's; the munge key travels
+// as the session's third stdin section and never as a word of the command. Bound: ~10 s.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse } from "yaml";
+import { XID_CATALOG } from "../components/catalog/xid";
+import { NODE_RUN_SCRIPT, MUNGE_KEY_STAGE } from "../components/provision/node-scripts";
+import { fanoutScript } from "../components/provision/fanout";
+import { drainReason, gateCommands, parseDrainStates } from "../components/slurm/gate";
+
+const ROOT = path.resolve(__dirname, "..");
+const ROLE = path.join(ROOT, "playbooks", "roles", "slurm");
+const HEALTH = path.join(ROLE, "files", "rdmakit-slurm-health");
+const CAPTURES = path.join(ROOT, "test", "fixtures", "health", "captures");
+
+/** The health program's dry run with stand-ins printing the named captures, and what it expects. */
+function grade(tools: Record<string, string>, expect: Record<string, string | number>): { rc: number | null; out: string } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-health-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        // "tool" or "tool first-arg" -> capture: one stand-in per tool, a case over its first argument
+        const byTool = new Map<string, string[]>();
+        for (const [key, file] of Object.entries(tools)) {
+            const [name, arg] = key.split(" ");
+            byTool.set(name, [...(byTool.get(name) ?? []), `${arg ?? "*"}) cat '${path.join(CAPTURES, file)}' ;;`]);
+        }
+        // the tools this machine has (dmesg among them) are shadowed by silent ones unless a capture is named;
+        // nvidia-smi is absent unless named (a node without GPUs)
+        for (const t of ["ibstat", "fi_info", "dmesg"]) if (!byTool.has(t)) byTool.set(t, ["*) ;;"]);
+        for (const [name, cases] of byTool) fs.writeFileSync(path.join(bin, name), `#!/bin/sh\ncase "$1" in\n${cases.join("\n")}\nesac\n`, { mode: 0o755 });
+        const env = path.join(dir, "env");
+        fs.writeFileSync(env, Object.entries(expect).map(([k, v]) => `RDMAKIT_HEALTH_${k}=${v}\n`).join(""));
+        // the program sets its own PATH first (slurmd runs it bare); the stand-ins go where it looks first
+        // as slurmd runs it: no environment at all (env -i)
+        const r = spawnSync("env", ["-i", "/bin/bash", "--norc", "--noprofile", "-c", `PATH_PREFIX=${bin}; sed "s|^export PATH=|export PATH=$PATH_PREFIX:|" "$0" | bash --norc --noprofile -s -- --dry-run --node n1 --env "$1"`, HEALTH, env],
+            { encoding: "utf8", timeout: 20_000 });
+        return { rc: r.status, out: (r.stdout + r.stderr).trim() };
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("the health program drains with the component named, from real failing captures; healthy captures pass", () => {
+    const healthy = { "nvidia-smi -q": "nvidia-smi-q.h100-565.57.01.txt", "nvidia-smi nvlink": "nvidia-smi-nvlink.h100x8-constructed.txt" };
+    assert.deepEqual(grade(healthy, { GPUS: 8 }), { rc: 0, out: "ok" });
+    assert.deepEqual(grade({ ...healthy, "nvidia-smi nvlink": "nvidia-smi-nvlink.v100-inactive.txt" }, { GPUS: 8 }),
+        { rc: 1, out: "rdmakit health: nvlink GPU 3 link 3 inactive" });
+    assert.deepEqual(grade({ ...healthy, "nvidia-smi -q": "nvidia-smi-q.h100-535.183.01-cut-short.txt" }, { GPUS: 8 }),
+        { rc: 1, out: "rdmakit health: gpu 1 of 8 GPUs answered nvidia-smi -q" });
+    assert.deepEqual(grade({ ...healthy, "nvidia-smi -q": "nvidia-smi-q.titanv-560.35.03.txt" }, { GPUS: 8 }),
+        { rc: 1, out: "rdmakit health: gpu 1 of 8 GPUs attached" });
+    assert.deepEqual(grade({ ...healthy, "nvidia-smi -q": "nvidia-smi-q.a100-510-remap-pending-excerpt.txt" }, { GPUS: 1 }),
+        { rc: 1, out: "rdmakit health: gpu GPU 0 remapped rows pending" });
+    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, APP_XIDS: "'13 31 43'" }),
+        { rc: 1, out: "rdmakit health: xid Xid 119 on GPU 0000:9b:00" });
+    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, APP_XIDS: "'13 119'" }), { rc: 0, out: "ok" });
+    assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-ib-400.txt" }, { GPUS: 8, RDMA_DEVICES: 8, FABRIC: "azure-ib" }), { rc: 0, out: "ok" });
+    assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-roce-polling.txt" }, { GPUS: 8, RDMA_DEVICES: 12, FABRIC: "roce" }),
+        { rc: 1, out: "rdmakit health: rdma 10 of 12 RDMA ports active (ibstat)" });
+    assert.deepEqual(grade({ ...healthy, fi_info: "fi_info.no-efa.txt" }, { GPUS: 8, RDMA_DEVICES: 4, FABRIC: "aws-efa" }),
+        { rc: 1, out: "rdmakit health: efa 0 of 4 EFA devices (fi_info -p efa)" });
+    assert.deepEqual(grade({ ...healthy, fi_info: "fi_info.p4de-4efa.txt" }, { GPUS: 8, RDMA_DEVICES: 4, FABRIC: "aws-efa" }), { rc: 0, out: "ok" });
+    // a node without GPUs expected and no nvidia-smi (the head node's kind) is healthy
+    assert.deepEqual(grade({}, { GPUS: 0 }), { rc: 0, out: "ok" });
+    // GPUs expected and no nvidia-smi at all; an nvidia-smi that fails
+    assert.deepEqual(grade({}, { GPUS: 8 }), { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
+    assert.deepEqual(grade({ "nvidia-smi -q": "does-not-exist.txt" }, { GPUS: 0 }),
+        { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
+});
+
+test("the health program is shellcheck-clean and every probe runs under timeout", () => {
+    const r = spawnSync("shellcheck", [HEALTH], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stdout);
+    const text = fs.readFileSync(HEALTH, "utf8");
+    assert.doesNotMatch(text, /dcgmi/);
+    for (const l of text.split("\n").filter((x) => /\b(nvidia-smi|ibstat|fi_info|dmesg|scontrol) /.test(x) && !x.trim().startsWith("#"))) {
+        assert.match(l, /probe |timeout |command -v|echo /, l);
+    }
+});
+
+test("the role's application Xids are the catalog's (nodeFault false)", () => {
+    const defaults = parse(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8")) as { slurm_health_app_xids: number[] };
+    const catalog = Object.values(XID_CATALOG).filter((x) => !x.nodeFault).map((x) => x.code).sort((a, b) => a - b);
+    assert.deepEqual(defaults.slurm_health_app_xids, catalog);
+});
+
+test("the munge key: a stdin section after the input ($10 bytes), staged 0400 on tmpfs; the fan-out drops it from its environment", () => {
+    assert.equal(MUNGE_KEY_STAGE, "/run/rdmakit/munge.key");
+    assert.match(NODE_RUN_SCRIPT, /head -c "\$8" >"\$I"\nif \[ "\$\{10:-0\}" -gt 0 \]; then mkdir -p -m 0700 \/run\/rdmakit && \(umask 0377; rm -f \/run\/rdmakit\/munge\.key; head -c "\$\{10\}" >\/run\/rdmakit\/munge\.key\)/);
+    const f = fanoutScript();
+    assert.match(f, /secret: env\.RDMAKIT_MUNGE_KEY \? Buffer\.from\(env\.RDMAKIT_MUNGE_KEY, 'base64'\) : undefined/);
+    assert.match(f, /\ndelete env\.RDMAKIT_MUNGE_KEY;\n/);
+    // the key's length is a word of the command, never the key
+    assert.match(f, /String\(input\.length\),\s*String\(bundleSize\),\s*String\(secret\.length\)/);
+    assert.doesNotMatch(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8"), /munge_key/);
+});
+
+test("gateCommands: the passed nodes resumed in hostlist chunks, each failed node drained with its component named", () => {
+    const nodes = [...Array.from({ length: 4 }, (_, i) => ({ name: `gpu0${i + 1}`, ok: true })),
+        { name: "gpu05", ok: false, why: "health: pcie GPU 3 at x8" }, { name: "gpu06", ok: false, why: "slow, 31% below the others" },
+        { name: "gpu07", ok: false, why: 'bad "quote" $(reboot)\nnext' }];
+    assert.deepEqual(gateCommands(nodes), [
+        "scontrol update NodeName=gpu[01-04] State=RESUME",
+        'scontrol update NodeName=gpu05 State=DRAIN Reason="rdmakit health: pcie GPU 3 at x8"',
+        'scontrol update NodeName=gpu06 State=DRAIN Reason="rdmakit: slow, 31% below the others"',
+        'scontrol update NodeName=gpu07 State=DRAIN Reason="rdmakit: bad quote (reboot) next"',
+    ]);
+    assert.equal(drainReason("x".repeat(500)).length, 200);
+});
+
+test("parseDrainStates: sinfo -R from the head, untrusted: the plan's nodes only, each once, cleaned and bounded", () => {
+    const text = [
+        "gpu05|drain|rdmakit health: pcie GPU 3 at x8",
+        "gpu06|drain*|rdmakit: slow, 31% below the others",
+        "gpu05|down|a second line for gpu05",
+        "intruder|drain|not in the plan",
+        "garbage line",
+        `gpu07|down|${"\u001b[31m"}Not responding${"x".repeat(400)}`,
+    ].join("\n");
+    const got = parseDrainStates(text, ["gpu05", "gpu06", "gpu07", "gpu08"]);
+    assert.deepEqual(got.map((d) => [d.node, d.state]), [["gpu05", "drain"], ["gpu06", "drain*"], ["gpu07", "down"]]);
+    assert.equal(got[0].reason, "rdmakit health: pcie GPU 3 at x8");
+    assert.ok(got[2].reason.startsWith("[31mNot responding") && got[2].reason.length === 200, got[2].reason);
+    assert.deepEqual(parseDrainStates("gpu05|drain|r\n".repeat(10), ["gpu05"], 0), []);
+});
