@@ -58,9 +58,9 @@ test("the health program drains with the component named, from real failing capt
         { rc: 1, out: "rdmakit health: gpu 1 of 8 GPUs attached" });
     assert.deepEqual(grade({ ...healthy, "nvidia-smi -q": "nvidia-smi-q.a100-510-remap-pending-excerpt.txt" }, { GPUS: 1 }),
         { rc: 1, out: "rdmakit health: gpu GPU 0 remapped rows pending" });
-    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, APP_XIDS: "'13 31 43'" }),
+    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, NODE_XIDS: "'79 119'" }),
         { rc: 1, out: "rdmakit health: xid Xid 119 on GPU 0000:9b:00" });
-    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, APP_XIDS: "'13 119'" }), { rc: 0, out: "ok" });
+    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, NODE_XIDS: "'79 95'" }), { rc: 0, out: "ok" });
     assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-ib-400.txt" }, { GPUS: 8, RDMA_DEVICES: 8, FABRIC: "azure-ib" }), { rc: 0, out: "ok" });
     assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-roce-polling.txt" }, { GPUS: 8, RDMA_DEVICES: 12, FABRIC: "roce" }),
         { rc: 1, out: "rdmakit health: rdma 10 of 12 RDMA ports active (ibstat)" });
@@ -85,10 +85,10 @@ test("the health program is shellcheck-clean and every probe runs under timeout"
     }
 });
 
-test("the role's application Xids are the catalog's (nodeFault false)", () => {
-    const defaults = parse(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8")) as { slurm_health_app_xids: number[] };
-    const catalog = Object.values(XID_CATALOG).filter((x) => !x.nodeFault).map((x) => x.code).sort((a, b) => a - b);
-    assert.deepEqual(defaults.slurm_health_app_xids, catalog);
+test("the role drains on exactly the catalog's node-action Xids (grade node)", () => {
+    const defaults = parse(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8")) as { slurm_health_node_xids: number[] };
+    const catalog = Object.values(XID_CATALOG).filter((x) => x.grade === "node").map((x) => x.code).sort((a, b) => a - b);
+    assert.deepEqual(defaults.slurm_health_node_xids, catalog);
 });
 
 test("the munge key: a stdin section after the input ($10 bytes), staged 0400 on tmpfs; the fan-out drops it from its environment", () => {
