@@ -156,7 +156,7 @@ test("Slurm on a head node and two nodes, installed by the role through the node
         hosts: HOSTS.map((h, i) => ({ name: h.name, address: h.address, user: "root", port: ports[i], vars: { slurm_role: h.role } })),
         vars: {
             rdmakit_fabric: "azure-ib", rdmakit_require_hardware: false, rdmakit_gpu_count: 0, rdmakit_rdma_device_count: 0,
-            slurm_enabled: true, slurm_files: slurmFiles(), slurm_controller_address: HOSTS[0].address,
+            slurm_enabled: true, slurm_head_in_inventory: true, slurm_files: slurmFiles(), slurm_controller_address: HOSTS[0].address,
             slurm_job_env: { NCCL_IB_TC: "106", NCCL_SOCKET_IFNAME: "=lo" }, slurm_home_nfs: false,
         },
         knownHostsFile: path.join(runDir, "known_hosts"),
