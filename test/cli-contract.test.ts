@@ -108,11 +108,12 @@ test("nccl-report: 0 judged and passing, 1 failing or not judged, 2 not a log; -
     assert.equal(rdmakit(["nccl-report", moc, "--stack", "nope"], dir).code, 2);
 });
 
-test("health, check and fabric check take --stack as well, and a missing or doubled stack is bad input (2)", () => {
-    for (const verb of [["health", "--from", "."], ["check"], ["fabric", "check"]]) {
+test("health, check and fabric check read --stack from the stack's backend: a stack that cannot be read, or --stack beside --config, is bad input (2)", () => {
+    // check reads its key first (any file: the stack is refused before the key is used)
+    for (const verb of [["health", "--from", "."], ["check", "--ssh-key", ROCE], ["fabric", "check"]]) {
         const missing = rdmakit([...verb, "--stack", "nope"], dir);
         assert.equal(missing.code, 2, `${verb.join(" ")}: ${missing.err}`);
-        assert.match(missing.err, /Pulumi\.nope\.yaml/, verb.join(" "));
+        assert.match(missing.err, /stack nope/, verb.join(" "));
         assert.equal(rdmakit([...verb, "--stack", "prod", "--config", ROCE], dir).code, 2, verb.join(" "));
     }
     const none = rdmakit(["fabric", "check"]);

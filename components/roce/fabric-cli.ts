@@ -60,6 +60,9 @@ function specFrom(opts: StackOptions & { specStdin?: boolean; specFile?: string;
         }
         return { where: opts.specFile, ...parseRoceSpec(input) };
     }
+    if (opts.stack !== undefined && opts.config !== undefined) {
+        return { where: "arguments", issues: [{ path: "--stack/--config", message: "are both given", allowed: "one of them: --stack NAME (the deployed stack) or --config FILE (a stack file here)" }] };
+    }
     if (opts.stack !== undefined) {
         // the spec the stack deployed (its operating state, day2/read.ts), from any checkout
         let cluster: Record<string, unknown>;
