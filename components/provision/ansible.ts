@@ -411,7 +411,8 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         const playbooksHash = this.playbooksHash;
         const retry = pulumi.all([inventoryHash, varsHash]).apply(([i, v]) =>
             retryEnvironment(planRetry(last, { inventory: i, vars: v, playbooks: playbooksHash })));
-        const nodesEnv = mode === "node-local" ? inventory.apply((inv) => keepNodeTargets(outDir, inv, !pulumi.runtime.isDryRun())) : {};
+        // after the variables' own check (varsJson), so a reserved extra variable is reported before the inventory's hosts
+        const nodesEnv = mode === "node-local" ? pulumi.all([inventory, varsJson]).apply(([inv]) => keepNodeTargets(outDir, inv, !pulumi.runtime.isDryRun())) : {};
         this.retryKey = retry.apply((r) => (r.RDMAKIT_RETRY_NODES ? `attempt ${r.RDMAKIT_RETRY_ATTEMPT}: ${r.RDMAKIT_RETRY_NODES}` : ""));
 
         this.run = new command.local.Command(`${name}-run`, {
