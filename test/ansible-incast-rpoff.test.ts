@@ -36,6 +36,9 @@ test("incast.yml: the second incast runs with the senders' reaction point off an
     };
     fs.writeFileSync(path.join(dir, "inv"), "[all]\nr ansible_connection=local\ns1 ansible_connection=local\ns2 ansible_connection=local\n");
     fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${TASKS}\n`);
+    // the role's files/ as the play's: `script: private-dir.sh` is looked up there outside the role (Ansible's search path)
+    fs.mkdirSync(path.join(dir, "files"));
+    fs.symlinkSync(path.join(path.dirname(path.dirname(TASKS)), "files", "private-dir.sh"), path.join(dir, "files", "private-dir.sh"));
     // with the kit's ansible.cfg, as its validate runs have it (its poll interval spares the CPU Ansible's default burns)
     const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
         { encoding: "utf8", timeout: 200_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(__dirname, "..", "playbooks", "ansible.cfg") } });
