@@ -3,7 +3,7 @@
  * it at every deployment under out/<stack>/inputs/, named by its SHA-256, and each command carries only the file's
  * path and digest among its inputs (and checks the digest before it reads). A change of content is a change of digest,
  * so the commands still run again exactly when what they read changes; the state, which Pulumi sends on every
- * checkpoint, no longer holds one copy of the fabric per command (issue 37).
+ * checkpoint, no longer holds one copy of the fabric per command.
  *
  * The file is written by the same `pulumi up` (the program always runs before any resource operation), so no file of
  * an earlier run has to still exist; a preview writes nothing (its commands do not run).

@@ -459,7 +459,7 @@ export interface RoceSpecInput {
 
 /** The job scheduler put on the validated nodes. */
 export const SchedulerType = {
-    /** no scheduler: validated nodes only (the behaviour before issue 32) */
+    /** no scheduler: the validated nodes, nothing on them to submit jobs to */
     None: "none",
     /** Slurm from the image's distribution, nodes joining the partition only after validation */
     Slurm: "slurm",

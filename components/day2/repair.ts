@@ -3,7 +3,7 @@
  * policy and the cap → what to do with each failing node. `rdmakit status` shows it, `rdmakit repair --dry-run`
  * prints it, `rdmakit repair` carries it out (execute.ts); one function, so what is shown is what is done.
  *
- * Rules (issue 36):
+ * Rules:
  * - Evidence first: a node is failing when its health verdict is failing/unreadable or its own nccl-tests run failed;
  *   a slow node (pair search) or a software failure is drained/reported, never replaced (the pair or the playbook
  *   may be at fault, not the hardware).

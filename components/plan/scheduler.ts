@@ -1,5 +1,5 @@
 /**
- * The scheduler decisions (issue 32), pure: spec + catalog + the fabric's plan -> SchedulerPlan. `none` adds
+ * The scheduler decisions, pure: spec + catalog + the fabric's plan -> SchedulerPlan. `none` adds
  * nothing anywhere; `slurm` fixes the controller, the node line, the topology and the environment every job step
  * gets. The renderers (components/slurm/render.ts) turn this into Slurm's files; the slurm role installs them.
  */

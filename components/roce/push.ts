@@ -123,7 +123,7 @@ function remotePrelude(cfg: RenderedSwitchConfig, rollback: string): string[] {
     return [
         "set -u",
         // The switch's login umask (often 022) would leave ~/rdmakit and the dumps readable by every local user: the
-        // running CONFIG_DB holds TACACS/RADIUS keys and SNMP communities (issue 34 finding 11). Private from here.
+        // running CONFIG_DB holds TACACS/RADIUS keys and SNMP communities . Private from here.
         "umask 077",
         `sw=${shq(cfg.switch)}; d="$HOME/rdmakit"`,
         // the switch's state read back for the verify: removed once the verify read them, and on every failure

@@ -1,6 +1,6 @@
 /**
  * `rdmakit slurm-config --config <stack file> | --stack <name> --out <dir> [--ec2-topology <json>] [--instance-ids <json>]`:
- * the Slurm files of a stack, offline, for review (issue 32). Exit 0 written, 1 the stack runs no Slurm, 2 bad input.
+ * the Slurm files of a stack, offline, for review. Exit 0 written, 1 the stack runs no Slurm, 2 bad input.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The validation gate's side of Slurm (issue 32), pure: which nodes join the partition and which stay drained, with a
+ * The validation gate's side of Slurm, pure: which nodes join the partition and which stay drained, with a
  * reason that names the component, as the scontrol commands the head node runs; and the drain states read back from
  * the head (`sinfo -R`) for `rdmakit check`, parsed as untrusted text (bounded, sanitised, attributed by node name
  * against the plan's own node list, never by what the text claims).

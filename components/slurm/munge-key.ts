@@ -1,5 +1,5 @@
 /**
- * The cluster's munge key (issue 32): 1,024 random bytes (the size of the MUNGE Installation Guide's
+ * The cluster's munge key: 1,024 random bytes (the size of the MUNGE Installation Guide's
  * `dd if=/dev/urandom bs=1 count=1024` key, github.com/dun/munge/wiki/Installation-Guide), made once per cluster by a
  * local command whose output is a Pulumi secret (encrypted in the stack state, never logged: logging none). It reaches the hosts only through the software step's environment and each node's own session
  * (provision/fanout.ts, node-scripts.ts MUNGE_KEY_STAGE); never plan.json, the bundle, the inventory or a file here.

@@ -1,5 +1,5 @@
 /**
- * Slurm's configuration files from the plan, pure (issue 32): slurm.conf, gres.conf, cgroup.conf, topology.conf.
+ * Slurm's configuration files from the plan, pure: slurm.conf, gres.conf, cgroup.conf, topology.conf.
  * Every value comes from plan.scheduler (components/plan/scheduler.ts); the slurm role writes these files as they are.
  *
  * HOW NODES JOIN (the slurm role relies on this):
@@ -260,7 +260,7 @@ export function slurmFiles(plan: FabricPlan, ec2?: Ec2Topology, opts?: SlurmConf
 /**
  * The group variables the slurm role reads (contract: slurm_enabled, slurm_files, slurm_job_env,
  * slurm_controller_address, slurm_home_nfs). The files are cluster-wide, so they travel once, as group variables
- * (issue 37: no per-host copies). On the clouds the controller address is known only at `pulumi up`: "" here.
+ * (no per-host copies). On the clouds the controller address is known only at `pulumi up`: "" here.
  */
 export function slurmAnsibleVars(plan: FabricPlan): Record<string, unknown> {
     const s = slurm(plan);

@@ -1,5 +1,5 @@
 /**
- * The `cluster.scheduler` block of the cluster spec (issue 32): whether Slurm runs on the validated nodes, its
+ * The `cluster.scheduler` block of the cluster spec: whether Slurm runs on the validated nodes, its
  * controller, partition and /home export. Schema (zod 4, strict objects), the fabric-dependent defaults and the
  * cross-field checks. Every refusal names the field, the value and what is allowed.
  */
@@ -65,7 +65,7 @@ export interface SchedulerSpecResolved {
 
 type Fabric = "aws-efa" | "azure-ib" | "roce";
 
-/** The defaults of issue 32: Slurm where the kit owns the nodes (clouds), on bare metal only with a named controller. */
+/** The defaults: Slurm where the kit owns the nodes (clouds), on bare metal only with a named controller. */
 export function resolveScheduler(fabric: Fabric, raw: SchedulerRaw | undefined): SchedulerSpecResolved {
     const cloud = fabric !== "roce";
     const type = raw?.type ?? (cloud || raw?.controller !== undefined ? "slurm" : "none");

@@ -1,4 +1,4 @@
-/** The scheduler section `rdmakit plan` prints (issue 32): controller, partition, node line, topology summary. */
+/** The scheduler section `rdmakit plan` prints: controller, partition, node line, topology summary. */
 import type { SchedulerPlan } from "../plan/scheduler";
 
 export function formatSchedulerSection(s: SchedulerPlan): string[] {
