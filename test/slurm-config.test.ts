@@ -16,6 +16,7 @@ import { ec2Tree, slurmFiles } from "../components/slurm/render";
 import { parseEc2TopologyResponse } from "../components/slurm/ec2-topology";
 import { compressHostlist, pairedRanges } from "../components/slurm/hostlist";
 import { runSlurmConfig } from "../components/slurm/cli";
+import { formatSchedulerSection } from "../components/slurm/summary";
 import { scaledStack } from "../bench/scale";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -326,4 +327,15 @@ test("the bench's rail-optimised RoCE stacks (real specs, railPorts on every hos
         assertLoaded(plan, got);
         assert.equal(got.topology.trim().split("\n").filter((l) => /Level=0/.test(l)).length, hosts / 64);
     }
+});
+
+test("rdmakit plan's scheduler section: the planned head node, the node line, the topology, and that pulumi up does not install it yet", () => {
+    const lines = formatSchedulerSection(planCluster(parseClusterSpec(example("aws-p5"))).scheduler);
+    assert.equal(lines[0], "scheduler: slurm");
+    assert.match(lines[1], /controller: p5-demo-head, m7i\.2xlarge \(planned\); slurmctld 6817, slurmd 6818/);
+    assert.match(lines[3], /node line: {2}192 CPUs \(2 threads\/core\), RealMemory \d+ MiB, gpu:8 \(\/dev\/nvidia\[0-7\]\)/);
+    assert.match(lines[4], /tree from ec2:DescribeInstanceTopology/);
+    assert.match(lines.at(-1) ?? "", /not yet installed by pulumi up/);
+    assert.deepEqual(formatSchedulerSection(planCluster(parseClusterSpec({ ...example("roce-h100"), scheduler: undefined })).scheduler),
+        ["scheduler: none (scheduler.type none; on roce name cluster.scheduler.controller to run Slurm)"]);
 });

@@ -4,7 +4,7 @@ import type { SchedulerPlan } from "../plan/scheduler";
 export function formatSchedulerSection(s: SchedulerPlan): string[] {
     if (s.type === "none") return ["scheduler: none (scheduler.type none; on roce name cluster.scheduler.controller to run Slurm)"];
     const c = s.controller;
-    const where = c.address ? `${c.name} at ${c.address}` : `${c.name}, ${c.instanceType ?? c.vmSize ?? "a head node"} created by the kit`;
+    const where = c.address ? `${c.name} at ${c.address}` : `${c.name}, ${c.instanceType ?? c.vmSize ?? "a head node"} (planned)`;
     const n = s.node;
     const hw = n.fromSlurmd ? "CPUs and memory from each node's slurmd -C"
         : `${n.cpus} CPUs${n.threadsPerCore ? ` (${n.threadsPerCore} threads/core)` : ""}, RealMemory ${n.realMemoryMiB} MiB`;
@@ -19,5 +19,7 @@ export function formatSchedulerSection(s: SchedulerPlan): string[] {
         `  node line:  ${hw}, gpu:${n.gpus} (${n.gpuFiles}); MpiDefault=${s.mpiDefault}`,
         `  topology:   ${topo}`,
         `  job env:    ${Object.keys(s.jobEnv).join(" ")} (what validation ran with)`,
+        // the role, the files and the gate exist; no component creates or adds the head node yet (docs/slurm.md)
+        "  not yet installed by pulumi up: the head node is not created or added to the run yet (docs/slurm.md, \"Where it stands\")",
     ];
 }
