@@ -1,4 +1,4 @@
-// The slurm role's parts that need no host (the real install is test/slurm-hosts.test.ts): the health program graded
+// The slurm role's parts that need no host (the real install is test/hosts/slurm.ts, run by test/ansible-hosts.test.ts): the health program graded
 // against the published captures of test/fixtures/health through stand-in tools (its dry run: the reason it would
 // drain with), shellcheck-clean; the role's copy of the application Xids equals the catalog's; the munge key travels
 // as the session's third stdin section and never as a word of the command. Bound: ~10 s.

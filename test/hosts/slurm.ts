@@ -17,11 +17,11 @@
  * has its own port (NodeName Port=) and slurmctld another than 6817; no cgroup plugins (the containers' cgroup tree
  * is not Slurm's to split: proctrack/linuxproc, task/affinity); /home over NFS is off (no nfsd in a container); the
  * gpu files are character devices the test makes (1:3), not /dev/nvidia*.
- * Own loopback block 127.0.32.x and machine names slc, sln1, sln2: no other test uses them. Bound: 600 s; measured 285 s before the teardown (hosts up 46 s, the role's first run ~170 s of apt installs), on a
+ * Own loopback block 127.0.32.x and machine names slc, sln1, sln2: no other test uses them. Runs in test/ansible-hosts.test.ts beside the site.yml scenarios; measured 285 s before the teardown (hosts up 46 s, the role's first run ~170 s of apt installs), on a
  * loaded 2-core machine. The fabric is azure-ib only so
  * that no roce_host variables are needed: under --tags slurm, every role of the node-stack play still checks its arguments.
  */
-import { after, test } from "node:test";
+import type { TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -29,14 +29,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { renderInventory } from "../components/provision/inventory";
-import { serveKeyLocally } from "../components/provision/keysocket";
-import { nodeLocalSetup, runNodeLocal } from "./fixtures/node-local-run";
-import { freePort } from "./fixtures/ports";
-import { SINFO_REASONS, gateCommands, parseDrainStates } from "../components/slurm/gate";
+import { renderInventory } from "../../components/provision/inventory";
+import { serveKeyLocally } from "../../components/provision/keysocket";
+import { nodeLocalSetup, runNodeLocal } from "../fixtures/node-local-run";
+import { freePort } from "../fixtures/ports";
+import { SINFO_REASONS, gateCommands, parseDrainStates } from "../../components/slurm/gate";
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, "..");
+const ROOT = path.resolve(__dirname, "..", "..");
 const CACHE = path.join(ROOT, ".testhosts");
 const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
 const CAPTURES = path.join(ROOT, "test", "fixtures", "health", "captures");
@@ -46,10 +46,6 @@ const HOSTS = [
     { name: "sln2", address: "127.0.32.3", role: "node", slurmdPort: 6921 },
 ];
 const CTLD_PORT = 6917;
-
-const missing = process.getuid?.() !== 0 ? ["root"] : ["systemd-nspawn", "debootstrap", "ssh-agent", "tar"].filter((t) =>
-    !process.env.PATH?.split(":").some((d) => fs.existsSync(path.join(d, t))));
-const skip = process.env.RDMAKIT_SKIP_HOST_TESTS === "1" ? "RDMAKIT_SKIP_HOST_TESTS=1" : missing.length ? `needs ${missing.join(", ")}` : false;
 
 /** The cluster's files for these hosts (the shapes of components/slurm/render.ts, with the deviations above). */
 function slurmFiles(): Record<string, string> {
@@ -123,16 +119,16 @@ function filesHolding(dir: string, needles: Buffer[], skipDirs: Set<string>): st
     return found;
 }
 
-const dirs: string[] = [];
-after(() => { if (!process.env.RDMAKIT_KEEP_TESTHOSTS) for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
-
-test("Slurm on a head node and two nodes, installed by the role through the node-local path", { skip, timeout: 600_000 }, async (t) => {
+/** The Slurm scenario: test/ansible-hosts.test.ts runs it beside the site.yml ones, in one test slot. */
+export async function slurmHostsScenario(t: TestContext): Promise<void> {
     const started = Date.now();
     fs.mkdirSync(CACHE, { recursive: true });
     const runDir = fs.mkdtempSync(path.join(CACHE, "slt-"));
-    dirs.push(runDir);
     // the three trees go at once (each holds Slurm, Open MPI and a compiler: removing them one by one took minutes)
-    t.after(async () => { await Promise.all(HOSTS.map((h) => run(HARNESS, ["down", runDir, h.name]).catch(() => undefined))); });
+    t.after(async () => {
+        await Promise.all(HOSTS.map((h) => run(HARNESS, ["down", runDir, h.name]).catch(() => undefined)));
+        if (!process.env.RDMAKIT_KEEP_TESTHOSTS) fs.rmSync(runDir, { recursive: true, force: true });
+    });
     const key = path.join(runDir, "id");
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
     await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 });
@@ -268,4 +264,4 @@ test("Slurm on a head node and two nodes, installed by the role through the node
     const fanoutCpu = fs.readFileSync(path.join(runDir, "out", "fanout-cpu"), "utf8").trim();
     t.diagnostic(`fan-out CPU of the last run (3 hosts, Slurm) ${fanoutCpu} s`);
     t.diagnostic(`role run ${roleSeconds.toFixed(0)} s, whole test ${((Date.now() - started) / 1000).toFixed(0)} s`);
-});
+}
