@@ -114,7 +114,9 @@ test("health, check and fabric check read --stack from the stack's backend: a st
         const missing = rdmakit([...verb, "--stack", "nope"], dir);
         assert.equal(missing.code, 2, `${verb.join(" ")}: ${missing.err}`);
         assert.match(missing.err, /stack nope/, verb.join(" "));
-        assert.equal(rdmakit([...verb, "--stack", "prod", "--config", ROCE], dir).code, 2, verb.join(" "));
+        const both = rdmakit([...verb, "--stack", "prod", "--config", ROCE], dir);
+        assert.equal(both.code, 2, verb.join(" "));
+        assert.match(both.err, /--stack.*--config|--config.*--stack/, `${verb.join(" ")}: the message names both flags`);
     }
     const none = rdmakit(["fabric", "check"]);
     assert.equal(none.code, 2);
