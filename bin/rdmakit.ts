@@ -39,7 +39,8 @@ const program = new Command("rdmakit")
 
 async function main(): Promise<void> {
     const verb = process.argv[2];
-    const load = verb !== undefined && Object.hasOwn(VERBS, verb) ? [VERBS[verb]] : Object.values(VERBS);
+    // --version needs no verb; help and an unknown word list them all
+    const load = verb === "--version" || verb === "-V" ? [] : verb !== undefined && Object.hasOwn(VERBS, verb) ? [VERBS[verb]] : Object.values(VERBS);
     // one module may register several verbs (status, ssh, repair): each once
     for (const register of new Set(load.map((l) => l()))) register(program);
     await program.parseAsync(process.argv);

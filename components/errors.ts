@@ -1,4 +1,4 @@
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { redactSecrets } from "./redact";
 
 export { redactSecrets };
@@ -42,7 +42,11 @@ export class SpecError extends Error {
 
 /** The same issues as Pulumi's InputPropertiesError, so the engine shows each property path. */
 export function toInputPropertiesError(err: SpecError): pulumi.InputPropertiesError {
-    return new pulumi.InputPropertiesError({
+    // loaded here, not at the top: the offline verbs that only read a spec (health, slurm-config, switch-config) never
+    // pay for the SDK (about 1 s of CPU per command)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { InputPropertiesError } = require("@pulumi/pulumi") as typeof import("@pulumi/pulumi");
+    return new InputPropertiesError({
         message: redactSecrets(err.message),
         errors: err.issues.map((i) => ({ propertyPath: i.path, reason: formatIssue(i) })),
     });

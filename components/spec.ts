@@ -1,5 +1,5 @@
 import { DEFAULT_DCGM_LEVEL, DEFAULT_HEALTH_REQUIRE, HEALTH_COMPONENTS, XID_WINDOW_MINUTES } from "./health/types";
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
 import {
@@ -39,7 +39,10 @@ export const DEFERRED_IDS = {
 
 /** A value a program hands over that is not known yet: an Output or a Promise. */
 export function isDeferred(v: unknown): v is pulumi.Output<string> | Promise<string> {
-    return pulumi.Output.isInstance(v) || v instanceof Promise;
+    // Output.isInstance's own test, without loading the SDK (the offline verbs that read a spec never need it):
+    // a member `__pulumiOutput` that is boolean true (@pulumi/pulumi output.js isInstance -> utils.hasTrueBooleanMember)
+    const marked = typeof v === "object" && v !== null && (v as { __pulumiOutput?: unknown }).__pulumiOutput === true;
+    return marked || v instanceof Promise;
 }
 
 const idInput = (kind: keyof typeof DEFERRED_IDS) => z.custom<pulumi.Input<string>>(
@@ -52,7 +55,9 @@ const idInput = (kind: keyof typeof DEFERRED_IDS) => z.custom<pulumi.Input<strin
  * turns out to be malformed.
  */
 export function checkedId(value: pulumi.Input<string>, kind: keyof typeof DEFERRED_IDS, field: string): pulumi.Output<string> {
-    return pulumi.output(value).apply((v) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { output } = require("@pulumi/pulumi") as typeof import("@pulumi/pulumi");
+    return output(value).apply((v) => {
         if (typeof v !== "string" || !DEFERRED_IDS[kind].re.test(v)) {
             throw keepMessage(new SpecError([{ path: field, value: v, message: "is not a valid id once known", allowed: DEFERRED_IDS[kind].allowed }]));
         }

@@ -8,11 +8,11 @@
  *
  * Never imports policies/index.ts (its PolicyPack constructor starts a gRPC server).
  */
-import {
-    unknownCheckingProxy, UnknownValueError,
-    type EnforcementLevel, type Policies, type PolicyResource, type ResourceValidationArgs, type ResourceValidationPolicy,
-    type StackValidationPolicy,
+import type {
+    EnforcementLevel, Policies, PolicyResource, ResourceValidationArgs, ResourceValidationPolicy, StackValidationPolicy,
 } from "@pulumi/policy";
+// the proxy module alone (policies/proxy.ts says why)
+import { unknownCheckingProxy, UnknownValueError } from "./proxy";
 import type { RecordedResource } from "../components/offline";
 import { RDMAKIT_POLICIES } from "./rules";
 import { schemaDefaults } from "./support";

@@ -10,7 +10,9 @@
  * {@link Findings.done}, which raises one such advisory naming everything that could not be checked. Policies run
  * again during `pulumi up`, when the values are known.
  */
-import { UnknownValueError, type PolicyConfigSchema, type PolicyResource, type ReportViolation } from "@pulumi/policy";
+import type { PolicyConfigSchema, PolicyResource, ReportViolation } from "@pulumi/policy";
+// the proxy module alone (policies/proxy.ts says why)
+import { UnknownValueError } from "./proxy";
 
 /** Type tokens the rules look at, as the engine reports them (package:module/file:Type). */
 export const TYPES = {
