@@ -2,9 +2,11 @@
  * Day-2 verbs that read the operating state from the stack (read.ts), from any checkout:
  *   rdmakit status --stack <name> | --out <dir> [--json]
  *   rdmakit ssh --stack <name> | --out <dir> <node> [-- cmd...]
- *   rdmakit repair --stack <name> | --out <dir> --dry-run [--max-replacements N]
- * Exit status: status 0 when no node fails on evidence, 1 when some does; ssh: ssh's own; 2 a usage error (no stack,
- * no state, an unknown node).
+ *   rdmakit repair --stack <name> [--yes] [--max-replacements N] [--wait-minutes N] [--up-minutes N] [--ssh-key F]
+ *   rdmakit repair --stack <name> | --out <dir> --dry-run
+ * Exit status: status 0 when no node fails on evidence, 1 when some does; repair 0 when every failing node was
+ * repaired (or none fails), 1 when one still fails; ssh: ssh's own; 2 a usage error (no stack, no state, an unknown
+ * node, a repair not confirmed).
  */
 import type { Command } from "commander";
 import { exitOnUsage, printOutput, type VerbOutput } from "../cli/verb";
@@ -14,6 +16,9 @@ import { DEFAULT_REPAIR_CAP, decideRepairs, formatDecision, type RepairDecision 
 import { classifyFinding } from "./persistence";
 import { formatStatus } from "./status";
 import { runSsh } from "./ssh";
+import * as readline from "node:readline";
+import { executeRepairs } from "./execute";
+import { DEFAULT_UP_MINUTES, DEFAULT_WAIT_MINUTES, type LiveDeps, cloudOpsFor, confirmation, formatOutcomes, liveDeps, liveNodeOps, repairStatus } from "./live";
 
 interface SourceOptions extends StateSource { json?: boolean; dryRun?: boolean; maxReplacements?: string }
 
@@ -41,16 +46,72 @@ export function runStatus(opts: SourceOptions, now = new Date()): VerbOutput {
     return { code: failing(d) ? 1 : 0, stdout };
 }
 
-export function runRepair(opts: SourceOptions): VerbOutput {
-    const cap = opts.maxReplacements === undefined ? DEFAULT_REPAIR_CAP : Number(opts.maxReplacements);
-    if (!Number.isInteger(cap) || cap < 0) return { code: 2, stderr: `rdmakit repair: --max-replacements ${JSON.stringify(opts.maxReplacements)}: a whole number >= 0\n` };
-    if (!opts.dryRun) {
-        return { code: 2, stderr: "rdmakit repair: only --dry-run is built so far: it prints the decision pulumi up and repair take (docs/day2.md)\n" };
+export interface RepairOptions extends SourceOptions { yes?: boolean; waitMinutes?: string; upMinutes?: string; sshKey?: string }
+
+/** A whole number >= min from a flag, or the usage message naming it. */
+function wholeNumber(flag: string, v: string | undefined, dflt: number, min: number): number | string {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    return Number.isInteger(n) && n >= min ? n : `${flag} ${JSON.stringify(v)}: a whole number >= ${min}`;
+}
+
+/** What the verb needs from its surroundings; tests give stubs. */
+export interface RepairDeps extends Partial<LiveDeps> {
+    /** stdin and stderr are a terminal a person answers at */
+    interactive?: boolean;
+    /** asks the question, resolves to the answer */
+    ask?: (question: string) => Promise<string>;
+    /** progress lines as the repair goes */
+    progress?: (line: string) => void;
+}
+
+function askOnTerminal(question: string): Promise<string> {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    return new Promise((resolve) => rl.question(question, (a) => { rl.close(); resolve(a); }));
+}
+
+/**
+ * `rdmakit repair`: --dry-run prints the decision; without it the decision is carried out (live.ts) after --yes or a
+ * typed "yes", refused (2) without a terminal. Exit 0: no node failed, or every failing node was replaced, proven
+ * and resumed; 1: a node still fails (reported, drained, not replaced or failed its proof); 2: usage or refusal.
+ */
+export async function runRepair(opts: RepairOptions, deps: RepairDeps = {}): Promise<VerbOutput> {
+    const bad = (msg: string): VerbOutput => ({ code: 2, stderr: `rdmakit repair: ${msg}\n` });
+    const cap = wholeNumber("--max-replacements", opts.maxReplacements, DEFAULT_REPAIR_CAP, 0);
+    const waitMinutes = wholeNumber("--wait-minutes", opts.waitMinutes, DEFAULT_WAIT_MINUTES, 1);
+    const upMinutes = wholeNumber("--up-minutes", opts.upMinutes, DEFAULT_UP_MINUTES, 1);
+    for (const v of [cap, waitMinutes, upMinutes]) if (typeof v === "string") return bad(v);
+    if (!opts.dryRun && opts.stack === undefined) return bad("acting needs --stack NAME (the stack is updated); --out reads a state for --dry-run only");
+    const cwd = deps.cwd ?? process.cwd();
+    const env = deps.env ?? process.env;
+    let got;
+    try {
+        got = readState(opts, cwd, env);
+    } catch (e) {
+        if (e instanceof StateError) return bad(e.message);
+        throw e;
     }
-    const got = load("repair", opts);
-    if ("code" in got) return got;
-    const d = decisionFor(got.state, cap);
-    return { code: 0, stdout: formatDecision(d, got.state) };
+    const d = decisionFor(got.state, cap as number);
+    const plan = formatDecision(d, got.state);
+    if (opts.dryRun) return { code: 0, stdout: plan };
+    if (d.actions.some((a) => a.kind === "replace") && opts.sshKey === undefined && !env.RDMAKIT_SSH_PRIVATE_KEY && !deps.check) {
+        return { code: 2, stdout: plan, stderr: "rdmakit repair: a replacement is proven by rdmakit check on the nodes: give --ssh-key FILE or set RDMAKIT_SSH_PRIVATE_KEY; nothing was changed\n" };
+    }
+    const interactive = deps.interactive ?? (!!process.stdin.isTTY && !!process.stderr.isTTY);
+    const mode = confirmation(d, !!opts.yes, interactive);
+    if (mode === "refuse") {
+        return { code: 2, stdout: plan, stderr: "rdmakit repair: not run from a terminal and no --yes: nothing was changed. Run again with --yes to carry out the repair above\n" };
+    }
+    if (mode === "ask") {
+        process.stdout.write(plan);
+        const answer = await (deps.ask ?? askOnTerminal)(`Carry out this repair on stack ${got.state.stack}? Only 'yes' goes ahead: `);
+        if (answer.trim() !== "yes") return { code: 2, stderr: "rdmakit repair: not confirmed: nothing was changed\n" };
+    }
+    const stack = opts.stack as string;
+    const live = liveDeps(stack, got.state, { ...deps, cwd, env }, { waitMinutes: waitMinutes as number, upMinutes: upMinutes as number, sshKey: opts.sshKey });
+    const canDrain = got.state.scheduler.type !== "none";
+    const r = await executeRepairs(d, got.state, { cloud: cloudOpsFor(got.state, live.run, live.wait), nodes: liveNodeOps(stack, got.state, live), canDrain });
+    return { code: repairStatus(r.outcomes), stdout: (mode === "ask" ? "" : plan) + formatOutcomes(r.outcomes) };
 }
 
 function sourceOptions(cmd: Command): Command {
@@ -85,6 +146,10 @@ export function registerDay2(program: Command): void {
         .command("repair")
         .description("day 2: apply cluster.repair (report | drain | replace) to the nodes that fail on evidence")
         .option("--dry-run", "print what it would do (the same decision pulumi up takes), change nothing")
-        .option("--max-replacements <n>", `most nodes replaced in this run (default ${DEFAULT_REPAIR_CAP})`)))
-        .action((opts: SourceOptions) => printOutput(runRepair(opts)));
+        .option("--yes", "carry it out without asking (needed when not run from a terminal)")
+        .option("--max-replacements <n>", `most nodes replaced in this run (default ${DEFAULT_REPAIR_CAP})`)
+        .option("--wait-minutes <n>", `longest wait for a replacement instance in service (default ${DEFAULT_WAIT_MINUTES})`)
+        .option("--up-minutes <n>", `longest pulumi up that provisions and validates the replacement (default ${DEFAULT_UP_MINUTES})`)
+        .option("--ssh-key <file>", "SSH private key for the proof (rdmakit check; default: $RDMAKIT_SSH_PRIVATE_KEY)")))
+        .action(async (opts: RepairOptions) => printOutput(await runRepair(opts)));
 }
