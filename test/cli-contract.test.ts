@@ -139,7 +139,7 @@ test("plan --program and plan --config give one verdict on one stack: 0, with th
     }
 });
 
-test("status and repair: 0 no node fails, 1 one does; repair acting without a terminal and without --yes is refused (2), nothing touched", async () => {
+test("status, repair and scale: 0 no node fails, 1 one does; acting without a terminal and without --yes is refused (2), nothing touched", async () => {
     const { operatingState } = await import("../components/day2/state");
     const d = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-cli-day2-"));
     const nodes = [0, 1].map((i) => ({ name: `gpu-${i}`, address: `10.0.0.${10 + i}`, instanceId: `i-0${i}` }));
@@ -164,6 +164,11 @@ test("status and repair: 0 no node fails, 1 one does; repair acting without a te
     const refused = run(["repair", "--stack", "prod"]);
     assert.equal(refused.code, 2, refused.err);
     assert.match(refused.err, /no --yes: nothing was changed/);
+    // scale: the plan 0; acting without a terminal and without --yes 2; a count that is not one, or none, 2
+    assert.equal(run(["scale", "--out", "ok", "--nodes", "1", "--dry-run"]).code, 0);
+    assert.equal(run(["scale", "--stack", "prod", "--nodes", "1"]).code, 2);
+    assert.equal(run(["scale", "--out", "ok", "--nodes", "0", "--dry-run"]).code, 2);
+    assert.equal(run(["scale", "--out", "ok", "--dry-run"]).code, 2);
     assert.ok(!fs.existsSync(path.join(d, "touched")), "no pulumi up, no aws call");
     fs.rmSync(d, { recursive: true, force: true });
 });

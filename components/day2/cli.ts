@@ -4,6 +4,7 @@
  *   rdmakit ssh --stack <name> | --out <dir> <node> [-- cmd...]
  *   rdmakit repair --stack <name> [--yes] [--max-replacements N] [--wait-minutes N] [--up-minutes N] [--ssh-key F]
  *   rdmakit repair --stack <name> | --out <dir> --dry-run
+ *   rdmakit scale --stack <name> --nodes N [--yes] [--drain-minutes N] | --dry-run
  * Exit status: status 0 when no node fails on evidence, 1 when some does; repair 0 when every failing node was
  * repaired (or none fails), 1 when one still fails; ssh: ssh's own; 2 a usage error (no stack, no state, an unknown
  * node, a repair not confirmed).
@@ -18,13 +19,16 @@ import { formatStatus } from "./status";
 import { runSsh } from "./ssh";
 import * as readline from "node:readline";
 import { executeRepairs } from "./execute";
-import { DEFAULT_UP_MINUTES, DEFAULT_WAIT_MINUTES, type LiveDeps, cloudOpsFor, confirmation, formatOutcomes, liveDeps, liveNodeOps, repairStatus } from "./live";
+import { CALL_TIMEOUT_MS, DEFAULT_UP_MINUTES, DEFAULT_WAIT_MINUTES, type LiveDeps, cloudOpsFor, confirmation, formatOutcomes, liveDeps, liveNodeOps, realSsh, repairStatus } from "./live";
+import { cliJson } from "./run";
+import { planScaleChange } from "./scale";
+import { DEFAULT_DRAIN_MINUTES, formatScale, shrink } from "./scale-live";
 
 interface SourceOptions extends StateSource { json?: boolean; dryRun?: boolean; maxReplacements?: string }
 
-/** The decision every verb shows: the stack's policy, the cap, the classification, the history the state carries. */
+/** The decision every verb shows: the stack's policy, the cap, the classification, the replacements the state keeps. */
 export function decisionFor(state: OperatingState, cap = DEFAULT_REPAIR_CAP): RepairDecision {
-    return decideRepairs(state, { policy: state.repair, cap, classify: classifyFinding, history: [] });
+    return decideRepairs(state, { policy: state.repair, cap, classify: classifyFinding, history: state.replacements ?? [] });
 }
 
 function load(verb: string, opts: StateSource): { state: OperatingState; from: string } | VerbOutput {
@@ -114,13 +118,56 @@ export async function runRepair(opts: RepairOptions, deps: RepairDeps = {}): Pro
     return { code: repairStatus(r.outcomes), stdout: (mode === "ask" ? "" : plan) + formatOutcomes(r.outcomes) };
 }
 
+export interface ScaleOptions extends SourceOptions { nodes?: string; yes?: boolean; drainMinutes?: string }
+
+/**
+ * `rdmakit scale --nodes N`: --dry-run (or growing) prints the plan; shrinking drains the chosen nodes, waits until
+ * they run no job and releases them (scale-live.ts), after --yes or a typed "yes". Exit 0 done (or nothing to do),
+ * 1 the drain did not finish in time or a call failed (nothing released), 2 usage or not confirmed.
+ */
+export async function runScale(opts: ScaleOptions, deps: RepairDeps & { sleep?: (ms: number) => Promise<void>; intervalMs?: number } = {}): Promise<VerbOutput> {
+    const bad = (msg: string): VerbOutput => ({ code: 2, stderr: `rdmakit scale: ${msg}\n` });
+    const want = wholeNumber("--nodes", opts.nodes, NaN, 1);
+    const drainMinutes = wholeNumber("--drain-minutes", opts.drainMinutes, DEFAULT_DRAIN_MINUTES, 1);
+    if (opts.nodes === undefined) return bad("--nodes N is required (the node count to go to)");
+    for (const v of [want, drainMinutes]) if (typeof v === "string") return bad(v);
+    if (!opts.dryRun && opts.stack === undefined) return bad("acting needs --stack NAME; --out reads a state for --dry-run only");
+    const cwd = deps.cwd ?? process.cwd();
+    const env = deps.env ?? process.env;
+    let got;
+    try {
+        got = readState(opts, cwd, env);
+    } catch (e) {
+        if (e instanceof StateError) return bad(e.message);
+        throw e;
+    }
+    const plan = planScaleChange(got.state, want as number);
+    const text = formatScale(got.state, want as number, plan);
+    if (opts.dryRun || plan.kind !== "shrink") return { code: 0, stdout: text };
+    const interactive = deps.interactive ?? (!!process.stdin.isTTY && !!process.stderr.isTTY);
+    if (!opts.yes && !interactive) return { code: 2, stdout: text, stderr: "rdmakit scale: not run from a terminal and no --yes: nothing was changed\n" };
+    if (!opts.yes) {
+        process.stdout.write(text);
+        const answer = await (deps.ask ?? askOnTerminal)(`Drain and release these nodes of stack ${got.state.stack}? Only 'yes' goes ahead: `);
+        if (answer.trim() !== "yes") return { code: 2, stderr: "rdmakit scale: not confirmed: nothing was changed\n" };
+    }
+    const r = await shrink(got.state, plan, want as number, {
+        run: deps.run ?? cliJson(CALL_TIMEOUT_MS, env),
+        ssh: deps.ssh ?? realSsh(got.state, env),
+        sleep: deps.sleep ?? ((ms) => new Promise((res) => setTimeout(res, ms))),
+        drainTimeoutMs: (drainMinutes as number) * 60_000,
+        ...(deps.intervalMs !== undefined ? { intervalMs: deps.intervalMs } : {}),
+    });
+    return { code: r.code, stdout: (opts.yes ? text : "") + r.lines.join("\n") + "\n" };
+}
+
 function sourceOptions(cmd: Command): Command {
     return cmd
         .option("--stack <name>", "the stack, read through the Pulumi CLI from its backend (pulumi login / PULUMI_BACKEND_URL)")
         .option("--out <dir>", "instead: a folder with the state.json the last pulumi up wrote (out/<stack>)");
 }
 
-/** Adds `status`, `ssh` and `repair`. */
+/** Adds `status`, `ssh`, `repair` and `scale`. */
 export function registerDay2(program: Command): void {
     exitOnUsage(sourceOptions(program
         .command("status")
@@ -152,4 +199,12 @@ export function registerDay2(program: Command): void {
         .option("--up-minutes <n>", `longest pulumi up that provisions and validates the replacement (default ${DEFAULT_UP_MINUTES})`)
         .option("--ssh-key <file>", "SSH private key for the proof (rdmakit check; default: $RDMAKIT_SSH_PRIVATE_KEY)")))
         .action(async (opts: RepairOptions) => printOutput(await runRepair(opts)));
+    exitOnUsage(sourceOptions(program
+        .command("scale")
+        .description("day 2: change the node count safely; shrinking drains the chosen nodes, waits until they run no job, then releases them for pulumi up")
+        .requiredOption("--nodes <n>", "the node count to go to")
+        .option("--dry-run", "print the plan, change nothing")
+        .option("--yes", "carry it out without asking (needed when not run from a terminal)")
+        .option("--drain-minutes <n>", `longest wait for the chosen nodes to finish their jobs (default ${DEFAULT_DRAIN_MINUTES})`)))
+        .action(async (opts: ScaleOptions) => printOutput(await runScale(opts)));
 }

@@ -80,7 +80,7 @@ export function scontrolLine(node: string, change: { drain: string } | "resume")
         : `sudo -n scontrol update NodeName=${node} State=DRAIN Reason=${shellWord(change.drain)}`;
 }
 
-type Verdict = { ok: boolean; why?: string };
+type Verdict = { ok: boolean; why?: string; stdout?: string };
 
 export interface LiveDeps {
     cwd: string;
@@ -154,7 +154,7 @@ export function realSsh(state: OperatingState, env: NodeJS.ProcessEnv): (node: s
             // BatchMode: no password or passphrase prompt can hold the repair; the key comes from the user's agent
             const argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", ...sshArgs(state, node, file, [line])];
             const r = await runBounded(argv, { timeoutMs: SSH_TIMEOUT_MS, env });
-            return r.code === 0 && !r.timedOut ? { ok: true } : { ok: false, why: whyFailed(argv, r, SSH_TIMEOUT_MS) };
+            return r.code === 0 && !r.timedOut ? { ok: true, stdout: r.stdout } : { ok: false, why: whyFailed(argv, r, SSH_TIMEOUT_MS) };
         } finally {
             if (dir) fs.rmSync(dir, { recursive: true, force: true });
         }
