@@ -1,4 +1,4 @@
-// `rdmakit repair` acting (components/day2/cli.ts runRepair, live.ts, run.ts): the confirmation rules, and the
+// `rdmakit repair` acting (components/day2/cli.ts runRepair, live.ts, run.ts): the confirmation rules, Ctrl-C, and the
 // repair carried out through stub `aws` and `pulumi` commands on PATH that answer in the AWS CLI's response shapes
 // (test/fixtures/aws/autoscaling-answers.ts: DescribeAutoScalingGroups; EC2 DescribeInstances' Reservations[]),
 // fail as the CLI fails, or hang. ssh and the proof (rdmakit check) are recorded stubs. Bound: ~10 s (one stub
@@ -158,4 +158,23 @@ test("usage: acting needs --stack; a replacement needs the key its proof uses; -
     const dry = await runRepair({ out: "out", dryRun: true }, { cwd: s.dir, env });
     assert.equal(dry.code, 0);
     assert.ok(!s.log().some((l) => l.startsWith("aws") || l.startsWith("pulumi up")));
+});
+
+test("Ctrl-C while a cloud call runs: the call is stopped, no later step starts, exit 130", async () => {
+    const s = stubs('if [ "$2" = describe-auto-scaling-groups ]; then exec sleep 30; fi');
+    const { deps } = recorded(s.dir, s.env);
+    const t0 = Date.now();
+    const pending = runRepair({ stack: "prod", yes: true }, { ...deps, run: cliJson(60_000, s.env) });
+    // once the hanging call runs: the handlers, called as a real SIGINT calls them (with its name), without
+    // signalling the test runner
+    const poke = setInterval(() => {
+        if (s.log().some((l) => l.includes("describe-auto-scaling-groups"))) { clearInterval(poke); process.emit("SIGINT", "SIGINT"); }
+    }, 50);
+    const r = await pending;
+    assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`);
+    assert.equal(r.code, 130, `${r.stdout}${r.stderr}`);
+    assert.match(r.stdout ?? "", /gpu-1: not replaced: aws autoscaling describe-auto-scaling-groups: stopped by SIGINT/);
+    assert.match(r.stderr ?? "", /stopped by SIGINT after the step under way/);
+    assert.ok(!s.log().some((l) => l.startsWith("pulumi up")));
+    assert.equal(process.listenerCount("SIGINT"), 0, "the handlers are gone after the run");
 });

@@ -6,8 +6,8 @@
  *   rdmakit repair --stack <name> | --out <dir> --dry-run
  *   rdmakit scale --stack <name> --nodes N [--yes] [--drain-minutes N] | --dry-run
  * Exit status: status 0 when no node fails on evidence, 1 when some does; repair 0 when every failing node was
- * repaired (or none fails), 1 when one still fails; ssh: ssh's own; 2 a usage error (no stack, no state, an unknown
- * node, a repair not confirmed).
+ * repaired (or none fails), 1 when one still fails, 128 + n when signal n stopped it (after the step under way);
+ * ssh: ssh's own; 2 a usage error (no stack, no state, an unknown node, a repair not confirmed).
  */
 import type { Command } from "commander";
 import { exitOnUsage, printOutput, type VerbOutput } from "../cli/verb";
@@ -20,7 +20,8 @@ import { runSsh } from "./ssh";
 import * as readline from "node:readline";
 import { executeRepairs } from "./execute";
 import { CALL_TIMEOUT_MS, DEFAULT_UP_MINUTES, DEFAULT_WAIT_MINUTES, type LiveDeps, cloudOpsFor, confirmation, formatOutcomes, liveDeps, liveNodeOps, realSsh, repairStatus } from "./live";
-import { cliJson } from "./run";
+import { cliJson, guardSignals, stoppedBySignal } from "./run";
+import { signalStatus } from "../cli/child";
 import { planScaleChange } from "./scale";
 import { DEFAULT_DRAIN_MINUTES, formatScale, shrink } from "./scale-live";
 
@@ -114,8 +115,15 @@ export async function runRepair(opts: RepairOptions, deps: RepairDeps = {}): Pro
     const stack = opts.stack as string;
     const live = liveDeps(stack, got.state, { ...deps, cwd, env }, { waitMinutes: waitMinutes as number, upMinutes: upMinutes as number, sshKey: opts.sshKey });
     const canDrain = got.state.scheduler.type !== "none";
-    const r = await executeRepairs(d, got.state, { cloud: cloudOpsFor(got.state, live.run, live.wait), nodes: liveNodeOps(stack, got.state, live), canDrain });
-    return { code: repairStatus(r.outcomes), stdout: (mode === "ask" ? "" : plan) + formatOutcomes(r.outcomes) };
+    const release = guardSignals();
+    try {
+        const r = await executeRepairs(d, got.state, { cloud: cloudOpsFor(got.state, live.run, live.wait), nodes: liveNodeOps(stack, got.state, live), canDrain });
+        const sig = stoppedBySignal();
+        const stopped = sig ? `rdmakit repair: stopped by ${sig} after the step under way; the steps after it were not run\n` : "";
+        return { code: sig ? signalStatus(sig) : repairStatus(r.outcomes), stdout: (mode === "ask" ? "" : plan) + formatOutcomes(r.outcomes), ...(sig ? { stderr: stopped } : {}) };
+    } finally {
+        release();
+    }
 }
 
 export interface ScaleOptions extends SourceOptions { nodes?: string; yes?: boolean; drainMinutes?: string }

@@ -154,7 +154,7 @@ export function realSsh(state: OperatingState, env: NodeJS.ProcessEnv): (node: s
             // BatchMode: no password or passphrase prompt can hold the repair; the key comes from the user's agent
             const argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", ...sshArgs(state, node, file, [line])];
             const r = await runBounded(argv, { timeoutMs: SSH_TIMEOUT_MS, env });
-            return r.code === 0 && !r.timedOut ? { ok: true, stdout: r.stdout } : { ok: false, why: whyFailed(argv, r, SSH_TIMEOUT_MS) };
+            return r.code === 0 && !r.timedOut && !r.stopped ? { ok: true, stdout: r.stdout } : { ok: false, why: whyFailed(argv, r, SSH_TIMEOUT_MS) };
         } finally {
             if (dir) fs.rmSync(dir, { recursive: true, force: true });
         }
@@ -167,7 +167,7 @@ export function realUp(cwd: string, env: NodeJS.ProcessEnv, minutes: number): (s
         const argv = ["pulumi", "up", "--stack", stack, "--yes", "--skip-preview", "--non-interactive"];
         const timeoutMs = minutes * 60_000;
         const r = await runBounded(argv, { timeoutMs, env, cwd, stream: true });
-        return r.code === 0 && !r.timedOut ? { ok: true } : { ok: false, why: whyFailed(argv, r, timeoutMs) };
+        return r.code === 0 && !r.timedOut && !r.stopped ? { ok: true } : { ok: false, why: whyFailed(argv, r, timeoutMs) };
     };
 }
 

@@ -7,16 +7,39 @@ import { spawn } from "node:child_process";
 import { cleanText } from "./state";
 import type { RunJson } from "./cloud";
 
-export interface Ran { code: number | null; stdout: string; stderr: string; timedOut: boolean; missing: boolean }
+export interface Ran { code: number | null; stdout: string; stderr: string; timedOut: boolean; missing: boolean; stopped?: NodeJS.Signals }
 
 const GRACE_MS = 5_000;
 const CAP = 8 * 1024 * 1024;
+const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
+ * While a repair acts (`guardSignals` until its release): INT, TERM or HUP is passed on to the child that runs (the
+ * cloud CLI, ssh, pulumi up, which stop as they do on Ctrl-C) and no further child is started, so the verb ends
+ * after the step under way instead of leaving it behind. `stoppedBy` says which signal came.
+ */
+let stoppedBy: NodeJS.Signals | undefined;
+const running = new Set<{ kill(sig: NodeJS.Signals): boolean }>();
+
+export function stoppedBySignal(): NodeJS.Signals | undefined { return stoppedBy; }
+
+export function guardSignals(): () => void {
+    stoppedBy = undefined;
+    const on = (sig: NodeJS.Signals): void => {
+        stoppedBy ??= sig;
+        for (const c of running) c.kill(sig);
+    };
+    for (const s of SIGNALS) process.on(s, on);
+    return () => { for (const s of SIGNALS) process.off(s, on); };
+}
 
 /** Runs `argv`; resolves when it has ended (or was stopped at `timeoutMs`). `stream` copies its output to stderr as it comes. */
 export function runBounded(argv: string[], o: { timeoutMs: number; env: NodeJS.ProcessEnv; cwd?: string; stream?: boolean }): Promise<Ran> {
+    if (stoppedBy) return Promise.resolve({ code: null, stdout: "", stderr: "", timedOut: false, missing: false, stopped: stoppedBy });
     return new Promise((resolve) => {
         let out = "", err = "", timedOut = false, missing = false, settled = false;
         const child = spawn(argv[0], argv.slice(1), { cwd: o.cwd, env: o.env, stdio: ["ignore", "pipe", "pipe"] });
+        running.add(child);
         let killer: NodeJS.Timeout | undefined;
         const timer = setTimeout(() => {
             timedOut = true;
@@ -29,9 +52,10 @@ export function runBounded(argv: string[], o: { timeoutMs: number; env: NodeJS.P
         const done = (code: number | null): void => {
             if (settled) return;
             settled = true;
+            running.delete(child);
             clearTimeout(timer);
             if (killer) clearTimeout(killer);
-            resolve({ code, stdout: out, stderr: err, timedOut, missing });
+            resolve({ code, stdout: out, stderr: err, timedOut, missing, ...(stoppedBy ? { stopped: stoppedBy } : {}) });
         };
         child.on("error", (e) => { missing = (e as NodeJS.ErrnoException).code === "ENOENT"; err += e.message; done(null); });
         child.on("close", (code) => done(code));
@@ -49,6 +73,7 @@ export function said(r: Ran): string {
 /** Why a child failed, in one line: not installed, stopped at its bound, or its exit status and message. Pure. */
 export function whyFailed(argv: string[], r: Ran, timeoutMs: number): string {
     const what = argv.slice(0, 3).join(" ");
+    if (r.stopped) return `${what}: stopped by ${r.stopped}`;
     if (r.missing) return `${argv[0]} is not on PATH (the ${argv[0] === "aws" ? "AWS CLI v2" : argv[0] === "az" ? "Azure CLI" : argv[0]} is needed for this repair)`;
     if (r.timedOut) return `${what}: no answer within ${Math.round(timeoutMs / 1000)} s, stopped`;
     return `${what} failed (exit ${r.code}): ${said(r)}`;
@@ -58,7 +83,7 @@ export function whyFailed(argv: string[], r: Ran, timeoutMs: number): string {
 export function cliJson(timeoutMs: number, env: NodeJS.ProcessEnv): RunJson {
     return async (argv) => {
         const r = await runBounded(argv, { timeoutMs, env });
-        if (r.code !== 0 || r.timedOut) throw new Error(whyFailed(argv, r, timeoutMs));
+        if (r.code !== 0 || r.timedOut || r.stopped) throw new Error(whyFailed(argv, r, timeoutMs));
         const text = r.stdout.trim();
         if (text === "") return undefined;
         try {
