@@ -159,14 +159,20 @@ export async function runScale(opts: ScaleOptions, deps: RepairDeps & { sleep?: 
         const answer = await (deps.ask ?? askOnTerminal)(`Drain and release these nodes of stack ${got.state.stack}? Only 'yes' goes ahead: `);
         if (answer.trim() !== "yes") return { code: 2, stderr: "rdmakit scale: not confirmed: nothing was changed\n" };
     }
-    const r = await shrink(got.state, plan, want as number, {
-        run: deps.run ?? cliJson(CALL_TIMEOUT_MS, env),
-        ssh: deps.ssh ?? realSsh(got.state, env),
-        sleep: deps.sleep ?? ((ms) => new Promise((res) => setTimeout(res, ms))),
-        drainTimeoutMs: (drainMinutes as number) * 60_000,
-        ...(deps.intervalMs !== undefined ? { intervalMs: deps.intervalMs } : {}),
-    });
-    return { code: r.code, stdout: (opts.yes ? text : "") + r.lines.join("\n") + "\n" };
+    const release = guardSignals();
+    try {
+        const r = await shrink(got.state, plan, want as number, {
+            run: deps.run ?? cliJson(CALL_TIMEOUT_MS, env),
+            ssh: deps.ssh ?? realSsh(got.state, env),
+            sleep: deps.sleep ?? ((ms) => new Promise((res) => setTimeout(res, ms))),
+            drainTimeoutMs: (drainMinutes as number) * 60_000,
+            ...(deps.intervalMs !== undefined ? { intervalMs: deps.intervalMs } : {}),
+        });
+        const sig = stoppedBySignal();
+        return { code: sig ? signalStatus(sig) : r.code, stdout: (opts.yes ? text : "") + r.lines.join("\n") + "\n" };
+    } finally {
+        release();
+    }
 }
 
 function sourceOptions(cmd: Command): Command {
