@@ -21,6 +21,7 @@ const VERBS: Record<string, () => Register> = {
     "status": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
     "ssh": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
     "repair": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
+    "scale": () => (require("../components/day2/cli") as typeof import("../components/day2/cli")).registerDay2,
 };
 /** components/errors loads the Pulumi SDK, which nccl-report otherwise never needs: loaded when an error is printed. */
 const redactSecrets = (text: string): string => (require("../components/errors") as typeof import("../components/errors")).redactSecrets(text);

@@ -18,6 +18,9 @@ import { ClusterValidation } from "./validate/component";
 import { mungeKey } from "./slurm/munge-key";
 import { validationArgsFromPlan } from "./validate/fromPlan";
 import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
+import { previousNames, stableNodes } from "./day2/names";
+import { previousState } from "./day2/previous";
+import type { Replacement } from "./day2/repair";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 
@@ -93,7 +96,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly nodeCount: number;
     /** Login user on the nodes. */
     public readonly sshUser: string;
-    /** Private addresses of the GPU nodes (bare metal: the host addresses). */
+    /** Private addresses of the GPU nodes in node-name order (bare metal: the host addresses). */
     public readonly nodePrivateIps: pulumi.Output<string[]>;
     /**
      * Every GPU node: inventory name, address and, on a cloud, its instance id as the cloud lists it at this
@@ -174,6 +177,17 @@ export class RdmaCluster extends pulumi.ComponentResource {
             }
         }
         this.entryAddress = entryAddress ?? pulumi.output(undefined);
+        // a cloud node keeps its name when its machine is replaced (day2/names.ts): the names the last deployment
+        // gave, read back from the stack's own rdmakitState; new instances take the names of the ones gone
+        let replacements: pulumi.Output<Replacement[]> = pulumi.output([]);
+        if (spec.fabric !== "roce") {
+            const previous = previousState(name, this);
+            const named = pulumi.all([this.nodePrivateIps, instanceIds, previous]).apply(([ips, ids, prev]) =>
+                stableNodes(plan.validation.hostNames, (ids ?? []).map((instanceId, i) => ({ instanceId, address: ips[i] })), previousNames(prev), new Date().toISOString()));
+            this.nodePrivateIps = named.apply((n) => n.nodes.map((x) => x.address));
+            instanceIds = named.apply((n) => n.nodes.map((x) => x.instanceId));
+            replacements = named.apply((n) => n.replacements);
+        }
         this.nodeInstances = pulumi.all([this.nodePrivateIps, instanceIds]).apply(([ips, ids]) => nodeInstances(plan, ips, ids));
         const entry = plan.entry && plan.entry.kind !== "ssm" ? { address: this.entryAddress, user: plan.entry.user } : undefined;
         // the stack's AWS CLI profile, if its provider uses one, for the Session Manager hop of each SSH connection
@@ -222,14 +236,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // the secret-ness of its inputs)
         const state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
-            this.provisioning?.failedNodes ?? pulumi.output([]),
-        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
+            this.provisioning?.failedNodes ?? pulumi.output([]), replacements,
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, replaced]) => {
             const state = operatingState({
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
                     : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
                 nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
+                replacements: replaced,
             });
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));

@@ -454,6 +454,8 @@ describe("nodes as one group", () => {
         assert.equal(asg.waitForCapacityTimeout, "0");
         assert.equal(asg.ignoreFailedScalingActivities, true);
         assert.equal(asg.healthCheckType, "EC2");
+        // a lowered count cannot take a node the kit did not choose and drain (day2/scale.ts)
+        assert.equal(asg.protectFromScaleIn, true);
         const wait = one("command:local:Command", "-capacity").inputs;
         assert.deepEqual(wait.interpreter, ["node", "-e"]);
         assert.deepEqual(wait.environment, {

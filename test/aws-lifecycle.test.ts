@@ -91,4 +91,7 @@ test("nodes are paired id to address and sorted by address; lists that cannot be
     assert.throws(() => pairNodes(["i-a"], ["10.0.0.3"], { nodes: 2, group: "train-nodes-1a2b3c4d-x" }),
         /EC2 lists 1 running instance in node group train-nodes-1a2b3c4d-x, expected 2 \(cluster\.nodes\); the group is replacing a node or is short of capacity.*run pulumi up again once every node is InService/);
     assert.equal(pairNodes(["i-a", "i-b"], ["10.0.0.3", "10.0.0.4"], { nodes: 2, group: "g" }).length, 2);
+    // nodes lowered while every node is protected from scale-in: the group keeps them; the message says what to do
+    assert.throws(() => pairNodes(["i-a", "i-b", "i-c"], ["10.0.0.3", "10.0.0.4", "10.0.0.5"], { nodes: 2, group: "g" }),
+        /EC2 lists 3 running instances in node group g, more than cluster\.nodes \(2\); its nodes are protected from scale-in.*drain the 1 node\(s\) to go, then: aws autoscaling set-instance-protection --no-protected-from-scale-in --auto-scaling-group-name g/);
 });

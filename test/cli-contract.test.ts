@@ -138,3 +138,37 @@ test("plan --program and plan --config give one verdict on one stack: 0, with th
         assert.equal(pick(program.out), pick(direct.out), section);
     }
 });
+
+test("status, repair and scale: 0 no node fails, 1 one does; acting without a terminal and without --yes is refused (2), nothing touched", async () => {
+    const { operatingState } = await import("../components/day2/state");
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-cli-day2-"));
+    const nodes = [0, 1].map((i) => ({ name: `gpu-${i}`, address: `10.0.0.${10 + i}`, instanceId: `i-0${i}` }));
+    const base = { stack: "prod", fabric: "aws-efa" as const, sshUser: "ubuntu", repair: "replace" as const, spec: {}, nodes, group: { cloud: "aws" as const, region: "us-east-2", autoScalingGroup: "g" } };
+    const healthy = operatingState({ ...base, validation: { pass: true, health: nodes.map((n) => ({ node: n.name, verdict: "healthy" as const, findings: [] })) } });
+    const failing = operatingState({ ...base, validation: { pass: false, health: nodes.map((n, i) => ({ node: n.name, verdict: i ? "failing" as const : "healthy" as const, findings: i ? [{ component: "ecc", message: "row remapping failed", persistence: "persistent" as const }] : [] })) } });
+    for (const [name, s] of [["ok", healthy], ["bad", failing]] as const) {
+        fs.mkdirSync(path.join(d, name));
+        fs.writeFileSync(path.join(d, name, "state.json"), JSON.stringify(s));
+    }
+    // a pulumi that answers stack output with the failing state and logs anything else it is asked
+    fs.writeFileSync(path.join(d, "pulumi"), `#!/bin/sh\ncase "$1" in stack) cat "${d}/bad/state.json" | sed 's/^/{"rdmakitState":/;$ s/$/}/' | tr -d '\\n' ;; *) echo "$*" >> "${d}/touched" ;; esac\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(d, "aws"), `#!/bin/sh\necho "$*" >> "${d}/touched"\n`, { mode: 0o755 });
+    const run = (args: string[]) => {
+        const r = spawnSync(process.execPath, [BIN, ...args], { cwd: d, encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${d}:${process.env.PATH}`, RDMAKIT_SSH_PRIVATE_KEY: "k" } });
+        return { code: r.status, out: r.stdout, err: r.stderr };
+    };
+    assert.equal(run(["status", "--out", "ok"]).code, 0);
+    assert.equal(run(["status", "--out", "bad"]).code, 1);
+    assert.equal(run(["repair", "--out", "bad", "--dry-run"]).code, 0);
+    assert.equal(run(["repair", "--out", "ok"]).code, 2, "acting needs --stack");
+    const refused = run(["repair", "--stack", "prod"]);
+    assert.equal(refused.code, 2, refused.err);
+    assert.match(refused.err, /no --yes: nothing was changed/);
+    // scale: the plan 0; acting without a terminal and without --yes 2; a count that is not one, or none, 2
+    assert.equal(run(["scale", "--out", "ok", "--nodes", "1", "--dry-run"]).code, 0);
+    assert.equal(run(["scale", "--stack", "prod", "--nodes", "1"]).code, 2);
+    assert.equal(run(["scale", "--out", "ok", "--nodes", "0", "--dry-run"]).code, 2);
+    assert.equal(run(["scale", "--out", "ok", "--dry-run"]).code, 2);
+    assert.ok(!fs.existsSync(path.join(d, "touched")), "no pulumi up, no aws call");
+    fs.rmSync(d, { recursive: true, force: true });
+});

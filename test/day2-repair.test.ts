@@ -73,7 +73,7 @@ test("AWS: a node failing health is drained, marked Unhealthy, its replacement p
     const r = await executeRepairs(decide(s), s, { cloud: awsCloudOps({ region: "us-east-2", autoScalingGroup: GROUP }, cli.run, fast), nodes: ops, canDrain: true }, () => "2026-12-05T04:00:00Z");
     assert.deepEqual(r.outcomes, [{ node: "gpu-1", outcome: "rejoined", from: ids[1], to: NEW }]);
     assert.deepEqual(calls, ["drain gpu-1 (rdmakit: health failing)", "provision gpu-1 10.0.0.99", "prove gpu-1 vs gpu-0", "resume gpu-1"]);
-    assert.deepEqual(cli.argvs[0], ["aws", "autoscaling", "set-instance-health", "--instance-id", ids[1], "--health-status", "Unhealthy", "--no-should-respect-grace-period", "--region", "us-east-2"]);
+    assert.deepEqual(cli.argvs[0], ["aws", "autoscaling", "set-instance-health", "--instance-id", ids[1], "--health-status", "Unhealthy", "--no-should-respect-grace-period", "--region", "us-east-2", "--output", "json"]);
     assert.equal(cli.argvs.filter((a) => a[2] === "describe-auto-scaling-groups").length, 2, "waited while the replacement was Pending");
     assert.deepEqual(r.replaced, [{ node: "gpu-1", at: "2026-12-05T04:00:00Z", fromInstance: ids[1] }]);
 });

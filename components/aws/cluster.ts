@@ -551,6 +551,14 @@ function createNodes(ctx: Ctx, net: Network, sg: aws.ec2.SecurityGroup, access: 
         ...(placementGroup ? { placementGroup: placementGroup.name }
             : reservation && plan.aws.placement.kind === "capacity-reservation" ? { placementGroup: reservation.placementGroup } : {}),
         healthCheckType: "EC2",
+        // Every node the group launches is protected from scale-in (NewInstancesProtectedFromScaleIn), so lowering
+        // the count never lets the group pick which node goes: a scale-in waits until the nodes chosen and drained
+        // lose their protection (day2/scale.ts). A repair still works: protection "does not protect Auto Scaling
+        // instances from ... Health check replacement if the instance fails health checks", and a replacement
+        // "inherits the instance scale-in protection setting of the Auto Scaling group".
+        // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-instance-protection.html;
+        // @pulumi/aws autoscaling/group.d.ts protectFromScaleIn
+        protectFromScaleIn: true,
         // The provider does not wait ("0": skip all capacity waiting, @pulumi/aws autoscaling/group.d.ts
         // waitForCapacityTimeout); the capacity command below does, and reports AWS's reason (./lifecycle.ts).
         waitForCapacityTimeout: "0",

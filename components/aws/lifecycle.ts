@@ -137,6 +137,13 @@ export function pairNodes(ids: readonly string[], privateIps: readonly string[],
     // A later pulumi up does not run the capacity wait again (nothing it waits on changed), so the group may be
     // between a terminated node and its replacement: Ansible and the validation would then run on fewer nodes, and
     // a graded run on N-1 nodes would pass for the wrong reason.
+    if (expect && ids.length > expect.nodes) {
+        // the nodes are protected from scale-in (cluster.ts): the group keeps them until the chosen ones lose it
+        throw new Error(`rdmakit: EC2 lists ${ids.length} running instances in node group ${expect.group}, more than cluster.nodes (${expect.nodes}); ` +
+            "its nodes are protected from scale-in, so the group terminates only the nodes whose protection is taken off. " +
+            `Choose and drain the ${ids.length - expect.nodes} node(s) to go, then: aws autoscaling set-instance-protection --no-protected-from-scale-in ` +
+            `--auto-scaling-group-name ${expect.group} --instance-ids <their ids> (docs/day2.md, Scale changes), and run pulumi up again once they are gone`);
+    }
     if (expect && ids.length !== expect.nodes) {
         throw new Error(`rdmakit: EC2 lists ${ids.length} running instance${ids.length === 1 ? "" : "s"} in node group ${expect.group}, expected ${expect.nodes} (cluster.nodes); ` +
             "the group is replacing a node or is short of capacity (its activity history says which: aws autoscaling describe-scaling-activities); " +

@@ -42,7 +42,8 @@ async function poll<T>(what: string, w: WaitOptions, probe: () => Promise<T | un
 interface AsgInstance { InstanceId?: string; LifecycleState?: string; HealthStatus?: string }
 
 export function awsCloudOps(group: { region: string; autoScalingGroup: string }, run: RunJson, wait: WaitOptions): CloudOps {
-    const region = ["--region", group.region];
+    // JSON whatever the user's own `aws configure` output format is
+    const region = ["--region", group.region, "--output", "json"];
     return {
         async replace(instanceId) {
             // without the grace period: the node failed its gate after boot, the grace period is for booting nodes

@@ -22,8 +22,8 @@ export interface CloudOps {
 export interface NodeOps {
     drain(node: string, reason: string): Promise<void>;
     resume(node: string): Promise<void>;
-    /** node-local software on the new instance only */
-    provision(node: string, address: string): Promise<{ ok: boolean; why?: string }>;
+    /** node software on the new instance (`instanceId`, reached at `address`) */
+    provision(node: string, address: string, instanceId: string): Promise<{ ok: boolean; why?: string }>;
     /** health gate on `node` and a pairwise nccl-tests run between it and `peer` */
     prove(node: string, peer: string): Promise<{ ok: boolean; why?: string }>;
 }
@@ -72,7 +72,7 @@ export async function executeRepairs(
         }
         known = [...known, fresh.instanceId];
         replaced.push({ node: a.node, at: now(), fromInstance: a.instanceId });
-        const provisioned = await ops.nodes.provision(a.node, fresh.address);
+        const provisioned = await ops.nodes.provision(a.node, fresh.address, fresh.instanceId);
         const proof = provisioned.ok ? await ops.nodes.prove(a.node, peer) : provisioned;
         if (!proof.ok) {
             // stays drained (a scheduler drains a node that was never resumed); reported, and recorded so no loop

@@ -9,7 +9,7 @@
  *   may be at fault, not the hardware).
  * - Never replace on a transient finding: replace only when every finding is known persistent (the health issue's
  *   classification, passed in as `classify`); unknown is not persistent.
- * - A node replaced before that fails again is reported, not replaced again (no loop).
+ * - A node that fails on the instance that replaced its last one is reported, not replaced again (no loop).
  * - At most `cap` replacements per run; the rest are drained and reported as over the cap.
  * - Bare metal cannot be replaced: drained (when a scheduler can) and reported with the evidence.
  * - With `replace`, a node is drained first where a scheduler can, so no job lands on it while it is replaced.
@@ -20,8 +20,8 @@ export type Persistence = "transient" | "persistent" | "unknown";
 /** Whether a finding would go away by itself (a reset, a reboot) or condemns the hardware. */
 export type Classify = (f: FindingState) => Persistence;
 
-/** A node replaced before, and when. */
-export interface Replacement { node: string; at: string; fromInstance?: string }
+/** A node replaced before, and when: the instance it had and the one it got. */
+export interface Replacement { node: string; at: string; fromInstance?: string; toInstance?: string }
 
 export type RepairAction =
     | { kind: "replace"; node: string; instanceId: string; drainFirst: boolean; reason: string; evidence: string[] }
@@ -65,7 +65,9 @@ export function decideRepairs(state: OperatingState, inp: RepairInputs): RepairD
     if (!Number.isInteger(inp.cap) || inp.cap < 0) throw new Error(`the replacement cap must be a whole number >= 0, got ${inp.cap}`);
     const canDrain = state.scheduler.type !== "none";
     const cloud = state.group !== undefined && state.fabric !== "roce";
-    const replacedBefore = new Map(inp.history.map((h) => [h.node, h]));
+    // the node's current instance is a replacement (or, for a record without the new instance, the node was replaced)
+    const replacedBefore = (n: NodeState): Replacement | undefined =>
+        [...inp.history].reverse().find((h) => h.node === n.name && (h.toInstance === undefined || h.toInstance === n.instanceId));
     const actions: RepairAction[] = [];
     let replacing = 0;
     for (const n of state.nodes) {
@@ -78,7 +80,7 @@ export function decideRepairs(state: OperatingState, inp: RepairInputs): RepairD
         if (inp.policy === "report") { actions.push({ kind: "report", ...base, why: "cluster.repair is report" }); continue; }
         if (inp.policy === "drain") { actions.push(drainOr("cluster.repair is drain")); continue; }
         // replace
-        const before = replacedBefore.get(n.name);
+        const before = replacedBefore(n);
         if (!cloud) { actions.push(drainOr("bare metal: no replacement, a person repairs it")); continue; }
         if (before) { actions.push({ kind: "report", ...base, why: `failed again after its replacement at ${before.at}: not replaced in a loop` }); continue; }
         if (!f.replaceable) { actions.push(drainOr(f.why ?? "not replaceable")); continue; }

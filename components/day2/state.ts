@@ -12,6 +12,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { redactSecrets } from "../redact";
+import type { Replacement } from "./repair";
+import { MAX_REPLACEMENTS } from "./names";
 
 /** The shape's version: a reader refuses a newer one rather than misreading it. */
 export const STATE_VERSION = 1;
@@ -66,6 +68,11 @@ export interface OperatingState {
     scheduler: { type: "none" } | { type: "slurm"; drained: Array<{ node: string; reason: string }> };
     nodes: NodeState[];
     /**
+     * The last MAX_REPLACEMENTS replacements (names.ts): node, time, old and new instance id. A node failing on the
+     * instance that replaced its last one is reported, not replaced again (repair.ts).
+     */
+    replacements?: Replacement[];
+    /**
      * The stack's `rdmakit:cluster` as deployed (plain config: the spec's schema refuses key material), so a checkout
      * without the stack file plans the same tests and thresholds (`rdmakit check --stack`, `health --stack`).
      */
@@ -107,6 +114,7 @@ export interface StateInputs {
     softwareFailed?: Array<{ name: string; task?: string }>;
     excluded?: string[];
     scheduler?: OperatingState["scheduler"];
+    replacements?: Replacement[];
     spec: unknown;
 }
 
@@ -145,6 +153,7 @@ export function operatingState(i: StateInputs): OperatingState {
         ...(v ? { validation: { verdict: v.pass ? "PASS" : "FAIL", ...(v.at ? { at: v.at } : {}), ...(typeof v.busbwGBps === "number" ? { busbwGBps: v.busbwGBps } : {}) } } : {}),
         scheduler: i.scheduler ?? { type: "none" },
         nodes,
+        ...(i.replacements?.length ? { replacements: i.replacements.slice(-MAX_REPLACEMENTS).map((r) => ({ ...r })) } : {}),
         spec: i.spec,
     };
 }
@@ -183,6 +192,10 @@ export function parseOperatingState(value: unknown, where: string): OperatingSta
         if (!ADDRESS.test(String(n.address))) throw new StateError(`${where}: ${STATE_OUTPUT}.nodes[${k}].address ${JSON.stringify(cleanText(n.address, 40))} is not an address`);
         if (n.instanceId !== undefined && !NAME.test(String(n.instanceId))) throw new StateError(`${where}: ${STATE_OUTPUT}.nodes[${k}].instanceId is not an instance id`);
     });
+    if (s.replacements !== undefined && (!Array.isArray(s.replacements) || s.replacements.length > MAX_REPLACEMENTS ||
+        !s.replacements.every((r) => NAME.test(String(r?.node)) && typeof r.at === "string" && [r.fromInstance, r.toInstance].every((x) => x === undefined || NAME.test(String(x)))))) {
+        throw new StateError(`${where}: ${STATE_OUTPUT}.replacements is not a list of at most ${MAX_REPLACEMENTS} replacements (node, at, fromInstance, toInstance)`);
+    }
     if (s.entry?.kind === "bastion" && (!ADDRESS.test(String(s.entry.address)) || !NAME.test(String(s.entry.user)))) {
         throw new StateError(`${where}: ${STATE_OUTPUT}.entry is not an address and user`);
     }

@@ -44,6 +44,11 @@ export function formatStatus(state: OperatingState, from: string, decision: Repa
     for (const n of state.nodes) {
         for (const f of n.health?.findings ?? []) out.push(`  ${n.name}: ${f.component}: ${f.message}${f.evidence ? ` [${f.evidence}]` : ""}`);
     }
+    const recent = (state.replacements ?? []).slice(-5).reverse();
+    if (recent.length > 0) {
+        out.push("", `replaced (newest first, ${recent.length} of ${state.replacements!.length} kept):`);
+        for (const r of recent) out.push(`  ${r.node}: ${r.fromInstance ?? "?"} → ${r.toInstance ?? "?"}, ${age(r.at, now)}`);
+    }
     out.push("", formatDecision(decision, state).trimEnd());
     return out.join("\n") + "\n";
 }

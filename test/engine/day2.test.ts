@@ -4,7 +4,9 @@
 // stack shows the component exports it too), then a second, fresh checkout that has only the backend URL and the
 // passphrase runs `rdmakit status` and `rdmakit check --stack` and sees the first checkout's nodes, host keys and
 // verdicts; `pulumi stack output --json --show-secrets` holds no secret beyond the one marked secret.
-// Bound: ~2-3 min (two `up`s, a few CLI reads, one check run that fails fast on unreachable addresses).
+// A second `up` with one instance replaced keeps the node's name and records the replacement (the program reads the
+// stack's own previous state through a StackReference to itself, as RdmaCluster does).
+// Bound: ~3-4 min (three `up`s, a few CLI reads, one check run that fails fast on unreachable addresses).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -133,6 +135,23 @@ test("day 2 from a fresh checkout: the stack's state read through the real CLI",
         assert.doesNotMatch(state, /PRIVATE KEY|BEGIN /);
         assert.ok(!shown.stdout.includes(eng.passphrase));
         for (const needle of keyNeedles(privateKey)) assert.ok(!shown.stdout.includes(needle), "the stack's SSH key is in no output");
+    });
+
+    await t.test("the cloud replaced a node's machine: the next up keeps its name (the stack's own previous state) and records the replacement", async () => {
+        // the group lists the new instance first (its address sorts first); node 0's machine is unchanged
+        const c = JSON.parse(fs.readFileSync(eng.configFile(stack), "utf8")) as { config: Record<string, { nodes: typeof nodes }> };
+        // (the program takes the plan's names from the list's names, in order, and the instances as the cloud lists them)
+        const listed = [{ name: names[0], address: "127.0.0.1", instanceId: "i-0abc000000000000f" }, { ...nodes[0], name: names[1] }];
+        c.config["day2:recorded"].nodes = listed;
+        fs.writeFileSync(eng.configFile(stack), JSON.stringify(c));
+        const again = await eng.onStack(stack, "up");
+        assert.equal(again.code, 0, show(again));
+        const r = rdmakit("status", "--stack", stack, "--json");
+        assert.ok(r.status === 0 || r.status === 1, show(r));
+        const got = JSON.parse(r.stdout) as { state: { nodes: Array<{ name: string; instanceId: string }>; replacements: Array<{ node: string; fromInstance: string; toInstance: string; at: string }> } };
+        assert.deepEqual(got.state.nodes.map((n) => [n.name, n.instanceId]), [[names[0], nodes[0].instanceId], [names[1], "i-0abc000000000000f"]]);
+        assert.deepEqual(got.state.replacements.map((x) => [x.node, x.fromInstance, x.toInstance]), [[names[1], nodes[1].instanceId, "i-0abc000000000000f"]]);
+        assert.match(rdmakit("status", "--stack", stack).stdout, new RegExp(`^ {2}${names[1]}: ${nodes[1].instanceId} → i-0abc000000000000f, \\d+s ago$`, "m"));
     });
 
     await t.test("the project's own program exports the state too (bare metal: nodes, no pinned key)", async () => {
