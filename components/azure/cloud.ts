@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as authorization from "@pulumi/azure-native/authorization";
+import { authorization } from "./sdk";
 import type { SpecIssue } from "../errors";
 import type { ClusterSpec } from "../spec-types";
 import { azureVmSize } from "../catalog/azure";

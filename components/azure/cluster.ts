@@ -1,8 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as compute from "@pulumi/azure-native/compute";
-import * as network from "@pulumi/azure-native/network";
-import * as resources from "@pulumi/azure-native/resources";
-import * as authorization from "@pulumi/azure-native/authorization";
+import { authorization, compute, network, resources } from "./sdk";
 import { keepMessage, SpecError, toInputPropertiesError } from "../errors";
 import { FabricPlan, planCluster } from "../plan";
 import { checkedId, ClusterSpec, parseSpecArg } from "../spec";
