@@ -5,6 +5,7 @@ import { jumpHostCloudConfig } from "../components/provision/jump";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
+import { evaluatePolicies } from "../policies/evaluate";
 import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, existingSubnet, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
@@ -377,6 +378,14 @@ test("an existing subnet: the scale set joins it, ARM is asked about it first, a
     const urls = arm.seen.map((x) => x.url);
     assert.ok(urls.includes(`https://management.azure.com${SPOKE}?api-version=2024-05-01`), urls.join("\n"));
     assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu?api-version=2024-05-01`));
+    // the policy pack on what was registered: the scale set's rules still apply and pass; the range rule cannot read a
+    // subnet outside the stack and says so (ARM was asked for its ranges above, before anything was created)
+    const verdicts = evaluatePolicies(mine.map((r) => ({ type: r.type, name: r.name, custom: !r.type.startsWith("rdmakit:"), inputs: r.inputs })));
+    const range = verdicts.find((v) => v.policy === "azure-ib-vnet-rdma-range")!;
+    assert.deepEqual([range.violations, range.undecided], [[], [`cannot be verified yet: subnet ${SPOKE} of VM scale set spoke-vmss is not in this stack, so its address range cannot be read`]]);
+    for (const p of ["azure-ib-vmss-single-placement-group", "azure-ib-vmss-partition-capacity", "azure-ib-no-password-login", "azure-ib-gen2-image", "azure-ib-trusted-launch-off", "azure-ib-accelerated-networking"]) {
+        assert.ok(verdicts.some((v) => v.policy === p && v.ok && v.notApplicable === undefined), `${p} applies and passes`);
+    }
 });
 
 /** The pre-create verdict for a spec with an existing subnet, as the component asks it (invokes through the mocks). */
