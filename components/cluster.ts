@@ -303,6 +303,24 @@ function loadCloud(fabric: ClusterSpec["fabric"], issues: SpecIssue[]): CloudCom
     return {};
 }
 
+/**
+ * The missing node key, said to whoever passes it: rdmakit's own program (project `rdmakit`, index.ts) reads it from
+ * the stack secret `rdmakit:sshPrivateKey`; a team's program passes the component argument `sshPrivateKey`, from
+ * config of its own project. Pure.
+ */
+export function missingKeyIssue(project: string): SpecIssue {
+    if (project === "rdmakit") {
+        return {
+            path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",
+            allowed: "pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519, or cluster.provision: false",
+        };
+    }
+    return {
+        path: "sshPrivateKey", message: "is missing: the RdmaCluster argument Ansible reaches the nodes with",
+        allowed: `sshPrivateKey: new pulumi.Config().requireSecret("sshPrivateKey") in the program, after pulumi config set --secret ${project}:sshPrivateKey < ~/.ssh/id_ed25519; or cluster.provision: false`,
+    };
+}
+
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */
 function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan; cloud: CloudComponents } {
     let spec: ClusterSpec;
@@ -314,12 +332,7 @@ function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan; c
     }
     const plan = planCluster(spec);
     const issues: SpecIssue[] = [...fabricIssues(spec, plan), ...provisionIssues(spec, plan.validation.hostNames)];
-    if (spec.provision && args.sshPrivateKey === undefined) {
-        issues.push({
-            path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",
-            allowed: "pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519, or cluster.provision: false",
-        });
-    }
+    if (spec.provision && args.sshPrivateKey === undefined) issues.push(missingKeyIssue(pulumi.getProject()));
     if (args.sshPrivateKey !== undefined && args.sshPrivateKeyIsSecret === false) {
         issues.push({
             path: "rdmakit:sshPrivateKey", value: "(hidden)", message: "is stored in plain text",

@@ -217,6 +217,10 @@ test("with neither cloud SDK installed: the root imports, the RoCE cluster runs 
         assert.deepEqual(resources.map((r) => r.type), ["rdmakit:index:RdmaCluster", "rdmakit:index:RoceCluster"]);
         assert.deepEqual(exports.nodes, ["10.0.0.11", "10.0.0.12"]);
         assert.equal((exports.ncclEnv as Record<string, string>).NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+        // with provisioning on and no key, the advice is the component argument and this project's config, not rdmakit's
+        const nokey = spawnSync(process.execPath, [mockHarness(), "js-example.js"], { cwd: app, encoding: "utf8", env: { ...process.env, PULUMI_CONFIG: JSON.stringify({ "app:provision": "true" }) } });
+        assert.notEqual(nokey.status, 0);
+        assert.match(nokey.stderr, /sshPrivateKey: is missing: the RdmaCluster argument Ansible reaches the nodes with; allowed: sshPrivateKey: new pulumi\.Config\(\)\.requireSecret\("sshPrivateKey"\) in the program, after pulumi config set --secret app:sshPrivateKey/);
 
         // the installed command plans the bundled RoCE example from the project's folder
         const out = path.join(work, "plan-out");
