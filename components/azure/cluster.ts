@@ -29,7 +29,7 @@ export interface AzureInfinibandClusterArgs {
  * scale set goes into that existing subnet instead, and there is no VNet, NAT gateway, public IP or jump host: the
  * nodes are reached at their private addresses over the estate's own route. Every decision is read from the plan;
  * the resource count does not depend on the node count (10 resources, 11 when the kit creates the resource group;
- * 3 and 4 with an existing subnet).
+ * with an existing subnet only the scale set, its NSG and the nodes' host key, and the resource group when made).
  */
 export class AzureInfinibandCluster extends pulumi.ComponentResource {
     /** Private IPv4 addresses of the GPU nodes, sorted; one ARM list of the scale set's NICs reads them. */
