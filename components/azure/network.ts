@@ -76,7 +76,9 @@ const FIELD = "cluster.azure.network.subnetId";
 /**
  * Grades ARM's answers about the existing subnet: every issue names the field, the id, what ARM said and what is
  * allowed. `scaleSetPrefix` is the start of the name of this cluster's own scale set, whose NICs (on a later
- * `pulumi up`) do not count against the room left. Warnings (nothing refused) go to `warn`. Pure apart from `warn`.
+ * `pulumi up`) do not count against the room left; another stack's scale set of the same logical name in the same
+ * subnet is left out too, so the room can be overstated (Azure then refuses the scale set), never understated.
+ * Warnings (nothing refused) go to `warn`. Pure apart from `warn`.
  */
 export function gradeExistingSubnet(spec: ClusterSpec, id: string, answers: SubnetAnswers, scaleSetPrefix: string, warn: (m: string) => void = () => {}): SpecIssue[] {
     const a = spec.azure!;
