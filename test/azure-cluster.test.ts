@@ -418,15 +418,15 @@ test("an existing subnet ARM says no to is refused before anything is created: f
     assert.ok(!arm.seen.some((x) => x.url.includes("99999999-8888")), "nothing asked of another subscription");
 
     const [missing] = await refusal(sub("nope"));
-    assert.match(missing.message, /does not exist \(ARM answered 404/);
+    assert.match(missing.message, /does not exist: ARM answered 404 for subnet nope of VNet spoke-gpu in resource group hub-rg/);
     assert.match(missing.allowed!, /az network vnet subnet list -g hub-rg --vnet-name spoke-gpu/);
 
     const [delegated] = await refusal(sub("delegated"));
-    assert.match(delegated.message, /is delegated to Microsoft\.Web\/serverFarms/);
+    assert.match(delegated.message, /is delegated to Microsoft\.Web\/serverFarms \(subnet delegated of VNet spoke-gpu\)/);
     assert.equal(delegated.allowed, "a subnet without delegations");
 
     const rdma = await refusal(sub("rdma").replace("spoke-gpu", "spoke-rdma"));
-    assert.deepEqual(rdma.map((i) => /range ([\d./]+)/.exec(i.message)?.[1]), ["172.16.8.0/24", "172.16.0.0/12"]);
+    assert.deepEqual(rdma.map((i) => /^has (.*) range ([\d./]+)/.exec(i.message)?.slice(1)), [["subnet rdma's", "172.16.8.0/24"], ["VNet spoke-rdma's", "172.16.0.0/12"]]);
     assert.ok(rdma.every((i) => i.message.includes("overlaps 172.16.0.0/16")));
 
     const [west] = await refusal(sub("west").replace("spoke-gpu", "spoke-west"));

@@ -96,7 +96,7 @@ export function gradeExistingSubnet(spec: ClusterSpec, id: string, answers: Subn
     }
     if (!answers.subnet) {
         return [{
-            path: FIELD, value: id, message: "does not exist (ARM answered 404 for the subnet or its VNet)",
+            path: FIELD, value: id, message: `does not exist: ARM answered 404 for subnet ${ref.subnet} of VNet ${ref.vnet} in resource group ${ref.resourceGroup}`,
             allowed: `the id of an existing subnet (az network vnet subnet list -g ${ref.resourceGroup} --vnet-name ${ref.vnet} --query "[].id")`,
         }];
     }
@@ -114,7 +114,7 @@ export function gradeExistingSubnet(spec: ClusterSpec, id: string, answers: Subn
     const delegated = (answers.subnet.properties?.delegations ?? []).map((d) => d.properties?.serviceName ?? d.name ?? "a service");
     if (delegated.length > 0) {
         issues.push({
-            path: FIELD, value: id, message: `is delegated to ${delegated.join(", ")}: a delegated subnet holds that service's resources only, not a VM scale set`,
+            path: FIELD, value: id, message: `is delegated to ${delegated.join(", ")} (subnet ${ref.subnet} of VNet ${ref.vnet}): a delegated subnet holds that service's resources only, not a VM scale set`,
             allowed: "a subnet without delegations",
         });
     }
@@ -126,7 +126,7 @@ export function gradeExistingSubnet(spec: ClusterSpec, id: string, answers: Subn
         const c = parseCidr(p); // an IPv6 prefix cannot overlap an IPv4 block
         if (c && cidrsOverlap(c, reserved)) {
             issues.push({
-                path: FIELD, value: id, message: `has ${of} range ${p}, which overlaps ${AZURE_RDMA_RESERVED_CIDR}, the range Azure reserves for the InfiniBand/RDMA network`,
+                path: FIELD, value: id, message: `has ${of === "subnet" ? `subnet ${ref.subnet}'s` : `${of}'s`} range ${p}, which overlaps ${AZURE_RDMA_RESERVED_CIDR}, the range Azure reserves for the InfiniBand/RDMA network`,
                 allowed: `a subnet in a VNet whose ranges keep clear of ${AZURE_RDMA_RESERVED_CIDR}`,
             });
         }
