@@ -84,7 +84,8 @@ export function planArtifacts(r: OfflineResult): PlanArtifacts {
     const known = plan.fabric === "roce";
     // cloud node addresses are not known offline: a readable placeholder stands in (the renderer takes host-like words)
     const shown = known ? r.spec.roce!.hosts.map((h) => h.address) : plan.validation.hostNames.map((_, i) => `unknown-until-apply-${i}`);
-    const entry = known ? undefined : { address: "unknown-until-apply-bastion", user: plan.sshUser };
+    // no entry host: the nodes are reached directly (an Azure cluster in an existing subnet has no jump host)
+    const entry = known || plan.entry === undefined ? undefined : { address: "unknown-until-apply-bastion", user: plan.sshUser };
     // a cloud stack pins the host keys it makes (components/cluster.ts pinHostKeys), as pulumi up's inventory does
     const pin = known ? {} : { knownHostsFile: knownHostsPath(r.stack), pinnedHostKeys: true, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS };
     files["inventory.yml"] = renderInventory({ hosts: inventoryHosts(plan, shown), bastion: entry, vars: plan.ansibleVars, ...pin });

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { AwsEfaCluster } from "./aws/cluster";
-import { AzureInfinibandCluster } from "./azure/cluster";
+import type { AwsEfaCluster } from "./aws/cluster";
+import type { AzureInfinibandCluster } from "./azure/cluster";
 import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
@@ -16,6 +16,7 @@ import { ClusterSpec, parseClusterSpec } from "./spec";
 import type { ClusterSpecInput } from "./types";
 import { ClusterValidation } from "./validate/component";
 import { mungeKey } from "./slurm/munge-key";
+import { FABRIC_SDKS, isMissingSdk } from "./peer";
 import { validationArgsFromPlan } from "./validate/fromPlan";
 import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 import { previousNames, stableNodes } from "./day2/names";
@@ -117,8 +118,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
     get spec(): ClusterSpec { return parts.of(this).spec; }
     /** Every decision about the cluster (planCluster of the spec). */
     get plan(): FabricPlan { return parts.of(this).plan; }
-    /** The fabric component the spec names. */
-    get fabric(): AwsEfaCluster | AzureInfinibandCluster | RoceCluster { return parts.of(this).fabric; }
+    /**
+     * The fabric component the spec names: an AwsEfaCluster (`rdmakit/aws`), AzureInfinibandCluster (`rdmakit/azure`)
+     * or RoceCluster; narrow it with `instanceof`. Typed as a plain component so that this package's root types need
+     * no cloud SDK's declarations (the SDKs are optional peers).
+     */
+    get fabric(): pulumi.ComponentResource { return parts.of(this).fabric; }
     /** The node software step (site.yml); unset when `provision` is false. */
     get software(): AnsiblePlaybook | undefined { return parts.of(this).software; }
     /**
@@ -131,7 +136,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
     constructor(name: string, args: RdmaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Everything is checked before the first resource (this component included) is registered.
-        const { spec, plan: decided } = decide(args);
+        const { spec, plan: decided, cloud } = decide(args);
         super(RDMA_CLUSTER_TOKEN, name, {}, opts);
         const plan = decided;
         this.fabricKind = spec.fabric;
@@ -150,7 +155,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
         switch (spec.fabric) {
             case "aws-efa": {
-                const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
+                const aws = new cloud.AwsEfaCluster!(`${name}-aws`, { spec }, parent);
                 fabric = aws;
                 this.nodePrivateIps = aws.nodePrivateIps;
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
@@ -160,7 +165,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 break;
             }
             case "azure-ib": {
-                const az = new AzureInfinibandCluster(`${name}-azure`, { spec }, parent);
+                const az = new cloud.AzureInfinibandCluster!(`${name}-azure`, { spec }, parent);
                 fabric = az;
                 this.nodePrivateIps = az.nodePrivateIps;
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
@@ -290,8 +295,49 @@ function pinHostKeys(
     };
 }
 
+/** The cloud fabric's component class, loaded only for its fabric: each needs its own SDK (an optional peer). */
+interface CloudComponents { AwsEfaCluster?: typeof AwsEfaCluster; AzureInfinibandCluster?: typeof AzureInfinibandCluster }
+
+/**
+ * Loads the fabric module the spec names (components/peer.ts): a cloud SDK that is not installed becomes a problem
+ * about `cluster.fabric` naming the package, reported with the others before anything is registered.
+ */
+function loadCloud(fabric: ClusterSpec["fabric"], issues: SpecIssue[]): CloudComponents {
+    try {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use: the SDK may be absent
+        if (fabric === "aws-efa") return { AwsEfaCluster: (require("./aws/cluster") as typeof import("./aws/cluster")).AwsEfaCluster };
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use: the SDK may be absent
+        if (fabric === "azure-ib") return { AzureInfinibandCluster: (require("./azure/cluster") as typeof import("./azure/cluster")).AzureInfinibandCluster };
+    } catch (e) {
+        if (!isMissingSdk(e)) throw e;
+        issues.push({
+            path: "cluster.fabric", value: fabric, message: `needs the package ${e.sdk}, which is not installed`,
+            allowed: `npm install ${e.sdk}@"${e.range}" beside rdmakit (an optional peer dependency; the ${FABRIC_SDKS[e.fabric].subpath} component needs it too)`,
+        });
+    }
+    return {};
+}
+
+/**
+ * The missing node key, said to whoever passes it: rdmakit's own program (project `rdmakit`, index.ts) reads it from
+ * the stack secret `rdmakit:sshPrivateKey`; a team's program passes the component argument `sshPrivateKey`, from
+ * config of its own project. Pure.
+ */
+export function missingKeyIssue(project: string): SpecIssue {
+    if (project === "rdmakit") {
+        return {
+            path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",
+            allowed: "pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519, or cluster.provision: false",
+        };
+    }
+    return {
+        path: "sshPrivateKey", message: "is missing: the RdmaCluster argument Ansible reaches the nodes with",
+        allowed: `sshPrivateKey: new pulumi.Config().requireSecret("sshPrivateKey") in the program, after pulumi config set --secret ${project}:sshPrivateKey < ~/.ssh/id_ed25519; or cluster.provision: false`,
+    };
+}
+
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */
-function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } {
+function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan; cloud: CloudComponents } {
     let spec: ClusterSpec;
     try {
         spec = parseClusterSpec(args.spec);
@@ -301,12 +347,7 @@ function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } 
     }
     const plan = planCluster(spec);
     const issues: SpecIssue[] = [...fabricIssues(spec, plan), ...provisionIssues(spec, plan.validation.hostNames)];
-    if (spec.provision && args.sshPrivateKey === undefined) {
-        issues.push({
-            path: "rdmakit:sshPrivateKey", message: "is missing: Ansible needs it to reach the nodes",
-            allowed: "pulumi config set --secret rdmakit:sshPrivateKey < ~/.ssh/id_ed25519, or cluster.provision: false",
-        });
-    }
+    if (spec.provision && args.sshPrivateKey === undefined) issues.push(missingKeyIssue(pulumi.getProject()));
     if (args.sshPrivateKey !== undefined && args.sshPrivateKeyIsSecret === false) {
         issues.push({
             path: "rdmakit:sshPrivateKey", value: "(hidden)", message: "is stored in plain text",
@@ -319,6 +360,7 @@ function decide(args: RdmaClusterArgs): { spec: ClusterSpec; plan: FabricPlan } 
             allowed: "a secret: pulumi config set --secret rdmakit:switchSshPrivateKey < <the switches' key file>",
         });
     }
+    const cloud = loadCloud(spec.fabric, issues);
     if (issues.length > 0) throw toInputPropertiesError(new SpecError(issues));
-    return { spec, plan };
+    return { spec, plan, cloud };
 }

@@ -26,6 +26,19 @@ export const AZURE_VM_SIZE = /^(Standard|Basic)_[A-Za-z0-9]+(-[0-9]+[A-Za-z]*)?(
  * the version is `latest` or numbers separated by periods (`22.04.202401010`).
  * source: https://learn.microsoft.com/azure/virtual-machines/linux/cli-ps-findimage (the URN and its version)
  */
+/**
+ * A subnet's ARM id: /subscriptions/<GUID>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/
+ * subnets/<subnet> (ARM's segment names are case-insensitive). Resource group: 1-90 of letters, digits, _ ( ) - .,
+ * not ending in '.'; VNet: 2-64 and subnet: 1-80 of letters, digits, _ . -, starting with a letter or digit and
+ * ending in one or '_'. source: https://learn.microsoft.com/rest/api/virtualnetwork/subnets/get (the id's path);
+ * https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules (Microsoft.Resources,
+ * Microsoft.Network)
+ */
+export const AZURE_SUBNET_ID = new RegExp(
+    "^/subscriptions/(?<subscription>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})" +
+    "/resourceGroups/(?<resourceGroup>[-\\w.()]{0,89}[-\\w()])/providers/Microsoft\\.Network" +
+    "/virtualNetworks/(?<vnet>[a-z0-9][\\w.-]{0,62}\\w)/subnets/(?<subnet>[a-z0-9](?:[\\w.-]{0,78}\\w)?)$", "i");
+
 export const AZURE_IMAGE_PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export const AZURE_IMAGE_VERSION = /^(latest|\d+(\.\d+){1,3})$/;
 

@@ -1,11 +1,13 @@
 /**
  * rdmakit's public API: what a platform team imports into its own Pulumi program (`import … from "rdmakit"`).
- * Components: RdmaCluster (the whole cluster: fabric, node software, validation) and one per fabric,
- * AwsEfaCluster, AzureInfinibandCluster, RoceCluster. These four are also the multi-language component package
- * (PulumiPlugin.yaml): every component class exported from this file goes into its schema.
+ * Components: RdmaCluster (the whole cluster: fabric, node software, validation) and RoceCluster here; the cloud
+ * fabrics' own components on their subpaths, `rdmakit/aws` (AwsEfaCluster) and `rdmakit/azure`
+ * (AzureInfinibandCluster), because each loads its cloud SDK, an optional peer dependency: importing this file loads
+ * neither SDK, and RdmaCluster loads one only for its fabric (components/peer.ts).
  * Decisions without resources: parseClusterSpec, planCluster, planQos, expectationFor, the nccl-tests parser and grader.
  * Building blocks with resources of their own live on subpaths: `rdmakit/provision` (AnsiblePlaybook),
- * `rdmakit/validate` (ClusterValidation); facts on `rdmakit/catalog`.
+ * `rdmakit/validate` (ClusterValidation); facts on `rdmakit/catalog`. The multi-language component package
+ * (PulumiPlugin.yaml) has its own entry with all four components: components/plugin.ts.
  */
 export { RdmaCluster, RDMA_CLUSTER_TOKEN, type RdmaClusterArgs, type ValidationOutputs } from "./cluster";
 export * from "./types";
@@ -18,11 +20,7 @@ export { expectationFor, expectationFromFacts, hardwareFacts } from "./plan/expe
 export { AWS_INSTANCE_TYPES, awsInstanceType, type AwsInstanceType } from "./catalog/aws";
 export { AZURE_VM_SIZES, azureVmSize, type AzureVmSize } from "./catalog/azure";
 export { NIC_CATALOG, nicInfo, type NicModel } from "./catalog/nics";
-export * from "./aws";
-export * from "./azure";
-export { RoceCluster, ROCE_CLUSTER_TOKEN, type RoceClusterArgs } from "./roce/cluster";
-export { planQos, type QosPlan } from "./roce/qos";
-export { renderSwitchConfigs, type RenderedSwitchConfig } from "./roce/render";
-export { checkConsistency, formatViolation, type Violation } from "./roce/consistency";
+export * from "./roce";
+export { MissingSdkError } from "./peer";
 export { renderInventory, type InventoryArgs } from "./provision/inventory";
 export * from "./validate/logs";

@@ -3,8 +3,6 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { CORE_SCHEMA, load as loadYaml } from "js-yaml";
 import * as YAML from "yaml";
-import { awsCloudCheckList } from "./aws/cloud";
-import { azureCloudCheckList } from "./azure/cloud";
 import { fabricIssues, providerRegionIssues } from "./checks";
 import { SpecError } from "./errors";
 import { checkConsistency, formatViolation } from "./roce/consistency";
@@ -304,10 +302,16 @@ export function formatPlanSummary(r: OfflineResult, extra: string[] = []): strin
     lines.push(...formatNcclAndThresholds(p));
     if (r.spec.fabric === "aws-efa") {
         lines.push("", "asked of AWS at pulumi up, before anything is created (not checked offline):");
+        // loaded for its fabric only: the module loads @pulumi/aws, an optional peer (components/peer.ts)
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { awsCloudCheckList } = require("./aws/cloud") as typeof import("./aws/cloud");
         for (const c of awsCloudCheckList(r.spec)) lines.push(`  - ${c}`);
     }
     if (r.spec.fabric === "azure-ib") {
         lines.push("", "asked of Azure at pulumi up, before anything is created (not checked offline):");
+        // loaded for its fabric only: the module loads @pulumi/azure-native, an optional peer (components/peer.ts)
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { azureCloudCheckList } = require("./azure/cloud") as typeof import("./azure/cloud");
         for (const c of azureCloudCheckList(r.spec)) lines.push(`  - ${c}`);
     }
     lines.push(...extra);

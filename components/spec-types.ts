@@ -63,6 +63,7 @@ export interface AzureImage extends AzureImageInput {
 }
 
 export interface AzureSpec extends AzureSpecInput {
+    /** the CIDRs and jump host size are those of the network the kit creates; unused with `network` */
     vnetCidr: string;
     subnetCidr: string;
     image?: AzureImage;

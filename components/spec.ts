@@ -14,7 +14,7 @@ import { SOFTWARE_COMPONENTS } from "./catalog/images";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./catalog/software";
 import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
-import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
+import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_SUBNET_ID, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 import { resolveScheduler, schedulerIssues, schedulerSchema } from "./slurm/spec";
@@ -35,6 +35,7 @@ export const DEFERRED_IDS = {
     // Azure resource group names: 1-90 of letters, digits, _ ( ) - . and not ending in '.'.
     // source: https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules#microsoftresources
     resourceGroupName: { re: /^[-\w.()]{0,89}[-\w()]$/u, allowed: "an Azure resource group name (1-90 letters, digits, _ ( ) - ., not ending in .)" },
+    azureSubnetId: { re: AZURE_SUBNET_ID, allowed: "a subnet's ARM id: /subscriptions/<subscription GUID>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>" },
 } as const;
 
 /** A value a program hands over that is not known yet: an Output or a Promise. */
@@ -234,7 +235,15 @@ const azureSchema = z
         quotaRaised: z.boolean().default(false)
             .describe("set after Azure support raised the scale set limit from 100 to 300 VMs"),
         passwordAuthentication: z.boolean().default(false).describe("must stay false: SSH keys only"),
-        jumpHostSize: named(AZURE_VM_SIZE, "must be an Azure VM size such as Standard_B2s").default("Standard_B2s"),
+        jumpHostSize: named(AZURE_VM_SIZE, "must be an Azure VM size such as Standard_B2s").default("Standard_B2s")
+            .describe("size of the public jump host the kit creates (none with network.subnetId)"),
+        network: z
+            .strictObject({
+                subnetId: idInput("azureSubnetId")
+                    .describe("ARM id of an existing subnet for the nodes (/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>); its VNet is implied. Same subscription and location as the cluster, not delegated, clear of 172.16.0.0/16, room for the nodes: asked of ARM before anything is created"),
+            })
+            .optional()
+            .describe("an existing network (hub-and-spoke estates): the kit creates no VNet, subnet, NAT gateway, public IP or jump host, and reaches the nodes at their private addresses over your own route (VPN, ExpressRoute, peering, Azure Bastion); default: the kit creates the network and a public jump host (docs/azure-network.md)"),
     })
     .describe("Azure InfiniBand cluster settings");
 
@@ -288,7 +297,7 @@ const SECRET_KEYS: Record<string, string> = {
 
 /** Parses and checks a raw spec; throws SpecError listing every problem at once. */
 export function parseClusterSpec(raw: unknown): ClusterSpec {
-    const issues: SpecIssue[] = [];
+    const issues: SpecIssue[] = [...kitNetworkFieldsBesideSubnet(raw)];
     const result = clusterSchema.safeParse(raw);
     if (!result.success) {
         for (const zi of result.error.issues) issues.push(...fromZodIssue(zi, raw));
@@ -565,6 +574,24 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): 
     return issues;
 }
 
+/**
+ * Fields of the network and jump host the kit creates, set beside `cluster.azure.network.subnetId`, where nothing
+ * reads them: refused rather than ignored. Read from the raw input, as their defaults fill them in after parsing; a
+ * default value passes (a spec parseClusterSpec returned carries every default, and is an input too).
+ */
+function kitNetworkFieldsBesideSubnet(raw: unknown): SpecIssue[] {
+    const az = (raw as { azure?: Record<string, unknown> } | undefined)?.azure;
+    if (typeof az !== "object" || az === null || (az.network as { subnetId?: unknown } | undefined)?.subnetId === undefined) return [];
+    const defaults = azureSchema.shape;
+    return (["vnetCidr", "subnetCidr", "jumpHostSize"] as const).filter((k) => az[k] !== undefined && az[k] !== defaults[k].parse(undefined)).map((k) => ({
+        path: `cluster.azure.${k}`, value: az[k],
+        message: k === "jumpHostSize"
+            ? "sizes the public jump host the kit creates, and with cluster.azure.network.subnetId it creates none (the nodes are reached over your own route)"
+            : "is a range of the network the kit creates, and with cluster.azure.network.subnetId it creates none (the subnet's own ranges apply)",
+        allowed: "leave it out beside cluster.azure.network.subnetId, or leave network out and let the kit create the network",
+    }));
+}
+
 function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
     const issues: SpecIssue[] = [];
     const p = "cluster.azure";
@@ -590,7 +617,8 @@ function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
             allowed: ndSizes.join(", "),
         });
     }
-    const vnet = parseCidr(az.vnetCidr);
+    // with an existing subnet its ranges are ARM's to tell (components/azure/network.ts), at pulumi up
+    const vnet = az.network ? undefined : parseCidr(az.vnetCidr);
     const reserved = parseCidr(AZURE_RDMA_RESERVED_CIDR)!;
     if (vnet && cidrsOverlap(vnet, reserved)) {
         issues.push({
@@ -599,7 +627,7 @@ function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
             allowed: "a range outside 172.16.0.0/16, e.g. 10.10.0.0/16",
         });
     }
-    const subnet = parseCidr(az.subnetCidr);
+    const subnet = az.network ? undefined : parseCidr(az.subnetCidr);
     if (vnet && subnet && !(subnet.prefix >= vnet.prefix && cidrsOverlap(vnet, subnet))) {
         issues.push({ path: `${p}.subnetCidr`, value: az.subnetCidr, message: `is not inside the VNet ${az.vnetCidr}`, allowed: `a sub-range of ${az.vnetCidr}` });
     }

@@ -336,6 +336,20 @@ export interface AzureSpecInput {
     passwordAuthentication?: boolean;
     /** @default Standard_B2s */
     jumpHostSize?: string;
+    /**
+     * An existing subnet for the nodes (hub-and-spoke estates): the kit then creates no VNet, subnet, NAT gateway,
+     * public IP or jump host. @default the kit creates a VNet, a subnet with NAT egress and a public jump host
+     */
+    network?: AzureNetworkInput;
+}
+
+/** An existing Azure network for the nodes. */
+export interface AzureNetworkInput {
+    /**
+     * ARM id of an existing subnet (/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/virtualNetworks/
+     * <vnet>/subnets/<subnet>); its VNet is implied. May come from another resource or stack.
+     */
+    subnetId: pulumi.Input<string>;
 }
 
 /** GPUs in a bare-metal host. */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { armHost, armList, azureCloudCheckList, gradeAzureCloud, imageIssues, newestFirst } from "../components/azure/cloud";
 import { vmssNicListUrl } from "../components/azure/nodeIps";
 import { parseClusterSpec } from "../components/spec";
-import { b2sSku, h100Sku, NOT_AVAILABLE, ubuntuHpc2204Versions, usages } from "./fixtures/azure/arm-answers";
+import { b2sSku, existingSubnet, h100Sku, NOT_AVAILABLE, ubuntuHpc2204Versions, usages } from "./fixtures/azure/arm-answers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
 const PROGRAM = path.join(__dirname, "fixtures", "azure", "cloud-program.ts");
@@ -18,7 +18,7 @@ const raw = (nodes: number) => ({
     azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" },
 });
 
-function build(s: { skus: unknown[]; usages: unknown[]; imageVersions?: string[]; status?: number; error?: unknown; nodes?: number; azure?: Record<string, unknown> }): { refusal?: string; registered: string[]; warnings: string[] } {
+function build(s: { skus: unknown[]; usages: unknown[]; imageVersions?: string[]; status?: number; error?: unknown; nodes?: number; azure?: Record<string, unknown>; network?: Record<string, unknown> }): { refusal?: string; registered: string[]; warnings: string[] } {
     const nodes = s.nodes ?? 4;
     const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
         encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, nodes, spec: { ...raw(nodes), azure: { ...raw(nodes).azure, ...s.azure } } }) }, timeout: 60_000,
@@ -54,6 +54,22 @@ test("a size the location does not offer is refused; a read ARM refuses is a ref
     const denied = build({ skus: [], usages: [], status: 403, error: { code: "AuthorizationFailed", message: "The client does not have authorization to perform action 'Microsoft.Compute/skus/read'." } });
     assert.match(denied.refusal!, /cluster\.azure\.location: could not be checked .* answered 403: AuthorizationFailed The client does not have authorization/);
     assert.doesNotMatch(denied.refusal!, /stand-in-bearer-token/, "the token is never printed");
+});
+
+test("an existing subnet: a delegated one is refused before any Azure resource; one that fits needs no jump host size or network", () => {
+    const subnetId = "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke/subnets/gpu";
+    // no Standard_B2s in the SKU list: a jump host size asked about would be refused as not offered
+    const delegated = build({ skus: [h100Sku()], usages: usages(0, 384), azure: { network: { subnetId } }, network: existingSubnet(subnetId, { addressPrefix: "10.10.0.0/24", delegatedTo: "Microsoft.ContainerInstance/containerGroups" }) });
+    assert.match(delegated.refusal!, /cluster\.azure\.network\.subnetId: is delegated to Microsoft\.ContainerInstance\/containerGroups \(subnet gpu of VNet spoke\): a delegated subnet holds that service's resources only, not a VM scale set \(got "\/subscriptions\/00000000-[^)]*\); allowed: a subnet without delegations/);
+    assert.doesNotMatch(delegated.refusal!, /jumpHostSize/);
+    const fits = build({ skus: [h100Sku()], usages: usages(0, 384), azure: { network: { subnetId } }, network: existingSubnet(subnetId, { addressPrefix: "10.10.0.0/24" }) });
+    assert.equal(fits.refusal, undefined);
+    assert.deepEqual(fits.warnings, []);
+    assert.deepEqual(fits.registered.filter((t) => t.startsWith("azure-native:")).sort(), ["azure-native:compute:VirtualMachineScaleSet", "azure-native:network:NetworkSecurityGroup", "azure-native:resources:ResourceGroup"]);
+    // a subnet with neither a NAT gateway nor a route table: created, with a warning about the nodes' egress
+    const bare = build({ skus: [h100Sku()], usages: usages(0, 384), azure: { network: { subnetId } }, network: existingSubnet(subnetId, { addressPrefix: "10.10.0.0/24", egress: false }) });
+    assert.equal(bare.refusal, undefined);
+    assert.match(bare.warnings.join("\n"), /subnet gpu has no NAT gateway and no route table: the nodes reach the package repositories/);
 });
 
 test("grading is pure: the regional vCPU total counts too; a Zone restriction does not stop a regional scale set", () => {

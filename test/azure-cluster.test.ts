@@ -5,7 +5,8 @@ import { jumpHostCloudConfig } from "../components/provision/jump";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
-import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { evaluatePolicies } from "../policies/evaluate";
+import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, existingSubnet, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
@@ -37,7 +38,9 @@ let mod: typeof import("../components/azure/cluster");
 const invokes: string[] = [];
 // ARM's answers that fit: the size offered in eastus, room in the family quota for 90 nodes; the jump host sizes the
 // tests use (Standard_B2ats_v2 in the B2s entry's shape, 2 vCPUs; its family name there is the test's, not a capture)
-const arm = armFetch({ skus: [h100Sku(), b2sSku(), b2sSku({ name: "Standard_B2ats_v2", size: "B2ats_v2", family: "standardBasv2Family" })], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v) });
+// existing subnets and VNets ARM knows (bring-your-own network tests fill it)
+const network: Record<string, unknown> = {};
+const arm = armFetch({ skus: [h100Sku(), b2sSku(), b2sSku({ name: "Standard_B2ats_v2", size: "B2ats_v2", family: "standardBasv2Family" })], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v), network });
 
 before(async () => {
     globalThis.fetch = arm.impl;
@@ -345,4 +348,99 @@ test("bad input is refused before anything is created, with the field named", ()
 
     assert.deepEqual(refused("bad3", azureSpec("bad3", 4, (s) => (s.ssh.user = "admin"))).paths, ["cluster.ssh.user"]);
     assert.equal(registered.filter((r) => r.name.startsWith("bad")).length, 0);
+});
+
+// a hub-and-spoke estate's GPU subnet, in the stack's subscription
+const SPOKE = `/subscriptions/${SUB}/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu/subnets/gpu`;
+
+test("an existing subnet: the scale set joins it, ARM is asked about it first, and there is no VNet, NAT, public IP or jump host", async () => {
+    Object.assign(network, existingSubnet(SPOKE, { addressPrefix: "10.60.4.0/22" }));
+    nicBase = "10.60.4.";
+    const { mine, out, one, cluster } = await build("spoke", azureSpec("spoke", 4, (s) => (s.azure.network = { subnetId: SPOKE })));
+    nicBase = "10.10.0.";
+    assert.deepEqual(mine.map((r) => `${r.type} ${r.name}`).sort(), [
+        "azure-native:compute:VirtualMachineScaleSet spoke-vmss",
+        "azure-native:network:NetworkSecurityGroup spoke-nsg",
+        "azure-native:resources:ResourceGroup spoke-rg",
+        "rdmakit:index:AzureInfinibandCluster spoke",
+        "tls:index/privateKey:PrivateKey spoke-node-host-key",
+    ]);
+    const nic = one("azure-native:compute:VirtualMachineScaleSet").inputs.virtualMachineProfile.networkProfile.networkInterfaceConfigurations[0];
+    assert.deepEqual(nic.ipConfigurations, [{ name: "ipconfig1", primary: true, subnet: { id: SPOKE } }]);
+    // the cluster's NSG still sits on the nodes' NIC: SSH from the allowed CIDRs only
+    assert.deepEqual(nic.networkSecurityGroup, { id: idOf("azure-native:network:NetworkSecurityGroup", "spoke-nsg") });
+    assert.equal(out.subnetId, SPOKE);
+    assert.equal(out.vnetId, `/subscriptions/${SUB}/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu`);
+    assert.equal(out.jumpHostAddress, undefined);
+    assert.equal(await unwrap(cluster.jumpHostPublicKey), undefined);
+    // the addresses are checked against the subnet's range as ARM gave it
+    assert.deepEqual(out.nodePrivateIps, ["10.60.4.4", "10.60.4.5", "10.60.4.6", "10.60.4.7"]);
+    const urls = arm.seen.map((x) => x.url);
+    assert.ok(urls.includes(`https://management.azure.com${SPOKE}?api-version=2024-05-01`), urls.join("\n"));
+    assert.ok(urls.includes(`https://management.azure.com/subscriptions/${SUB}/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu?api-version=2024-05-01`));
+    // the policy pack on what was registered: the scale set's rules still apply and pass; the range rule cannot read a
+    // subnet outside the stack and says so (ARM was asked for its ranges above, before anything was created)
+    const verdicts = evaluatePolicies(mine.map((r) => ({ type: r.type, name: r.name, custom: !r.type.startsWith("rdmakit:"), inputs: r.inputs })));
+    const range = verdicts.find((v) => v.policy === "azure-ib-vnet-rdma-range")!;
+    assert.deepEqual([range.violations, range.undecided], [[], [`cannot be verified yet: subnet ${SPOKE} of VM scale set spoke-vmss is not in this stack, so its address range cannot be read`]]);
+    for (const p of ["azure-ib-vmss-single-placement-group", "azure-ib-vmss-partition-capacity", "azure-ib-no-password-login", "azure-ib-gen2-image", "azure-ib-trusted-launch-off", "azure-ib-accelerated-networking"]) {
+        assert.ok(verdicts.some((v) => v.policy === p && v.ok && v.notApplicable === undefined), `${p} applies and passes`);
+    }
+});
+
+/** The pre-create verdict for a spec with an existing subnet, as the component asks it (invokes through the mocks). */
+async function verdictFor(subnetId: string, nodes = 4, location = "eastus") {
+    const cloud = await import("../components/azure/cloud");
+    const spec = azureSpec("pre", nodes, (s) => { s.azure.network = { subnetId }; s.azure.location = location; });
+    const parent = new pulumi.ComponentResource("test:index:Parent", `pre-${Math.random().toString(36).slice(2, 8)}`);
+    return unwrap(cloud.askAzureCloud(spec, parent, undefined, { subnetId: pulumi.output(subnetId), scaleSetPrefix: "pre-vmss" }));
+}
+
+test("an existing subnet ARM says no to is refused before anything is created: field, value, what is allowed", async () => {
+    const other = SPOKE.replace(SUB, "99999999-8888-7777-6666-555555555555");
+    const sub = (name: string) => SPOKE.replace(/gpu$/, name);
+    Object.assign(network,
+        existingSubnet(sub("delegated"), { delegatedTo: "Microsoft.Web/serverFarms" }),
+        existingSubnet(sub("rdma").replace("spoke-gpu", "spoke-rdma"), { addressPrefix: "172.16.8.0/24", vnetPrefixes: ["172.16.0.0/12"] }),
+        existingSubnet(sub("west").replace("spoke-gpu", "spoke-west"), { location: "westus2" }),
+        existingSubnet(sub("small"), {
+            addressPrefix: "10.60.9.0/28",
+            // 11 usable (16 less Azure's 5): 2 in use by others, 3 by this cluster's own scale set on an earlier up
+            inUse: [`${SPOKE}-x/a`, `${SPOKE}-x/b`, ...[0, 1, 2].map((n) => `/subscriptions/${SUB}/resourceGroups/gpu/providers/Microsoft.Compute/virtualMachineScaleSets/pre-vmss1f2e3d/virtualMachines/${n}/networkInterfaces/eth0/ipConfigurations/ipconfig1`)],
+        }));
+    const refusal = async (id: string, nodes?: number) => (await verdictFor(id, nodes)).issues;
+
+    const [crossSub] = await refusal(other);
+    assert.equal(crossSub.path, "cluster.azure.network.subnetId");
+    assert.equal(crossSub.value, other);
+    assert.match(crossSub.message, new RegExp(`is in subscription 99999999-8888-7777-6666-555555555555; the stack deploys into ${SUB}`));
+    assert.match(crossSub.allowed!, /a subnet in subscription 0000.*or azure-native:subscriptionId 9999/);
+    assert.ok(!arm.seen.some((x) => x.url.includes("99999999-8888")), "nothing asked of another subscription");
+
+    const [missing] = await refusal(sub("nope"));
+    assert.match(missing.message, /does not exist: ARM answered 404 for subnet nope of VNet spoke-gpu in resource group hub-rg/);
+    assert.match(missing.allowed!, /az network vnet subnet list -g hub-rg --vnet-name spoke-gpu/);
+
+    const [delegated] = await refusal(sub("delegated"));
+    assert.match(delegated.message, /is delegated to Microsoft\.Web\/serverFarms \(subnet delegated of VNet spoke-gpu\)/);
+    assert.equal(delegated.allowed, "a subnet without delegations");
+
+    const rdma = await refusal(sub("rdma").replace("spoke-gpu", "spoke-rdma"));
+    assert.deepEqual(rdma.map((i) => /^has (.*) range ([\d./]+)/.exec(i.message)?.slice(1)), [["subnet rdma's", "172.16.8.0/24"], ["VNet spoke-rdma's", "172.16.0.0/12"]]);
+    assert.ok(rdma.every((i) => i.message.includes("overlaps 172.16.0.0/16")));
+
+    const [west] = await refusal(sub("west").replace("spoke-gpu", "spoke-west"));
+    assert.match(west.message, /is in VNet spoke-west in westus2; the cluster is in eastus/);
+    assert.match(west.allowed!, /cluster\.azure\.location: westus2/);
+
+    // this cluster's own NICs do not count against it: 11 usable, 2 used by others, so 9 fit and 10 do not
+    assert.deepEqual(await refusal(sub("small"), 9), []);
+    const [small] = await refusal(sub("small"), 10);
+    assert.equal(small.path, "cluster.nodes");
+    assert.match(small.message, /10\.60\.9\.0\/28 has 11 usable addresses \(Azure keeps 5 per range\) and 2 are in use/);
+    assert.equal(small.allowed, "at most 9 nodes, or a larger subnet");
+
+    // the one that fits: nothing refused, the subnet's range handed on for the node addresses
+    Object.assign(network, existingSubnet(SPOKE));
+    assert.deepEqual(await verdictFor(SPOKE), { issues: [], subnetPrefixes: ["10.60.4.0/22"] });
 });

@@ -10,6 +10,8 @@ import { parseNodeNics, subscriptionOf, vmssNicListUrl } from "../components/azu
 import { vmssNics } from "./fixtures/azure/arm-answers";
 import { computerNamePrefix, layoutIssues, nsgRules } from "../components/azure/settings";
 import { azureFabricSummary } from "../components/azure/summary";
+import { parseSubnetId } from "../components/azure/network";
+import { azureCloudCheckList } from "../components/azure/cloud";
 
 /*
  * Azure input checks and pure helpers. The spec checks live in components/spec.ts; these tests prove through
@@ -160,7 +162,7 @@ test("computer name prefix fits Azure's 15 characters without a trailing hyphen"
 test("node lookup: one ARM list of the scale set's NICs; instance ids and addresses checked and sorted", () => {
     assert.equal(vmssNicListUrl("sub-1", "rg 1", "vmss1"),
         "https://management.azure.com/subscriptions/sub-1/resourceGroups/rg%201/providers/microsoft.Compute/virtualMachineScaleSets/vmss1/networkInterfaces?api-version=2018-10-01");
-    const expect = { nodes: 3, subnetCidr: "10.10.0.0/24", vmss: "vmss1" };
+    const expect = { nodes: 3, subnetCidrs: ["10.10.0.0/24"], vmss: "vmss1" };
     // VM 0 at .10, VM 1 at .9, VM 2 at .4: 10.10.0.10 sorts after 10.10.0.9 by address, not by text
     assert.deepEqual(parseNodeNics(vmssNics("rg", "vmss1", ["10.10.0.10", "10.10.0.9", "10.10.0.4"]), expect), [
         { instanceId: "2", privateIp: "10.10.0.4" }, { instanceId: "1", privateIp: "10.10.0.9" }, { instanceId: "0", privateIp: "10.10.0.10" },
@@ -193,4 +195,45 @@ test("fabric summary reads size, HCAs, busbw expectation and topology file from 
     const h200 = azureFabricSummary(planCluster(parseClusterSpec({ ...azureSpec(), azure: { ...azureSpec().azure, vmSize: "Standard_ND96isr_H200_v5" } })));
     assert.deepEqual([h200.expectedBusbwGBps, h200.minBusbwGBps], [summary.expectedBusbwGBps, summary.minBusbwGBps]);
     assert.equal(summary.image, "microsoft-dsvm:ubuntu-hpc:2204:22.04.2026072901");
+});
+
+const SUBNET = "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu/subnets/gpu";
+
+test("an existing subnet: its ARM id's grammar is checked before anything, and the kit's own network fields beside it are refused", () => {
+    const spec = parseClusterSpec(edit((s) => (s.azure.network = { subnetId: SUBNET })));
+    assert.deepEqual(parseSubnetId(SUBNET), {
+        subscription: "00000000-1111-2222-3333-444444444444", resourceGroup: "hub-rg", vnet: "spoke-gpu", subnet: "gpu",
+        vnetId: "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu",
+    });
+    // ARM's segment names in any case, as ids copied from the portal or the CLI come
+    assert.ok(parseClusterSpec(edit((s) => (s.azure.network = { subnetId: SUBNET.replace("resourceGroups", "resourcegroups") }))));
+    for (const bad of [
+        SUBNET.replace("/subnets/gpu", ""), // the VNet's id, not a subnet's
+        SUBNET.replace("00000000-1111-2222-3333-444444444444", "my-subscription"),
+        SUBNET.replace("Microsoft.Network", "Microsoft.Compute"),
+        SUBNET.replace("spoke-gpu", "-spoke"), // a VNet name starts with a letter or digit
+        SUBNET.replace("/gpu", "/gpu."), // and a subnet name does not end in '.'
+        "gpu",
+    ]) {
+        expectIssue(edit((s) => (s.azure.network = { subnetId: bad })), "cluster.azure.network.subnetId", ["/subscriptions/<subscription GUID>/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>"]);
+    }
+    // the fields of the network and jump host the kit makes mean nothing beside an existing subnet: refused, each named
+    for (const [field, value] of [["vnetCidr", "10.60.0.0/16"], ["subnetCidr", "10.60.4.0/22"], ["jumpHostSize", "Standard_B2ats_v2"]] as const) {
+        expectIssue(edit((s) => { s.azure.network = { subnetId: SUBNET }; s.azure[field] = value; }), `cluster.azure.${field}`, ["cluster.azure.network.subnetId", "leave it out"]);
+    }
+    // a parsed spec carries the defaults, and is taken again as it is (RdmaCluster hands it to its fabric component)
+    assert.deepEqual(parseClusterSpec(spec), spec);
+    // no jump host: the plan has no entry (Ansible and the operator reach the private addresses over their own route)
+    assert.equal(planCluster(spec).entry, undefined);
+    assert.deepEqual(planCluster(parseClusterSpec(azureSpec())).entry, { kind: "jump-host", user: "azureuser" });
+    // what plan says is asked of Azure: the subnet, and no jump host size
+    const asked = azureCloudCheckList(spec).join("\n");
+    assert.match(asked, /the subnet \(cluster\.azure\.network\.subnetId\) exists, is in the stack's subscription and its VNet in eastus, has no delegation, keeps clear of 172\.16\.0\.0\/16/);
+    assert.doesNotMatch(asked, /jump host/);
+});
+
+test("node addresses are checked against every IPv4 range of an existing subnet", () => {
+    const expect = { nodes: 2, subnetCidrs: ["10.60.4.0/24", "10.60.9.0/24"], vmss: "vmss1" };
+    assert.deepEqual(parseNodeNics(vmssNics("rg", "vmss1", ["10.60.9.4", "10.60.4.4"]), expect).map((n) => n.privateIp), ["10.60.4.4", "10.60.9.4"]);
+    assert.throws(() => parseNodeNics(vmssNics("rg", "vmss1", ["10.60.5.4", "10.60.4.4"]), expect), /10\.60\.5\.4, outside the nodes' subnet 10\.60\.4\.0\/24, 10\.60\.9\.0\/24/);
 });

@@ -284,6 +284,14 @@ test("provisioning without the SSH key, or with a plain-text key, is refused bef
     assert.deepEqual(registered, []);
 });
 
+test("the missing key's advice fits who passes it: stack config for rdmakit's own program, the argument for a team's", () => {
+    assert.equal(mod.missingKeyIssue("rdmakit").path, "rdmakit:sshPrivateKey");
+    const team = mod.missingKeyIssue("gpu-team");
+    assert.equal(team.path, "sshPrivateKey");
+    assert.match(team.allowed!, /sshPrivateKey: new pulumi\.Config\(\)\.requireSecret\("sshPrivateKey"\) in the program, after pulumi config set --secret gpu-team:sshPrivateKey/);
+    assert.doesNotMatch(team.allowed!, /rdmakit:sshPrivateKey/);
+});
+
 test("cluster.ansible: an excluded node is in neither step, forks and the tolerance reach both runs; a bad name is refused first", async () => {
     const base = example("aws-p5.yaml");
     const probe = new mod.RdmaCluster("probe", { spec: base, sshPrivateKey: KEY });

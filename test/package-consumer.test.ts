@@ -2,6 +2,8 @@
 // installed into a fresh project laid out as `pulumi new typescript` lays one out (examples/typescript: its
 // package.json, and the template's tsconfig: strict, nodenext, no skipLibCheck), compiled with plain `tsc`, then
 // run on Pulumi's mock engine. The same tarball serves a JavaScript program (examples/javascript) and ESM import().
+// The cloud SDKs are optional peers: the project names @pulumi/aws (its program uses it) and never @pulumi/azure-native,
+// so npm installs no azure-native; one test hides @pulumi/aws too, for a team on bare metal (same install, no second).
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -47,7 +49,8 @@ before(async () => {
     };
     pkg.devDependencies = { "@types/node": installed("@types/node"), typescript: installed("typescript") };
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify(pkg, null, 2));
-    // npm installs the peer dependencies (azure-native, command) itself; --prefer-offline reads them from the cache
+    // npm installs the required peers the program does not name (command, tls) itself, not the optional cloud SDKs;
+    // --prefer-offline reads them from the cache
     run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], app);
 });
 
@@ -63,22 +66,28 @@ test("the tarball ships the compiled library, its declarations and the runtime a
     assert.ok((launcher.mode & 0o111) !== 0, "pulumi-resource-rdmakit is executable in the installed package");
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
-    assert.equal(manifest.main, "dist/components/index.js");
+    // the plugin's runtime entry (all four components); TypeScript and Node programs get the exports map's entry
+    assert.equal(manifest.main, "dist/components/plugin.js");
+    assert.equal(manifest.exports["."].require, "./dist/components/index.js");
     for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command", "@pulumi/tls"]) assert.ok(manifest.peerDependencies[peer], peer);
+    assert.deepEqual(manifest.peerDependenciesMeta, { "@pulumi/aws": { optional: true }, "@pulumi/azure-native": { optional: true } });
     assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");
-    // npm installed the peers the program did not name
-    assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "azure-native", "package.json")));
+    // npm installed the required peers the program did not name, and no cloud SDK it did not name
     assert.ok(fs.existsSync(path.join(app, "node_modules", "@pulumi", "command", "package.json")));
+    assert.ok(!fs.existsSync(path.join(app, "node_modules", "@pulumi", "azure-native")), "no @pulumi/azure-native for an AWS-only project");
     assert.ok(!fs.existsSync(path.join(app, "node_modules", "rdmakit", "node_modules", "@pulumi", "pulumi")), "no second @pulumi/pulumi");
 });
 
 test("plain tsc compiles the fresh project: the template's nodenext tsconfig and a strict commonjs one, no skipLibCheck", { timeout: 180_000 }, () => {
     const tsc = path.join(app, "node_modules", "typescript", "bin", "tsc");
+    // the fabric components from their subpaths, typed: with @pulumi/azure-native absent, neither the package root's
+    // declarations nor rdmakit/aws's may need it
+    fs.writeFileSync(path.join(app, "subpaths.ts"), SUBPATHS_PROGRAM);
     // the template's tsconfig as it is, checked without emitting (noEmit on top of it)
-    fs.writeFileSync(path.join(app, "tsconfig.check.json"), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { noEmit: true } }));
+    fs.writeFileSync(path.join(app, "tsconfig.check.json"), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { noEmit: true }, files: ["index.ts", "subpaths.ts"] }));
     const cjs = {
         compilerOptions: { strict: true, outDir: "bin", target: "es2020", module: "commonjs", moduleResolution: "node", noImplicitReturns: true, noFallthroughCasesInSwitch: true, forceConsistentCasingInFileNames: true },
-        files: ["index.ts"],
+        files: ["index.ts", "subpaths.ts"],
     };
     fs.writeFileSync(path.join(app, "tsconfig.cjs.json"), JSON.stringify(cjs));
     // both in one `tsc -b`, which fails when either project has an error and reads the packages' declaration files
@@ -87,12 +96,30 @@ test("plain tsc compiles the fresh project: the template's nodenext tsconfig and
     assert.ok(fs.existsSync(path.join(app, "bin", "index.js")));
 });
 
+/** Uses each fabric component from its subpath, with its own types (node10 resolution reads typesVersions for them). */
+const SUBPATHS_PROGRAM = `
+import * as pulumi from "@pulumi/pulumi";
+import { AwsEfaCluster } from "rdmakit/aws";
+import { RoceCluster } from "rdmakit/roce";
+import { MissingSdkError, RdmaCluster } from "rdmakit";
+export function kinds(c: RdmaCluster): string {
+    const f: pulumi.ComponentResource = c.fabric;
+    if (f instanceof AwsEfaCluster) return "aws " + String(f.nodePrivateIps !== undefined);
+    return f instanceof RoceCluster ? "roce" : "other";
+}
+export const missing: typeof MissingSdkError = MissingSdkError;
+`;
+
 /** Runs a program of the app on Pulumi's mock engine; returns what it registered and its exports. */
 function onMocks(program: string, env: NodeJS.ProcessEnv = {}): { resources: { type: string; name: string; inputs: any }[]; exports: Record<string, unknown> } {
+    const out = run(process.execPath, [mockHarness(), program], app, env);
+    return JSON.parse(out.trim().split("\n").pop()!);
+}
+
+function mockHarness(): string {
     const harness = path.join(app, "mock-run.js");
     fs.writeFileSync(harness, MOCK_HARNESS);
-    const out = run(process.execPath, [harness, program], app, env);
-    return JSON.parse(out.trim().split("\n").pop()!);
+    return harness;
 }
 
 // Ids in the providers' shapes (vpc-…, subnet-…), answers for the two invokes the AWS component makes.
@@ -139,12 +166,14 @@ test("the compiled TypeScript program runs on the mock engine: the cluster regis
     assert.equal((exports.ncclEnv as Record<string, string>).FI_PROVIDER, "efa");
 });
 
-test("JavaScript: require('rdmakit') gives the same classes, the JavaScript example runs, and ESM import() works", { timeout: 120_000 }, () => {
+test("JavaScript: require('rdmakit') and its fabric subpaths give the component classes, and ESM import() works", { timeout: 120_000 }, () => {
     const probe = `
         const lib = require("rdmakit");
         const pulumi = require("@pulumi/pulumi");
-        const names = ["RdmaCluster", "AwsEfaCluster", "AzureInfinibandCluster", "RoceCluster"];
-        const ok = names.every((n) => typeof lib[n] === "function" && lib[n].prototype instanceof pulumi.ComponentResource);
+        const isComponent = (c) => typeof c === "function" && c.prototype instanceof pulumi.ComponentResource;
+        // the root: the fabric-neutral components; each cloud fabric's component on its subpath
+        const ok = isComponent(lib.RdmaCluster) && isComponent(lib.RoceCluster) && lib.AwsEfaCluster === undefined &&
+            lib.AzureInfinibandCluster === undefined && isComponent(require("rdmakit/aws").AwsEfaCluster) && isComponent(require("rdmakit/roce").RoceCluster);
         const { rdmakitPolicies } = require("rdmakit/policies");
         const policies = rdmakitPolicies({ all: "advisory" }).map((p) => p.name);
         import("rdmakit").then((esm) => console.log(JSON.stringify({ ok, resolved: require.resolve("rdmakit"), same: esm.RdmaCluster === lib.RdmaCluster, policies })));`;
@@ -152,12 +181,7 @@ test("JavaScript: require('rdmakit') gives the same classes, the JavaScript exam
     assert.ok(seen.policies.length >= 30 && seen.policies.includes("aws-efa-imdsv2-required"), `rdmakit/policies: ${seen.policies.join(", ")}`);
     delete seen.policies;
     assert.deepEqual(seen, { ok: true, resolved: path.join(fs.realpathSync(app), "node_modules", "rdmakit", "dist", "components", "index.js"), same: true });
-
-    fs.copyFileSync(path.join(ROOT, "examples", "javascript", "index.js"), path.join(app, "js-example.js"));
-    const { resources, exports } = onMocks("js-example.js");
-    assert.deepEqual(resources.map((r) => r.type), ["rdmakit:index:RdmaCluster", "rdmakit:index:RoceCluster"]);
-    assert.deepEqual(exports.nodes, ["10.0.0.11", "10.0.0.12"]);
-    assert.equal((exports.ncclEnv as Record<string, string>).NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+    // the JavaScript example (RoCE) runs in the test below, where no cloud SDK is installed
 });
 
 test("a bad spec from a JavaScript program is refused with the field, before anything is registered", { timeout: 60_000 }, () => {
@@ -168,12 +192,67 @@ test("a bad spec from a JavaScript program is refused with the field, before any
     assert.match(r.stderr, /cluster\.roce\.switches\[0\]\.speedGbps/);
 });
 
-test("the installed rdmakit command plans a bundled example from the project's folder", { timeout: 180_000 }, () => {
-    const out = path.join(work, "plan-out");
-    const r = spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "plan",
-        "--config", path.join(app, "node_modules", "rdmakit", "examples", "roce-h100.yaml"), "--out", out], { cwd: app, encoding: "utf8" });
-    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-    assert.match(r.stdout, /fabric\s+roce/);
-    assert.ok(fs.existsSync(path.join(out, "plan.json")));
-    assert.equal(spawnSync(process.execPath, [path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs"), "--help"], { cwd: app }).status, 0);
+/**
+ * A program on the package root that tries what a team without cloud SDKs might: an RdmaCluster of each cloud fabric
+ * (nothing provisioned), and a RoCE one with provisioning on but no key; exports what each refusal said.
+ */
+const REFUSALS_PROGRAM = `
+const { RdmaCluster } = require("rdmakit");
+const ssh = { allowedCidrs: ["203.0.113.0/24"], publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u t" };
+const host = (i) => ({ name: "gpu0" + i, address: "10.0.0.1" + i, railNics: ["mlx5_0", "mlx5_1"], bootstrapNic: "eno1", gpu: { model: "H100", count: 8 } });
+const specs = {
+    "aws-efa": { name: "sdk", fabric: "aws-efa", nodes: 2, provision: false, ssh, aws: { region: "us-east-2", availabilityZone: "us-east-2b", instanceType: "p5.48xlarge" } },
+    "azure-ib": { name: "sdk", fabric: "azure-ib", nodes: 2, provision: false, ssh, azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5" } },
+    "roce-no-key": { name: "lab", fabric: "roce", provision: true, ssh: { user: "ubuntu", allowedCidrs: ["10.0.0.0/8"] }, roce: { nicModel: "ConnectX-7", hosts: [host(1), host(2)],
+        switches: [{ name: "leaf1", os: "sonic", managementAddress: "10.0.1.1", hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBsYWNlaG9sZGVyLWxlYWYxLXJlcGxhY2UtLS0tLS0t leaf1",
+            hostPorts: ["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"], speedGbps: 400, cableLengthM: 3 }] } },
+};
+for (const [k, spec] of Object.entries(specs)) {
+    try { new RdmaCluster(k, { spec }); exports[k] = "accepted"; } catch (e) { exports[k] = e.message; }
+}
+`;
+
+test("with neither cloud SDK installed: the root imports, the RoCE cluster runs and plans, a cloud fabric names its package", { timeout: 180_000 }, () => {
+    // bare metal only: @pulumi/aws goes too (azure-native was never installed), for this test alone
+    const awsDir = path.join(app, "node_modules", "@pulumi", "aws");
+    const hidden = path.join(work, "aws-hidden");
+    fs.renameSync(awsDir, hidden);
+    try {
+        // the root and the SDK-free subpaths load no cloud SDK module; rdmakit/aws itself names the package it needs
+        const probe = JSON.parse(run(process.execPath, ["-e", `require("rdmakit"); require("rdmakit/roce"); require("rdmakit/catalog");
+            const loaded = Object.keys(require.cache).filter((f) => /[\\/]@pulumi[\\/](aws|azure-native)[\\/]/.test(f));
+            let direct = "loaded";
+            try { require("rdmakit/aws"); } catch (e) { direct = e.message; }
+            console.log(JSON.stringify({ loaded, direct }))`], app).trim());
+        assert.deepEqual(probe.loaded, [], "no cloud SDK module loaded");
+        assert.match(probe.direct, /^rdmakit: the aws-efa fabric needs the package @pulumi\/aws, which is not installed[^]*npm install @pulumi\/aws@"\^7/);
+
+        fs.copyFileSync(path.join(ROOT, "examples", "javascript", "index.js"), path.join(app, "js-example.js"));
+        const { resources, exports } = onMocks("js-example.js");
+        assert.deepEqual(resources.map((r) => r.type), ["rdmakit:index:RdmaCluster", "rdmakit:index:RoceCluster"]);
+        assert.deepEqual(exports.nodes, ["10.0.0.11", "10.0.0.12"]);
+        assert.equal((exports.ncclEnv as Record<string, string>).NCCL_IB_HCA, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+
+        // a cloud fabric without its SDK is refused before anything is registered, naming the package to install; a
+        // program with provisioning on and no key is told the component argument and its own project's config
+        fs.writeFileSync(path.join(app, "refusals.js"), REFUSALS_PROGRAM);
+        const refused = onMocks("refusals.js");
+        assert.deepEqual(refused.resources, [], "nothing registered");
+        for (const [fabric, sdk] of [["aws-efa", "@pulumi/aws"], ["azure-ib", "@pulumi/azure-native"]] as const) {
+            const want = sdk.replace("/", "\\/");
+            assert.match(String(refused.exports[fabric]), new RegExp(`cluster\\.fabric: needs the package ${want}, which is not installed \\(got "${fabric}"\\); allowed: npm install ${want}@`));
+        }
+        assert.match(String(refused.exports["roce-no-key"]), /sshPrivateKey: is missing: the RdmaCluster argument Ansible reaches the nodes with; allowed: sshPrivateKey: new pulumi\.Config\(\)\.requireSecret\("sshPrivateKey"\) in the program, after pulumi config set --secret app:sshPrivateKey/);
+
+        // the installed command plans the bundled RoCE example from the project's folder
+        const out = path.join(work, "plan-out");
+        const bin = path.join(app, "node_modules", "rdmakit", "bin", "rdmakit.cjs");
+        const r = spawnSync(process.execPath, [bin, "plan", "--config", path.join(app, "node_modules", "rdmakit", "examples", "roce-h100.yaml"), "--out", out], { cwd: app, encoding: "utf8" });
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        assert.match(r.stdout, /fabric\s+roce/);
+        assert.ok(fs.existsSync(path.join(out, "plan.json")));
+        assert.equal(spawnSync(process.execPath, [bin, "--help"], { cwd: app }).status, 0);
+    } finally {
+        fs.renameSync(hidden, awsDir);
+    }
 });

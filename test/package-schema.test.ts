@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { z } from "zod";
 import { ComponentProvider, getPulumiComponents } from "@pulumi/pulumi/provider/experimental";
-import * as lib from "../components";
+import * as lib from "../components/plugin";
 import { clusterSchema } from "../components/spec";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -30,7 +30,7 @@ async function schema(): Promise<Schema> {
     return cached;
 }
 
-test("the package entry exports exactly the four cluster components, and the analyzer types each", { timeout: 120_000 }, async () => {
+test("the component package entry (components/plugin.ts) exports exactly the four cluster components, and the analyzer types each", { timeout: 120_000 }, async () => {
     assert.deepEqual(getPulumiComponents(lib).map((c) => c.name).sort(), [...COMPONENTS].sort());
     const s = await schema();
     assert.equal(s.name, "rdmakit");

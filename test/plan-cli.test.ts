@@ -116,6 +116,26 @@ test("the Azure example's plan lists what pulumi up asks Azure first: the image 
     assert.match(r.out, /- image microsoft-dsvm:ubuntu-hpc:2204:22\.04\.2026072901 exists in eastus; if not, the newest versions are listed/);
 });
 
+test("an Azure cluster in an existing subnet: no network or jump host planned, the subnet asked of Azure, the nodes reached directly", () => {
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "azure-h100.yaml"), "utf8"));
+    const subnetId = "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/spoke-gpu/subnets/gpu";
+    doc.config["rdmakit:cluster"].azure.network = { subnetId };
+    const dir = tmp();
+    const config = join(dir, "Pulumi.spoke.yaml");
+    writeFileSync(config, stringify(doc));
+    const out = join(dir, "out");
+    const r = plan(["--config", config, "--out", out]);
+    assert.equal(r.code, 0, r.err + r.out);
+    for (const gone of ["VirtualNetwork", "Subnet", "NatGateway", "PublicIPAddress", "NetworkInterface", "compute:VirtualMachine\\b"]) {
+        assert.doesNotMatch(r.out, new RegExp(`azure-native:(network|compute):${gone.replace(/^compute:/, "")}`), `${gone} planned`);
+    }
+    assert.match(r.out, /^ +1 {2}azure-native:compute:VirtualMachineScaleSet$/m);
+    assert.match(r.out, /- the subnet \(cluster\.azure\.network\.subnetId\) exists, is in the stack's subscription and its VNet in eastus/);
+    assert.doesNotMatch(r.out, /jump host/);
+    const inventory = readFileSync(join(out, "inventory.yml"), "utf8");
+    assert.doesNotMatch(inventory, /ProxyCommand|bastion/, "no hop: the nodes' private addresses are reached over the estate's own route");
+});
+
 test("a missing stack file exits 2 and says what to give", () => {
     const r = plan(["--config", "examples/nope.yaml"]);
     assert.equal(r.code, 2);

@@ -1,9 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as authorization from "@pulumi/azure-native/authorization";
+import { authorization } from "./sdk";
 import type { SpecIssue } from "../errors";
 import type { ClusterSpec } from "../spec-types";
 import { azureVmSize } from "../catalog/azure";
 import { AzureImage, azureImage } from "../plan/azure";
+import { parseCidr } from "../net";
+import { askExistingSubnet, existingSubnetCheckList, gradeExistingSubnet, subnetPrefixes } from "./network";
 
 /*
  * What AzureInfinibandCluster asks Azure before it creates anything: whether the VM size and the jump host's size are
@@ -12,7 +14,8 @@ import { AzureImage, azureImage } from "../plan/azure";
  * resource-SKU or usage function, quota/ only management-group GroupQuota; checked in node_modules 3.28.0), so the
  * kit asks ARM itself with the provider's own credentials: `authorization.getClientConfig` (subscription) and
  * `authorization.getClientToken` (a bearer token for ARM from the login the provider uses: CLI, service principal,
- * OIDC or managed identity), then three GETs (four when the image version is missing and its versions are listed). The token is held in memory for those calls only and never printed.
+ * OIDC or managed identity), then three GETs (four when the image version is missing and its versions are listed; two
+ * more for an existing subnet and its VNet, ./network.ts). The token is held in memory for those calls only and never printed.
  * Grading is the pure `gradeAzureCloud`.
  */
 
@@ -96,10 +99,13 @@ export const IMAGES_API_VERSION = "2024-07-01";
 export function azureCloudCheckList(spec: ClusterSpec): string[] {
     const a = spec.azure!;
     const image = nodeImage(spec);
+    // an existing subnet: no jump host is made, so none is asked about
+    const jump = a.network === undefined;
     return [
-        `${a.vmSize} and the jump host's ${a.jumpHostSize} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
-        `the size families' vCPU quotas and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes and the jump host (vCPUs from Microsoft.Compute/skus; Microsoft.Compute/locations/usages)`,
+        `${a.vmSize}${jump ? ` and the jump host's ${a.jumpHostSize}` : ""} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
+        `the size families' vCPU quotas and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes${jump ? " and the jump host" : ""} (vCPUs from Microsoft.Compute/skus; Microsoft.Compute/locations/usages)`,
         `image ${image.publisher}:${image.offer}:${image.sku}:${image.version} exists in ${a.location}${image.version === "latest" ? " (at least one version)" : "; if not, the newest versions are listed"} (Microsoft.Compute/locations/publishers/artifacttypes/vmimage)`,
+        ...(jump ? [] : existingSubnetCheckList(spec)),
     ];
 }
 
@@ -172,8 +178,10 @@ export function gradeAzureCloud(spec: ClusterSpec, answers: AzureCloudAnswers, w
     if (!answers.skus) return issues;
     const loc = a.location.toLowerCase();
     const sku = skuIn(answers.skus, a.vmSize, loc);
-    const jump = skuIn(answers.skus, a.jumpHostSize, loc);
-    issues.push(...sizeIssues(sku, "cluster.azure.vmSize", a.vmSize, a.location), ...sizeIssues(jump, "cluster.azure.jumpHostSize", a.jumpHostSize, a.location));
+    // with an existing subnet the kit makes no jump host: its size is neither asked about nor counted
+    const hasJump = a.network === undefined;
+    const jump = hasJump ? skuIn(answers.skus, a.jumpHostSize, loc) : undefined;
+    issues.push(...sizeIssues(sku, "cluster.azure.vmSize", a.vmSize, a.location), ...(hasJump ? sizeIssues(jump, "cluster.azure.jumpHostSize", a.jumpHostSize, a.location) : []));
     if (!sku || !answers.usages) return issues;
     const nodeVcpus = vcpusOf(sku);
     const jumpVcpus = vcpusOf(jump) ?? 0;
@@ -288,33 +296,51 @@ function unknown(v: unknown): boolean {
     return v === undefined || v === pulumi.runtime.unknownValue || pulumi.isUnknown(v);
 }
 
+/** What the pre-create checks found, and the existing subnet's ranges (empty when the kit makes the subnet or offline). */
+export interface AzureCloudVerdict {
+    issues: SpecIssue[];
+    subnetPrefixes: string[];
+}
+
 /**
- * Asks ARM with the provider's credentials and grades the answers. Without a token (the offline plan answers the
- * invokes with unknowns) nothing is asked and nothing is refused. A failed read is a refusal that says so: the
- * cluster would otherwise be created on a guess. Needs a real ARM to mean anything: the tests answer with recorded
- * shapes (test/fixtures/azure/arm-answers.ts).
+ * Asks ARM with the provider's credentials and grades the answers; with an existing subnet (`existing`: its checked
+ * id, and the start of this cluster's scale set name) also the subnet and its VNet (./network.ts). Without a token
+ * (the offline plan answers the invokes with unknowns) nothing is asked and nothing is refused. A failed read is a
+ * refusal that says so: the cluster would otherwise be created on a guess. Needs a real ARM to mean anything: the
+ * tests answer with recorded shapes (test/fixtures/azure/arm-answers.ts).
  */
-export function askAzureCloud(spec: ClusterSpec, parent: pulumi.Resource, fetchImpl?: typeof fetch): pulumi.Output<SpecIssue[]> {
+export function askAzureCloud(
+    spec: ClusterSpec, parent: pulumi.Resource, fetchImpl?: typeof fetch,
+    existing?: { subnetId: pulumi.Output<string>; scaleSetPrefix: string },
+): pulumi.Output<AzureCloudVerdict> {
     const a = spec.azure!;
     const opts = { parent };
-    const answer = Promise.all([authorization.getClientConfig(opts), authorization.getClientToken({}, opts)]).then(async ([config, tok]) => {
-        if (unknown(tok?.token) || unknown(config?.subscriptionId)) return [];
+    const warn = (m: string) => { void pulumi.log.warn(m, parent); };
+    return (existing?.subnetId ?? pulumi.output("")).apply(async (subnetId): Promise<AzureCloudVerdict> => {
+        const [config, tok] = await Promise.all([authorization.getClientConfig(opts), authorization.getClientToken({}, opts)]);
+        if (unknown(tok?.token) || unknown(config?.subscriptionId)) return { issues: [], subnetPrefixes: [] };
         try {
             const host = providerArmHost();
             const base = `${host}/subscriptions/${encodeURIComponent(config.subscriptionId)}/providers/Microsoft.Compute`;
-            const [skus, usages, image] = await Promise.all([
+            const [skus, usages, image, net] = await Promise.all([
                 armList<ResourceSku>(`${base}/skus?api-version=${SKUS_API_VERSION}&$filter=${encodeURIComponent(`location eq '${a.location}'`)}`, tok.token, fetchImpl),
                 armList<ComputeUsage>(`${base}/locations/${encodeURIComponent(a.location)}/usages?api-version=${USAGES_API_VERSION}`, tok.token, fetchImpl),
                 askImage(host, config.subscriptionId, a.location, nodeImage(spec), tok.token, fetchImpl),
+                existing ? askExistingSubnet(host, subnetId, config.subscriptionId, (url) => armGet(url, tok.token, fetchImpl)) : undefined,
             ]);
-            return gradeAzureCloud(spec, { skus, usages, image }, (m) => { void pulumi.log.warn(m, parent); });
+            const issues = gradeAzureCloud(spec, { skus, usages, image }, warn);
+            if (net && existing) issues.push(...gradeExistingSubnet(spec, subnetId, net, existing.scaleSetPrefix, warn));
+            // the IPv4 ranges the nodes' addresses come from (a dual-stack subnet also lists IPv6 ones)
+            return { issues, subnetPrefixes: subnetPrefixes(net?.subnet).filter((p) => parseCidr(p) !== undefined) };
         } catch (e) {
-            return [{
-                path: "cluster.azure.location", value: a.location,
-                message: `could not be checked for ${a.vmSize} (size availability, vCPU quota, image version): ${String((e as Error)?.message ?? e)}`,
-                allowed: "a login whose role may read Microsoft.Compute/skus, usages and vmimage (Reader on the subscription)",
-            }];
+            return {
+                issues: [{
+                    path: "cluster.azure.location", value: a.location,
+                    message: `could not be checked for ${a.vmSize} (size availability, vCPU quota, image version${existing ? ", the existing subnet" : ""}): ${String((e as Error)?.message ?? e)}`,
+                    allowed: `a login whose role may read Microsoft.Compute/skus, usages and vmimage${existing ? ", and the subnet and its VNet (Reader on them)" : ""} (Reader on the subscription)`,
+                }],
+                subnetPrefixes: [],
+            };
         }
     });
-    return pulumi.output(answer);
 }

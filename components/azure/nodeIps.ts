@@ -63,16 +63,22 @@ function ipValue(ip: string): number {
  * private IPv4 or VM, an address is outside the nodes' subnet, an address repeats, or the count differs from the
  * scale set's capacity (a run graded on fewer nodes than asked for would pass for the wrong reason).
  */
-export function parseNodeNics(nics: readonly VmssNic[], expect: { nodes: number; subnetCidr: string; vmss: string }): AzureNode[] {
-    const subnet = parseCidr(expect.subnetCidr);
-    if (!subnet) throw new Error(`rdmakit: bad subnet CIDR ${expect.subnetCidr}`);
+export function parseNodeNics(nics: readonly VmssNic[], expect: { nodes: number; subnetCidrs: readonly string[]; vmss: string }): AzureNode[] {
+    // the subnet's ranges: one for the kit's subnet, one or more for an existing one (none known offline: not checked)
+    const subnets = expect.subnetCidrs.map((c) => {
+        const cidr = parseCidr(c);
+        if (!cidr) throw new Error(`rdmakit: bad subnet CIDR ${c}`);
+        return cidr;
+    });
     const nodes = nics.map((nic, i) => {
         const configs = nic.properties?.ipConfigurations ?? [];
         const ip = (configs.find((c) => c.properties?.primary) ?? configs[0])?.properties?.privateIPAddress;
         const addr = ip === undefined ? undefined : parseCidr(`${ip}/32`);
         const label = nic.name ?? `NIC ${i}`;
         if (!addr) throw new Error(`rdmakit: ${label} of ${expect.vmss} has no private IPv4 address`);
-        if (!cidrsOverlap(subnet, addr)) throw new Error(`rdmakit: ${label} of ${expect.vmss} has ${ip}, outside the nodes' subnet ${expect.subnetCidr}`);
+        if (subnets.length > 0 && !subnets.some((sub) => cidrsOverlap(sub, addr))) {
+            throw new Error(`rdmakit: ${label} of ${expect.vmss} has ${ip}, outside the nodes' subnet ${expect.subnetCidrs.join(", ")}`);
+        }
         const vm = /\/virtualMachines\/([^/]+)$/i.exec(nic.properties?.virtualMachine?.id ?? "");
         if (!vm) throw new Error(`rdmakit: ${label} of ${expect.vmss} (${ip}) belongs to no scale-set VM`);
         return { instanceId: vm[1], privateIp: ip as string };

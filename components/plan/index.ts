@@ -211,8 +211,9 @@ function planAzure(spec: ClusterSpec): FabricBase {
             gpuDirectRdma: size.gpuDirectRdma,
         },
         sshUser: spec.ssh.user ?? AZURE_DEFAULT_ADMIN,
-        // the jump host is made with the same admin user and key as the nodes (components/azure)
-        entry: { kind: "jump-host", user: spec.ssh.user ?? AZURE_DEFAULT_ADMIN },
+        // the jump host is made with the same admin user and key as the nodes (components/azure); in an existing
+        // subnet there is none: the nodes are reached at their private addresses over the estate's own route
+        ...(az.network ? {} : { entry: { kind: "jump-host" as const, user: spec.ssh.user ?? AZURE_DEFAULT_ADMIN } }),
         azure: {
             vmSize: size.name,
             image: azureImage(az, size),
