@@ -63,7 +63,9 @@ test("the tarball ships the compiled library, its declarations and the runtime a
     assert.ok((launcher.mode & 0o111) !== 0, "pulumi-resource-rdmakit is executable in the installed package");
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
-    assert.equal(manifest.main, "dist/components/index.js");
+    // main is the provider plugin's entry (run-plugin requires the folder); `require("rdmakit")` reads exports
+    assert.equal(manifest.main, "dist/components/plugin.js");
+    assert.equal(manifest.exports["."].require, "./dist/components/index.js");
     for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command", "@pulumi/tls"]) assert.ok(manifest.peerDependencies[peer], peer);
     assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");
     // npm installed the peers the program did not name
