@@ -235,7 +235,9 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const f = FILES.lspci.name;
     const r = g.read("pcie", f, parseLspci);
     if (!r) return;
-    const map = r.devices.some((d) => d.kind === "nic") ? railMap(g, exp) : undefined;
+    // AWS's rails are EFA devices: a Mellanox function there is never one
+    const map = !r.devices.some((d) => d.kind === "nic") ? undefined
+        : exp.fabric === "aws-efa" ? { byFunction: new Map<string, string[]>(), rails: new Set<string>() } : railMap(g, exp);
     const others: string[] = [];
     const gpus = r.devices.filter((d) => d.kind === "gpu" && !d.virtualFunction);
     if (gpus.length < exp.gpus) g.fail("gpu", f, `lspci lists ${gpus.length} GPU(s), expected ${exp.gpus} (${exp.hostType}): missing from the bus`);
