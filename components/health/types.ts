@@ -1,5 +1,5 @@
 /**
- * Node health gate: shared words. A node folder holds the outputs of six tools under fixed names (FILES); parsers
+ * Node health gate: shared words. A node folder holds the outputs of seven tools under fixed names (FILES); parsers
  * turn each into facts, the grader (grade.ts) compares the facts with what the stack's hardware should show.
  */
 
