@@ -24,6 +24,11 @@ import { previousState } from "./day2/previous";
 import type { Replacement } from "./day2/repair";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
+/**
+ * The inputs that hold key material: the package's schema marks them secret, so every generated SDK wraps them as
+ * secrets, and the provider's Construct refuses a plain value for one (components/provider.ts).
+ */
+export const RDMA_CLUSTER_SECRET_INPUTS = ["sshPrivateKey", "switchSshPrivateKey"] as const satisfies readonly (keyof RdmaClusterArgs)[];
 
 export interface RdmaClusterArgs {
     /**

@@ -7,7 +7,7 @@
  * Decisions without resources: parseClusterSpec, planCluster, planQos, expectationFor, the nccl-tests parser and grader.
  * Building blocks with resources of their own live on subpaths: `rdmakit/provision` (AnsiblePlaybook),
  * `rdmakit/validate` (ClusterValidation); facts on `rdmakit/catalog`. The multi-language component package
- * (PulumiPlugin.yaml) has its own entry with all four components: components/plugin.ts.
+ * (PulumiPlugin.yaml) has its own list with all four components: components/package-components.ts.
  */
 export { RdmaCluster, RDMA_CLUSTER_TOKEN, type RdmaClusterArgs, type ValidationOutputs } from "./cluster";
 export * from "./types";

@@ -17,6 +17,7 @@ import { parseLspci } from "../components/health/lspci";
 import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import { parseNvlinkStatus } from "../components/health/nvlink";
 import { MAX_FILE_CHARS, MAX_LINE_CHARS } from "../components/health/text";
+import { parseRdmaDevices } from "../components/health/rdma-devices";
 import { HealthParseError } from "../components/health/types";
 import { parseNcclLog } from "../components/validate/parse";
 
@@ -25,7 +26,7 @@ const BOUND_MS = 3000;
 
 const PARSERS: Record<string, (t: string) => unknown> = {
     "nvidia-smi -q": parseNvidiaSmiQ, "nvlink --status": parseNvlinkStatus, "dcgmi diag": parseDcgmText, "dcgmi diag -j": parseDcgmJson,
-    "lspci -vv": parseLspci, ibstat: parseIbstat, "fi_info": parseFiInfo, dmesg: parseDmesg, "nccl-tests log": (t) => parseNcclLog(t),
+    "lspci -vv": parseLspci, "ls -l /sys/class/infiniband": parseRdmaDevices, ibstat: parseIbstat, "fi_info": parseFiInfo, dmesg: parseDmesg, "nccl-tests log": (t) => parseNcclLog(t),
 };
 
 /** one line each, long enough to take minutes against a quadratic regex */

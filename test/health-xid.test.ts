@@ -27,7 +27,8 @@ const SMI = cap("nvidia-smi-q.h100-565.57.01.txt");
 const node = (files: Record<string, string> = {}): Record<string, string> => ({
     "nvidia-smi-q.txt": SMI, "nvidia-smi-nvlink.txt": cap("nvidia-smi-nvlink.h100x8-constructed.txt"),
     "dcgmi-diag.txt": cap("dcgmi-diag.h100-3.3.8-pass.txt"), "lspci-vv.txt": cap("lspci-vv.h100-gpud.txt"),
-    "ibstat.txt": cap("ibstat.h100-ib-400.txt"), "dmesg.txt": cap("dmesg.kmsg-clean.txt"), ...files,
+    "ibstat.txt": cap("ibstat.h100-ib-400.txt"), "dmesg.txt": cap("dmesg.kmsg-clean.txt"),
+    "rdma-devices.txt": cap("rdma-devices.h100-gpud-constructed.txt"), ...files,
 });
 const withLog = (lines: string): NodeHealth => gradeNode("n", node({ "dmesg.txt": lines }), H100);
 /** the nvidia-smi capture with one field of the GPU at 18:00 changed (the first GPU section) */

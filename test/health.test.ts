@@ -21,6 +21,7 @@ import { parseFiInfo, parseIbstat } from "../components/health/ibstat";
 import { parseLspci } from "../components/health/lspci";
 import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import { parseNvlinkStatus } from "../components/health/nvlink";
+import { functionKey, parseRdmaDevices } from "../components/health/rdma-devices";
 import { HealthParseError, type HealthExpectation, type NodeHealth } from "../components/health/types";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -38,6 +39,7 @@ const HEALTHY: Record<string, string> = {
     "lspci-vv.txt": "lspci-vv.h100-gpud.txt",
     "ibstat.txt": "ibstat.h100-ib-400.txt",
     "dmesg.txt": "dmesg.kmsg-clean.txt",
+    "rdma-devices.txt": "rdma-devices.h100-gpud-constructed.txt",
 };
 
 function node(swap: Record<string, string | null> = {}): Record<string, string> {
@@ -283,7 +285,7 @@ test("xid: Xid 119 fails with NVIDIA's meaning; an application's Xid 31 (old for
     assert.deepEqual(app.xids.map((x) => [x.pci, x.code]), [["0000:01:00", 31]]);
     const g = gradeNode("n", { ...node(), "dmesg.txt": "Nov 22 18:29:55 hostname kernel: [ 966.503025] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120, intr 10000000\n" }, H100);
     assert.equal(g.verdict, "healthy");
-    assert.match(g.notes[0], /Xid 31 \(GPU memory page fault\).*not graded/);
+    assert.ok(g.notes.some((n) => /Xid 31 \(GPU memory page fault\).*not graded/.test(n)), g.notes.join("\n"));
     const denied = gradeNode("n", node({ "dmesg.txt": "dmesg.gke-denied.txt" }), H100);
     assert.equal(denied.verdict, "incomplete");
     assert.match(denied.notChecked[0].reason, /Operation not permitted/);
@@ -321,7 +323,7 @@ test("nccl-report --health: each node's health verdict beside its nccl-tests ver
     assert.match(r.stdout, /^ {4}rule: a node passes with no finding/m);
     assert.match(r.stdout, /h100-demo-000\s+health healthy\s+nccl-tests -$/m);
     assert.match(r.stdout, /h100-demo-001\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8/);
-    assert.match(r.stdout, /h100-demo-002\s+health not checked\s+nccl-tests -\s+not checked: nic$/m);
+    assert.match(r.stdout, /h100-demo-002\s+health not checked\s+nccl-tests -\s+not checked: pcie, nic$/m);
     assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["h100-demo-001", "h100-demo-002"]);
     assert.match(runNcclReport([], { health: dir }).stderr, /--health needs --health-expect/);
     assert.match(runNcclReport([], { health: dir, healthExpect: "{}" }).stderr, /not a HealthExpectation/);
@@ -337,4 +339,69 @@ test("the tools' own warnings and failures are read as such: pcilib lines, an NV
     // constructed: dmesg -H's prefixes on the driver's Xid 79 message as NVIDIA's Xid catalog words it
     const human = parseDmesg("[Feb23 16:24] NVRM: Xid (PCI:0000:9b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n[  +0.000004] NVRM: GPU 0000:9b:00.0: GPU has fallen off the bus.\n");
     assert.deepEqual(human.xids.map((x) => x.code), [79]);
+});
+
+// Which Mellanox function is a rail (issue 33, finding 10): the gpud HGX H100 has 8 ConnectX-7 rails and 2 dual-port
+// ConnectX-6 Dx front-end cards (buses 1b, 9d); lspci names models only, /sys/class/infiniband places each RDMA device.
+test("the constructed /sys/class/infiniband listing agrees with the published ibdev2netdev of the same layout", () => {
+    const placed = parseRdmaDevices(cap("rdma-devices.h100-gpud-constructed.txt")).devices;
+    const published = [...cap("ibdev2netdev.h100-imbue-ai.txt").matchAll(/^(mlx5_\d+)\s+port\s+1\s+==>\s+(?:ib|en)p(\d+)s(\d+)(?:f(\d+))?/gm)];
+    assert.equal(published.length, 12);
+    for (const [, name, bus, slot, fn] of published) {
+        const bdf = `0000:${Number(bus).toString(16).padStart(2, "0")}:${Number(slot).toString(16).padStart(2, "0")}.${fn ?? 0}`;
+        assert.equal(placed.get(name), bdf, name);
+    }
+    // and with the gpud captures: every Mellanox function of the lspci holds one device, the ConnectX-6 Dx ones the Ethernet ports of ibstat
+    const nics = parseLspci(cap("lspci-vv.h100-gpud.txt")).devices.filter((d) => d.kind === "nic");
+    const byFn = new Map([...placed].map(([n, b]) => [functionKey(b!), n]));
+    assert.deepEqual(nics.map((d) => byFn.has(functionKey(d.bdf))), nics.map(() => true));
+    const ethernet = parseIbstat(cap("ibstat.h100-ib-400.txt")).cas.filter((c) => c.ports.some((p) => p.linkLayer === "Ethernet")).map((c) => c.name).sort();
+    assert.deepEqual(nics.filter((d) => /ConnectX-6 Dx/.test(d.line)).map((d) => byFn.get(functionKey(d.bdf))).sort(), ethernet);
+});
+
+test("a non-rail ConnectX-6 Dx trained at Gen3 x8 is a note, not a failing node; the same on a ConnectX-7 rail fails naming the rail", () => {
+    const storage = gradeNode("n", node({ "lspci-vv.txt": "lspci-vv.h100-gpud-storage-nic-downgraded.txt" }), H100);
+    assert.deepEqual(storage.findings, []);
+    assert.equal(storage.verdict, "healthy");
+    assert.ok(storage.notes.includes("Mellanox functions that are no RDMA rail of the stack, their PCIe links not graded: " +
+        "1b:00.0 (ConnectX-6 Dx, mlx5_1); 1b:00.1 (ConnectX-6 Dx, mlx5_2); 9d:00.0 (ConnectX-6 Dx, mlx5_7); 9d:00.1 (ConnectX-6 Dx, mlx5_8)"), storage.notes.join("\n"));
+    const rail = gradeNode("n", node({ "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }), H100);
+    assert.deepEqual(rail.findings.map((f) => [f.component, f.message]), [["pcie", "RDMA NIC 1a:00.0 (ConnectX-7) link trained at 16GT/s x8, capable of 32GT/s x16 (rail mlx5_0)"]]);
+    // RoCE: the rails are the spec's names; the 100G ConnectX-6 Dx ports (mlx5_1, 2, 7, 8) are not among them
+    const rails = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"];
+    const roce = stackExpectation(path.join(ROOT, "examples/roce-h100.yaml"), (c) => { for (const h of c.roce.hosts) h.railNics = rails; });
+    const r = gradeNode("n", node({ "ibstat.txt": "ibstat.h100-roce-400.txt", "lspci-vv.txt": "lspci-vv.h100-gpud-storage-nic-downgraded.txt" }), roce);
+    assert.equal(r.verdict, "healthy", JSON.stringify(r.findings));
+    assert.ok(r.notes.some((n) => n.endsWith("1b:00.0 (ConnectX-6 Dx, mlx5_1); 1b:00.1 (ConnectX-6 Dx, mlx5_2); 9d:00.0 (ConnectX-6 Dx, mlx5_7); 9d:00.1 (ConnectX-6 Dx, mlx5_8)")), r.notes.join("\n"));
+});
+
+test("without the /sys/class/infiniband listing no NIC link is graded (not checked, named); a listing that is not one is unreadable", () => {
+    const none = gradeNode("n", node({ "rdma-devices.txt": null, "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }), H100);
+    assert.deepEqual(none.findings, [], "a rail's link is not guessed from the model");
+    assert.equal(none.verdict, "incomplete");
+    assert.match(none.notChecked.map((n) => `${n.component} ${n.file}: ${n.reason}`).join("\n"), /^pcie rdma-devices\.txt: rdma-devices\.txt is missing \(ls -l \/sys\/class\/infiniband\/\): which Mellanox functions are RDMA rails is unknown/);
+    // the GPUs' links are still graded without it
+    const gen4 = cap("lspci-vv.h100-gpud.txt").replace(/(19:00\.0 3D controller[\s\S]*?LnkCap:\tPort #0, Speed )32GT\/s/, "$116GT/s");
+    assert.ok(gradeNode("n", { ...node({ "rdma-devices.txt": null }), "lspci-vv.txt": gen4 }, H100).findings.some((f) => f.component === "pcie" && /^GPU 19:00\.0/.test(f.message)));
+    const garbage = gradeNode("n", { ...node(), "rdma-devices.txt": cap("ibstat.h100-ib-400.txt") }, H100);
+    assert.equal(garbage.verdict, "unreadable");
+    assert.match(garbage.unreadable[0].reason, /is not an ls -l line of \/sys\/class\/infiniband/);
+    // ibstat lists the rails, the listing says the kernel has no RDMA device: the captures disagree, nothing is guessed
+    const disagree = gradeNode("n", { ...node({ "lspci-vv.txt": "lspci-vv.h100-gpud-nic-downgraded.txt" }), "rdma-devices.txt": "ls: cannot access '/sys/class/infiniband/': No such file or directory\n" }, H100);
+    assert.deepEqual(disagree.findings, []);
+    assert.match(disagree.notChecked.map((n) => n.reason).join("\n"), /places no PCI function for mlx5_0, mlx5_10, mlx5_11, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_9, which ibstat\.txt lists/);
+});
+
+test("the /sys/class/infiniband listing: functions by address, software devices on none, several devices on one function", () => {
+    const r = parseRdmaDevices([
+        "total 0",
+        "lrwxrwxrwx 1 root root 0 Jun  5 10:00 mlx5_0 -> ../../devices/pci0000:00/0000:00:01.0/0000:0b:00.0/infiniband/mlx5_0",
+        "lrwxrwxrwx 1 root root 0 Jun  5 10:00 smi1 -> ../../devices/pci0000:00/0000:00:01.0/0000:0b:00.0/infiniband/smi1",
+        "lrwxrwxrwx 1 root root 0 Jun  5 10:00 rxe0 -> ../../devices/virtual/infiniband/rxe0",
+    ].join("\n"));
+    assert.deepEqual([...r.devices], [["mlx5_0", "0000:0b:00.0"], ["smi1", "0000:0b:00.0"], ["rxe0", undefined]]);
+    assert.equal(functionKey("1a:00.0"), functionKey("0000:1a:00.0"));
+    assert.notEqual(functionKey("0001:00:00.0"), functionKey("0000:00:00.0"));
+    assert.throws(() => parseRdmaDevices("mlx5_0 -> ../../devices/pci0000:00/0000:1a:00.0/infiniband/mlx5_1\n"), /does not link mlx5_0 to a \.\.\.\/infiniband\/mlx5_0 folder/);
+    assert.throws(() => parseRdmaDevices("total 0\n"), /lists no RDMA device/);
 });

@@ -66,9 +66,11 @@ test("the tarball ships the compiled library, its declarations and the runtime a
     assert.ok((launcher.mode & 0o111) !== 0, "pulumi-resource-rdmakit is executable in the installed package");
     assert.ok(!files.some((f) => f.startsWith("test/") || f.startsWith("node_modules/")), "no tests or node_modules");
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules", "rdmakit", "package.json"), "utf8"));
-    // the plugin's runtime entry (all four components); TypeScript and Node programs get the exports map's entry
+    // main is the provider plugin's entry (run-plugin requires the folder); `require("rdmakit")` reads exports
     assert.equal(manifest.main, "dist/components/plugin.js");
     assert.equal(manifest.exports["."].require, "./dist/components/index.js");
+    // the analyzer's entry: the four components the package offers other languages
+    assert.equal(manifest.exports["."].default, "./components/package-components.js");
     for (const peer of ["@pulumi/pulumi", "@pulumi/aws", "@pulumi/azure-native", "@pulumi/command", "@pulumi/tls"]) assert.ok(manifest.peerDependencies[peer], peer);
     assert.deepEqual(manifest.peerDependenciesMeta, { "@pulumi/aws": { optional: true }, "@pulumi/azure-native": { optional: true } });
     assert.equal(manifest.dependencies["@pulumi/pulumi"], undefined, "one SDK instance: the program's own");

@@ -112,16 +112,39 @@ test("GetSchema over gRPC: the four components with typed inputs, the package ve
     assert.equal(info.getVersion(), schema.version);
 });
 
+test("GetSchema over gRPC: every input that holds key material is secret, so each generated SDK wraps it", { timeout: 120_000 }, async () => {
+    const schema = JSON.parse((await rpc("getSchema", new providerPb.GetSchemaRequest())).getSchema());
+    const inputs = (c: string) => schema.resources[`rdmakit:index:${c}`].inputProperties;
+    assert.equal(inputs("RdmaCluster").sshPrivateKey.secret, true, "RdmaCluster.sshPrivateKey");
+    assert.equal(inputs("RdmaCluster").switchSshPrivateKey.secret, true, "RdmaCluster.switchSshPrivateKey");
+    assert.equal(inputs("RoceCluster").sshPrivateKey.secret, true, "RoceCluster.sshPrivateKey");
+    // no other string input, at any depth, is named like a private key, password, token or munge key and left plain
+    const keyLike = /private.?key|password|passphrase|secret|token|munge|credential/i;
+    const plain: string[] = [];
+    const scan = (props: Record<string, { type?: string; secret?: boolean }> | undefined, where: string) => {
+        for (const [k, p] of Object.entries(props ?? {})) if (keyLike.test(k) && p.type === "string" && p.secret !== true) plain.push(`${where}.${k}`);
+    };
+    for (const [token, r] of Object.entries<any>(schema.resources)) { scan(r.inputProperties, token); scan(r.properties, token); }
+    for (const [token, t] of Object.entries<any>(schema.types)) scan(t.properties, token);
+    assert.deepEqual(plain, []);
+    // nothing else was marked: the spec and the plain flags stay as the analyzer typed them
+    assert.equal(inputs("RdmaCluster").spec.secret, undefined);
+    assert.equal(inputs("RdmaCluster").sshPrivateKeyIsSecret.secret, undefined);
+});
+
 /** A ConstructRequest as the engine sends it for `RdmaCluster(name, spec=…, ssh_private_key=secret)`. */
-function constructRequest(name: string, inputs: Record<string, unknown>, dryRun: boolean): unknown {
+function constructRequest(name: string, inputs: Record<string, unknown>, dryRun: boolean, type = "rdmakit:index:RdmaCluster", dependencies: Record<string, string[]> = {}): unknown {
     const req = new providerPb.ConstructRequest();
+    for (const [k, urns] of Object.entries(dependencies)) {
+        req.getInputdependenciesMap().set(k, new providerPb.ConstructRequest.PropertyDependencies().setUrnsList(urns));
+    }
     req.setProject("consumer");
     req.setStack("dev");
     req.setOrganization("organization");
     req.setDryrun(dryRun);
     req.setParallel(4);
     req.setMonitorendpoint(monitorAddr);
-    req.setType("rdmakit:index:RdmaCluster");
+    req.setType(type);
     req.setName(name);
     req.setParent("urn:pulumi:dev::consumer::pulumi:pulumi:Stack::consumer-dev");
     req.setInputs(Struct.fromJavaScript(inputs));
@@ -172,4 +195,30 @@ test("Construct over gRPC: a bad spec comes back as the engine's property errors
     assert.match(String(err.message), /cluster\.roce\.switches\[0\]\.speedGbps/);
     assert.ok(!String(err.message).includes("construct-test"), "the key is not echoed");
     assert.equal(registered.slice(before).filter((r) => r.name.startsWith("py-bad")).length, 0, "nothing registered");
+});
+
+test("Construct over gRPC: a plain (non-secret) key is refused, naming the property, before anything is registered", { timeout: 60_000 }, async () => {
+    const spec = parseYaml(fs.readFileSync(path.join(ROOT, "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    const secret = { [SECRET_SIG]: SECRET_VALUE, value: KEY };
+    const before = registered.length;
+    const refused = async (name: string, inputs: Record<string, unknown>, type?: string, deps?: Record<string, string[]>) => {
+        const err = await rpc("construct", constructRequest(name, { spec, ...inputs }, true, type, deps)).then(() => undefined, (e: Error) => e);
+        assert.ok(err, `${name}: construct failed`);
+        assert.ok(!String(err.message).includes("construct-test"), "the key is not echoed");
+        return String(err.message);
+    };
+    // what `open(key).read()` sends from a program whose SDK does not wrap it
+    assert.match(await refused("plain-node-key", { sshPrivateKey: KEY }), /sshPrivateKey: is a plain value/);
+    const both = await refused("plain-both", { sshPrivateKey: KEY, switchSshPrivateKey: KEY });
+    assert.match(both, /sshPrivateKey: is a plain value/);
+    assert.match(both, /switchSshPrivateKey: is a plain value/);
+    // only the switch key plain: the node key's secret does not cover it
+    const sw = await refused("plain-switch", { sshPrivateKey: secret, switchSshPrivateKey: KEY });
+    assert.match(sw, /switchSshPrivateKey: is a plain value/);
+    assert.doesNotMatch(sw, /(^|[^h])sshPrivateKey: is a plain value/);
+    // a plain value that depends on another resource arrives as an Output, not secret: refused the same
+    assert.match(await refused("plain-output", { sshPrivateKey: KEY }, undefined, { sshPrivateKey: ["urn:pulumi:dev::consumer::tls:index/privateKey:PrivateKey::k"] }), /sshPrivateKey: is a plain value/);
+    // the fabric component on its own
+    assert.match(await refused("plain-roce", { sshPrivateKey: KEY }, "rdmakit:index:RoceCluster"), /RoceCluster plain-roce: key material must be a secret[\s\S]*sshPrivateKey: is a plain value/);
+    assert.equal(registered.slice(before).filter((r) => r.name.startsWith("plain-")).length, 0, "nothing registered");
 });

@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { z } from "zod";
 import { ComponentProvider, getPulumiComponents } from "@pulumi/pulumi/provider/experimental";
-import * as lib from "../components/plugin";
+import * as lib from "../components/package-components";
 import { clusterSchema } from "../components/spec";
+import { markSecretInputs, SECRET_INPUTS } from "../components/provider";
 
 const ROOT = path.resolve(__dirname, "..");
 const COMPONENTS = ["RdmaCluster", "AwsEfaCluster", "AzureInfinibandCluster", "RoceCluster"];
@@ -30,7 +31,7 @@ async function schema(): Promise<Schema> {
     return cached;
 }
 
-test("the component package entry (components/plugin.ts) exports exactly the four cluster components, and the analyzer types each", { timeout: 120_000 }, async () => {
+test("the component package's component list (components/package-components.ts) exports exactly the four cluster components, and the analyzer types each", { timeout: 120_000 }, async () => {
     assert.deepEqual(getPulumiComponents(lib).map((c) => c.name).sort(), [...COMPONENTS].sort());
     const s = await schema();
     assert.equal(s.name, "rdmakit");
@@ -47,6 +48,15 @@ test("the component package entry (components/plugin.ts) exports exactly the fou
     assert.deepEqual(rdma.properties.nodePrivateIps, { type: "array", items: { type: "string" }, description: rdma.properties.nodePrivateIps.description });
     assert.equal(rdma.inputProperties.sshPrivateKey.type, "string");
     assert.notEqual(rdma.inputProperties.sshPrivateKey.plain, true, "the key may be an Output (a secret)");
+});
+
+test("the provider marks exactly the key inputs secret in the analyzer's schema, and a renamed one stops it", async () => {
+    const s = await schema();
+    const marked = JSON.parse(markSecretInputs(JSON.stringify(s))) as Schema;
+    const secret = Object.entries(marked.resources).flatMap(([token, r]) =>
+        Object.entries(r.inputProperties).filter(([, p]) => (p as { secret?: boolean }).secret === true).map(([k]) => `${token}.${k}`));
+    assert.deepEqual(secret.sort(), ["rdmakit:index:RdmaCluster.sshPrivateKey", "rdmakit:index:RdmaCluster.switchSshPrivateKey", "rdmakit:index:RoceCluster.sshPrivateKey"]);
+    assert.throws(() => markSecretInputs(JSON.stringify(s), { ...SECRET_INPUTS, "rdmakit:index:RoceCluster": ["switchKey"] }), /RoceCluster has no input switchKey/);
 });
 
 test("ids that come from other resources are inputs; what decides the resource count is plain", async () => {

@@ -70,6 +70,8 @@ function healthTools(dir: string): string {
     tool("lspci", `cat '${cap("lspci-vv.h100-gpud-nic-downgraded.txt")}'`);
     tool("ibstat", `cat '${cap("ibstat.h100-ib-400.txt")}'`);
     tool("dmesg", `cat '${cap("dmesg.kmsg-clean.txt")}'`);
+    // the role's listing of /sys/class/infiniband (this machine has none); every other ls is the real one
+    tool("ls", `if [ "$*" = "-l /sys/class/infiniband/" ]; then cat '${cap("rdma-devices.h100-gpud-constructed.txt")}'; else exec /bin/ls "$@"; fi`);
     return bin;
 }
 
@@ -131,14 +133,14 @@ test("Azure: failing health checks fail the node, with NHC's own failure lines i
     assert.match(r.stdout, /bad node\(s\): localhost/);
     assert.match(r.stdout, /x azure-health-checks \[preflight localhost\]: expected run-health-checks\.sh exits 0 with no 'Health check failed' line; seen exit 1: check_hw_ib/);
     assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["localhost"]);
-    // the node health captures: five tools' outputs fetched under their fixed names, none for the missing dcgmi; the
-    // report grades them (a ConnectX-7 at Gen4 x8) beside the node's nccl-tests verdict
+    // the node health captures: six tools' outputs fetched under their fixed names, none for the missing dcgmi; the
+    // report grades them (a ConnectX-7 rail at Gen4 x8) beside the node's nccl-tests verdict
     const captured = path.join(r.out, "health", "localhost");
-    assert.deepEqual(fs.readdirSync(captured).sort(), ["dmesg.txt", "ibstat.txt", "lspci-vv.txt", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt"]);
+    assert.deepEqual(fs.readdirSync(captured).sort(), ["dmesg.txt", "ibstat.txt", "lspci-vv.txt", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt", "rdma-devices.txt"]);
     assert.equal(fs.readFileSync(path.join(captured, "ibstat.txt"), "utf8"),
         fs.readFileSync(path.join(ROOT, "test/fixtures/health/captures/ibstat.h100-ib-400.txt"), "utf8"));
     assert.match(r.stdout, /FAIL node health: 0 of 1 node\(s\) healthy; bad node\(s\): localhost/);
-    assert.match(r.stdout, /localhost\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8/);
+    assert.match(r.stdout, /localhost\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8, capable of 32GT\/s x16 \(rail mlx5_0\)/);
     // the full-member key 0x8001 is there: the partition check passes on its own
     assert.equal(r.check("ib-pkey")?.ok, true, r.check("ib-pkey")?.seen);
     assert.equal(r.check("rdma-ports")?.ok, true, r.check("rdma-ports")?.seen);

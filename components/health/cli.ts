@@ -87,7 +87,7 @@ export function registerHealth(program: Command): void {
         .description("grade each node's GPUs, PCIe links, NVLink, NICs, kernel log and DCGM against the stack's hardware; exit 0 healthy, 1 failing, 2 unreadable")
         .option("--config <file>", "the stack file (Pulumi.<stack>.yaml) whose hardware every node should show")
         .option("--stack <name>", "instead: the spec the stack deployed, read through the Pulumi CLI from its backend (any checkout)")
-        .option("--from <dir>", "one sub-folder per node with nvidia-smi-q.txt, nvidia-smi-nvlink.txt, dcgmi-diag.txt|json, lspci-vv.txt, ibstat.txt|fi_info.txt, dmesg.txt")
+        .option("--from <dir>", "one sub-folder per node with nvidia-smi-q.txt, nvidia-smi-nvlink.txt, dcgmi-diag.txt|json, lspci-vv.txt, ibstat.txt|fi_info.txt, dmesg.txt, rdma-devices.txt")
         .option("--json", "print the graded nodes as JSON"))
         .action((opts: HealthOptions) => printOutput(runHealth(opts)));
 }

@@ -7,7 +7,8 @@ import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
 import { parseDmesg } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
-import { parseLspci } from "./lspci";
+import { parseLspci, type PciDevice } from "./lspci";
+import { functionKey, parseRdmaDevices } from "./rdma-devices";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
 import { DEFAULT_HEALTH_REQUIRE, FILES, HealthParseError, PCIE_GTS, XID_WINDOW_MINUTES, pcieGen, type Component, type Finding, type HealthExpectation, type NodeHealth } from "./types";
@@ -170,10 +171,74 @@ function gradeDcgm(g: Grader): void {
     }
 }
 
+/** Per PCI function (functionKey), the RDMA devices on it, and which device names are the stack's rails. */
+interface RailMap { byFunction: Map<string, string[]>; rails: Set<string> }
+
+/**
+ * Which Mellanox functions are RDMA rails. lspci names a function's model, never its role: a ConnectX-6 Dx for
+ * storage, a BlueField's or a ConnectX-7's Ethernet port on the front-end network, a management function sit beside
+ * the rails. The rails are the RDMA devices the stack names (RoCE railNics; Azure's catalog names) where the kernel
+ * lists them, else (InfiniBand) those whose ibstat link layer is the fabric's; rdma-devices.txt says which function
+ * each device is on. Without it, or without ibstat where the link layer decides, no NIC link can be attributed:
+ * "not checked", never a guess.
+ */
+function railMap(g: Grader, exp: HealthExpectation): RailMap | undefined {
+    const f = FILES.rdmaDevices.name;
+    const text = g.files[f];
+    if (text === undefined) {
+        g.h.notChecked.push({ component: "pcie", file: f, reason: `${f} is missing (${FILES.rdmaDevices.command}): which Mellanox functions are RDMA rails is unknown, so no RDMA NIC's PCIe link is graded` });
+        return undefined;
+    }
+    let devices: Map<string, string | undefined>;
+    try {
+        devices = parseRdmaDevices(text).devices;
+    } catch (e) {
+        if (!(e instanceof HealthParseError)) throw e;
+        g.h.unreadable.push({ file: f, reason: e.message });
+        return undefined;
+    }
+    const byFunction = new Map<string, string[]>();
+    for (const [name, bdf] of devices) if (bdf) byFunction.set(functionKey(bdf), [...(byFunction.get(functionKey(bdf)) ?? []), name]);
+    // ibstat read quietly here: gradeIbstat reports its problems
+    let ib: ReturnType<typeof parseIbstat> | undefined;
+    try {
+        ib = g.files[FILES.ibstat.name] === undefined ? undefined : parseIbstat(g.files[FILES.ibstat.name]!);
+    } catch (e) {
+        if (!(e instanceof HealthParseError)) throw e;
+    }
+    const present = exp.nics.names.filter((n) => devices.has(n));
+    let rails: string[];
+    if (exp.nics.names.length > 0 && (present.length > 0 || exp.fabric === "roce")) rails = exp.nics.names;
+    else if (ib) rails = ib.cas.filter((c) => c.ports.some((p) => p.linkLayer === exp.nics.linkLayer)).map((c) => c.name);
+    else {
+        g.h.notChecked.push({ component: "pcie", file: f, reason: `which RDMA devices are ${exp.nics.linkLayer} rails needs a readable ${FILES.ibstat.name}: no RDMA NIC's PCIe link is graded` });
+        return undefined;
+    }
+    // a rail ibstat lists that the map does not place: the two captures disagree, its link cannot be attributed (a rail
+    // in neither is missing, which gradeIbstat fails)
+    const unplaced = rails.filter((n) => !devices.get(n) && ib?.cas.some((c) => c.name === n));
+    if (unplaced.length) {
+        g.h.notChecked.push({ component: "pcie", file: f, reason: `${f} places no PCI function for ${unplaced.join(", ")}, which ${FILES.ibstat.name} lists: ${unplaced.length === 1 ? "its" : "their"} PCIe link is not graded` });
+    }
+    return { byFunction, rails: new Set(rails) };
+}
+
+/** The rail on a Mellanox function; else undefined, with the function and what is on it added to `others`. */
+function railOf(map: RailMap, d: PciDevice, model: string | undefined, others: string[]): string | undefined {
+    const names = map.byFunction.get(functionKey(d.bdf)) ?? [];
+    const rail = names.find((n) => map.rails.has(n));
+    if (!rail) others.push(`${d.bdf} (${[model, names.length ? names.join(", ") : "no RDMA device"].filter(Boolean).join(", ")})`);
+    return rail;
+}
+
 function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefined): void {
     const f = FILES.lspci.name;
     const r = g.read("pcie", f, parseLspci);
     if (!r) return;
+    // AWS's rails are EFA devices: a Mellanox function there is never one
+    const map = !r.devices.some((d) => d.kind === "nic") ? undefined
+        : exp.fabric === "aws-efa" ? { byFunction: new Map<string, string[]>(), rails: new Set<string>() } : railMap(g, exp);
+    const others: string[] = [];
     const gpus = r.devices.filter((d) => d.kind === "gpu" && !d.virtualFunction);
     if (gpus.length < exp.gpus) g.fail("gpu", f, `lspci lists ${gpus.length} GPU(s), expected ${exp.gpus} (${exp.hostType}): missing from the bus`);
     if (r.devices.some((d) => d.accessDenied && !d.sta)) {
@@ -182,6 +247,12 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const pstate = new Map((smi?.gpus ?? []).map((x) => [shortBdf(x.busId), x.performanceState]));
     for (const d of r.devices) {
         const name = d.kind === "gpu" ? "GPU" : d.kind === "efa" ? "EFA device" : "RDMA NIC";
+        const model = /\[([^\]]+)\]\s*(?:\(rev [0-9a-f]+\))?$/i.exec(d.line)?.[1];
+        let rail: string | undefined;
+        if (d.kind === "nic") {
+            // no map: "not checked" was recorded; a function that is no rail is in one note, whatever its link
+            if (!map || !(rail = railOf(map, d, model, others))) continue;
+        }
         if (d.revFF) {
             g.fail("gpu", f, `${name} ${d.bdf} answers with all ones (rev ff): fallen off the bus`, d.line);
             continue;
@@ -189,7 +260,6 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         const { cap, sta } = d;
         // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
         if (d.virtualFunction || !cap || !sta || !sta.width || !cap.width) continue;
-        const model = /\[([^\]]+)\]\s*(?:\(rev [0-9a-f]+\))?$/i.exec(d.line)?.[1];
         const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
         const narrow = sta.width < cap.width;
         let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
@@ -200,7 +270,7 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         }
         if (narrow || slow) {
             const at = `${sta.gts ?? "?"}GT/s x${sta.width}`;
-            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${cap.gts ?? "?"}GT/s x${cap.width}`, sta.line.replace(/\s+/g, " "));
+            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${cap.gts ?? "?"}GT/s x${cap.width}${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
         }
         if (d.kind === "gpu" && exp.gpuPcie && cap.gts !== undefined) {
             const want = PCIE_GTS[exp.gpuPcie.gen];
@@ -209,6 +279,7 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             }
         }
     }
+    if (others.length) g.h.notes.push(`Mellanox functions that are no RDMA rail of the stack, their PCIe links not graded: ${others.join("; ")}`);
 }
 
 function gradeIbstat(g: Grader, exp: HealthExpectation): void {

@@ -1,5 +1,5 @@
 /**
- * Node health gate: shared words. A node folder holds the outputs of six tools under fixed names (FILES); parsers
+ * Node health gate: shared words. A node folder holds the outputs of seven tools under fixed names (FILES); parsers
  * turn each into facts, the grader (grade.ts) compares the facts with what the stack's hardware should show.
  */
 
@@ -13,6 +13,7 @@ export const FILES = {
     ibstat: { name: "ibstat.txt", command: "ibstat" },
     fiInfo: { name: "fi_info.txt", command: "fi_info -p efa" },
     dmesg: { name: "dmesg.txt", command: "dmesg (the kernel log since boot)" },
+    rdmaDevices: { name: "rdma-devices.txt", command: "ls -l /sys/class/infiniband/" },
 } as const;
 
 export const HEALTH_COMPONENTS = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "dcgm", "clocks"] as const;

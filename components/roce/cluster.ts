@@ -23,6 +23,8 @@ import { parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 
 export const ROCE_CLUSTER_TOKEN = "rdmakit:index:RoceCluster";
+/** The inputs that hold key material: secret in the package's schema, refused in plain text by Construct (components/provider.ts). */
+export const ROCE_CLUSTER_SECRET_INPUTS = ["sshPrivateKey"] as const satisfies readonly (keyof RoceClusterArgs)[];
 
 export interface RoceClusterArgs {
     /**

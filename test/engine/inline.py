@@ -3,9 +3,10 @@ one: pulumi.automation's select_stack with an inline program (the SDK serves it 
 Python language host binary runs). The component comes from the SDK that `pulumi package gen-sdk --language python`
 generated from the package's provider plugin (pulumi-resource-rdmakit), which the engine starts and Constructs.
 
-    python inline.py '<json: {workDir, stack, verb, cli}>'
+    python inline.py '<json: {workDir, stack, verb, cli, keyFile?}>'
 
-verb: up | preview | destroy. The CLI's output is passed through as it comes; the exit status is the CLI's.
+verb: up | preview | destroy. keyFile: a file whose text the program passes as ssh_private_key, as `open(key).read()`.
+The CLI's output is passed through as it comes; the exit status is the CLI's.
 """
 
 import json
@@ -15,11 +16,16 @@ import pulumi
 from pulumi import automation as auto
 
 
-def program() -> None:
+def program(key_file: str | None) -> None:
     import pulumi_rdmakit as rdmakit
 
     config = pulumi.Config("rdmakit")
-    cluster = rdmakit.RdmaCluster("cluster", spec=config.require_object("cluster"))
+    # a key read from a file is a plain str: the SDK generated from the package's schema makes it a secret
+    key = None
+    if key_file:
+        with open(key_file, encoding="utf-8") as f:
+            key = f.read()
+    cluster = rdmakit.RdmaCluster("cluster", spec=config.require_object("cluster"), ssh_private_key=key)
     pulumi.export("nodePrivateIps", cluster.node_private_ips)
     pulumi.export("ncclEnv", cluster.nccl_env)
     pulumi.export("fabric", cluster.fabric_kind)
@@ -30,7 +36,7 @@ def main() -> int:
     # For an inline program the work_dir argument is ignored; the option is the project folder (its Pulumi.yaml
     # and Pulumi.<stack>.yaml), else a new temporary one (pulumi.automation select_stack's docstring).
     opts = auto.LocalWorkspaceOptions(work_dir=req["workDir"], pulumi_command=auto.PulumiCommand(root=req["cli"]))
-    stack = auto.select_stack(stack_name=req["stack"], project_name="consumer", program=program, opts=opts)
+    stack = auto.select_stack(stack_name=req["stack"], project_name="consumer", program=lambda: program(req.get("keyFile")), opts=opts)
 
     def out(s: str) -> None:
         sys.stdout.write(s + "\n")

@@ -1,0 +1,56 @@
+/**
+ * `ls -l /sys/class/infiniband/` → which PCI function each RDMA device sits on. The kernel links every RDMA device of
+ * the class to its device's sysfs folder (Documentation/ABI/stable/sysfs-class-infiniband; the PCI function's
+ * folder is named by its address, drivers/pci/probe.c pci_setup_device, "%04x:%02x:%02x.%d"), so `ls -l` prints:
+ *   lrwxrwxrwx 1 root root 0 Jun  5 10:00 mlx5_0 -> ../../devices/pci0000:15/0000:15:01.0/.../0000:1a:00.0/infiniband/mlx5_0
+ * the last address before `/infiniband/<name>` is the function; a software device (rxe, siw) lives under
+ * devices/virtual and has none. Several devices may share one function (XDR's `smi1` beside `mlx5_0`, Mellanox/rdmamap
+ * PR #17). `ls: cannot access '/sys/class/infiniband/': No such file or directory` is the answer of a kernel with no
+ * RDMA device registered. This is what tells a Mellanox function that is an RDMA rail from one that is not (lspci
+ * alone names the model, never the rail: test/fixtures/health/README.md).
+ */
+import { boundedLines } from "./text";
+import { HealthParseError } from "./types";
+
+export interface RdmaDevices {
+    /** RDMA device name → PCI function ("0000:1a:00.0"), undefined for a device on no PCI function */
+    devices: Map<string, string | undefined>;
+    /** the line saying the class folder is not there (no RDMA device at all), when ls printed one */
+    noClass?: string;
+}
+
+const BDF = /^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i;
+
+/** One PCI function's key whatever the spelling: "1a:00.0" (lspci without -D) and "0000:1a:00.0" meet. */
+export function functionKey(bdf: string): string {
+    const parts = bdf.trim().toLowerCase().split(":");
+    const domain = parts.length === 3 ? parseInt(parts[0], 16) : 0;
+    return `${domain}:${parts.slice(-2).join(":")}`;
+}
+
+export function parseRdmaDevices(text: string): RdmaDevices {
+    const devices = new Map<string, string | undefined>();
+    let noClass: string | undefined;
+    let listed = false;
+    for (const raw of boundedLines(text)) {
+        const line = raw.trim();
+        if (!line || /^total \d+$/.test(line)) continue;
+        if (/^ls: cannot access .*\/sys\/class\/infiniband\/?'?: No such file or directory$/.test(line)) {
+            noClass = line;
+            continue;
+        }
+        const arrow = line.indexOf(" -> ");
+        if (arrow < 0) throw new HealthParseError(`line "${line.slice(0, 120)}" is not an ls -l line of /sys/class/infiniband ("<name> -> ../../devices/.../infiniband/<name>")`);
+        const name = line.slice(0, arrow).split(" ").pop() ?? "";
+        const target = line.slice(arrow + 4).split("/");
+        // the link ends in infiniband/<its own name>; the folder above is the device's
+        if (target.length < 3 || target[target.length - 1] !== name || target[target.length - 2] !== "infiniband") {
+            throw new HealthParseError(`"${line.slice(0, 160)}" does not link ${name || "a device"} to a .../infiniband/${name || "<name>"} folder`);
+        }
+        const parent = target[target.length - 3];
+        devices.set(name, BDF.test(parent) ? parent.toLowerCase() : undefined);
+        listed = true;
+    }
+    if (!listed && !noClass) throw new HealthParseError("lists no RDMA device and no \"cannot access\" answer: not the output of ls -l /sys/class/infiniband/");
+    return { devices, noClass };
+}
