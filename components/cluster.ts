@@ -5,7 +5,8 @@ import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, type FailedNode, sha256 } from "./provision/ansible";
-import { HostKeyPin, NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
+import { HostKeyPin, NodeInstance, nodeInstances, nodeInventory, type SlurmHeadInput } from "./provision/nodes";
+import type { SlurmHeadAt } from "./provision/head";
 import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, writeKnownHosts } from "./provision/knownhosts";
 import { PACKAGE_ROOT } from "./assets";
 import * as path from "path";
@@ -145,6 +146,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
         let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
         let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
+        // the Slurm head node for the software run's inventory (provision/head.ts); undefined without Slurm
+        let slurmHead: SlurmHeadInput | undefined;
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new AwsEfaCluster(`${name}-aws`, { spec }, parent);
@@ -170,6 +173,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
+                if (plan.scheduler.type === "slurm") slurmHead = { head: bareMetalHead(plan.scheduler.controller, pulumi.getStack()) };
                 break;
             }
         }
@@ -182,7 +186,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
         if (spec.provision) {
             const pin = hostKeys ? pinHostKeys(hostKeys, this.nodeInstances, this.entryAddress, ssm !== undefined) : undefined;
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software);
+            // the head node runs the slurm role in the software run; validation's inventory is the GPU nodes alone
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software, slurmHead);
+            const nodesOnly = slurmHead ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software) : inventory;
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -198,7 +204,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     // the same hosts, with the known_hosts named from where validation runs (the kit's root)
-                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : inventory,
+                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : nodesOnly,
                     ...(hostKeys ? { hostKeys: hostKeys.node.apply((k) => [k]) } : {}),
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts, or retried nodes
@@ -273,6 +279,21 @@ function pinHostKeys(
         software: { knownHostsFile: file, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
         validation: { knownHostsFile: fromKit, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
     };
+}
+
+/**
+ * The bare-metal Slurm controller (scheduler.controller): its address, and its host key pinned in a known_hosts file
+ * of its own (out/<stack>/slurm-head.known_hosts, written at every deployment; a preview writes nothing), so Ansible
+ * refuses a controller that shows another key while the GPU hosts keep the inventory's rule. The inventory waits for
+ * the write.
+ */
+function bareMetalHead(controller: { address?: string; hostKey?: string }, stack: string): pulumi.Output<SlurmHeadAt> {
+    // address and hostKey are required for Slurm on bare metal (slurm/spec.ts schedulerIssues): checked before this
+    const file = path.join("out", stack, "slurm-head.known_hosts");
+    return pulumi.output(controller).apply((c) => {
+        if (!pulumi.runtime.isDryRun()) writeKnownHosts([{ hosts: [c.address!], publicKey: c.hostKey! }], file);
+        return { address: c.address!, pinnedKnownHostsFile: file };
+    });
 }
 
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */

@@ -84,7 +84,8 @@ for (const [file, fabricType, count] of [
         const env = envOf(runs[0]);
         assert.equal(env.RDMAKIT_PLAYBOOK, join("playbooks", "site.yml"));
         const inventory = parseYaml(readAnsibleRunInput(runs[0].inputs.stdin).inventory);
-        const hosts = inventory.all.hosts;
+        // the GPU nodes, then the Slurm head node where the run has one (slurm_role controller: its own test below)
+        const hosts = Object.fromEntries(Object.entries(inventory.all.hosts).filter(([, h]: [string, any]) => h.slurm_role !== "controller"));
         assert.deepEqual(Object.keys(hosts), c.plan.validation.hostNames);
         assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), ips);
         assert.equal(inventory.all.vars.rdmakit_fabric, c.plan.fabric);
@@ -96,7 +97,7 @@ for (const [file, fabricType, count] of [
         // the targets are kept once beside the stack (a file named by its digest), not in the run's input
         const nodes = JSON.parse(readFileSync(env.RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; address: string }>;
         assert.equal(createHash("sha256").update(readFileSync(env.RDMAKIT_NODES_FILE)).digest("hex"), env.RDMAKIT_NODES_HASH);
-        assert.deepEqual(nodes.map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
+        assert.deepEqual(nodes.filter((n) => n.name in hosts).map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
         // the variables come on stdin (their size grows with the nodes), their digest in the environment
@@ -105,10 +106,11 @@ for (const [file, fabricType, count] of [
         assert.equal(envOf(nccl).RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
         // validation reaches the nodes with the inventory the software step used: the one copy the program keeps beside
         // the stack this deployment (named from the kit's root, where validation runs), by digest, and the same node list
+        // (without the head node: validate.yml runs on every host of its inventory)
         assert.equal(input.inventory, undefined);
-        assert.equal(envOf(nccl).RDMAKIT_INVENTORY_HASH, env.RDMAKIT_INVENTORY_HASH);
-        assert.equal(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"), readAnsibleRunInput(runs[0].inputs.stdin).inventory);
-        assert.equal(envOf(nccl).RDMAKIT_NODES_HASH, env.RDMAKIT_NODES_HASH);
+        const validated = parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"));
+        assert.deepEqual(validated.all.hosts, hosts);
+        assert.deepEqual(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")).map((n: { name: string }) => n.name), c.plan.validation.hostNames);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
         // the role writes the hostfile from them, one `<ip> slots=8` line per node
@@ -117,6 +119,50 @@ for (const [file, fabricType, count] of [
         assert.match(vars.nccl_validate_all_fixed_cmd, new RegExp(`NCCL_NET=${c.plan.validation.forcedNet.NCCL_NET.split(" ")[0]}`));
     });
 }
+
+test("roce with scheduler.controller: the named controller is in the software run only, its host key pinned for it alone", async () => {
+    const spec = example("roce-h100.yaml");
+    const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
+    await unwrap(c.nodePrivateIps);
+    await settle();
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    const ctl = spec.scheduler.controller;
+    const head = inventory.all.hosts[ctl.name];
+    assert.ok(head, "the controller is an inventory host");
+    // the shape site.yml and the slurm role read (test/hosts/slurm.ts runs them on it): controller role, the head in the run
+    assert.equal(head.slurm_role, "controller");
+    assert.equal(head.ansible_host, ctl.address);
+    assert.equal(head.ansible_user, ctl.sshUser);
+    assert.equal(inventory.all.vars.slurm_head_in_inventory, true);
+    assert.equal(inventory.all.vars.slurm_controller_address, ctl.address);
+    assert.equal(inventory.all.vars.slurm_enabled, true);
+    assert.match(inventory.all.vars.slurm_files["slurm.conf"], new RegExp(`^SlurmctldHost=${ctl.name}\\(${ctl.address.replace(/\./g, "\\.")}\\)$`, "m"));
+    // GPU hosts keep the run's own rule (accept-new); the controller alone is checked against the spec's key
+    const file = join("out", "test", "slurm-head.known_hosts");
+    assert.match(inventory.all.vars.ansible_ssh_common_args, /StrictHostKeyChecking=accept-new/);
+    assert.match(head.ansible_ssh_common_args, new RegExp(`StrictHostKeyChecking=yes -o UserKnownHostsFile=${file.replace(/\./g, "\\.")}`));
+    assert.match(head.ansible_ssh_common_args, /ForwardAgent=no/);
+    for (const name of c.plan.validation.hostNames) assert.equal(inventory.all.hosts[name].ansible_ssh_common_args, undefined, name);
+    assert.equal(readFileSync(file, "utf8"), `${ctl.address} ${ctl.hostKey.split(" ").slice(0, 2).join(" ")}\n`);
+    // node-local: the fan-out reaches the controller with its own arguments, the nodes with the group's
+    const targets = JSON.parse(readFileSync(envOf(run).RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; sshArgs: string; inventory: string }>;
+    const t = targets.find((x) => x.name === ctl.name)!;
+    assert.equal(t.sshArgs, head.ansible_ssh_common_args);
+    assert.ok(targets.filter((x) => x.name !== ctl.name).every((x) => x.sshArgs === inventory.all.vars.ansible_ssh_common_args));
+    assert.equal(parseYaml(t.inventory).all.hosts[ctl.name].slurm_role, "controller");
+    // validation: the GPU nodes only
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    // scheduler none: no head node, no Slurm variables (today's behaviour)
+    registered = [];
+    const none = new mod.RdmaCluster("demo", { spec: { ...spec, scheduler: { type: "none" } }, sshPrivateKey: KEY });
+    await unwrap(none.nodePrivateIps);
+    await settle();
+    const plain = parseYaml(readAnsibleRunInput(registered.find((r) => r.name === "demo-software-run")!.inputs.stdin).inventory);
+    assert.deepEqual(Object.keys(plain.all.hosts), none.plan.validation.hostNames);
+    assert.equal(plain.all.vars.slurm_head_in_inventory, undefined);
+});
 
 test("Slurm on: one munge key command per cluster, its output a secret in the software run's environment only", async () => {
     for (const file of ["aws-p5.yaml", "azure-h100.yaml", "roce-h100.yaml"]) {

@@ -78,6 +78,9 @@ test("bad scheduler blocks are refused naming the field, the value and what is a
     assert.ok(noKey.some((i) => i.startsWith("cluster.scheduler.controller.hostKey|is required")), noKey.join("\n"));
     const clash = issuesOf({ ...roce, scheduler: { controller: { ...roce.scheduler.controller, name: "gpu01", address: "10.20.0.99" } } });
     assert.ok(clash.some((i) => i.startsWith("cluster.scheduler.controller.address|differs from roce.hosts entry gpu01")), clash.join("\n"));
+    // one host is either the controller or a GPU node (slurm_role): a GPU host named as the controller is refused
+    const onGpu = issuesOf({ ...roce, scheduler: { controller: { ...roce.scheduler.controller, name: "gpu01", address: "10.20.0.11" } } });
+    assert.ok(onGpu.some((i) => i.startsWith("cluster.scheduler.controller.name|is one of roce.hosts")), onGpu.join("\n"));
     const aws = example("aws-p5");
     const cloud = issuesOf({ ...aws, scheduler: { controller: { address: "10.0.0.5", vmSize: "Standard_D8s_v5" } } });
     assert.ok(cloud.some((i) => i.startsWith("cluster.scheduler.controller.address|does not apply to fabric aws-efa")), cloud.join("\n"));
