@@ -144,7 +144,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
-        let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
+        let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined>; head?: pulumi.Output<HeadKey> } | undefined;
         let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
         // the Slurm head node for the software run's inventory (provision/head.ts); undefined without Slurm
         let slurmHead: SlurmHeadInput | undefined;
@@ -156,6 +156,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
+                if (aws.slurmHead) {
+                    const h = aws.slurmHead;
+                    slurmHead = { head: pulumi.all([h.privateIp, h.instanceId]).apply(([address, instanceId]) => ({ address, instanceId })) };
+                    hostKeys.head = pulumi.all([h.privateIp, h.instanceId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId, publicKey }));
+                }
                 group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));
                 break;
             }
@@ -264,13 +269,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
  * (validate/component.ts): each inventory names the file from there, relatively, as the other paths of their runs.
  */
 function pinHostKeys(
-    keys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> },
+    keys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined>; head?: pulumi.Output<HeadKey> },
     nodes: pulumi.Output<NodeInstance[]>, entryAddress: pulumi.Output<string | undefined>, viaSsm: boolean,
 ): { software: HostKeyPin; validation: HostKeyPin } {
     const file = knownHostsPath(pulumi.getStack());
-    const written = pulumi.all([keys.node, keys.entry, nodes, entryAddress]).apply(([nodeKey, entryKey, ns, entry]) => {
+    const written = pulumi.all([keys.node, keys.entry, nodes, entryAddress, keys.head]).apply(([nodeKey, entryKey, ns, entry, head]) => {
         const addresses = ns.map((n) => (viaSsm ? n.instanceId ?? n.address : n.address));
         const entries = groupKnownHosts(addresses, nodeKey, entry && entryKey ? { address: entry, publicKey: entryKey } : undefined);
+        // the Slurm head node with its own key, at the address Ansible uses for it (its instance id through Session Manager)
+        if (head) entries.push({ hosts: [viaSsm ? head.instanceId : head.address], publicKey: head.publicKey });
         if (!pulumi.runtime.isDryRun()) writeKnownHosts(entries, file);
         return file;
     });
@@ -280,6 +287,9 @@ function pinHostKeys(
         validation: { knownHostsFile: fromKit, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
     };
 }
+
+/** The cloud Slurm head node's addresses and its host key line (public). */
+interface HeadKey { address: string; instanceId: string; publicKey: string }
 
 /**
  * The bare-metal Slurm controller (scheduler.controller): its address, and its host key pinned in a known_hosts file

@@ -1,5 +1,5 @@
 import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
-import { MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
@@ -222,7 +222,8 @@ test("AWS: a node the group replaced at the same address changes the inventory, 
         const first = await up();
         assert.deepEqual(first.instances.map((n) => [n.address, n.instanceId]), NODE_IPS.map((ip, i) => [ip, `i-${i}`]));
         const hosts = parseYaml(readAnsibleRunInput(first.stdin).inventory).all.hosts;
-        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3"]);
+        // the nodes, then the Slurm head node (its own instance)
+        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3", MOCK_HEAD_ID]);
         assert.deepEqual((await up()).run, first.run, "the same nodes: nothing to run again");
         nodeIds = ["i-0", "i-1", "i-2", "i-9"];
         const replaced = await up();
@@ -241,10 +242,12 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
     await unwrap(c.nodeInstances);
     await settle();
-    assert.ok(!registered.some((r) => r.type === "aws:ec2/instance:Instance"), "no bastion");
+    assert.deepEqual(registered.filter((r) => r.type === "aws:ec2/instance:Instance").map((r) => r.name), ["demo-aws-head"], "no bastion; the Slurm head node");
     const run = registered.find((r) => r.name === "demo-software-run")!;
     const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
-    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
+    // the head node too, by its instance id, through the same Session Manager hop (no host-level arguments of its own)
+    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3", MOCK_HEAD_ID]);
+    assert.equal(inventory.all.hosts["p5-demo-head"].ansible_ssh_common_args, undefined);
     // the stack's pinned host keys, by instance id (the name ssh checks through Session Manager)
     assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/test/known_hosts " +
         "-o HostKeyAlgorithms=ssh-ed25519 -o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
@@ -252,7 +255,9 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
     assert.deepEqual(vars.nccl_validate_hosts.map((h: any) => h.address), NODE_IPS, "mpirun between nodes over their private addresses");
     const node = mockHostKey("node").publicKey;
-    assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"), ["i-0", "i-1", "i-2", "i-3"].map((i) => `${i} ${node}\n`).join(""));
+    const head = mockHostKey("head").publicKey;
+    assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
+        [...["i-0", "i-1", "i-2", "i-3"].map((i) => `${i} ${node}\n`), `${MOCK_HEAD_ID} ${head}\n`].sort().join(""));
 });
 
 for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "jump"]] as const) {
@@ -261,10 +266,12 @@ for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "ju
         const ips = await unwrap(c.nodePrivateIps);
         const entryIp = await unwrap(c.entryAddress);
         await settle();
-        const node = mockHostKey("node"), way = mockHostKey(entry);
-        // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host with its own, nothing else
+        const node = mockHostKey("node"), way = mockHostKey(entry), head = mockHostKey("head");
+        // the Slurm head node the stack made, with its own key (AWS: ./fixtures/cluster-answers.ts MOCK_HEAD_IP)
+        const heads = file.startsWith("aws") ? [`${MOCK_HEAD_IP} ${head.publicKey}`] : [];
+        // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host and the head node with their own, nothing else
         assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
-            [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`].sort().map((l) => `${l}\n`).join(""));
+            [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`, ...heads].sort().map((l) => `${l}\n`).join(""));
         // Ansible checks them (nodes and the jump hop alike), ed25519 only; validation's inventory the same
         const run = registered.find((r) => r.name === "demo-software-run")!;
         const args = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.vars.ansible_ssh_common_args as string;
@@ -276,13 +283,13 @@ for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "ju
         // the private halves: in the nodes' and the entry's user data only, as secrets; in no command's input
         const userData = registered.filter((r) => ["aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance",
             "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"].includes(r.type));
-        assert.equal(userData.length, 2);
+        assert.equal(userData.length, 2 + heads.length);
         for (const r of userData) {
             const secret = r.type.startsWith("aws:") ? r.inputs.userData : r.inputs[r.type.endsWith("ScaleSet") ? "virtualMachineProfile" : "osProfile"];
             assert.ok(isSecretInput(secret), `${r.type}: the user data is a secret`);
         }
         const commands = JSON.stringify(registered.filter((r) => r.type.startsWith("command:")).map((r) => r.inputs));
-        for (const k of [node, way]) {
+        for (const k of [node, way, head]) {
             const body = k.privateKey.split("\n")[1];
             assert.ok(!commands.includes(body), "a private host key in a command's input");
             assert.ok(!commands.includes(Buffer.from(k.privateKey).toString("base64").slice(0, 40)));
@@ -343,8 +350,9 @@ test("cluster.ansible: an excluded node is in neither step, forks and the tolera
     assert.equal(envOf(run).ANSIBLE_FORKS, "3");
     assert.equal(envOf(run).RDMAKIT_MAX_FAIL_PERCENTAGE, "10");
     const hosts = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.hosts;
-    assert.deepEqual(Object.keys(hosts), [all[0], all[2], all[3]]);
-    assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), [ips[0], ips[2], ips[3]]);
+    // the nodes left, then the Slurm head node (slurm.conf still names the excluded node: it stays drained)
+    assert.deepEqual(Object.keys(hosts), [all[0], all[2], all[3], "p5-demo-head"]);
+    assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), [ips[0], ips[2], ips[3], MOCK_HEAD_IP]);
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
     assert.deepEqual(vars.nccl_validate_hosts, [0, 2, 3].map((i) => ({ name: all[i], address: ips[i] })));

@@ -17,6 +17,7 @@ import { askAwsCloud, blockScaleInTime, gradeReservation, gradeRootVolume, place
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
 import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
+import { type AwsHead, createAwsSlurmHead } from "./slurm-head";
 
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
 export interface AwsEfaClusterArgs {
@@ -96,6 +97,11 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     public readonly groupName: pulumi.Output<string>;
     /** the cluster placement group; undefined when the plan has none */
     public readonly placementGroupName: pulumi.Output<string | undefined>;
+    /**
+     * The Slurm head node (./slurm-head.ts): private IP, instance id, its SSH host key (public line), its security
+     * group; undefined when the plan runs no Slurm.
+     */
+    public readonly slurmHead?: AwsHead;
 
     constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Before super(): a refused input leaves nothing registered.
@@ -139,8 +145,18 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const nodeHostKey = stackHostKey(`${name}-node-host-key`, this);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
-        createSsmEndpoints(ctx, net, sg);
+        const endpointsSg = createSsmEndpoints(ctx, net, sg);
         const nodes = createNodes(ctx, net, sg, access, nodeHostKey, nodeAmi, reservation);
+        if (plan.scheduler.type === "slurm") {
+            this.slurmHead = createAwsSlurmHead({
+                name, clusterName: spec.name, region, parent: this, tags: ctx.tags, slurm: plan.scheduler,
+                vpcId: net.vpcId, subnetId: net.subnetId, nodeSecurityGroupId: sg.id,
+                ...(access.bastionSecurityGroupId ? { bastionSecurityGroupId: access.bastionSecurityGroupId } : {}),
+                ...(access.instanceProfileName ? { instanceProfileName: access.instanceProfileName } : {}),
+                ...(endpointsSg ? { ssmEndpointsSecurityGroupId: endpointsSg.id } : {}),
+                keyName: access.keyName, ami: nodeAmi.id, amiPinned: spec.aws.ami !== undefined,
+            });
+        }
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -194,6 +210,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             launchTemplateId: this.launchTemplateId,
             groupName: this.groupName,
             placementGroupName: this.placementGroupName,
+            slurmHead: this.slurmHead,
         });
     }
 }
@@ -277,6 +294,7 @@ interface Access {
     bastionHostKey?: StackHostKey;
     /** SSM: the nodes' instance profile */
     instanceProfileArn?: pulumi.Output<string>;
+    instanceProfileName?: pulumi.Output<string>;
     keyName: pulumi.Output<string>;
 }
 
@@ -314,7 +332,7 @@ function createAccess(ctx: Ctx, net: Network): Access {
             policyArn: `arn:${partitionOf(spec.aws.region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
         }, o);
         const profile = new aws.iam.InstanceProfile(`${name}-node-profile`, { role: role.name, tags: tagsFor(ctx, "node") }, o);
-        return { instanceProfileArn: profile.arn, keyName: key.keyName };
+        return { instanceProfileArn: profile.arn, instanceProfileName: profile.name, keyName: key.keyName };
     }
 
     const sg = new aws.ec2.SecurityGroup(`${name}-bastion-sg`, {
@@ -407,9 +425,9 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
  * network's way to SSM is yours, and askSsmReach checks it before anything is created.
  */
 
-function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): void {
+function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): aws.ec2.SecurityGroup | undefined {
     const { name, spec, region, parent } = ctx;
-    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return;
+    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return undefined;
     const o = { parent };
     const sg = new aws.ec2.SecurityGroup(`${name}-ssm-endpoints-sg`, {
         region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: Session Manager endpoints, HTTPS from the nodes`,
@@ -425,6 +443,7 @@ function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGrou
             privateDnsEnabled: true, subnetIds: [net.subnetId], securityGroupIds: [sg.id], tags: tagsFor(ctx, `ssm-${svc}`),
         }, o);
     }
+    return sg;
 }
 
 /** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */

@@ -73,7 +73,8 @@ export function resolveScheduler(fabric: Fabric, raw: SchedulerRaw | undefined):
         type,
         ...(raw?.controller ? { controller: raw.controller } : {}),
         partition: raw?.partition ?? DEFAULT_PARTITION,
-        homeNfs: raw?.homeNfs ?? cloud,
+        // off without Slurm: a resolved spec parses again to the same (the fabric components parse what RdmaCluster gives them)
+        homeNfs: raw?.homeNfs ?? (cloud && type === "slurm"),
     };
 }
 
