@@ -314,7 +314,10 @@ describe("Slurm head node", () => {
         assert.equal(h.iamInstanceProfile, undefined, "with a bastion: reached by SSH through it, no instance role");
         assert.ok(isSecretInput(h.userData), "the head node's user data holds its private host key: a secret");
         const key = mockHostKey("head");
-        assert.deepEqual(parseYaml(h.userData.value).ssh_keys, { ed25519_private: key.privateKey, ed25519_public: key.publicKey });
+        const doc = parseYaml(h.userData.value);
+        assert.deepEqual(doc.ssh_keys, { ed25519_private: key.privateKey, ed25519_public: key.publicKey });
+        // slurmctld runs only on the host SlurmctldHost names: the plan's controller name, not EC2's ip-10-...
+        assert.deepEqual([doc.hostname, doc.preserve_hostname], ["train-head", false]);
         assert.equal(h.userDataReplaceOnChange, true);
         assert.deepEqual(options.get(head.name)?.ignoreChanges, ["ami"], "a newer DLAMI does not replace the head node and its /home");
         assert.equal(await unwrap(c.slurmHead!.hostPublicKey), key.publicKey);

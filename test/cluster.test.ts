@@ -164,6 +164,33 @@ test("roce with scheduler.controller: the named controller is in the software ru
     assert.equal(plain.all.vars.slurm_head_in_inventory, undefined);
 });
 
+test("aws with Slurm: the head node the stack made is in the software run, slurm.conf at the private addresses, /home to the nodes", async () => {
+    const c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
+    const ips = await unwrap(c.nodePrivateIps);
+    await settle();
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    const head = inventory.all.hosts["p5-demo-head"];
+    assert.deepEqual([head.ansible_host, head.ansible_user, head.slurm_role, head.rdmakit_instance_id], [MOCK_HEAD_IP, "ubuntu", "controller", MOCK_HEAD_ID]);
+    // reached like the nodes: the group's arguments (the bastion hop, the stack's pinned known_hosts)
+    assert.equal(head.ansible_ssh_common_args, undefined);
+    const v = inventory.all.vars;
+    assert.deepEqual([v.slurm_enabled, v.slurm_head_in_inventory, v.slurm_controller_address, v.slurm_home_nfs], [true, true, MOCK_HEAD_IP, true]);
+    assert.deepEqual(v.slurm_home_nfs_clients, ips);
+    const conf: string = v.slurm_files["slurm.conf"];
+    assert.match(conf, new RegExp(`^SlurmctldHost=p5-demo-head\\(${MOCK_HEAD_IP.replace(/\./g, "\\.")}\\)$`, "m"));
+    // every node at its private address (no name lookups on the head node), in NodeName/NodeAddr lines
+    const addrLines = conf.split("\n").filter((l) => l.startsWith("NodeName="));
+    assert.ok(addrLines.length > 0 && addrLines.every((l) => / NodeAddr=\S+ /.test(l)), addrLines.join("\n"));
+    for (const ip of ips) assert.ok(addrLines.some((l) => l.includes(ip) || l.includes(ip.replace(/\.\d+$/, "."))), ip);
+    // validation: the nodes alone
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    // the state output names no head-node secret (its user data is the instance's, a secret input there)
+    const state = JSON.stringify(await unwrap(c.state));
+    assert.ok(!state.includes(mockHostKey("head").privateKey.split("\n")[1]));
+});
+
 test("Slurm on: one munge key command per cluster, its output a secret in the software run's environment only", async () => {
     for (const file of ["aws-p5.yaml", "azure-h100.yaml", "roce-h100.yaml"]) {
         registered = [];

@@ -51,6 +51,16 @@ export interface AwsHead {
  */
 export const HEAD_EGRESS_PORTS: readonly number[] = [443, 80];
 
+/**
+ * The head node's #cloud-config: the host key document, and the plan's controller name as the host name, since
+ * slurmctld runs only on the host slurm.conf's SlurmctldHost names (EC2 would name it ip-10-0-0-5). Pure.
+ * source: https://cloudinit.readthedocs.io/en/latest/reference/modules.html#set-hostname (hostname, preserve_hostname);
+ * https://slurm.schedmd.com/slurm.conf.html#OPT_SlurmctldHost ("the short, or long, hostname of the machine")
+ */
+export function headCloudConfig(hostKeyDoc: string, hostName: string): string {
+    return `${hostKeyDoc.replace(/\n*$/, "\n")}preserve_hostname: false\nhostname: ${hostName}\n`;
+}
+
 export function createAwsSlurmHead(a: AwsHeadArgs): AwsHead {
     const { name, region, parent, slurm } = a;
     const o = { parent };
@@ -112,7 +122,7 @@ export function createAwsSlurmHead(a: AwsHeadArgs): AwsHead {
         rootBlockDevice: { encrypted: true, volumeType: "gp3", deleteOnTermination: true },
         // the head node's own host key (a secret: it holds the private key), installed by cloud-init at first boot
         userData: pulumi.secret(pulumi.all([hostKey.privateKey, hostKey.publicKey])
-            .apply(([privateKey, publicKey]) => hostKeyCloudConfig({ privateKey, publicKey }, "aws"))),
+            .apply(([privateKey, publicKey]) => headCloudConfig(hostKeyCloudConfig({ privateKey, publicKey }, "aws"), slurm.controller.name))),
         userDataReplaceOnChange: true,
         tags,
         volumeTags: tags,
