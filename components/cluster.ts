@@ -171,6 +171,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 hostKeys = { node: az.nodeHostPublicKey, entry: az.jumpHostPublicKey };
+                if (az.slurmHead) {
+                    const h = az.slurmHead;
+                    slurmHead = { head: pulumi.all([h.privateIp, h.vmId]).apply(([address, instanceId]) => ({ address, ...(instanceId ? { instanceId } : {}) })) };
+                    hostKeys.head = pulumi.all([h.privateIp, h.vmId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId: instanceId ?? "", publicKey }));
+                }
                 group = pulumi.all([az.resourceGroupName, az.vmssName]).apply(([rg, vmss]) => ({ cloud: "azure" as const, resourceGroup: rg, scaleSet: vmss }));
                 break;
             }

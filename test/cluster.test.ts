@@ -1,5 +1,5 @@
 import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
-import { MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_AZURE_HEAD_IP, MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
@@ -295,7 +295,7 @@ for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "ju
         await settle();
         const node = mockHostKey("node"), way = mockHostKey(entry), head = mockHostKey("head");
         // the Slurm head node the stack made, with its own key (AWS: ./fixtures/cluster-answers.ts MOCK_HEAD_IP)
-        const heads = file.startsWith("aws") ? [`${MOCK_HEAD_IP} ${head.publicKey}`] : [];
+        const heads = [`${file.startsWith("aws") ? MOCK_HEAD_IP : MOCK_AZURE_HEAD_IP} ${head.publicKey}`];
         // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host and the head node with their own, nothing else
         assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
             [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`, ...heads].sort().map((l) => `${l}\n`).join(""));

@@ -12,6 +12,7 @@ import { AzureNode, parseNodeNics, subscriptionOf, VmssNic, vmssNicListUrl } fro
 import { AzureLayout, azureLayout, fabricIssues, jumpCustomData, jumpHostArgs, layoutIssues, nodeCustomData, nsgRules, scaleSetArgs } from "./settings";
 import { stackHostKey } from "../provision/hostkey-resource";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
+import { type AzureHead, createAzureSlurmHead } from "./slurm-head";
 
 export const AZURE_INFINIBAND_CLUSTER_TOKEN = "rdmakit:index:AzureInfinibandCluster";
 
@@ -55,6 +56,8 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
     public readonly vnetId: pulumi.Output<string>;
     public readonly subnetId: pulumi.Output<string>;
     public readonly nsgId: pulumi.Output<string>;
+    /** The Slurm head node (./slurm-head.ts): private IP, VM id, host key (public line), its NSG; undefined without Slurm. */
+    public readonly slurmHead?: AzureHead;
 
     constructor(name: string, args: AzureInfinibandClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Checked before super(): a bad input registers nothing, not even the component.
@@ -124,6 +127,12 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             scaleSetArgs(layout, plan, spec, { ...refs, customData: keyData(nodeHostKey, nodeCustomData) }),
             { ...child, replaceOnChanges: ["virtualMachineProfile.osProfile.customData"], deleteBeforeReplace: true });
 
+        if (plan.scheduler.type === "slurm") {
+            this.slurmHead = createAzureSlurmHead({
+                name, parent: this, layout, plan, slurm: plan.scheduler, resourceGroupName, subnetId: subnet.id, subnetCidr: az.subnetCidr,
+            });
+        }
+
         // One list call for all nodes at every pulumi up, with the provider's own token (see nodeIps.ts for why not
         // the CLI or an invoke); not at preview of a new scale set, whose name is not known yet.
         const vmssName = vmss.name;
@@ -164,6 +173,7 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             vnetId: this.vnetId,
             subnetId: this.subnetId,
             nsgId: this.nsgId,
+            slurmHead: this.slurmHead,
         });
     }
 }
