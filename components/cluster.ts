@@ -158,7 +158,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
                 if (aws.slurmHead) {
                     const h = aws.slurmHead;
-                    slurmHead = { head: pulumi.all([h.privateIp, h.instanceId]).apply(([address, instanceId]) => ({ address, instanceId })) };
+                    slurmHead = {
+                        head: pulumi.all([h.privateIp, h.instanceId]).apply(([address, instanceId]) => ({ address, instanceId })),
+                        // topology.conf from the nodes' EC2 instance topology read at this up
+                        ...(aws.ec2Topology ? { ec2: aws.ec2Topology } : {}),
+                    };
                     hostKeys.head = pulumi.all([h.privateIp, h.instanceId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId, publicKey }));
                 }
                 group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));

@@ -1,5 +1,6 @@
 import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
-import { MOCK_AZURE_HEAD_IP, MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_AZURE_HEAD_IP, MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource, commandStdout } from "./fixtures/cluster-answers";
+import { topologyAnswer } from "./fixtures/aws/ec2-topology";
 import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
@@ -165,9 +166,22 @@ test("roce with scheduler.controller: the named controller is in the software ru
 });
 
 test("aws with Slurm: the head node the stack made is in the software run, slurm.conf at the private addresses, /home to the nodes", async () => {
-    const c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
-    const ips = await unwrap(c.nodePrivateIps);
-    await settle();
+    // the nodes as EC2 lists them, and their instance topology as the read at up prints it (the AWS CLI's shape)
+    nodeIds = NODE_IPS.map((_, i) => `i-0bbb${String(i).padStart(13, "0")}`);
+    commandStdout.set("demo-aws-ec2-topology", JSON.stringify(topologyAnswer(nodeIds.map((id, i) => ({ id, leaf: i < 2 ? "nn-3333333333example" : "nn-4444444444example" })))));
+    let c: ClusterModule.RdmaCluster, ips: string[];
+    try {
+        c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
+        ips = await unwrap(c.nodePrivateIps);
+        await settle();
+    } finally {
+        nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
+        commandStdout.clear();
+    }
+    // the read: after the capacity wait, asked for exactly the nodes' ids, in the stack's region
+    const topo = registered.find((r) => r.name === "demo-aws-ec2-topology")!;
+    assert.equal(envOf(topo).RDMAKIT_REGION, "us-east-2");
+    assert.equal(envOf(topo).RDMAKIT_INSTANCE_IDS, NODE_IPS.map((_, i) => `i-0bbb${String(i).padStart(13, "0")}`).join(","));
     const run = registered.find((r) => r.name === "demo-software-run")!;
     const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
     const head = inventory.all.hosts["p5-demo-head"];
@@ -183,6 +197,13 @@ test("aws with Slurm: the head node the stack made is in the software run, slurm
     const addrLines = conf.split("\n").filter((l) => l.startsWith("NodeName="));
     assert.ok(addrLines.length > 0 && addrLines.every((l) => / NodeAddr=\S+ /.test(l)), addrLines.join("\n"));
     for (const ip of ips) assert.ok(addrLines.some((l) => l.includes(ip) || l.includes(ip.replace(/\.\d+$/, "."))), ip);
+    // topology.conf from that answer: the nodes under their leaves, the layers above, nothing unplaced
+    const topology: string = v.slurm_files["topology.conf"];
+    assert.deepEqual(c.plan.validation.hostNames, ["p5-demo-000", "p5-demo-001", "p5-demo-002", "p5-demo-003"]);
+    assert.match(topology, /^SwitchName=nn-3333333333example Nodes=p5-demo-\[000-001\]$/m);
+    assert.match(topology, /^SwitchName=nn-4444444444example Nodes=p5-demo-\[002-003\]$/m);
+    assert.match(topology, /^SwitchName=nn-2222222222example Switches=nn-3333333333example,nn-4444444444example$/m);
+    assert.doesNotMatch(topology, /ec2-unplaced|ec2-all/);
     // validation: the nodes alone
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
     assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);

@@ -18,6 +18,8 @@ import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPAC
 import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
 import { type AwsHead, createAwsSlurmHead } from "./slurm-head";
+import { EC2_TOPOLOGY_SCRIPT, ec2TopologyFromRead, TOPOLOGY_INSTANCE_TYPES, TOPOLOGY_POLL_SECONDS, TOPOLOGY_WAIT_SECONDS } from "../slurm/ec2-topology";
+import type { Ec2Topology } from "../slurm/render";
 
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
 export interface AwsEfaClusterArgs {
@@ -102,6 +104,11 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
      * group; undefined when the plan runs no Slurm.
      */
     public readonly slurmHead?: AwsHead;
+    /**
+     * With Slurm: the nodes' EC2 instance topology read at this `pulumi up` (../slurm/ec2-topology.ts), for
+     * topology.conf; undefined when it could not be read (a warning says why) or the type has none.
+     */
+    public readonly ec2Topology?: pulumi.Output<Ec2Topology | undefined>;
 
     constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Before super(): a refused input leaves nothing registered.
@@ -171,6 +178,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         plans.set(this, plan);
         this.nodes = pulumi.all([found.ids, found.privateIps, nodes.group.name]).apply(([ids, ips, group]) => pairNodes(ids, ips, { nodes: spec.nodes, group }));
         this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
+        if (plan.scheduler.type === "slurm") this.ec2Topology = readTopology(ctx, this.nodes, nodes.capacity);
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
@@ -213,6 +221,39 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             slurmHead: this.slurmHead,
         });
     }
+}
+
+/**
+ * The nodes' instance topology at `pulumi up`: a local command after the capacity wait runs the read
+ * (EC2_TOPOLOGY_SCRIPT: the AWS CLI, polled until every node is listed), again whenever the nodes' ids change; its
+ * answer is parsed here as untrusted input. Types the API does not cover are not asked for.
+ */
+function readTopology(ctx: Ctx, nodes: pulumi.Output<AwsNode[]>, capacity: local.Command): pulumi.Output<Ec2Topology | undefined> {
+    const { name, plan, region, parent } = ctx;
+    const names = plan.validation.hostNames;
+    if (!TOPOLOGY_INSTANCE_TYPES.includes(plan.aws.instanceType)) {
+        void pulumi.log.warn(`${plan.aws.instanceType} has no EC2 instance topology (DescribeInstanceTopology covers ${TOPOLOGY_INSTANCE_TYPES.join(", ")}): topology.conf puts every node under one switch`, parent);
+        return pulumi.output(undefined);
+    }
+    const profile = new pulumi.Config("aws").get("profile");
+    const read = new local.Command(`${name}-ec2-topology`, {
+        create: EC2_TOPOLOGY_SCRIPT,
+        interpreter: ["node", "-e"],
+        environment: {
+            RDMAKIT_INSTANCE_IDS: nodes.apply((ns) => ns.map((n) => n.instanceId).join(",")),
+            RDMAKIT_REGION: region,
+            RDMAKIT_WAIT_SECONDS: String(TOPOLOGY_WAIT_SECONDS),
+            RDMAKIT_POLL_SECONDS: String(TOPOLOGY_POLL_SECONDS),
+            ...(profile ? { AWS_PROFILE: profile } : {}),
+        },
+        addPreviousOutputInEnv: false,
+        logging: "stderr",
+    }, { parent, dependsOn: [capacity] });
+    return pulumi.all([read.stdout, nodes]).apply(([stdout, ns]) => {
+        const got = ec2TopologyFromRead(stdout, Object.fromEntries(ns.map((n, i) => [names[i], n.instanceId])));
+        if (got.warning) void pulumi.log.warn(got.warning, parent);
+        return got.topology;
+    });
 }
 
 /** What every builder below needs. */
