@@ -212,6 +212,21 @@ test("aws with Slurm: the head node the stack made is in the software run, slurm
     assert.ok(!state.includes(mockHostKey("head").privateKey.split("\n")[1]));
 });
 
+test("azure with Slurm: the head VM is in the software run at its private address, topology.conf flat", async () => {
+    const c = new mod.RdmaCluster("demo", { spec: example("azure-h100.yaml"), sshPrivateKey: KEY });
+    const ips = await unwrap(c.nodePrivateIps);
+    await settle();
+    const inventory = parseYaml(readAnsibleRunInput(registered.find((r) => r.name === "demo-software-run")!.inputs.stdin).inventory);
+    const name = c.plan.scheduler.type === "slurm" ? c.plan.scheduler.controller.name : "";
+    const head = inventory.all.hosts[name];
+    assert.deepEqual([head.ansible_host, head.slurm_role], [MOCK_AZURE_HEAD_IP, "controller"]);
+    assert.equal(head.ansible_ssh_common_args, undefined, "through the jump host, as the nodes");
+    assert.deepEqual([inventory.all.vars.slurm_head_in_inventory, inventory.all.vars.slurm_controller_address], [true, MOCK_AZURE_HEAD_IP]);
+    assert.deepEqual(inventory.all.vars.slurm_home_nfs_clients, ips);
+    assert.match(inventory.all.vars.slurm_files["slurm.conf"], new RegExp(`^SlurmctldHost=${name}\\(10\\.10\\.0\\.250\\)$`, "m"));
+    assert.match(inventory.all.vars.slurm_files["topology.conf"], /^# flat: /m);
+});
+
 test("Slurm on: one munge key command per cluster, its output a secret in the software run's environment only", async () => {
     for (const file of ["aws-p5.yaml", "azure-h100.yaml", "roce-h100.yaml"]) {
         registered = [];
