@@ -53,6 +53,7 @@ export interface AwsFabricSummary {
 }
 
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
+const slurmParts = new Internals<AwsEfaCluster, { head?: AwsHead; topology?: pulumi.Output<Ec2Topology | undefined> }>();
 
 /**
  * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
@@ -101,14 +102,14 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     public readonly placementGroupName: pulumi.Output<string | undefined>;
     /**
      * The Slurm head node (./slurm-head.ts): private IP, instance id, its SSH host key (public line), its security
-     * group; undefined when the plan runs no Slurm.
+     * group; undefined when the plan runs no Slurm. (Getters: the component schema carries no optional Output shapes.)
      */
-    public readonly slurmHead?: AwsHead;
+    get slurmHead(): AwsHead | undefined { return slurmParts.of(this).head; }
     /**
      * With Slurm: the nodes' EC2 instance topology read at this `pulumi up` (../slurm/ec2-topology.ts), for
      * topology.conf; undefined when it could not be read (a warning says why) or the type has none.
      */
-    public readonly ec2Topology?: pulumi.Output<Ec2Topology | undefined>;
+    get ec2Topology(): pulumi.Output<Ec2Topology | undefined> | undefined { return slurmParts.of(this).topology; }
 
     constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Before super(): a refused input leaves nothing registered.
@@ -154,8 +155,9 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const sg = createEfaSecurityGroup(ctx, net, access);
         const endpointsSg = createSsmEndpoints(ctx, net, sg);
         const nodes = createNodes(ctx, net, sg, access, nodeHostKey, nodeAmi, reservation);
+        let head: AwsHead | undefined;
         if (plan.scheduler.type === "slurm") {
-            this.slurmHead = createAwsSlurmHead({
+            head = createAwsSlurmHead({
                 name, clusterName: spec.name, region, parent: this, tags: ctx.tags, slurm: plan.scheduler,
                 vpcId: net.vpcId, subnetId: net.subnetId, nodeSecurityGroupId: sg.id,
                 ...(access.bastionSecurityGroupId ? { bastionSecurityGroupId: access.bastionSecurityGroupId } : {}),
@@ -178,7 +180,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         plans.set(this, plan);
         this.nodes = pulumi.all([found.ids, found.privateIps, nodes.group.name]).apply(([ids, ips, group]) => pairNodes(ids, ips, { nodes: spec.nodes, group }));
         this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
-        if (plan.scheduler.type === "slurm") this.ec2Topology = readTopology(ctx, this.nodes, nodes.capacity);
+        slurmParts.set(this, { head, ...(plan.scheduler.type === "slurm" ? { topology: readTopology(ctx, this.nodes, nodes.capacity) } : {}) });
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
@@ -218,7 +220,6 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             launchTemplateId: this.launchTemplateId,
             groupName: this.groupName,
             placementGroupName: this.placementGroupName,
-            slurmHead: this.slurmHead,
         });
     }
 }

@@ -57,7 +57,7 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
     public readonly subnetId: pulumi.Output<string>;
     public readonly nsgId: pulumi.Output<string>;
     /** The Slurm head node (./slurm-head.ts): private IP, VM id, host key (public line), its NSG; undefined without Slurm. */
-    public readonly slurmHead?: AzureHead;
+    get slurmHead(): AzureHead | undefined { return heads.get(this); }
 
     constructor(name: string, args: AzureInfinibandClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Checked before super(): a bad input registers nothing, not even the component.
@@ -128,9 +128,9 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             { ...child, replaceOnChanges: ["virtualMachineProfile.osProfile.customData"], deleteBeforeReplace: true });
 
         if (plan.scheduler.type === "slurm") {
-            this.slurmHead = createAzureSlurmHead({
+            heads.set(this, createAzureSlurmHead({
                 name, parent: this, layout, plan, slurm: plan.scheduler, resourceGroupName, subnetId: subnet.id, subnetCidr: az.subnetCidr,
-            });
+            }));
         }
 
         // One list call for all nodes at every pulumi up, with the provider's own token (see nodeIps.ts for why not
@@ -173,10 +173,12 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
             vnetId: this.vnetId,
             subnetId: this.subnetId,
             nsgId: this.nsgId,
-            slurmHead: this.slurmHead,
         });
     }
 }
+
+/** Each cluster's Slurm head node (a getter's storage: the component schema carries no optional Output shapes). */
+const heads = new WeakMap<AzureInfinibandCluster, AzureHead>();
 
 /** Spec, plan and layout, or a pulumi.InputPropertiesError naming every bad field. */
 function checkArgs(args: AzureInfinibandClusterArgs): { spec: ClusterSpec; plan: FabricPlan; layout: AzureLayout } {
