@@ -5,7 +5,8 @@ import { fabricIssues } from "./checks";
 import { SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { FabricPlan, planCluster } from "./plan";
 import { AnsiblePlaybook, type FailedNode, sha256 } from "./provision/ansible";
-import { HostKeyPin, NodeInstance, nodeInstances, nodeInventory } from "./provision/nodes";
+import { HostKeyPin, NodeInstance, nodeInstances, nodeInventory, type SlurmHeadInput } from "./provision/nodes";
+import type { SlurmHeadAt } from "./provision/head";
 import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, writeKnownHosts } from "./provision/knownhosts";
 import { PACKAGE_ROOT } from "./assets";
 import * as path from "path";
@@ -156,8 +157,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
         // the host keys a cloud stack made for its nodes and its way in (provision/hostkeys.ts); none on bare metal
-        let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> } | undefined;
+        let hostKeys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined>; head?: pulumi.Output<HeadKey> } | undefined;
         let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
+        // the Slurm head node for the software run's inventory (provision/head.ts); undefined without Slurm
+        let slurmHead: SlurmHeadInput | undefined;
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new cloud.AwsEfaCluster!(`${name}-aws`, { spec }, parent);
@@ -166,6 +169,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = aws.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = aws.bastionAddress;
                 hostKeys = { node: aws.nodeHostPublicKey, entry: aws.bastionHostPublicKey };
+                if (aws.slurmHead) {
+                    const h = aws.slurmHead;
+                    slurmHead = {
+                        head: pulumi.all([h.privateIp, h.instanceId]).apply(([address, instanceId]) => ({ address, instanceId })),
+                        // topology.conf from the nodes' EC2 instance topology read at this up
+                        ...(aws.ec2Topology ? { ec2: aws.ec2Topology } : {}),
+                    };
+                    hostKeys.head = pulumi.all([h.privateIp, h.instanceId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId, publicKey }));
+                }
                 group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));
                 break;
             }
@@ -176,6 +188,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 instanceIds = az.nodes.apply((ns) => ns.map((n) => n.instanceId));
                 entryAddress = az.jumpHostAddress;
                 hostKeys = { node: az.nodeHostPublicKey, entry: az.jumpHostPublicKey };
+                if (az.slurmHead) {
+                    const h = az.slurmHead;
+                    slurmHead = { head: pulumi.all([h.privateIp, h.vmId]).apply(([address, instanceId]) => ({ address, ...(instanceId ? { instanceId } : {}) })) };
+                    hostKeys.head = pulumi.all([h.privateIp, h.vmId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId: instanceId ?? "", publicKey }));
+                }
                 group = pulumi.all([az.resourceGroupName, az.vmssName]).apply(([rg, vmss]) => ({ cloud: "azure" as const, resourceGroup: rg, scaleSet: vmss }));
                 break;
             }
@@ -183,6 +200,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
+                if (plan.scheduler.type === "slurm") slurmHead = { head: bareMetalHead(plan.scheduler.controller, pulumi.getStack()) };
                 break;
             }
         }
@@ -206,7 +224,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
         if (spec.provision) {
             const pin = hostKeys ? pinHostKeys(hostKeys, this.nodeInstances, this.entryAddress, ssm !== undefined) : undefined;
-            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software);
+            // the head node runs the slurm role in the software run; validation's inventory is the GPU nodes alone
+            const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software, slurmHead);
+            const nodesOnly = slurmHead ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software) : inventory;
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -222,7 +242,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     // the same hosts, with the known_hosts named from where validation runs (the kit's root)
-                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : inventory,
+                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : nodesOnly,
                     ...(hostKeys ? { hostKeys: hostKeys.node.apply((k) => [k]) } : {}),
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts, or retried nodes
@@ -283,13 +303,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
  * (validate/component.ts): each inventory names the file from there, relatively, as the other paths of their runs.
  */
 function pinHostKeys(
-    keys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined> },
+    keys: { node: pulumi.Output<string>; entry: pulumi.Output<string | undefined>; head?: pulumi.Output<HeadKey> },
     nodes: pulumi.Output<NodeInstance[]>, entryAddress: pulumi.Output<string | undefined>, viaSsm: boolean,
 ): { software: HostKeyPin; validation: HostKeyPin } {
     const file = knownHostsPath(pulumi.getStack());
-    const written = pulumi.all([keys.node, keys.entry, nodes, entryAddress]).apply(([nodeKey, entryKey, ns, entry]) => {
+    const written = pulumi.all([keys.node, keys.entry, nodes, entryAddress, keys.head]).apply(([nodeKey, entryKey, ns, entry, head]) => {
         const addresses = ns.map((n) => (viaSsm ? n.instanceId ?? n.address : n.address));
         const entries = groupKnownHosts(addresses, nodeKey, entry && entryKey ? { address: entry, publicKey: entryKey } : undefined);
+        // the Slurm head node with its own key, at the address Ansible uses for it (its instance id through Session Manager)
+        if (head) entries.push({ hosts: [viaSsm ? head.instanceId : head.address], publicKey: head.publicKey });
         if (!pulumi.runtime.isDryRun()) writeKnownHosts(entries, file);
         return file;
     });
@@ -339,6 +361,24 @@ export function missingKeyIssue(project: string): SpecIssue {
         path: "sshPrivateKey", message: "is missing: the RdmaCluster argument Ansible reaches the nodes with",
         allowed: `sshPrivateKey: new pulumi.Config().requireSecret("sshPrivateKey") in the program, after pulumi config set --secret ${project}:sshPrivateKey < ~/.ssh/id_ed25519; or cluster.provision: false`,
     };
+}
+
+/** The cloud Slurm head node's addresses and its host key line (public). */
+interface HeadKey { address: string; instanceId: string; publicKey: string }
+
+/**
+ * The bare-metal Slurm controller (scheduler.controller): its address, and its host key pinned in a known_hosts file
+ * of its own (out/<stack>/slurm-head.known_hosts, written at every deployment; a preview writes nothing), so Ansible
+ * refuses a controller that shows another key while the GPU hosts keep the inventory's rule. The inventory waits for
+ * the write.
+ */
+function bareMetalHead(controller: { address?: string; hostKey?: string }, stack: string): pulumi.Output<SlurmHeadAt> {
+    // address and hostKey are required for Slurm on bare metal (slurm/spec.ts schedulerIssues): checked before this
+    const file = path.join("out", stack, "slurm-head.known_hosts");
+    return pulumi.output(controller).apply((c) => {
+        if (!pulumi.runtime.isDryRun()) writeKnownHosts([{ hosts: [c.address!], publicKey: c.hostKey! }], file);
+        return { address: c.address!, pinnedKnownHostsFile: file };
+    });
 }
 
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */

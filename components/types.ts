@@ -482,7 +482,7 @@ export type SchedulerType = (typeof SchedulerType)[keyof typeof SchedulerType];
 
 /** The host that runs slurmctld: a named existing host on bare metal, a head node the kit creates on the clouds. */
 export interface SchedulerControllerInput {
-    /** Inventory and Slurm name of the controller (bare metal: required; may be one of roce.hosts). @default <cluster>-head */
+    /** Inventory and Slurm name of the controller (bare metal: required; a host of its own, not one of roce.hosts). @default <cluster>-head */
     name?: string;
     /** Address SSH and the nodes reach it at (bare metal only: required). */
     address?: string;

@@ -65,7 +65,10 @@ before(async () => {
             if (args.type === T.asg) state.name = `${args.name}-4f2a`;
             if (args.type === T.pg) state.name = `${args.name}-9c1d`;
             if (args.type === T.key) state.keyName = `${args.inputs.keyNamePrefix}7e3b`;
-            if (args.type === T.profile) state.arn = `arn:aws:iam::123456789012:instance-profile/${args.name}`;
+            if (args.type === T.profile) {
+                state.arn = `arn:aws:iam::123456789012:instance-profile/${args.name}`;
+                state.name = `${args.name}-7a1c`;
+            }
             registered.push({ type: args.type, name: args.name, inputs: args.inputs, id, state });
             return { id, state };
         },
@@ -122,6 +125,8 @@ function raw(instanceType: string, aws: Record<string, unknown> = {}, top: Recor
         // only (test/cluster.test.ts runs Ansible's inventory through Session Manager)
         ...(instanceType.startsWith("p6-") ? { software: { cudaVersion: "13.0" } } : {}),
         ...(aws.access === "ssm" ? { provision: false } : {}),
+        // the fabric alone; the Slurm head node has its own tests (describe "Slurm head node")
+        scheduler: { type: "none" },
         ...top,
     };
 }
@@ -285,6 +290,77 @@ describe("security groups", () => {
         await build(raw("p5.48xlarge"));
         await build(raw("p5.48xlarge", { access: "ssm", network: { vpcId: "vpc-0abc1234", subnets: [{ id: "subnet-0def5678", availabilityZone: "us-east-2b" }] } }));
         assert.equal(ofType("aws:ec2/vpcEndpoint:VpcEndpoint").length, 3, "only the first cluster's three");
+    });
+});
+
+describe("Slurm head node", () => {
+    const SLURM = { scheduler: { type: "slurm" } };
+    const rulesOn = (sgId: string) => registered.filter((r) => (r.type === T.ingress || r.type === T.egress) && r.inputs.securityGroupId === sgId)
+        .map((r) => [r.type === T.ingress ? "in" : "out", r.inputs.ipProtocol, r.inputs.fromPort, r.inputs.toPort, r.inputs.referencedSecurityGroupId ?? r.inputs.cidrIpv4]);
+
+    test("one instance in the nodes' private subnet, on the nodes' AMI, the plan's type, no public IP, IMDSv2, its own host key as a secret", async () => {
+        const { c } = await build(raw("p5.48xlarge", {}, SLURM));
+        const head = one(T.instance, "-head");
+        assert.deepEqual(ofType(T.instance).map((r) => r.name.replace(/^c\d+/, "")).sort(), ["-bastion", "-head"]);
+        const h = head.inputs;
+        assert.equal(h.subnetId, one(T.subnet, "-private").id);
+        assert.equal(h.ami, DLAMI_ID, "the nodes' image: the same Ubuntu release, so the same Slurm");
+        assert.equal(h.instanceType, "m7i.2xlarge");
+        assert.equal(h.associatePublicIpAddress, false);
+        assert.deepEqual(h.vpcSecurityGroupIds, [one(T.sg, "-head-sg").id]);
+        assert.equal(h.keyName, one(T.key).state.keyName);
+        assert.deepEqual([h.metadataOptions.httpTokens, h.metadataOptions.httpPutResponseHopLimit], ["required", 1]);
+        assert.deepEqual([h.rootBlockDevice.encrypted, h.rootBlockDevice.volumeType], [true, "gp3"]);
+        assert.equal(h.iamInstanceProfile, undefined, "with a bastion: reached by SSH through it, no instance role");
+        assert.ok(isSecretInput(h.userData), "the head node's user data holds its private host key: a secret");
+        const key = mockHostKey("head");
+        const doc = parseYaml(h.userData.value);
+        assert.deepEqual(doc.ssh_keys, { ed25519_private: key.privateKey, ed25519_public: key.publicKey });
+        // slurmctld runs only on the host SlurmctldHost names: the plan's controller name, not EC2's ip-10-...
+        assert.deepEqual([doc.hostname, doc.preserve_hostname], ["train-head", false]);
+        assert.equal(h.userDataReplaceOnChange, true);
+        assert.deepEqual(options.get(head.name)?.ignoreChanges, ["ami"], "a newer DLAMI does not replace the head node and its /home");
+        assert.equal(await unwrap(c.slurmHead!.hostPublicKey), key.publicKey);
+        // a given type is used
+        await build(raw("p5.48xlarge", {}, { scheduler: { controller: { instanceType: "c7i.4xlarge" } } }));
+        assert.equal(ofType(T.instance).filter((r) => r.name.endsWith("-head")).at(-1)!.inputs.instanceType, "c7i.4xlarge");
+    });
+
+    test("rules: the plan's Slurm and NFS ports between the head node and the nodes only, SSH from the bastion, nothing from any CIDR", async () => {
+        await build(raw("p5.48xlarge", {}, SLURM));
+        const head = one(T.sg, "-head-sg").id, efa = one(T.sg, "-efa-sg").id, bastion = one(T.sg, "-bastion-sg").id;
+        // slurm.conf's ports (6817 slurmctld, 6818 slurmd, SrunPortRange 60001-63000), NFSv4 2049: components/plan/scheduler.ts
+        assert.deepEqual(rulesOn(head).sort(), [
+            ["in", "tcp", 2049, 2049, efa], ["in", "tcp", 22, 22, bastion], ["in", "tcp", 60001, 63000, efa], ["in", "tcp", 6817, 6817, efa], ["in", "tcp", 6818, 6818, efa],
+            ["out", "tcp", 443, 443, "0.0.0.0/0"], ["out", "tcp", 60001, 63000, efa], ["out", "tcp", 6818, 6818, efa], ["out", "tcp", 80, 80, "0.0.0.0/0"],
+        ].sort());
+        // the nodes' group: its own rules as without Slurm, and slurmd and srun's ports from the head node
+        assert.deepEqual(rulesOn(efa).filter((r) => r[4] === head).sort(), [["in", "tcp", 60001, 63000, head], ["in", "tcp", 6818, 6818, head]].sort());
+        assert.equal(rulesOn(efa).length, 4 + 2);
+        // no rule anywhere lets a CIDR in, but the bastion's SSH from cluster.ssh.allowedCidrs
+        const fromCidr = registered.filter((r) => r.type === T.ingress && r.inputs.cidrIpv4 !== undefined).map((r) => r.inputs.securityGroupId);
+        assert.deepEqual([...new Set(fromCidr)], [bastion]);
+        // homeNfs false: no NFS port
+        registered = [];
+        await build(raw("p5.48xlarge", {}, { scheduler: { homeNfs: false } }));
+        assert.ok(!rulesOn(one(T.sg, "-head-sg").id).some((r) => r[2] === 2049));
+    });
+
+    test("with access ssm: the nodes' instance profile, HTTPS to the Session Manager endpoints, no SSH ingress", async () => {
+        await build(raw("p5.48xlarge", { access: "ssm" }, SLURM));
+        const h = one(T.instance, "-head").inputs;
+        assert.equal(h.iamInstanceProfile, one(T.profile).state.name);
+        const head = one(T.sg, "-head-sg").id;
+        assert.ok(!rulesOn(head).some((r) => r[0] === "in" && r[2] === 22), "no SSH ingress: Session Manager");
+        const endpoints = one(T.sg, "-ssm-endpoints-sg").id;
+        assert.deepEqual(rulesOn(endpoints).sort(), [["in", "tcp", 443, 443, head], ["in", "tcp", 443, 443, one(T.sg, "-efa-sg").id]].sort());
+    });
+
+    test("a head node type of another architecture than the nodes' image is refused before anything is created", () => {
+        const e = propertiesErrorOf(parseClusterSpec(raw("p5.48xlarge", {}, { scheduler: { controller: { instanceType: "m7g.2xlarge" } } })));
+        const reason = e.errors.find((x) => x.propertyPath === "cluster.scheduler.controller.instanceType")?.reason ?? e.message;
+        assert.match(reason, /not an x86_64 type.*\(got "m7g\.2xlarge"\); allowed: an x86_64 instance type/);
+        assert.equal(registered.length, 0);
     });
 });
 

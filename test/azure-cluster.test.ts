@@ -1,4 +1,4 @@
-import { mockHostKey, mockHostKeyState, revealSecrets } from "./fixtures/host-key-mock";
+import { isSecretInput, mockHostKey, mockHostKeyState, revealSecrets } from "./fixtures/host-key-mock";
 import { nodeCustomData } from "../components/azure/settings";
 import { before, test } from "node:test";
 import { jumpHostCloudConfig } from "../components/provision/jump";
@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
 import { evaluatePolicies } from "../policies/evaluate";
+import { parse as parseYaml } from "yaml";
 import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, existingSubnet, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
@@ -56,6 +57,9 @@ before(async () => {
                 const id = `/subscriptions/${SUB}/resourceGroups/mock-rg/providers/${args.type}/${name}`;
                 if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = args.name.endsWith("-jump-ip") ? "20.30.40.50" : "20.30.40.51";
                 if (args.type === "azure-native:compute:VirtualMachineScaleSet") state.uniqueId = `uid-${args.name}`;
+                if (args.type === "azure-native:network:NetworkInterface" && args.name.endsWith("-head-nic")) {
+                    state.ipConfigurations = args.inputs.ipConfigurations.map((c: Record<string, unknown>) => ({ ...c, privateIPAddress: "10.10.0.250" }));
+                }
                 return { id, state };
             },
             call(args: pulumi.runtime.MockCallArgs) {
@@ -81,6 +85,8 @@ function azureSpec(name: string, nodes: number, extra: (s: any) => void = () => 
         ssh: { allowedCidrs: ["203.0.113.0/24", "198.51.100.0/24"], publicKey: KEY },
         azure: { location: "eastus", vmSize: "Standard_ND96isr_H100_v5", osDiskGiB: 512 },
         tags: { team: "ml", "rdmakit-cluster": "spoofed" },
+        // the fabric alone; the Slurm head node has its own test
+        scheduler: { type: "none" },
     };
     extra(raw);
     return parseClusterSpec(raw);
@@ -320,6 +326,39 @@ function refused(name: string, spec: any): { paths: string[]; message: string } 
     assert.equal(registered.length, before, "nothing registered");
     return { paths: err.errors.map((e) => e.propertyPath), message: err.message };
 }
+
+test("Slurm head node: one VM in the cluster subnet on the nodes' image, no public IP, named as SlurmctldHost, its NSG the plan's ports from the subnet only", async () => {
+    const { cluster, out, mine } = await build("slh", azureSpec("slh", 4, (s) => { s.scheduler = { type: "slurm" }; }));
+    const vms = mine.filter((r) => r.type === "azure-native:compute:VirtualMachine");
+    assert.deepEqual(vms.map((r) => r.name).sort(), ["slh-head", "slh-jump"]);
+    const vm = vms.find((r) => r.name === "slh-head")!.inputs;
+    const vmss = mine.find((r) => r.type === "azure-native:compute:VirtualMachineScaleSet")!.inputs;
+    assert.equal(vm.hardwareProfile.vmSize, "Standard_D8s_v5");
+    assert.deepEqual(vm.storageProfile.imageReference, vmss.virtualMachineProfile.storageProfile.imageReference, "the nodes' image: one Slurm release");
+    assert.equal(vm.osProfile.computerName, "slh-head");
+    assert.equal(vm.osProfile.linuxConfiguration.disablePasswordAuthentication, true);
+    const raw = vms.find((r) => r.name === "slh-head")!.raw;
+    assert.ok(isSecretInput(raw.osProfile), "the customData holds the head node's private host key: a secret");
+    const key = mockHostKey("head");
+    assert.deepEqual(parseYaml(Buffer.from(vm.osProfile.customData, "base64").toString()).ssh_keys, { ed25519_private: key.privateKey, ed25519_public: key.publicKey });
+    const nic = mine.find((r) => r.name === "slh-head-nic")!.inputs;
+    assert.deepEqual(nic.ipConfigurations.map((c: any) => [c.subnet.id, c.publicIPAddress]), [[out.subnetId, undefined]], "the cluster subnet, no public IP");
+    const nsg = mine.find((r) => r.name === "slh-head-nsg")!;
+    assert.equal(nic.networkSecurityGroup.id, idOf("azure-native:network:NetworkSecurityGroup", "slh-head-nsg"));
+    // exactly: SSH (the jump host's hop) and the plan's ports from the cluster subnet; the rest of the VNet and the Internet denied
+    assert.deepEqual(nsg.inputs.securityRules.map((r: any) => [r.priority, r.access, r.protocol, r.destinationPortRange, r.sourceAddressPrefix]), [
+        [100, "Allow", "Tcp", "22", "10.10.0.0/24"],
+        [110, "Allow", "Tcp", "6817", "10.10.0.0/24"],
+        [120, "Allow", "Tcp", "6818", "10.10.0.0/24"],
+        [130, "Allow", "Tcp", "60001-63000", "10.10.0.0/24"],
+        [140, "Allow", "Tcp", "2049", "10.10.0.0/24"],
+        [4000, "Deny", "*", "*", "VirtualNetwork"],
+        [4096, "Deny", "*", "*", "Internet"],
+    ]);
+    assert.ok(!nsg.inputs.securityRules.some((r: any) => r.access === "Allow" && ["*", "0.0.0.0/0", "Internet"].includes(r.sourceAddressPrefix)));
+    assert.equal(await unwrap(cluster.slurmHead!.privateIp), "10.10.0.250");
+    assert.equal(await unwrap(cluster.slurmHead!.hostPublicKey), key.publicKey);
+});
 
 test("Azure is asked first, with the provider's subscription and token: the size in the location, the quotas", async () => {
     await build("asked", azureSpec("asked", 4));

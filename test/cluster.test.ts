@@ -1,5 +1,6 @@
 import { isSecretInput, mockHostKey } from "./fixtures/host-key-mock";
-import { MOCK_MUNGE_KEY, clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_AZURE_HEAD_IP, MOCK_HEAD_ID, MOCK_HEAD_IP, MOCK_MUNGE_KEY, clusterCall, clusterResource, commandStdout } from "./fixtures/cluster-answers";
+import { topologyAnswer } from "./fixtures/aws/ec2-topology";
 import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
@@ -84,7 +85,8 @@ for (const [file, fabricType, count] of [
         const env = envOf(runs[0]);
         assert.equal(env.RDMAKIT_PLAYBOOK, join("playbooks", "site.yml"));
         const inventory = parseYaml(readAnsibleRunInput(runs[0].inputs.stdin).inventory);
-        const hosts = inventory.all.hosts;
+        // the GPU nodes, then the Slurm head node where the run has one (slurm_role controller: its own test below)
+        const hosts = Object.fromEntries(Object.entries(inventory.all.hosts).filter(([, h]: [string, any]) => h.slurm_role !== "controller"));
         assert.deepEqual(Object.keys(hosts), c.plan.validation.hostNames);
         assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), ips);
         assert.equal(inventory.all.vars.rdmakit_fabric, c.plan.fabric);
@@ -96,7 +98,7 @@ for (const [file, fabricType, count] of [
         // the targets are kept once beside the stack (a file named by its digest), not in the run's input
         const nodes = JSON.parse(readFileSync(env.RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; address: string }>;
         assert.equal(createHash("sha256").update(readFileSync(env.RDMAKIT_NODES_FILE)).digest("hex"), env.RDMAKIT_NODES_HASH);
-        assert.deepEqual(nodes.map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
+        assert.deepEqual(nodes.filter((n) => n.name in hosts).map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
         assert.ok(nccl, "validation command registered");
         // the variables come on stdin (their size grows with the nodes), their digest in the environment
@@ -105,10 +107,11 @@ for (const [file, fabricType, count] of [
         assert.equal(envOf(nccl).RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
         // validation reaches the nodes with the inventory the software step used: the one copy the program keeps beside
         // the stack this deployment (named from the kit's root, where validation runs), by digest, and the same node list
+        // (without the head node: validate.yml runs on every host of its inventory)
         assert.equal(input.inventory, undefined);
-        assert.equal(envOf(nccl).RDMAKIT_INVENTORY_HASH, env.RDMAKIT_INVENTORY_HASH);
-        assert.equal(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"), readAnsibleRunInput(runs[0].inputs.stdin).inventory);
-        assert.equal(envOf(nccl).RDMAKIT_NODES_HASH, env.RDMAKIT_NODES_HASH);
+        const validated = parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"));
+        assert.deepEqual(validated.all.hosts, hosts);
+        assert.deepEqual(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")).map((n: { name: string }) => n.name), c.plan.validation.hostNames);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
         // the role writes the hostfile from them, one `<ip> slots=8` line per node
@@ -117,6 +120,112 @@ for (const [file, fabricType, count] of [
         assert.match(vars.nccl_validate_all_fixed_cmd, new RegExp(`NCCL_NET=${c.plan.validation.forcedNet.NCCL_NET.split(" ")[0]}`));
     });
 }
+
+test("roce with scheduler.controller: the named controller is in the software run only, its host key pinned for it alone", async () => {
+    const spec = example("roce-h100.yaml");
+    const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
+    await unwrap(c.nodePrivateIps);
+    await settle();
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    const ctl = spec.scheduler.controller;
+    const head = inventory.all.hosts[ctl.name];
+    assert.ok(head, "the controller is an inventory host");
+    // the shape site.yml and the slurm role read (test/hosts/slurm.ts runs them on it): controller role, the head in the run
+    assert.equal(head.slurm_role, "controller");
+    assert.equal(head.ansible_host, ctl.address);
+    assert.equal(head.ansible_user, ctl.sshUser);
+    assert.equal(inventory.all.vars.slurm_head_in_inventory, true);
+    assert.equal(inventory.all.vars.slurm_controller_address, ctl.address);
+    assert.equal(inventory.all.vars.slurm_enabled, true);
+    assert.match(inventory.all.vars.slurm_files["slurm.conf"], new RegExp(`^SlurmctldHost=${ctl.name}\\(${ctl.address.replace(/\./g, "\\.")}\\)$`, "m"));
+    // GPU hosts keep the run's own rule (accept-new); the controller alone is checked against the spec's key
+    const file = join("out", "test", "slurm-head.known_hosts");
+    assert.match(inventory.all.vars.ansible_ssh_common_args, /StrictHostKeyChecking=accept-new/);
+    assert.match(head.ansible_ssh_common_args, new RegExp(`StrictHostKeyChecking=yes -o UserKnownHostsFile=${file.replace(/\./g, "\\.")}`));
+    assert.match(head.ansible_ssh_common_args, /ForwardAgent=no/);
+    for (const name of c.plan.validation.hostNames) assert.equal(inventory.all.hosts[name].ansible_ssh_common_args, undefined, name);
+    assert.equal(readFileSync(file, "utf8"), `${ctl.address} ${ctl.hostKey.split(" ").slice(0, 2).join(" ")}\n`);
+    // node-local: the fan-out reaches the controller with its own arguments, the nodes with the group's
+    const targets = JSON.parse(readFileSync(envOf(run).RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; sshArgs: string; inventory: string }>;
+    const t = targets.find((x) => x.name === ctl.name)!;
+    assert.equal(t.sshArgs, head.ansible_ssh_common_args);
+    assert.ok(targets.filter((x) => x.name !== ctl.name).every((x) => x.sshArgs === inventory.all.vars.ansible_ssh_common_args));
+    assert.equal(parseYaml(t.inventory).all.hosts[ctl.name].slurm_role, "controller");
+    // validation: the GPU nodes only
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    // scheduler none: no head node, no Slurm variables (today's behaviour)
+    registered = [];
+    const none = new mod.RdmaCluster("demo", { spec: { ...spec, scheduler: { type: "none" } }, sshPrivateKey: KEY });
+    await unwrap(none.nodePrivateIps);
+    await settle();
+    const plain = parseYaml(readAnsibleRunInput(registered.find((r) => r.name === "demo-software-run")!.inputs.stdin).inventory);
+    assert.deepEqual(Object.keys(plain.all.hosts), none.plan.validation.hostNames);
+    assert.equal(plain.all.vars.slurm_head_in_inventory, undefined);
+});
+
+test("aws with Slurm: the head node the stack made is in the software run, slurm.conf at the private addresses, /home to the nodes", async () => {
+    // the nodes as EC2 lists them, and their instance topology as the read at up prints it (the AWS CLI's shape)
+    nodeIds = NODE_IPS.map((_, i) => `i-0bbb${String(i).padStart(13, "0")}`);
+    commandStdout.set("demo-aws-ec2-topology", JSON.stringify(topologyAnswer(nodeIds.map((id, i) => ({ id, leaf: i < 2 ? "nn-3333333333example" : "nn-4444444444example" })))));
+    let c: ClusterModule.RdmaCluster, ips: string[];
+    try {
+        c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
+        ips = await unwrap(c.nodePrivateIps);
+        await settle();
+    } finally {
+        nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
+        commandStdout.clear();
+    }
+    // the read: after the capacity wait, asked for exactly the nodes' ids, in the stack's region
+    const topo = registered.find((r) => r.name === "demo-aws-ec2-topology")!;
+    assert.equal(envOf(topo).RDMAKIT_REGION, "us-east-2");
+    assert.equal(envOf(topo).RDMAKIT_INSTANCE_IDS, NODE_IPS.map((_, i) => `i-0bbb${String(i).padStart(13, "0")}`).join(","));
+    const run = registered.find((r) => r.name === "demo-software-run")!;
+    const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
+    const head = inventory.all.hosts["p5-demo-head"];
+    assert.deepEqual([head.ansible_host, head.ansible_user, head.slurm_role, head.rdmakit_instance_id], [MOCK_HEAD_IP, "ubuntu", "controller", MOCK_HEAD_ID]);
+    // reached like the nodes: the group's arguments (the bastion hop, the stack's pinned known_hosts)
+    assert.equal(head.ansible_ssh_common_args, undefined);
+    const v = inventory.all.vars;
+    assert.deepEqual([v.slurm_enabled, v.slurm_head_in_inventory, v.slurm_controller_address, v.slurm_home_nfs], [true, true, MOCK_HEAD_IP, true]);
+    assert.deepEqual(v.slurm_home_nfs_clients, ips);
+    const conf: string = v.slurm_files["slurm.conf"];
+    assert.match(conf, new RegExp(`^SlurmctldHost=p5-demo-head\\(${MOCK_HEAD_IP.replace(/\./g, "\\.")}\\)$`, "m"));
+    // every node at its private address (no name lookups on the head node), in NodeName/NodeAddr lines
+    const addrLines = conf.split("\n").filter((l) => l.startsWith("NodeName="));
+    assert.ok(addrLines.length > 0 && addrLines.every((l) => / NodeAddr=\S+ /.test(l)), addrLines.join("\n"));
+    for (const ip of ips) assert.ok(addrLines.some((l) => l.includes(ip) || l.includes(ip.replace(/\.\d+$/, "."))), ip);
+    // topology.conf from that answer: the nodes under their leaves, the layers above, nothing unplaced
+    const topology: string = v.slurm_files["topology.conf"];
+    assert.deepEqual(c.plan.validation.hostNames, ["p5-demo-000", "p5-demo-001", "p5-demo-002", "p5-demo-003"]);
+    assert.match(topology, /^SwitchName=nn-3333333333example Nodes=p5-demo-\[000-001\]$/m);
+    assert.match(topology, /^SwitchName=nn-4444444444example Nodes=p5-demo-\[002-003\]$/m);
+    assert.match(topology, /^SwitchName=nn-2222222222example Switches=nn-3333333333example,nn-4444444444example$/m);
+    assert.doesNotMatch(topology, /ec2-unplaced|ec2-all/);
+    // validation: the nodes alone
+    const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
+    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    // the state output names no head-node secret (its user data is the instance's, a secret input there)
+    const state = JSON.stringify(await unwrap(c.state));
+    assert.ok(!state.includes(mockHostKey("head").privateKey.split("\n")[1]));
+});
+
+test("azure with Slurm: the head VM is in the software run at its private address, topology.conf flat", async () => {
+    const c = new mod.RdmaCluster("demo", { spec: example("azure-h100.yaml"), sshPrivateKey: KEY });
+    const ips = await unwrap(c.nodePrivateIps);
+    await settle();
+    const inventory = parseYaml(readAnsibleRunInput(registered.find((r) => r.name === "demo-software-run")!.inputs.stdin).inventory);
+    const name = c.plan.scheduler.type === "slurm" ? c.plan.scheduler.controller.name : "";
+    const head = inventory.all.hosts[name];
+    assert.deepEqual([head.ansible_host, head.slurm_role], [MOCK_AZURE_HEAD_IP, "controller"]);
+    assert.equal(head.ansible_ssh_common_args, undefined, "through the jump host, as the nodes");
+    assert.deepEqual([inventory.all.vars.slurm_head_in_inventory, inventory.all.vars.slurm_controller_address], [true, MOCK_AZURE_HEAD_IP]);
+    assert.deepEqual(inventory.all.vars.slurm_home_nfs_clients, ips);
+    assert.match(inventory.all.vars.slurm_files["slurm.conf"], new RegExp(`^SlurmctldHost=${name}\\(10\\.10\\.0\\.250\\)$`, "m"));
+    assert.match(inventory.all.vars.slurm_files["topology.conf"], /^# flat: /m);
+});
 
 test("Slurm on: one munge key command per cluster, its output a secret in the software run's environment only", async () => {
     for (const file of ["aws-p5.yaml", "azure-h100.yaml", "roce-h100.yaml"]) {
@@ -176,7 +285,8 @@ test("AWS: a node the group replaced at the same address changes the inventory, 
         const first = await up();
         assert.deepEqual(first.instances.map((n) => [n.address, n.instanceId]), NODE_IPS.map((ip, i) => [ip, `i-${i}`]));
         const hosts = parseYaml(readAnsibleRunInput(first.stdin).inventory).all.hosts;
-        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3"]);
+        // the nodes, then the Slurm head node (its own instance)
+        assert.deepEqual(Object.values(hosts).map((h: any) => h.rdmakit_instance_id), ["i-0", "i-1", "i-2", "i-3", MOCK_HEAD_ID]);
         assert.deepEqual((await up()).run, first.run, "the same nodes: nothing to run again");
         nodeIds = ["i-0", "i-1", "i-2", "i-9"];
         const replaced = await up();
@@ -195,10 +305,12 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const c = new mod.RdmaCluster("demo", { spec, sshPrivateKey: KEY });
     await unwrap(c.nodeInstances);
     await settle();
-    assert.ok(!registered.some((r) => r.type === "aws:ec2/instance:Instance"), "no bastion");
+    assert.deepEqual(registered.filter((r) => r.type === "aws:ec2/instance:Instance").map((r) => r.name), ["demo-aws-head"], "no bastion; the Slurm head node");
     const run = registered.find((r) => r.name === "demo-software-run")!;
     const inventory = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory);
-    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3"]);
+    // the head node too, by its instance id, through the same Session Manager hop (no host-level arguments of its own)
+    assert.deepEqual(Object.values(inventory.all.hosts).map((h: any) => h.ansible_host), ["i-0", "i-1", "i-2", "i-3", MOCK_HEAD_ID]);
+    assert.equal(inventory.all.hosts["p5-demo-head"].ansible_ssh_common_args, undefined);
     // the stack's pinned host keys, by instance id (the name ssh checks through Session Manager)
     assert.equal(inventory.all.vars.ansible_ssh_common_args, "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=out/test/known_hosts " +
         "-o HostKeyAlgorithms=ssh-ed25519 -o ProxyCommand=\"aws ssm start-session --target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2\"");
@@ -206,7 +318,9 @@ test("AWS access ssm: Ansible reaches each node by instance id through Session M
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
     assert.deepEqual(vars.nccl_validate_hosts.map((h: any) => h.address), NODE_IPS, "mpirun between nodes over their private addresses");
     const node = mockHostKey("node").publicKey;
-    assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"), ["i-0", "i-1", "i-2", "i-3"].map((i) => `${i} ${node}\n`).join(""));
+    const head = mockHostKey("head").publicKey;
+    assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
+        [...["i-0", "i-1", "i-2", "i-3"].map((i) => `${i} ${node}\n`), `${MOCK_HEAD_ID} ${head}\n`].sort().join(""));
 });
 
 for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "jump"]] as const) {
@@ -215,10 +329,12 @@ for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "ju
         const ips = await unwrap(c.nodePrivateIps);
         const entryIp = await unwrap(c.entryAddress);
         await settle();
-        const node = mockHostKey("node"), way = mockHostKey(entry);
-        // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host with its own, nothing else
+        const node = mockHostKey("node"), way = mockHostKey(entry), head = mockHostKey("head");
+        // the Slurm head node the stack made, with its own key (AWS: ./fixtures/cluster-answers.ts MOCK_HEAD_IP)
+        const heads = [`${file.startsWith("aws") ? MOCK_HEAD_IP : MOCK_AZURE_HEAD_IP} ${head.publicKey}`];
+        // out/<stack>/known_hosts: every node with the group's key, the bastion / jump host and the head node with their own, nothing else
         assert.equal(readFileSync(join("out", "test", "known_hosts"), "utf8"),
-            [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`].sort().map((l) => `${l}\n`).join(""));
+            [...ips.map((ip) => `${ip} ${node.publicKey}`), `${entryIp} ${way.publicKey}`, ...heads].sort().map((l) => `${l}\n`).join(""));
         // Ansible checks them (nodes and the jump hop alike), ed25519 only; validation's inventory the same
         const run = registered.find((r) => r.name === "demo-software-run")!;
         const args = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.vars.ansible_ssh_common_args as string;
@@ -230,13 +346,13 @@ for (const [file, entry] of [["aws-p5.yaml", "bastion"], ["azure-h100.yaml", "ju
         // the private halves: in the nodes' and the entry's user data only, as secrets; in no command's input
         const userData = registered.filter((r) => ["aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance",
             "azure-native:compute:VirtualMachineScaleSet", "azure-native:compute:VirtualMachine"].includes(r.type));
-        assert.equal(userData.length, 2);
+        assert.equal(userData.length, 2 + heads.length);
         for (const r of userData) {
             const secret = r.type.startsWith("aws:") ? r.inputs.userData : r.inputs[r.type.endsWith("ScaleSet") ? "virtualMachineProfile" : "osProfile"];
             assert.ok(isSecretInput(secret), `${r.type}: the user data is a secret`);
         }
         const commands = JSON.stringify(registered.filter((r) => r.type.startsWith("command:")).map((r) => r.inputs));
-        for (const k of [node, way]) {
+        for (const k of [node, way, head]) {
             const body = k.privateKey.split("\n")[1];
             assert.ok(!commands.includes(body), "a private host key in a command's input");
             assert.ok(!commands.includes(Buffer.from(k.privateKey).toString("base64").slice(0, 40)));
@@ -305,8 +421,9 @@ test("cluster.ansible: an excluded node is in neither step, forks and the tolera
     assert.equal(envOf(run).ANSIBLE_FORKS, "3");
     assert.equal(envOf(run).RDMAKIT_MAX_FAIL_PERCENTAGE, "10");
     const hosts = parseYaml(readAnsibleRunInput(run.inputs.stdin).inventory).all.hosts;
-    assert.deepEqual(Object.keys(hosts), [all[0], all[2], all[3]]);
-    assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), [ips[0], ips[2], ips[3]]);
+    // the nodes left, then the Slurm head node (slurm.conf still names the excluded node: it stays drained)
+    assert.deepEqual(Object.keys(hosts), [all[0], all[2], all[3], "p5-demo-head"]);
+    assert.deepEqual(Object.values(hosts).map((h: any) => h.ansible_host), [ips[0], ips[2], ips[3], MOCK_HEAD_IP]);
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
     const vars = JSON.parse(readAnsibleRunInput(nccl.inputs.stdin).extraVars);
     assert.deepEqual(vars.nccl_validate_hosts, [0, 2, 3].map((i) => ({ name: all[i], address: ips[i] })));

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import { mockHostKey } from "./fixtures/host-key-mock";
-import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
+import { MOCK_HEAD_IP, clusterCall, clusterResource } from "./fixtures/cluster-answers";
 
 const unwrap = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((r) => o.apply((v) => { r(v); return v; }));
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
@@ -45,9 +45,10 @@ for (const dryRun of [true, false]) {
             const [ips, entry] = await Promise.all([unwrap(c.nodePrivateIps), unwrap(c.entryAddress)]);
             await settle();
             const text = fs.readFileSync(file, "utf8");
-            const node = mockHostKey("node").publicKey, bastion = mockHostKey("bastion").publicKey;
+            const node = mockHostKey("node").publicKey, bastion = mockHostKey("bastion").publicKey, head = mockHostKey("head").publicKey;
             assert.deepEqual(ips, NODE_IPS);
-            assert.equal(text, [...ips.map((ip) => `${ip} ${node}`), `${entry} ${bastion}`].sort().map((l) => `${l}\n`).join(""));
+            // and the Slurm head node the example's stack makes, with its own key
+            assert.equal(text, [...ips.map((ip) => `${ip} ${node}`), `${entry} ${bastion}`, `${MOCK_HEAD_IP} ${head}`].sort().map((l) => `${l}\n`).join(""));
             assert.ok(!text.includes(mockHostKey("old-machine").publicKey), "the replaced machine's key is still pinned");
         } finally {
             fs.rmSync(path.dirname(file), { recursive: true, force: true });

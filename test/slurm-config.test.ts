@@ -78,6 +78,9 @@ test("bad scheduler blocks are refused naming the field, the value and what is a
     assert.ok(noKey.some((i) => i.startsWith("cluster.scheduler.controller.hostKey|is required")), noKey.join("\n"));
     const clash = issuesOf({ ...roce, scheduler: { controller: { ...roce.scheduler.controller, name: "gpu01", address: "10.20.0.99" } } });
     assert.ok(clash.some((i) => i.startsWith("cluster.scheduler.controller.address|differs from roce.hosts entry gpu01")), clash.join("\n"));
+    // one host is either the controller or a GPU node (slurm_role): a GPU host named as the controller is refused
+    const onGpu = issuesOf({ ...roce, scheduler: { controller: { ...roce.scheduler.controller, name: "gpu01", address: "10.20.0.11" } } });
+    assert.ok(onGpu.some((i) => i.startsWith("cluster.scheduler.controller.name|is one of roce.hosts")), onGpu.join("\n"));
     const aws = example("aws-p5");
     const cloud = issuesOf({ ...aws, scheduler: { controller: { address: "10.0.0.5", vmSize: "Standard_D8s_v5" } } });
     assert.ok(cloud.some((i) => i.startsWith("cluster.scheduler.controller.address|does not apply to fabric aws-efa")), cloud.join("\n"));
@@ -329,13 +332,15 @@ test("the bench's rail-optimised RoCE stacks (real specs, railPorts on every hos
     }
 });
 
-test("rdmakit plan's scheduler section: the planned head node, the node line, the topology, and that pulumi up does not install it yet", () => {
+test("rdmakit plan's scheduler section: the planned head node, the node line, the topology, and that pulumi up installs it", () => {
     const lines = formatSchedulerSection(planCluster(parseClusterSpec(example("aws-p5"))).scheduler);
     assert.equal(lines[0], "scheduler: slurm");
     assert.match(lines[1], /controller: p5-demo-head, m7i\.2xlarge \(planned\); slurmctld 6817, slurmd 6818/);
     assert.match(lines[3], /node line: {2}192 CPUs \(2 threads\/core\), RealMemory \d+ MiB, gpu:8 \(\/dev\/nvidia\[0-7\]\)/);
     assert.match(lines[4], /tree from ec2:DescribeInstanceTopology/);
-    assert.match(lines.at(-1) ?? "", /not yet installed by pulumi up/);
+    assert.match(lines.at(-1) ?? "", /installed by pulumi up: the software run adds the head node it creates as the controller/);
+    assert.doesNotMatch(lines.join("\n"), /not yet installed/);
+    assert.match(formatSchedulerSection(planCluster(parseClusterSpec(example("roce-h100"))).scheduler).at(-1) ?? "", /adds this host as the controller/);
     assert.deepEqual(formatSchedulerSection(planCluster(parseClusterSpec({ ...example("roce-h100"), scheduler: undefined })).scheduler),
         ["scheduler: none (scheduler.type none; on roce name cluster.scheduler.controller to run Slurm)"]);
 });

@@ -1,7 +1,7 @@
 import type { FabricPlan } from "../plan";
 import type { ClusterSpec } from "../spec";
 import type { SpecIssue } from "../errors";
-import { carveVpc, ipsPerNode, VPC_PREFIX_RANGE } from "./network";
+import { carveVpc, ipsPerNode, isGravitonType, VPC_PREFIX_RANGE } from "./network";
 
 /**
  * What AwsEfaCluster refuses before it creates anything. The spec has been parsed (parseClusterSpec already
@@ -29,6 +29,15 @@ export function checkAwsClusterInput(spec: ClusterSpec, plan: FabricPlan | undef
     }
     if (spec.ssh.publicKey === undefined) {
         issues.push({ path: "cluster.ssh.publicKey", message: "is missing", allowed: "an OpenSSH public key line (ssh-ed25519 AAAA...)" });
+    }
+    // the Slurm head node boots the nodes' AMI (same release, same Slurm): its type must run that architecture
+    const head = plan.scheduler.type === "slurm" ? plan.scheduler.controller.instanceType : undefined;
+    if (head !== undefined && (isGravitonType(head) ? "arm64" : "x86_64") !== plan.aws.arch) {
+        issues.push({
+            path: "cluster.scheduler.controller.instanceType", value: head,
+            message: `is not an ${plan.aws.arch} type: the head node runs the nodes' ${plan.aws.arch} image (one Slurm release cluster-wide)`,
+            allowed: `an ${plan.aws.arch} instance type${plan.aws.arch === "arm64" ? " (Graviton, e.g. m7g.2xlarge)" : " (e.g. m7i.2xlarge)"}`,
+        });
     }
 
     const net = aws.network;

@@ -17,6 +17,9 @@ import { askAwsCloud, blockScaleInTime, gradeReservation, gradeRootVolume, place
 import { AwsNode, CAPACITY_WAIT_SCRIPT, GROUP_CAPACITY_POLL_SECONDS, GROUP_CAPACITY_WAIT_SECONDS, GROUP_REPLACEMENT, groupNamePrefix, pairNodes } from "./lifecycle";
 import { carveVpc, isGravitonType, partitionOf } from "./network";
 import { placementSettings, templateInterfaces } from "./template";
+import { type AwsHead, createAwsSlurmHead } from "./slurm-head";
+import { EC2_TOPOLOGY_SCRIPT, ec2TopologyFromRead, TOPOLOGY_INSTANCE_TYPES, TOPOLOGY_POLL_SECONDS, TOPOLOGY_WAIT_SECONDS } from "../slurm/ec2-topology";
+import type { Ec2Topology } from "../slurm/render";
 
 /** Arguments of {@link AwsEfaCluster}. Everything else comes from the spec and the plan. */
 export interface AwsEfaClusterArgs {
@@ -50,6 +53,7 @@ export interface AwsFabricSummary {
 }
 
 const plans = new Internals<AwsEfaCluster, FabricPlan>();
+const slurmParts = new Internals<AwsEfaCluster, { head?: AwsHead; topology?: pulumi.Output<Ec2Topology | undefined> }>();
 
 /**
  * An AWS GPU cluster whose every GPU reaches every other over EFA with GPUDirect RDMA: one VPC subnet in one AZ,
@@ -96,6 +100,16 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
     public readonly groupName: pulumi.Output<string>;
     /** the cluster placement group; undefined when the plan has none */
     public readonly placementGroupName: pulumi.Output<string | undefined>;
+    /**
+     * The Slurm head node (./slurm-head.ts): private IP, instance id, its SSH host key (public line), its security
+     * group; undefined when the plan runs no Slurm. (Getters: the component schema carries no optional Output shapes.)
+     */
+    get slurmHead(): AwsHead | undefined { return slurmParts.of(this).head; }
+    /**
+     * With Slurm: the nodes' EC2 instance topology read at this `pulumi up` (../slurm/ec2-topology.ts), for
+     * topology.conf; undefined when it could not be read (a warning says why) or the type has none.
+     */
+    get ec2Topology(): pulumi.Output<Ec2Topology | undefined> | undefined { return slurmParts.of(this).topology; }
 
     constructor(name: string, args: AwsEfaClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Before super(): a refused input leaves nothing registered.
@@ -139,8 +153,19 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         const nodeHostKey = stackHostKey(`${name}-node-host-key`, this);
         const access = createAccess(ctx, net);
         const sg = createEfaSecurityGroup(ctx, net, access);
-        createSsmEndpoints(ctx, net, sg);
+        const endpointsSg = createSsmEndpoints(ctx, net, sg);
         const nodes = createNodes(ctx, net, sg, access, nodeHostKey, nodeAmi, reservation);
+        let head: AwsHead | undefined;
+        if (plan.scheduler.type === "slurm") {
+            head = createAwsSlurmHead({
+                name, clusterName: spec.name, region, parent: this, tags: ctx.tags, slurm: plan.scheduler,
+                vpcId: net.vpcId, subnetId: net.subnetId, nodeSecurityGroupId: sg.id,
+                ...(access.bastionSecurityGroupId ? { bastionSecurityGroupId: access.bastionSecurityGroupId } : {}),
+                ...(access.instanceProfileName ? { instanceProfileName: access.instanceProfileName } : {}),
+                ...(endpointsSg ? { ssmEndpointsSecurityGroupId: endpointsSg.id } : {}),
+                keyName: access.keyName, ami: nodeAmi.id, amiPinned: spec.aws.ami !== undefined,
+            });
+        }
 
         // One lookup for the whole group: instances carry the aws:autoscaling:groupName tag that the group adds.
         // source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html
@@ -155,6 +180,7 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
         plans.set(this, plan);
         this.nodes = pulumi.all([found.ids, found.privateIps, nodes.group.name]).apply(([ids, ips, group]) => pairNodes(ids, ips, { nodes: spec.nodes, group }));
         this.nodePrivateIps = this.nodes.apply((ns) => ns.map((n) => n.privateIp));
+        slurmParts.set(this, { head, ...(plan.scheduler.type === "slurm" ? { topology: readTopology(ctx, this.nodes, nodes.capacity) } : {}) });
         this.bastionAddress = access.bastion ? access.bastion.publicIp : pulumi.output<string | undefined>(undefined);
         this.sshUser = plan.sshUser;
         this.bastionUser = access.bastion ? DLAMI_SSH_USER : undefined;
@@ -196,6 +222,39 @@ export class AwsEfaCluster extends pulumi.ComponentResource {
             placementGroupName: this.placementGroupName,
         });
     }
+}
+
+/**
+ * The nodes' instance topology at `pulumi up`: a local command after the capacity wait runs the read
+ * (EC2_TOPOLOGY_SCRIPT: the AWS CLI, polled until every node is listed), again whenever the nodes' ids change; its
+ * answer is parsed here as untrusted input. Types the API does not cover are not asked for.
+ */
+function readTopology(ctx: Ctx, nodes: pulumi.Output<AwsNode[]>, capacity: local.Command): pulumi.Output<Ec2Topology | undefined> {
+    const { name, plan, region, parent } = ctx;
+    const names = plan.validation.hostNames;
+    if (!TOPOLOGY_INSTANCE_TYPES.includes(plan.aws.instanceType)) {
+        void pulumi.log.warn(`${plan.aws.instanceType} has no EC2 instance topology (DescribeInstanceTopology covers ${TOPOLOGY_INSTANCE_TYPES.join(", ")}): topology.conf puts every node under one switch`, parent);
+        return pulumi.output(undefined);
+    }
+    const profile = new pulumi.Config("aws").get("profile");
+    const read = new local.Command(`${name}-ec2-topology`, {
+        create: EC2_TOPOLOGY_SCRIPT,
+        interpreter: ["node", "-e"],
+        environment: {
+            RDMAKIT_INSTANCE_IDS: nodes.apply((ns) => ns.map((n) => n.instanceId).join(",")),
+            RDMAKIT_REGION: region,
+            RDMAKIT_WAIT_SECONDS: String(TOPOLOGY_WAIT_SECONDS),
+            RDMAKIT_POLL_SECONDS: String(TOPOLOGY_POLL_SECONDS),
+            ...(profile ? { AWS_PROFILE: profile } : {}),
+        },
+        addPreviousOutputInEnv: false,
+        logging: "stderr",
+    }, { parent, dependsOn: [capacity] });
+    return pulumi.all([read.stdout, nodes]).apply(([stdout, ns]) => {
+        const got = ec2TopologyFromRead(stdout, Object.fromEntries(ns.map((n, i) => [names[i], n.instanceId])));
+        if (got.warning) void pulumi.log.warn(got.warning, parent);
+        return got.topology;
+    });
 }
 
 /** What every builder below needs. */
@@ -277,6 +336,7 @@ interface Access {
     bastionHostKey?: StackHostKey;
     /** SSM: the nodes' instance profile */
     instanceProfileArn?: pulumi.Output<string>;
+    instanceProfileName?: pulumi.Output<string>;
     keyName: pulumi.Output<string>;
 }
 
@@ -314,7 +374,7 @@ function createAccess(ctx: Ctx, net: Network): Access {
             policyArn: `arn:${partitionOf(spec.aws.region)}:iam::aws:policy/AmazonSSMManagedInstanceCore`,
         }, o);
         const profile = new aws.iam.InstanceProfile(`${name}-node-profile`, { role: role.name, tags: tagsFor(ctx, "node") }, o);
-        return { instanceProfileArn: profile.arn, keyName: key.keyName };
+        return { instanceProfileArn: profile.arn, instanceProfileName: profile.name, keyName: key.keyName };
     }
 
     const sg = new aws.ec2.SecurityGroup(`${name}-bastion-sg`, {
@@ -407,9 +467,9 @@ function createEfaSecurityGroup(ctx: Ctx, net: Network, access: Access): aws.ec2
  * network's way to SSM is yours, and askSsmReach checks it before anything is created.
  */
 
-function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): void {
+function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGroup): aws.ec2.SecurityGroup | undefined {
     const { name, spec, region, parent } = ctx;
-    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return;
+    if (spec.aws.access !== "ssm" || !net.publicSubnetId) return undefined;
     const o = { parent };
     const sg = new aws.ec2.SecurityGroup(`${name}-ssm-endpoints-sg`, {
         region, vpcId: net.vpcId, description: `rdmakit ${spec.name}: Session Manager endpoints, HTTPS from the nodes`,
@@ -425,6 +485,7 @@ function createSsmEndpoints(ctx: Ctx, net: Network, nodeSg: aws.ec2.SecurityGrou
             privateDnsEnabled: true, subnetIds: [net.subnetId], securityGroupIds: [sg.id], tags: tagsFor(ctx, `ssm-${svc}`),
         }, o);
     }
+    return sg;
 }
 
 /** The Capacity Block or ODCR as EC2 has it, and what the spec got wrong about it. */

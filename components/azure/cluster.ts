@@ -10,6 +10,7 @@ import { parseSubnetId } from "./network";
 import { AzureLayout, azureLayout, fabricIssues, jumpCustomData, jumpHostArgs, layoutIssues, nodeCustomData, nsgRules, scaleSetArgs } from "./settings";
 import { stackHostKey } from "../provision/hostkey-resource";
 import { AzureFabricSummary, azureFabricSummary } from "./summary";
+import { type AzureHead, createAzureSlurmHead } from "./slurm-head";
 
 export const AZURE_INFINIBAND_CLUSTER_TOKEN = "rdmakit:index:AzureInfinibandCluster";
 
@@ -58,6 +59,8 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
     /** The nodes' subnet: the kit's, or `cluster.azure.network.subnetId`. */
     public readonly subnetId: pulumi.Output<string>;
     public readonly nsgId: pulumi.Output<string>;
+    /** The Slurm head node (./slurm-head.ts): private IP, VM id, host key (public line), its NSG; undefined without Slurm. */
+    get slurmHead(): AzureHead | undefined { return heads.get(this); }
 
     constructor(name: string, args: AzureInfinibandClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Checked before super(): a bad input registers nothing, not even the component.
@@ -97,6 +100,13 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         const vmss = new compute.VirtualMachineScaleSet(`${name}-vmss`,
             scaleSetArgs(layout, plan, spec, { ...refs, customData: keyData(nodeHostKey, nodeCustomData) }),
             { ...child, replaceOnChanges: ["virtualMachineProfile.osProfile.customData"], deleteBeforeReplace: true });
+
+        if (plan.scheduler.type === "slurm") {
+            heads.set(this, createAzureSlurmHead({
+                name, parent: this, layout, plan, slurm: plan.scheduler, resourceGroupName, subnetId: net.subnetId,
+                subnetCidrs: existingSubnet ? verdict.apply((v) => v.subnetPrefixes) : [az.subnetCidr],
+            }));
+        }
 
         // One list call for all nodes at every pulumi up, with the provider's own token (see nodeIps.ts for why not
         // the CLI or an invoke); not at preview of a new scale set, whose name is not known yet.
@@ -141,6 +151,9 @@ export class AzureInfinibandCluster extends pulumi.ComponentResource {
         });
     }
 }
+
+/** Each cluster's Slurm head node (a getter's storage: the component schema carries no optional Output shapes). */
+const heads = new WeakMap<AzureInfinibandCluster, AzureHead>();
 
 /** Spec, plan and layout, or a pulumi.InputPropertiesError naming every bad field. */
 function checkArgs(args: AzureInfinibandClusterArgs): { spec: ClusterSpec; plan: FabricPlan; layout: AzureLayout } {

@@ -12,6 +12,13 @@ export interface InventoryHost {
     port?: number;
     /** Host variables of this host alone (bare metal: its roce_host_* settings). @default {} */
     vars?: Record<string, unknown>;
+    /**
+     * This host's key is pinned in this known_hosts file (StrictHostKeyChecking=yes), whatever the rule of the others:
+     * the bare-metal Slurm controller, whose key the spec states (scheduler.controller.hostKey), among hosts that are
+     * accepted on first contact. Rendered as the host's own `ansible_ssh_common_args`, which win over the group's.
+     * @default the inventory's rule (knownHostsFile, pinnedHostKeys)
+     */
+    pinnedKnownHostsFile?: string;
 }
 
 /** The jump host every node is reached through (ProxyCommand `ssh -W`). */
@@ -138,6 +145,7 @@ export function checkInventoryArgs(args: InventoryArgs): SpecIssue[] {
         checkWord(h.address, `hosts[${i}].address`, issues);
         checkWord(h.user, `hosts[${i}].user`, issues);
         checkPort(h.port, `hosts[${i}].port`, issues);
+        if (h.pinnedKnownHostsFile !== undefined) checkWord(h.pinnedKnownHostsFile, `hosts[${i}].pinnedKnownHostsFile`, issues);
         checkVarNames(h.vars ?? {}, `hosts[${i}].vars`, issues);
     });
     if (args.bastion) {
@@ -281,7 +289,10 @@ function renderInventoryOnce(args: InventoryArgs): string {
     for (const h of args.hosts) {
         const own: Record<string, unknown> = {};
         for (const key of Object.keys(h.vars ?? {}).sort()) own[key] = h.vars![key];
-        hosts[h.name] = { ansible_host: h.address, ansible_port: h.port ?? 22, ansible_user: h.user, ...own };
+        // a host pinned apart: its own ssh arguments (host variables win over the group's in Ansible's precedence)
+        const pinned = h.pinnedKnownHostsFile === undefined ? {}
+            : { ansible_ssh_common_args: sshCommonArgs({ ...args, knownHostsFile: h.pinnedKnownHostsFile, pinnedHostKeys: true }) };
+        hosts[h.name] = { ansible_host: h.address, ansible_port: h.port ?? 22, ansible_user: h.user, ...pinned, ...own };
     }
     const connection: Record<string, unknown> = { ansible_ssh_common_args: sshCommonArgs(args) };
     if (args.privateKeyFile !== undefined) connection.ansible_ssh_private_key_file = args.privateKeyFile;

@@ -25,7 +25,10 @@ export function nodeTargets(inventory: string): FanoutNode[] {
     const keyFile = typeof vars.ansible_ssh_private_key_file === "string" ? vars.ansible_ssh_private_key_file : undefined;
     for (const k of CONNECTION_VARS) delete vars[k];
     return Object.entries(all?.hosts ?? {}).map(([name, hv]) => {
-        const own = hv ?? {};
+        const own = { ...(hv ?? {}) };
+        // a host pinned apart (inventory.ts pinnedKnownHostsFile) has its own ssh arguments, as in push mode
+        const ownArgs = own.ansible_ssh_common_args;
+        delete own.ansible_ssh_common_args;
         const address = own.ansible_host;
         const user = own.ansible_user;
         if (typeof address !== "string" || typeof user !== "string") {
@@ -33,7 +36,7 @@ export function nodeTargets(inventory: string): FanoutNode[] {
         }
         const port = typeof own.ansible_port === "number" ? own.ansible_port : 22;
         return {
-            name, address, port, user, sshArgs, ...(keyFile !== undefined ? { keyFile } : {}),
+            name, address, port, user, sshArgs: typeof ownArgs === "string" ? ownArgs : sshArgs, ...(keyFile !== undefined ? { keyFile } : {}),
             inventory: "# Rendered by rdmakit for the node's own run (components/provision/node-local.ts); do not edit.\n" +
                 inventoryYaml({ all: { hosts: { [name]: own }, vars } }, markUnsafe),
         };

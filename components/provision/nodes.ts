@@ -2,6 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { FabricPlan } from "../plan";
 import { keepNodes } from "../plan/provision";
 import { InventoryHost, InventorySsm, renderInventory } from "./inventory";
+import { slurmHeadHost, slurmHeadVars, type SlurmHeadAt } from "./head";
+import type { Ec2Topology } from "../slurm/render";
 
 /**
  * The GPU nodes as inventory hosts: the plan's names in placement order, the addresses the fabric reported, the
@@ -62,9 +64,17 @@ export interface HostKeyPin {
     written?: pulumi.Output<unknown>;
 }
 
+/** The Slurm head node for the software run's inventory: where it is now, and the EC2 topology read at this up. */
+export interface SlurmHeadInput {
+    head: pulumi.Input<SlurmHeadAt>;
+    /** instances' network nodes and which node each is (aws-efa); undefined: topology.conf as the plan has it */
+    ec2?: pulumi.Input<Ec2Topology | undefined>;
+}
+
 /**
  * The inventory text for the Ansible runs: one apply over the whole address list (never one per node), so it
- * costs the same at 8 and 1,000 nodes.
+ * costs the same at 8 and 1,000 nodes. With `slurm`, the head node is one more host (slurm_role controller) and the
+ * group variables make site.yml run the slurm role (head.ts); the software run's inventory only.
  */
 export function nodeInventory(
     plan: FabricPlan,
@@ -73,14 +83,17 @@ export function nodeInventory(
     instanceIds?: pulumi.Output<string[] | undefined>,
     ssm?: InventorySsm,
     pin?: HostKeyPin,
+    slurm?: SlurmHeadInput,
 ): pulumi.Output<string> {
-    return pulumi.all([addresses, entry?.address, instanceIds, pin?.written]).apply(([ips, bastion, ids]) =>
-        renderInventory({
+    return pulumi.all([addresses, entry?.address, instanceIds, pin?.written, slurm?.head, slurm?.ec2]).apply(([ips, bastion, ids, , head, ec2]) => {
+        const headHost = head ? slurmHeadHost(plan, head, ssm !== undefined) : undefined;
+        return renderInventory({
             ...(pin ? { knownHostsFile: pin.knownHostsFile, pinnedHostKeys: true, hostKeyAlgorithms: pin.hostKeyAlgorithms } : {}),
             // through Session Manager, Ansible's address of a node is its instance id (the session's target)
-            hosts: inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids),
+            hosts: [...inventoryHosts(plan, ssm ? requireIds(ids, ips.length) : ips, ids), ...(headHost ? [headHost] : [])],
             bastion: bastion ? { address: bastion, user: entry!.user } : undefined,
             ...(ssm ? { ssm } : {}),
-            vars: plan.ansibleVars,
-        }));
+            vars: head ? { ...plan.ansibleVars, ...slurmHeadVars(plan, head, ips, ec2) } : plan.ansibleVars,
+        });
+    });
 }

@@ -71,6 +71,8 @@ export interface SlurmConfOptions {
      * depends on name resolution; without them the names must resolve on the controller (/etc/hosts).
      */
     nodeAddresses?: Record<string, string>;
+    /** The cloud head node's private address once known (`pulumi up`): SlurmctldHost=<name>(<address>), no name lookup. */
+    controllerAddress?: string;
 }
 
 function slurm(plan: FabricPlan): SlurmPlan {
@@ -106,7 +108,7 @@ function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>
 export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): string {
     const s = slurm(plan);
     const p = { ...PATHS, ...opts.paths };
-    const c = s.controller;
+    const c = { ...s.controller, ...(opts.controllerAddress ? { address: opts.controllerAddress } : {}) };
     const roceAddr = new Map(opts.nodeAddresses ? Object.entries(opts.nodeAddresses) : (s.nodeAddresses ?? []).map((a, i) => [s.nodeNames[i], a]));
     const lines = [
         header(plan, "slurm.conf"),

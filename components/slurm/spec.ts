@@ -35,7 +35,7 @@ export const schedulerSchema = z.strictObject({
         .describe("slurm or none; default: slurm on aws-efa and azure-ib, on roce slurm when a controller is named, else none"),
     controller: z.strictObject({
         name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "must be lower-case letters, digits and '-', 1-63 characters (a Slurm and inventory host name)").optional()
-            .describe("inventory and Slurm name of the controller; bare metal: required (may be one of roce.hosts); cloud: default <cluster>-head"),
+            .describe("inventory and Slurm name of the controller; bare metal: required (a host of its own, not one of roce.hosts); cloud: default <cluster>-head"),
         address: z.string().regex(new RegExp(`${IPV4.source}|${HOSTNAME.source}`), "must be a DNS name or an IPv4 address (e.g. 10.20.0.5 or head01.lab)").optional()
             .describe("bare metal: the address SSH and the nodes reach the controller at (required)"),
         sshUser: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, "must be a Linux user name (lower case, digits, _ and -)").optional()
@@ -73,7 +73,8 @@ export function resolveScheduler(fabric: Fabric, raw: SchedulerRaw | undefined):
         type,
         ...(raw?.controller ? { controller: raw.controller } : {}),
         partition: raw?.partition ?? DEFAULT_PARTITION,
-        homeNfs: raw?.homeNfs ?? cloud,
+        // off without Slurm: a resolved spec parses again to the same (the fabric components parse what RdmaCluster gives them)
+        homeNfs: raw?.homeNfs ?? (cloud && type === "slurm"),
     };
 }
 
@@ -102,6 +103,10 @@ export function schedulerIssues(fabric: Fabric, raw: SchedulerRaw | undefined, h
             const same = hosts.find((h) => h.name === c.name);
             if (same && c.address !== undefined && same.address !== c.address) {
                 issues.push({ path: `${p}.controller.address`, value: c.address, message: `differs from roce.hosts entry ${same.name} (${same.address}), whose name the controller shares`, allowed: `${same.address}, or another name for a separate controller host` });
+            } else if (same) {
+                // the slurm role makes a host either the controller or a node (slurm_role), and site.yml keeps the GPU
+                // node stack off the controller: one host cannot be both yet
+                issues.push({ path: `${p}.controller.name`, value: c.name, message: "is one of roce.hosts: the kit runs slurmctld on a host of its own, not on a GPU node", allowed: "a separate host (a small non-GPU server is enough)" });
             }
             const clash = hosts.find((h) => h.address === c.address && h.name !== c.name);
             if (clash) {

@@ -19,7 +19,7 @@ export function formatSchedulerSection(s: SchedulerPlan): string[] {
         `  node line:  ${hw}, gpu:${n.gpus} (${n.gpuFiles}); MpiDefault=${s.mpiDefault}`,
         `  topology:   ${topo}`,
         `  job env:    ${Object.keys(s.jobEnv).join(" ")} (what validation ran with)`,
-        // the role, the files and the gate exist; no component creates or adds the head node yet (docs/slurm.md)
-        "  not yet installed by pulumi up: the head node is not created or added to the run yet (docs/slurm.md, \"Where it stands\")",
+        // the fabric component creates the cloud head node; bare metal names it (components/provision/head.ts)
+        `  installed by pulumi up: the software run adds ${c.address ? "this host" : "the head node it creates"} as the controller and runs the slurm role on it and the nodes`,
     ];
 }
