@@ -74,6 +74,22 @@ export function pushScriptsDigest(os: NetworkOs): string {
 /** Words per line of a list option (ports, speeds), so the command's lines stay short in `pulumi preview --diff`. */
 const WORDS_PER_LINE = 12;
 
+/**
+ * SONiC's port speeds (Mb/s, CONFIG_DB PORT.speed), checked read-only on the switch: the switch's most common speed
+ * once (`--port-speed`), and the ports at any other speed by name (`--speeds 'port=Mb/s …'`).
+ */
+function speedArgs(sw: SwitchPlan): string[] {
+    const mbps = (p: SwitchPlan["ports"][number]) => p.speedGbps * 1000;
+    const count = new Map<number, number>();
+    for (const p of sw.ports) count.set(mbps(p), (count.get(mbps(p)) ?? 0) + 1);
+    const common = [...count].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
+    if (common === undefined) return [];
+    const other = sw.ports.filter((p) => mbps(p) !== common).map((p) => `${p.name}=${mbps(p)}`);
+    const lines = [`--port-speed ${common}`];
+    for (let i = 0; i < other.length; i += WORDS_PER_LINE) lines.push(`--speeds ${shq(other.slice(i, i + WORDS_PER_LINE).join(" "))}`);
+    return lines;
+}
+
 export interface PushWhere {
     /** The kept file of the rendered text (kept-input.ts), as the command's working directory reaches it. */
     config: KeptInput;
@@ -108,7 +124,7 @@ export function pushCommandFor(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossle
         `--mode ${lossless ? "lossless" : "lossy"}` + (lossless ? ` --priority-group ${sw.roce.priorityGroup}` : ""),
         ...(where.keyPrelude ? [`--key-prelude ${shq(where.keyPrelude.file)}`, `--key-prelude-sha256 ${where.keyPrelude.digest}`] : []),
         ...list("--ports", sw.ports.map((p) => p.name)),
-        ...(sw.os === "sonic" ? list("--speeds", sw.ports.map((p) => `${p.name}=${p.speedGbps * 1000}`)) : []),
+        ...(sw.os === "sonic" ? speedArgs(sw) : []),
     ];
     return {
         create: lines.join(" \\\n    "),

@@ -6,14 +6,15 @@
 #
 #   push.sh --os nvue|sonic|eos --switch NAME --address ADDR --port N --user USER --host-key 'TYPE BASE64'
 #           --config FILE --config-sha256 HEX --scripts-sha256 HEX --mode lossless|lossy [--priority-group N]
-#           [--ports 'P P …']… [--speeds 'P=Mb/s …']… [--key-prelude FILE --key-prelude-sha256 HEX]
+#           [--ports 'P P …']… [--port-speed Mb/s] [--speeds 'P=Mb/s …']… [--key-prelude FILE --key-prelude-sha256 HEX]
 #
 # --ports and --speeds may repeat (their words add up), so a long port list stays on short lines of the command.
+# SONiC: --port-speed is the speed of every port --speeds does not name.
 # --key-prelude: the run-key prelude the program kept (components/provision/ansible.ts SSH_KEY_PRELUDE): sourced
 # after its digest is checked, it loads the served switch key into this run's own ssh-agent. Without it, ssh uses
 # the caller's agent or ssh config.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) || exit 1
-ports=(); speeds=(); key_prelude=""; key_prelude_sha=""; pg=""
+ports=(); speeds=(); port_speed=""; key_prelude=""; key_prelude_sha=""; pg=""
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || { echo "rdmakit push.sh: $1 needs a value" >&2; exit 2; }
     case "$1" in
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
         # word splitting on purpose: each value is a list of port names (or port=speed pairs), no spaces inside one
         --ports) read -ra more <<< "$2"; ports+=("${more[@]}") ;;
         --speeds) read -ra more <<< "$2"; speeds+=("${more[@]}") ;;
+        --port-speed) port_speed=$2 ;;
         --key-prelude) key_prelude=$2 ;;
         --key-prelude-sha256) key_prelude_sha=$2 ;;
         *) echo "rdmakit push.sh: unknown option $1" >&2; exit 2 ;;
@@ -128,12 +130,21 @@ case "$os" in
             "$(cat "$here/nvue_verify.py")" "$(cat "$here/nvue_autosave.py")" "$(cat "$here/nvue_owned_paths.py")"
         ;;
     sonic)
+        # every port's planned speed: the ones named, else --port-speed
+        declare -A named=()
+        for s in "${speeds[@]}"; do named[${s%%=*}]=${s#*=}; done
+        all_speeds=()
+        for p in "${ports[@]}"; do
+            s=${named[$p]:-$port_speed}
+            [ -n "$s" ] || fail "arguments" "no speed for port $p (--port-speed or --speeds)"
+            all_speeds+=("$p=$s")
+        done
         pgs=()
         if [ "$mode" = lossless ]; then
             [ -n "$pg" ] || fail "arguments" "--priority-group is required with --mode lossless"
             for p in "${ports[@]}"; do pgs+=("$p:$pg"); done
         fi
-        remote_push sonic_push.sh "$sw" "$digest" "$CONFIRM_S" "$mode" "${ports[*]}" "${speeds[*]}" "${pgs[*]}" \
+        remote_push sonic_push.sh "$sw" "$digest" "$CONFIRM_S" "$mode" "${ports[*]}" "${all_speeds[*]}" "${pgs[*]}" \
             "$(cat "$here/sonic_patch.py")" "$(cat "$here/sonic_job.sh")" "$(cat "$here/sonic_deadman.sh")" "$(cat "$here/sonic_ownership.json")"
         ;;
     eos)
