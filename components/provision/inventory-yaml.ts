@@ -69,11 +69,27 @@ function linesUnder(entries: unknown[], mark: (v: unknown) => unknown): string[]
     return out.length === entries.length ? out : undefined;
 }
 
+/**
+ * `yaml`'s text of the `vars:` item under `all:`, once per vars object and `mark`: the fan-out prints one inventory
+ * a node, each with the same vars (some 200 KB with the Slurm files of 2,048 hosts), so printing them once a node
+ * would be most of a plan's time.
+ */
+const varsTexts = new WeakMap<object, { mark: (v: unknown) => unknown; text: string | undefined }>();
+function varsOf(vars: Record<string, unknown>, mark: (v: unknown) => unknown): string | undefined {
+    const hit = varsTexts.get(vars);
+    if (hit && hit.mark === mark) return hit.text;
+    const text = after("all:\n", { all: { vars } }, mark);
+    varsTexts.set(vars, { mark, text });
+    return text;
+}
+
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
 export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
     const { hosts, vars } = doc.all;
     const names = Object.keys(hosts);
-    if (names.length === 0 || !plainOneLine(hosts) || !plainOneLine(vars)) return inventoryYamlByLibrary(doc, mark);
+    // `vars` is printed whole by `yaml` (varsOf) as the last item, as in the document: any value may be there (the
+    // Slurm files are strings of many lines); only the hosts, printed pair by pair, must be plain one-line data
+    if (names.length === 0 || !plainOneLine(hosts)) return inventoryYamlByLibrary(doc, mark);
     // each distinct `key: value` pair, and which pairs each host has, in order (a key whose value is undefined is
     // left out, as yaml leaves it out)
     const ids = new Map<string, number>();
@@ -92,7 +108,7 @@ export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown):
     // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
     // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
     const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
-    const varsText = after("all:\n", { all: { vars } }, mark);
+    const varsText = varsOf(vars, mark);
     if (!pairText || !keyed || keyed.length !== 2 * names.length + 1 || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {
