@@ -83,6 +83,27 @@ function varsOf(vars: Record<string, unknown>, mark: (v: unknown) => unknown): s
     return text;
 }
 
+/**
+ * linesUnder, remembering each pair's lines by the pair (a pair under a host prints the same under any host): the
+ * fan-out prints one inventory a node, whose pairs are mostly the ones every node has. Bounded like parsed.ts.
+ */
+const pairTexts = new Map<string, string>();
+let pairMark: ((v: unknown) => unknown) | undefined;
+function pairLines(pairs: Record<string, unknown>[], ids: string[], mark: (v: unknown) => unknown): string[] | undefined {
+    if (pairMark !== mark) {
+        pairTexts.clear();
+        pairMark = mark;
+    }
+    const missing = ids.map((id, i) => (pairTexts.has(id) ? -1 : i)).filter((i) => i >= 0);
+    if (missing.length) {
+        const lines = linesUnder(missing.map((i) => pairs[i]), mark);
+        if (!lines) return undefined;
+        if (pairTexts.size + missing.length > 65536) pairTexts.clear();
+        missing.forEach((i, j) => pairTexts.set(ids[i], lines[j]));
+    }
+    return ids.map((id) => pairTexts.get(id)!);
+}
+
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
 export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
     const { hosts, vars } = doc.all;
@@ -94,17 +115,19 @@ export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown):
     // left out, as yaml leaves it out)
     const ids = new Map<string, number>();
     const distinct: Record<string, unknown>[] = [];
+    const distinctIds: string[] = [];
     const byHost = names.map((name) => Object.entries(hosts[name]).filter(([, v]) => v !== undefined).map(([k, v]) => {
         const id = `${k}\u0000${JSON.stringify(v)}`;
         let i = ids.get(id);
         if (i === undefined) {
             ids.set(id, (i = distinct.length));
             distinct.push({ [k]: v });
+            distinctIds.push(id);
         }
         return i;
     }));
     if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
-    const pairText = linesUnder(distinct, mark);
+    const pairText = pairLines(distinct, distinctIds, mark);
     // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
     // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
     const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
