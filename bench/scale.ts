@@ -82,6 +82,8 @@ export interface BenchRow {
     nodes: number;
     resources: number;
     seconds: number;
+    /** CPU seconds (user + system) of the plan's process and its children: what a loaded machine does not inflate. */
+    cpuSeconds: number;
     /**
      * Bytes of resource inputs in plan.json (each resource's inputs as JSON): what Pulumi keeps in the stack's state
      * and sends on every checkpoint. Inputs known only after apply (AWS/Azure node lists) are unknown offline; the
@@ -103,10 +105,15 @@ export function benchOne(example: string, nodes: number, opts: { noScheduler?: b
     writeFileSync(file, stringify(scaledStack(example, nodes, opts), { aliasDuplicateObjects: false }));
     const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
     const start = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", join(dir, "out")], {
+    // under bash, whose `times` prints the CPU its children used (user, then system): the plan's own CPU, not the wall
+    // clock of a machine other work shares
+    const r = spawnSync("bash", ["-c", '"$@"; rc=$?; times >&2; exit $rc', "bench", process.execPath, "--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", join(dir, "out")], {
         encoding: "utf8", timeout: 600_000,
     });
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    // the last line of `times`: the children's user and system time, e.g. `0m12.345s 0m1.234s`
+    const cpu = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(r.stderr ?? "");
+    const cpuSeconds = cpu ? Number(cpu[1]) * 60 + Number(cpu[2]) + Number(cpu[3]) * 60 + Number(cpu[4]) : -1;
     let resources = -1, bytes = -1;
     try {
         const plan = JSON.parse(readFileSync(join(dir, "out", "plan.json"), "utf8"));
@@ -115,7 +122,7 @@ export function benchOne(example: string, nodes: number, opts: { noScheduler?: b
     } catch {
         process.stderr.write(r.stderr);
     }
-    return { example: opts.noScheduler ? `${example} (no scheduler)` : example, nodes, resources, seconds: Math.round(seconds * 100) / 100, inputBytes: bytes, code: r.status };
+    return { example: opts.noScheduler ? `${example} (no scheduler)` : example, nodes, resources, seconds: Math.round(seconds * 100) / 100, cpuSeconds: Math.round(cpuSeconds * 100) / 100, inputBytes: bytes, code: r.status };
 }
 
 if (require.main === module) {
@@ -125,14 +132,14 @@ if (require.main === module) {
         ["azure-h100.yaml", 4], ["azure-h100.yaml", 300],
         ["roce-h100.yaml", 8], ["roce-h100.yaml", 1024], ["roce-h100.yaml", 2048],
     ];
-    console.log("example                        nodes  resources  seconds  inputs (KB)  KB/node");
+    console.log("example                        nodes  resources  seconds  CPU s  inputs (KB)  KB/node");
     const rows = runs.map(([example, nodes]) => [example, nodes, {}] as const);
     // Slurm's share of the plan: the largest RoCE stack again with scheduler.type none
     const all: Array<readonly [string, number, { noScheduler?: boolean }]> = [...rows, ["roce-h100.yaml", 2048, { noScheduler: true }]];
     for (const [example, nodes, opts] of all) {
         const row = benchOne(example, nodes, opts);
         const kb = row.inputBytes / 1024;
-        console.log(`${row.example.padEnd(30)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}  ` +
+        console.log(`${row.example.padEnd(30)} ${String(nodes).padStart(5)}  ${String(row.resources).padStart(9)}  ${row.seconds.toFixed(2).padStart(7)}  ${row.cpuSeconds.toFixed(2).padStart(5)}  ` +
             `${kb.toFixed(0).padStart(11)}  ${(kb / nodes).toFixed(2).padStart(7)}${row.code === 0 ? "" : `  (exit ${row.code})`}`);
     }
 }

@@ -46,3 +46,13 @@ test("what cannot be printed a pair at a time goes to the library whole, with th
     same({ all: { hosts: { a: { ...base, nan: Number.NaN, inf: Number.POSITIVE_INFINITY } }, vars: { x: [undefined, 1] } } });
     same({ all: { hosts: { a: { ...base, when: new Date(0) } }, vars: {} } });
 });
+
+test("vars of many-line strings (the Slurm files) are printed by the library once, after hosts printed a pair at a time: the same text", () => {
+    const host = (i: number) => ({ ansible_host: `10.0.0.${i}`, ansible_user: "ubuntu", roce_host_dscp: 26, roce_host_interfaces: ["eth0", "eth1"] });
+    for (const text of ["a\nb\n", "keep\n\n\n", "strip\nno newline", "{{ not jinja }}\nx\n", "  leading\nspaces\n"]) {
+        const vars = { slurm_files: { "slurm.conf": text, "gres.conf": "Name=gpu\n" }, z_last: text };
+        same({ all: { hosts: { n1: host(1), n2: host(2) }, vars } });
+        // the same vars object again (the fan-out's one inventory a node): the text printed once is still right
+        same({ all: { hosts: { n3: host(3) }, vars } });
+    }
+});

@@ -16,6 +16,7 @@ import { readPreflight } from "../components/validate/preflight";
 import { sshCommonArgs } from "../components/provision/inventory";
 import { splitShellWords } from "../components/provision/fanout";
 import { sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { keepInput } from "../components/kept-input";
 import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
@@ -215,12 +216,16 @@ test("no ssh the kit starts forwards the agent, even where the user's ssh_config
     fs.rmSync(r.dir, { recursive: true, force: true });
     // `rdmakit fabric check`'s reads of switches and hosts
     assert.deepEqual(effective(switchSshArgs({ user: "admin", address: "192.0.2.9", port: 22 }, { agent: "/x", publicKeyFile: "/x.pub" }, path.join(dir, "kh"), 10)), none, "fabric read");
-    // the switch pushes (the sw_ssh array of the push script, expanded by bash)
+    // the switch pushes: push.sh run for real against an ssh stand-in that writes down its arguments and fails
     const plan = planQos(roceSpec());
     const rendered = renderSwitchConfigs(plan)[0];
-    const push = pushCommandFor(rendered, plan.switches.find((s) => s.name === rendered.switch)!, plan.mode === "lossless");
-    const line = push.create.split("\n").find((l) => l.startsWith("sw_ssh=("))!;
-    const words = spawnSync("bash", ["-c", `tmp=${dir}; ${line}; printf '%s\\n' "\${sw_ssh[@]}"`], { encoding: "utf8" }).stdout.split("\n").slice(0, -1);
+    const kept = keepInput(dir, rendered.switch, "txt", rendered.text, true);
+    const push = pushCommandFor(rendered, plan.switches.find((s) => s.name === rendered.switch)!, plan.mode === "lossless", { config: kept });
+    const bin = path.join(dir, "push-bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "ssh"), `#!/bin/sh\nprintf '%s\\n' ssh "$@" > ${dir}/push-ssh-args\nexit 1\n`, { mode: 0o755 });
+    spawnSync("bash", ["-c", push.create], { encoding: "utf8", env: { PATH: `${bin}:${process.env.PATH}`, HOME: dir } });
+    const words = fs.readFileSync(path.join(dir, "push-ssh-args"), "utf8").split("\n").slice(0, -1);
     assert.equal(words[0], "ssh");
     assert.deepEqual(effective(words.slice(1)), none, "switch push");
     fs.rmSync(dir, { recursive: true, force: true });

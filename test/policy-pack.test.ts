@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { pathToFileURL } from "node:url";
 import { evaluatePolicies, type PolicySubject } from "../policies/evaluate";
 import { RDMAKIT_POLICIES } from "../policies/rules";
+import { parsePushCommand } from "../components/roce/push-args";
 import { awsStack, azureStack, clone, edit, find, p5Interfaces, plus, res, secret, T, U, urn, without, type Stack } from "./policy-fixtures";
 import { Pack, type Diagnostic, type EngineResource } from "./policy-pack";
 
@@ -22,6 +23,9 @@ import { Pack, type Diagnostic, type EngineResource } from "./policy-pack";
  */
 
 const ROOT = join(__dirname, "..");
+// The packs run in their own folders, as Pulumi starts them; the switch texts the RoCE stack keeps are named relative
+// to the project folder, where check.ts ran the program (policies/rules/roce.ts readKeptText)
+process.env.RDMAKIT_PROJECT_DIR = ROOT;
 const POLICIES = join(ROOT, "policies");
 const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 const run = promisify(execFile);
@@ -108,18 +112,22 @@ function editHost(s: Stack, change: (vars: Record<string, any>) => void): Stack 
     });
 }
 
+/** The SONiC push's text changed as a file someone edited after rendering; its digest re-declared unless `keepDigest`. */
 function editSonic(s: Stack, change: (db: Record<string, any>) => void, keepDigest = false): Stack {
     return edit(s, "command:local:Command", SONIC, (p) => {
-        const db = JSON.parse(p.stdin);
+        const args = parsePushCommand(String(p.create))!;
+        const db = JSON.parse(readFileSync(join(ROOT, args.config), "utf8"));
         change(db);
         const text = JSON.stringify(db, null, 2) + "\n";
-        if (!keepDigest) {
-            // re-render the digest line as rdmakit would, so only the QoS rule is broken
-            // eslint-disable-next-line @typescript-eslint/no-require-imports
-            const digest = require("node:crypto").createHash("sha256").update(text, "utf8").digest("hex");
-            p.create = String(p.create).replace(/sha256 [0-9a-f]{64}/, `sha256 ${digest}`);
-        }
-        p.stdin = text;
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const digest: string = require("node:crypto").createHash("sha256").update(text, "utf8").digest("hex");
+        // beside the others, under a name of its own (the pack finds it as it finds them: relative to the project)
+        const file = join("out", "policy-pack-test", "inputs", `edited-${digest}.json`);
+        mkdirSync(join(ROOT, "out", "policy-pack-test", "inputs"), { recursive: true });
+        writeFileSync(join(ROOT, file), text);
+        // re-declare the digest as rdmakit would, so only the QoS rule is broken; or keep the rendered one (a text
+        // edited after rendering)
+        p.create = String(p.create).replace(`'${args.config}'`, `'${file}'`).replace(`--config-sha256 ${args.configSha256}`, `--config-sha256 ${keepDigest ? args.configSha256 : digest}`);
     });
 }
 

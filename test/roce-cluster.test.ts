@@ -2,7 +2,9 @@ import { before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import * as path from "node:path";
-import { rolloutStages } from "../components/roce/push";
+import { parsePushCommand, pushScriptsDigest, rolloutStages } from "../components/roce/push";
+import { readKeptInput } from "../components/kept-input";
+import { SSH_KEY_PRELUDE } from "../components/provision/ansible";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import type { RoceSpec } from "../components/roce/spec";
@@ -50,11 +52,11 @@ describe("RoceCluster under mocks", () => {
     it("every push verifies the switch's pinned host key; a switch without one is refused before anything is created", async () => {
         await build("hk");
         const cmds = byName("hk");
-        // every push runs ssh here: the script trusts only the pinned key, with timeouts on every connection
+        // every push runs ssh here with the switch's pinned key (push.sh trusts only it, with timeouts on every
+        // connection: test/node-trust.test.ts and roce-push.test.ts run it)
         for (const sw of ["leaf-sonic", "leaf-nvue", "leaf-eos"]) {
-            assert.match(cmds[`${sw}-qos`].inputs.create, /StrictHostKeyChecking=yes/);
-            assert.match(cmds[`${sw}-qos`].inputs.create, /-o ConnectTimeout=20 -o ServerAliveInterval=15 -o ServerAliveCountMax=4/);
-            assert.ok(cmds[`${sw}-qos`].inputs.create.includes(HOST_KEY));
+            assert.equal(parsePushCommand(cmds[`${sw}-qos`].inputs.create)?.switch, sw);
+            assert.ok(cmds[`${sw}-qos`].inputs.create.includes(`--host-key '${HOST_KEY.split(" ").slice(0, 2).join(" ")}'`), cmds[`${sw}-qos`].inputs.create);
         }
         const input = specInput();
         delete (input.switches[2] as { hostKey?: string }).hostKey;
@@ -79,26 +81,27 @@ describe("RoceCluster under mocks", () => {
         }
 
         const rendered = Object.fromEntries(renderSwitchConfigs(planQos(spec())).map((r) => [r.switch, r]));
-        // What is pushed to which switch
-        const nvue = cmds["leaf-nvue-qos"].inputs;
-        assert.equal(nvue.stdin, rendered["leaf-nvue"].text);
-        assert.match(nvue.create, /'cumulus@10\.0\.1\.2'/);
-        assert.match(nvue.create, new RegExp(rendered["leaf-nvue"].digest));
-        assert.match(nvue.create, /nv config apply --confirm 600s -y > "\$d\/apply\.log" 2>&1 \|\| fail /);
-        assert.doesNotMatch(nvue.create, /&& nv config|set -e/);
-        // no update command: the provider runs create again on a change, so the script is in the state once
-        assert.equal(nvue.update, undefined);
-        assert.doesNotMatch(nvue.delete, /unset|config load/);
-        const sonic = cmds["leaf-sonic-qos"].inputs;
-        assert.equal(sonic.stdin, rendered["leaf-sonic"].text);
-        assert.match(sonic.create, /'admin@10\.0\.1\.1'/);
-        assert.match(sonic.create, /sudo config apply-patch "\$d\/patch\.json" \|\| jfail /);
-        assert.match(sonic.create, /roce-qos\.config_db\.json/);
-        const eos = cmds["leaf-eos-qos"].inputs;
-        assert.equal(eos.stdin, rendered["leaf-eos"].text);
-        assert.match(eos.create, /'admin@10\.0\.1\.3'/);
-        assert.match(eos.create, /commit timer 00:10:00/);
-        assert.equal(eos.environment.RDMAKIT_CONFIG_DIGEST, rendered["leaf-eos"].digest);
+        // What is pushed to which switch: the kept file of its rendered text and that text's digest, the scripts' digest;
+        // no text, no script, no key prelude among the inputs (the state holds each once, outside)
+        const prelude = new Set<string>();
+        for (const [sw, user, address] of [["leaf-nvue", "cumulus", "10.0.1.2"], ["leaf-sonic", "admin", "10.0.1.1"], ["leaf-eos", "admin", "10.0.1.3"]]) {
+            const inputs = cmds[`${sw}-qos`].inputs;
+            const args = parsePushCommand(inputs.create)!;
+            assert.equal(args.configSha256, rendered[sw].digest);
+            assert.equal(readKeptInput(args.config, args.configSha256), rendered[sw].text);
+            assert.match(inputs.create, new RegExp(`--address '${address.replace(/\./g, "\\.")}' --port 22 --user '${user}'`));
+            assert.ok(inputs.create.includes(`--scripts-sha256 ${pushScriptsDigest(rendered[sw].os)}`));
+            assert.equal(inputs.stdin, undefined);
+            // no update command: the provider runs create again on a change, so the command is in the state once
+            assert.equal(inputs.update, undefined);
+            assert.doesNotMatch(inputs.delete, /unset|config load/);
+            assert.ok(inputs.create.split("\n").every((l: string) => l.length <= 300), "short lines, for pulumi preview --diff");
+            const m = /--key-prelude '([^']+)' \\\n\s*--key-prelude-sha256 ([0-9a-f]{64})/.exec(inputs.create);
+            assert.ok(m, inputs.create);
+            assert.equal(readKeptInput(m[1], m[2]), SSH_KEY_PRELUDE.join("\n") + "\n");
+            prelude.add(m[1]);
+        }
+        assert.equal(prelude.size, 1, "one kept key prelude for every push");
 
         // Outputs
         assert.deepEqual(await unwrap(c.switchConfigDigests), Object.fromEntries(Object.values(rendered).map((r) => [r.switch, r.digest])));
@@ -154,23 +157,20 @@ describe("RoceCluster under mocks", () => {
         await build("b", hostOnly);
         const b = byName("b");
         const pushes = Object.keys(a).filter((k) => k.endsWith("-qos"));
-        for (const k of pushes) {
-            assert.equal(b[k].inputs.create, a[k].inputs.create, k);
-            assert.equal(b[k].inputs.stdin, a[k].inputs.stdin, k);
-        }
+        for (const k of pushes) assert.equal(b[k].inputs.create, a[k].inputs.create, k);
         // A cable-length change on the SONiC leaf re-pushes that switch only.
         const cable = spec();
         cable.switches[0].cableLengthM = 30;
         await build("c", cable);
         const c = byName("c");
         assert.notEqual(c["leaf-sonic-qos"].inputs.create, a["leaf-sonic-qos"].inputs.create);
-        assert.notEqual(c["leaf-sonic-qos"].inputs.stdin, a["leaf-sonic-qos"].inputs.stdin);
+        assert.notEqual(parsePushCommand(c["leaf-sonic-qos"].inputs.create)!.configSha256, parsePushCommand(a["leaf-sonic-qos"].inputs.create)!.configSha256);
         assert.equal(c["leaf-nvue-qos"].inputs.create, a["leaf-nvue-qos"].inputs.create);
         assert.equal(c["leaf-eos-qos"].inputs.create, a["leaf-eos-qos"].inputs.create);
         // A QoS change reaches every switch.
         await build("d", spec({ ecn: { minBytes: 100000, maxBytes: 1000000, maxProbabilityPct: 50 } }));
         const d = byName("d");
-        for (const k of pushes) assert.notEqual(d[k].inputs.stdin, a[k].inputs.stdin, k);
+        for (const k of pushes) assert.notEqual(parsePushCommand(d[k].inputs.create)!.configSha256, parsePushCommand(a[k].inputs.create)!.configSha256, k);
         // the fabric check runs again exactly when a push does
         assert.deepEqual(b["fabric-check"].inputs.triggers, a["fabric-check"].inputs.triggers);
         assert.notDeepEqual(c["fabric-check"].inputs.triggers, a["fabric-check"].inputs.triggers);

@@ -10,6 +10,8 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { serveKeyLocally } from "../components/provision/keysocket";
+import { keepInput } from "../components/kept-input";
+import { SSH_KEY_PRELUDE } from "../components/provision/ansible";
 import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
@@ -40,17 +42,20 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
             Object.assign(s.switches[2], { managementAddress: "127.0.0.1", sshPort: port });
             const plan = planQos(s);
             const cfg = renderSwitchConfigs(plan).find((r) => r.switch === "leaf-eos")!;
-            const cmd = pushCommandFor(cfg, plan.switches.find((x) => x.name === "leaf-eos")!, true, true);
+            // as RoceCluster keeps them: the switch's text and, with the key served, the run-key prelude push.sh sources
+            const kept = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-kept-"));
+            const config = keepInput(kept, "leaf-eos", "eos.cfg", cfg.text, true);
+            const keyPrelude = keepInput(kept, "run-key-prelude", "sh", SSH_KEY_PRELUDE.join("\n") + "\n", true);
+            const cmd = pushCommandFor(cfg, plan.switches.find((x) => x.name === "leaf-eos")!, true, { config, keyPrelude });
             const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-sig-"));
             const served = serveKeyLocally(key);
             const before = sockets.length;
             const p = spawn(cmd.interpreter[0], [...cmd.interpreter.slice(1), cmd.create], {
-                stdio: ["pipe", "pipe", "pipe"],
+                stdio: ["ignore", "pipe", "pipe"],
                 env: { PATH: process.env.PATH, HOME: tmp, TMPDIR: tmp, ...served.env },
             });
             let err = "";
             p.stderr.on("data", (d: Buffer) => { err += d.toString(); });
-            p.stdin.end(cmd.stdin);
             try {
                 const end = Date.now() + 30_000;
                 while (sockets.length === before) {
@@ -77,6 +82,7 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
                 p.kill("SIGKILL");
                 served.close();
                 fs.rmSync(tmp, { recursive: true, force: true });
+                fs.rmSync(kept, { recursive: true, force: true });
             }
         });
     });

@@ -12,7 +12,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { readSonic } from "../components/roce/consistency";
+import { keepInput } from "../components/kept-input";
 import { pushCommandFor, type PushCommand } from "../components/roce/push";
+import { roceScript } from "../components/scripts";
 import { planQos, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import { FACTORY_CONFIG_DB, HOST_KEY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
@@ -21,22 +23,33 @@ type Db = Record<string, Record<string, Record<string, string>>>;
 const STUBS = path.join(__dirname, "fixtures", "roce", "stubs");
 const FACTORY: Db = FACTORY_CONFIG_DB;
 
-function pushes(qos: Record<string, unknown> = {}): { plan: QosPlan; cmd: Record<string, PushCommand> } {
+/** A push command with the rendered text it sends (`stdin`, kept in `file` as the program keeps it) and its digest. */
+interface Push extends PushCommand { stdin: string; file: string; digest: string }
+
+function pushes(qos: Record<string, unknown> = {}): { plan: QosPlan; cmd: Record<string, Push> } {
     const plan = planQos(spec(qos));
-    const cmd: Record<string, PushCommand> = {};
-    for (const r of renderSwitchConfigs(plan)) cmd[r.switch] = pushCommandFor(r, plan.switches.find((s) => s.name === r.switch)!, plan.mode === "lossless");
+    const cmd: Record<string, Push> = {};
+    const kept = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-kept-"));
+    for (const r of renderSwitchConfigs(plan)) {
+        const config = keepInput(kept, r.switch, "txt", r.text, true);
+        cmd[r.switch] = { ...pushCommandFor(r, plan.switches.find((s) => s.name === r.switch)!, plan.mode === "lossless", { config }), stdin: r.text, file: config.file, digest: r.digest };
+    }
     return { plan, cmd };
 }
 
 interface Run { status: number | null; stdout: string; stderr: string; log: string[]; dir: string }
 
-/** Runs a push script under bash with the stubs first on PATH; `dir` keeps the switch's state between runs. */
-function run(cmd: PushCommand, env: Record<string, string> = {}, dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"))): Run {
+/**
+ * Runs a push command under bash with the stubs first on PATH; `dir` keeps the switch's state between runs. The kept
+ * file holds `cmd.stdin` (a test that hands another text has it written there, as a file changed after the plan).
+ */
+function run(cmd: Push, env: Record<string, string> = {}, dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"))): Run {
     fs.mkdirSync(path.join(dir, "home"), { recursive: true });
     const log = path.join(dir, "log");
     fs.writeFileSync(log, "");
+    fs.writeFileSync(cmd.file, cmd.stdin);
     const r = spawnSync("bash", ["-c", cmd.create], {
-        input: cmd.stdin, encoding: "utf8", timeout: 30_000,
+        encoding: "utf8", timeout: 30_000,
         env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: log, RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
     });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: fs.readFileSync(log, "utf8").split("\n").filter(Boolean), dir };
@@ -47,14 +60,14 @@ const log = (dir: string) => fs.readFileSync(path.join(dir, "log"), "utf8").spli
 const db0 = (r: Run): Db => JSON.parse(fs.readFileSync(path.join(r.dir, "configdb.json"), "utf8"));
 
 /** The push started in a process group of its own (so a test can drop the whole session at once). */
-function spawnPush(cmd: PushCommand, dir: string, env: Record<string, string>) {
+function spawnPush(cmd: Push, dir: string, env: Record<string, string>) {
     fs.mkdirSync(path.join(dir, "home"), { recursive: true });
     fs.writeFileSync(path.join(dir, "log"), "");
+    fs.writeFileSync(cmd.file, cmd.stdin);
     const p = spawn("bash", ["-c", cmd.create], {
-        detached: true, stdio: ["pipe", "ignore", "ignore"],
+        detached: true, stdio: ["ignore", "ignore", "ignore"],
         env: { PATH: `${STUBS}:${process.env.PATH}`, HOME: path.join(dir, "home"), STUB_DIR: dir, STUB_LOG: path.join(dir, "log"), RDMAKIT_HEADROOM_WAIT_S: "2", ...env },
     });
-    p.stdin.end(cmd.stdin);
     return p;
 }
 
@@ -445,7 +458,7 @@ describe("SONiC push: checkpoint, dry run, dead-man timer, detached apply/verify
 describe("EOS push: configure session, commit timer, verify, confirm, save, over ssh with the pinned host key", () => {
     const { cmd } = pushes();
     const c = cmd["leaf-eos"];
-    const session = `rdmakit-${c.environment.RDMAKIT_CONFIG_DIGEST.slice(0, 12)}`;
+    const session = `rdmakit-${c.digest.slice(0, 12)}`;
 
     it("stages the rendered lines in a session, commits with a timer, verifies, confirms and saves", () => {
         const r = run(c);
@@ -507,7 +520,8 @@ describe("rendered changes when RoCE moves from priority 3 to 4 (NVUE, EOS)", ()
         assert.deepEqual(Object.keys(set.qos.pfc["default-global"]["switch-priority"]), ["4"]);
         assert.deepEqual(set.qos["egress-queue-mapping"]["default-global"]["switch-priority"]["3"], { "traffic-class": 0 });
         assert.deepEqual(set.qos["egress-queue-mapping"]["default-global"]["switch-priority"]["4"], { "traffic-class": 3 });
-        assert.ok(c.create.indexOf("nv unset qos") < c.create.indexOf("nv config patch"));
+        const script = roceScript("nvue_push.sh");
+        assert.ok(script.indexOf("nv unset $p") > 0 && script.indexOf("nv unset $p") < script.indexOf("nv config patch \"$f.new\""));
     });
     it("EOS: the profile is removed and written again with no-drop on 4 only", () => {
         const L = pushes({ rocePriority: 4 }).cmd["leaf-eos"].stdin.split("\n");

@@ -12,6 +12,10 @@ import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { scaledStack } from "../bench/scale";
+import { readKeptInput } from "../components/kept-input";
+import { parsePushCommand } from "../components/roce/push-args";
+import { roceScript } from "../components/scripts";
 
 const AWS_NODES = 4096, AZURE_NODES = 300;
 const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) + 1}`;
@@ -57,3 +61,32 @@ for (const [file, nodes] of [["aws-p5.yaml", AWS_NODES], ["azure-h100.yaml", AZU
         assert.ok(total / nodes <= 2048, `${(total / nodes).toFixed(0)} B a node; largest: ${top}`);
     });
 }
+
+// Bare metal: the 2,048-host rail fabric of bench/scale.ts at a quarter of its size (512 hosts: 64 leaves, 32 spines),
+// with the switch key served (each push sources the kept key prelude). The switch texts, the push scripts and the
+// key prelude are kept files, so a push's inputs are its parameters and digests: at most 2 KB a host in all, Slurm
+// and the provisioning inventory included (13 KB a host when the pushes carried their texts and scripts).
+test("roce-h100.yaml at 512 hosts: resource inputs at most 2 KB a host, and no push carries its text or a script", { timeout: 120_000 }, async () => {
+    const hosts = 512;
+    const c = new mod.RdmaCluster("demo", { spec: (scaledStack("roce-h100.yaml", hosts) as any).config["rdmakit:cluster"], sshPrivateKey: pulumi.secret("not-a-real-key") });
+    await new Promise<string[]>((r) => c.nodePrivateIps.apply(r));
+    await (pulumi.runtime as any).waitForRPCs?.();
+    await new Promise((r) => setTimeout(r, 100));
+    const pushes = registered.filter((r) => r.name.endsWith("-qos"));
+    assert.equal(pushes.length, 64 + 32, "every leaf and spine pushed");
+    const script = roceScript("push.sh").split("\n").filter((l) => l.trim().length > 40);
+    for (const p of pushes) {
+        assert.equal(p.inputs.stdin, undefined, p.name);
+        const args = parsePushCommand(p.inputs.create as string)!;
+        const text = readKeptInput(args.config, args.configSha256);
+        const inputs = JSON.stringify(p.inputs);
+        // neither its rendered text nor the script is among its inputs, only their digests
+        assert.ok(!inputs.includes(JSON.stringify(text.slice(0, 200)).slice(1, -1)), `${p.name} carries its text`);
+        assert.ok(!script.some((l) => inputs.includes(JSON.stringify(l).slice(1, -1))), `${p.name} carries push.sh`);
+    }
+    const sizes = registered.map((r) => [r.name, Buffer.byteLength(JSON.stringify(r.inputs))] as const).sort((a, b) => b[1] - a[1]);
+    const total = sizes.reduce((n, [, b]) => n + b, 0);
+    const top = sizes.slice(0, 4).map(([n, b]) => `${n} ${(b / 1024).toFixed(0)} KB`).join(", ");
+    console.log(`# roce-h100.yaml ${hosts} hosts: inputs ${(total / 1024).toFixed(0)} KB, ${(total / hosts).toFixed(0)} B a host (largest: ${top})`);
+    assert.ok(total / hosts <= 2048, `${(total / hosts).toFixed(0)} B a host; largest: ${top}`);
+});

@@ -69,30 +69,69 @@ function linesUnder(entries: unknown[], mark: (v: unknown) => unknown): string[]
     return out.length === entries.length ? out : undefined;
 }
 
+/**
+ * `yaml`'s text of the `vars:` item under `all:`, once per vars object and `mark`: the fan-out prints one inventory
+ * a node, each with the same vars (some 200 KB with the Slurm files of 2,048 hosts), so printing them once a node
+ * would be most of a plan's time.
+ */
+const varsTexts = new WeakMap<object, { mark: (v: unknown) => unknown; text: string | undefined }>();
+function varsOf(vars: Record<string, unknown>, mark: (v: unknown) => unknown): string | undefined {
+    const hit = varsTexts.get(vars);
+    if (hit && hit.mark === mark) return hit.text;
+    const text = after("all:\n", { all: { vars } }, mark);
+    varsTexts.set(vars, { mark, text });
+    return text;
+}
+
+/**
+ * linesUnder, remembering each pair's lines by the pair (a pair under a host prints the same under any host): the
+ * fan-out prints one inventory a node, whose pairs are mostly the ones every node has. Bounded like parsed.ts.
+ */
+const pairTexts = new Map<string, string>();
+let pairMark: ((v: unknown) => unknown) | undefined;
+function pairLines(pairs: Record<string, unknown>[], ids: string[], mark: (v: unknown) => unknown): string[] | undefined {
+    if (pairMark !== mark) {
+        pairTexts.clear();
+        pairMark = mark;
+    }
+    const missing = ids.map((id, i) => (pairTexts.has(id) ? -1 : i)).filter((i) => i >= 0);
+    if (missing.length) {
+        const lines = linesUnder(missing.map((i) => pairs[i]), mark);
+        if (!lines) return undefined;
+        if (pairTexts.size + missing.length > 65536) pairTexts.clear();
+        missing.forEach((i, j) => pairTexts.set(ids[i], lines[j]));
+    }
+    return ids.map((id) => pairTexts.get(id)!);
+}
+
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
 export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
     const { hosts, vars } = doc.all;
     const names = Object.keys(hosts);
-    if (names.length === 0 || !plainOneLine(hosts) || !plainOneLine(vars)) return inventoryYamlByLibrary(doc, mark);
+    // `vars` is printed whole by `yaml` (varsOf) as the last item, as in the document: any value may be there (the
+    // Slurm files are strings of many lines); only the hosts, printed pair by pair, must be plain one-line data
+    if (names.length === 0 || !plainOneLine(hosts)) return inventoryYamlByLibrary(doc, mark);
     // each distinct `key: value` pair, and which pairs each host has, in order (a key whose value is undefined is
     // left out, as yaml leaves it out)
     const ids = new Map<string, number>();
     const distinct: Record<string, unknown>[] = [];
+    const distinctIds: string[] = [];
     const byHost = names.map((name) => Object.entries(hosts[name]).filter(([, v]) => v !== undefined).map(([k, v]) => {
         const id = `${k}\u0000${JSON.stringify(v)}`;
         let i = ids.get(id);
         if (i === undefined) {
             ids.set(id, (i = distinct.length));
             distinct.push({ [k]: v });
+            distinctIds.push(id);
         }
         return i;
     }));
     if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
-    const pairText = linesUnder(distinct, mark);
+    const pairText = pairLines(distinct, distinctIds, mark);
     // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
     // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
     const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
-    const varsText = after("all:\n", { all: { vars } }, mark);
+    const varsText = varsOf(vars, mark);
     if (!pairText || !keyed || keyed.length !== 2 * names.length + 1 || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {

@@ -6,6 +6,7 @@ import { parseDocument } from "yaml";
 import type { FanoutNode } from "./fanout";
 import { inventoryYaml } from "./inventory-yaml";
 import { markUnsafe } from "./inventory";
+import { parsedOf } from "../parsed";
 
 /** The connection variables of the controller's inventory; a node's own inventory has no use for them. */
 const CONNECTION_VARS = ["ansible_ssh_common_args", "ansible_ssh_private_key_file"];
@@ -17,9 +18,15 @@ const CONNECTION_VARS = ["ansible_ssh_common_args", "ansible_ssh_private_key_fil
  */
 export function nodeTargets(inventory: string): FanoutNode[] {
     // `!unsafe` reads as its string here; markUnsafe tags the same strings again when each node's inventory is printed
-    const doc = parseDocument(inventory, { customTags: [{ tag: "!unsafe", resolve: (s: string) => s }] });
-    if (doc.errors.length > 0) throw new Error(`rdmakit: the inventory does not parse: ${doc.errors[0].message}`);
-    const all = (doc.toJS() as { all?: { hosts?: Record<string, Record<string, unknown> | null>; vars?: Record<string, unknown> } } | null)?.all;
+    // an inventory this process rendered is read as the structure it was printed from (parsed.ts: the strings
+    // markUnsafe tags are plain strings there, as the `!unsafe` tag reads them here)
+    let value = parsedOf(inventory);
+    if (value === undefined) {
+        const doc = parseDocument(inventory, { customTags: [{ tag: "!unsafe", resolve: (s: string) => s }] });
+        if (doc.errors.length > 0) throw new Error(`rdmakit: the inventory does not parse: ${doc.errors[0].message}`);
+        value = doc.toJS();
+    }
+    const all = (value as { all?: { hosts?: Record<string, Record<string, unknown> | null>; vars?: Record<string, unknown> } } | null)?.all;
     const vars = { ...(all?.vars ?? {}) };
     const sshArgs = typeof vars.ansible_ssh_common_args === "string" ? vars.ansible_ssh_common_args : "";
     const keyFile = typeof vars.ansible_ssh_private_key_file === "string" ? vars.ansible_ssh_private_key_file : undefined;

@@ -17,7 +17,8 @@ import { fabricCheckCommand } from "./fabric-cli";
 import { serveSshKey } from "../provision/keysocket";
 import { pushCommandFor, rolloutStages } from "./push";
 import { planQos, type QosPlan, type RoceHostVars } from "./qos";
-import { renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
+import { FORMAT, renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
+import { SSH_KEY_PRELUDE } from "../provision/ansible";
 import { Internals } from "../internal";
 import { parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
@@ -114,7 +115,15 @@ export class RoceCluster extends pulumi.ComponentResource {
             const runDir = path.relative(process.cwd(), PACKAGE_ROOT) || ".";
             // The spec every check reads, kept once beside the stack (kept-input.ts): each check carries its path and digest,
             // not the fabric (on 2,048 hosts the spec is 1 MB, and a rollout has a check per stage).
-            const kept = keepInput(path.join("out", pulumi.getStack()), "roce-spec", "json", JSON.stringify(roce), !pulumi.runtime.isDryRun());
+            const outDir = path.join("out", pulumi.getStack());
+            const kept = keepInput(outDir, "roce-spec", "json", JSON.stringify(roce), !pulumi.runtime.isDryRun());
+            // Each switch's rendered text, kept the same way: its push carries the file and the text's sha256, not the
+            // text. Written at a preview too, so the policy pack (policies/rules/roce.ts) reads the texts that would be
+            // pushed before anything is created.
+            const configs = new Map(rendered.map((r) => [r.switch, keepInput(outDir, `switch-${r.switch}`, FORMAT[r.os].ext, r.text, true)]));
+            // With a served key, the run's key prelude (SSH_KEY_PRELUDE) is kept once and each push sources it, so the
+            // state holds it once, not once per switch.
+            const keyPrelude = agentKey ? keepInput(outDir, "run-key-prelude", "sh", SSH_KEY_PRELUDE.join("\n") + "\n", true) : undefined;
             const specFile = { file: path.relative(PACKAGE_ROOT, path.resolve(kept.file)), digest: kept.digest };
             const check = (resName: string, only: string[] | undefined, after: pulumi.Resource[]) => {
                 const chk = fabricCheckCommand(specFile, rendered.filter((r) => !only || only.includes(r.switch)).map((r) => r.digest), runDir, { only, agentKey });
@@ -135,14 +144,13 @@ export class RoceCluster extends pulumi.ComponentResource {
                 const stagePushes = stage.map((swName) => {
                     const cfg = rendered.find((r) => r.switch === swName)!;
                     const sw = byName.get(swName)!;
-                    const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless", agentKey);
+                    const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless", { config: configs.get(swName)!, keyPrelude });
                     return pushes[sw.name] = new command.local.Command(`${name}-${sw.name}-qos`, {
-                        // no `update`: `create` runs again on a change (above), one copy of the script in the state
+                        // no `update`: `create` runs again on a change (above), one copy of the command in the state
                         create: cmd.create,
                         delete: cmd.delete,
-                        stdin: cmd.stdin,
                         interpreter: cmd.interpreter,
-                        environment: { ...cmd.environment, ...keyEnv },
+                        ...(agentKey ? { environment: keyEnv } : {}),
                         addPreviousOutputInEnv: false,
                     }, { parent: this, dependsOn: after });
                 });

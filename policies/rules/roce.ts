@@ -3,9 +3,12 @@
  * agree, by rules C1–C13 (components/roce/consistency.ts — reused, not re-implemented), each its own policy, plus the
  * digest every push script checks.
  *
- * Why it works from resources: RoceCluster pushes each switch's rendered text as the `stdin` of one command resource,
- * whose script starts with `# rdmakit RoCE QoS for <switch> (<format>), sha256 <digest>` (components/roce/push.ts);
- * the provisioning command carries the Ansible inventory, and on bare metal every host there has its `roce_host_*`
+ * Why it works from resources: RoceCluster pushes each switch's rendered text with one command resource that runs
+ * push.sh with `--os <os> --switch <name> --config <kept file> --config-sha256 <digest>` (components/roce/push.ts): the
+ * text is kept once beside the stack (out/<stack>/inputs/, kept-input.ts), written at a preview too, so the pack reads
+ * it from there, before anything is created, and only when its sha256 is the declared one. The path is relative to the
+ * project folder: the pack looks under RDMAKIT_PROJECT_DIR, then the folder `pulumi` was started in ($PWD), then its
+ * own working folder; a text it finds nowhere is reported as not verifiable, never passed. The provisioning command carries the Ansible inventory, and on bare metal every host there has its `roce_host_*`
  * variables and NCCL environment from the QoS plan (components/provision/nodes.ts). Those are exactly the two sides
  * checkConsistency compares. What no resource carries is the spec's own switch facts (the list of host ports and
  * the real cable length), so the two parts that read them (C5 "every host port configured", C4 "cable length
@@ -14,6 +17,9 @@
  */
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parsePushCommand } from "../../components/roce/push-args";
 import { parse as parseYaml } from "yaml";
 import { parsedOf } from "../../components/parsed";
 import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
@@ -23,34 +29,67 @@ import type { NetworkOs } from "../../components/roce/spec";
 import { known, TYPES } from "../support";
 import { stackPolicy } from "./define";
 
-/** The first line of every push script after `set -eu` (components/roce/push.ts switchScript/eosScript). */
-const PUSH_HEADER = /^# rdmakit RoCE QoS for (\S+) \(([a-z_-]+)\), sha256 ([0-9a-f]{64})$/m;
-
 export interface PushedConfig {
     resource: PolicyResource;
     config: RenderedSwitchConfig;
-    /** the digest the script checks the text against */
+    /** the digest the push checks the text against */
     declaredDigest: string;
+    /** the kept file as the push names it */
+    file: string;
 }
 
-/** The switch configurations the stack pushes: one per command resource whose script carries the push header. */
-export function pushedSwitchConfigs(resources: PolicyResource[]): PushedConfig[] {
-    const out: PushedConfig[] = [];
+/** A push whose kept text the pack could not read: why. */
+export interface UnreadPush {
+    resource: PolicyResource;
+    switch: string;
+    why: string;
+}
+
+/** Folders a project-relative path may be under, most specific first (see the header). */
+function projectDirs(): string[] {
+    const dirs = [process.env.RDMAKIT_PROJECT_DIR, process.env.PWD, process.cwd()].filter((d): d is string => !!d);
+    return [...new Set(dirs.map((d) => path.resolve(d)))];
+}
+
+/** The text of a kept file whose sha256 is `digest`, or why there is none. */
+export function readKeptText(file: string, digest: string): { text: string } | { why: string } {
+    const where = path.isAbsolute(file) ? [file] : projectDirs().map((d) => path.join(d, file));
+    let other: string | undefined;
+    for (const f of where) {
+        let text: string;
+        try {
+            text = fs.readFileSync(f, "utf8");
+        } catch {
+            continue;
+        }
+        if (sha256(text) === digest) return { text };
+        other = `${f} has sha256 ${sha256(text)}`;
+    }
+    return { why: other ? `${other}, the push expects ${digest}` : `its text ${file} is not found under ${where.map((f) => path.dirname(f)).join(", ")} (run pulumi in the project folder, or set RDMAKIT_PROJECT_DIR to it)` };
+}
+
+/** The switch configurations the stack pushes: one per command resource that runs the kit's push.sh. */
+export function pushedSwitchConfigs(resources: PolicyResource[]): { pushed: PushedConfig[]; unread: UnreadPush[] } {
+    const pushed: PushedConfig[] = [];
+    const unread: UnreadPush[] = [];
     for (const r of resources) {
         if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
         const create = known(() => r.props.create);
-        const m = typeof create === "string" ? PUSH_HEADER.exec(create) : null;
-        if (!m) continue;
-        const [, name, format, declaredDigest] = m;
-        const os = (Object.keys(FORMAT) as NetworkOs[]).find((k) => FORMAT[k].format === format);
-        const text = known(() => r.props.stdin);
-        if (!os || typeof text !== "string") continue;
-        out.push({
-            resource: r, declaredDigest,
-            config: { switch: name, os, format: FORMAT[os].format, fileName: `${name}.${FORMAT[os].ext}`, text, digest: sha256(text) },
+        const args = typeof create === "string" ? parsePushCommand(create) : undefined;
+        if (!args) continue;
+        const os = (Object.keys(FORMAT) as NetworkOs[]).find((k) => k === args.os);
+        if (!os) continue;
+        const read = readKeptText(args.config, args.configSha256);
+        if ("why" in read) {
+            unread.push({ resource: r, switch: args.switch, why: read.why });
+            continue;
+        }
+        pushed.push({
+            resource: r, declaredDigest: args.configSha256, file: args.config,
+            config: { switch: args.switch, os, format: FORMAT[os].format, fileName: `${args.switch}.${FORMAT[os].ext}`, text: read.text, digest: sha256(read.text) },
         });
     }
-    return out;
+    return { pushed, unread };
 }
 
 /** Inventory host vars → the host side of a QoS plan (only hosts that carry roce_host_* variables). */
@@ -108,6 +147,7 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
 
 interface RoceView {
     pushed: PushedConfig[];
+    unread: UnreadPush[];
     inventories: InventoryHosts[];
     violations: Violation[];
     /** why C1–C13 could not be evaluated, if they could not */
@@ -137,7 +177,7 @@ function roceView(resources: PolicyResource[]): RoceView {
         byArray.set(resources, cache.view);
         return cache.view;
     }
-    const pushed = pushedSwitchConfigs(resources);
+    const { pushed, unread } = pushedSwitchConfigs(resources);
     const inventories = inventoryRoceHosts(resources);
     // One host list (the provisioning inventory; the same host in two inventories counts once).
     const hosts = new Map<string, HostPlan>();
@@ -173,7 +213,11 @@ function roceView(resources: PolicyResource[]): RoceView {
         // host variables of a shape rdmakit's inventory never has
         unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
     }
-    const view = { pushed, inventories, violations, unreadable };
+    if (unread.length) {
+        const texts = `the switch text${unread.length === 1 ? "" : "s"} of ${unread.slice(0, 3).map((u) => `${u.switch} (${u.why})`).join("; ")}${unread.length > 3 ? ` and ${unread.length - 3} more` : ""} could not be read`;
+        unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
+    }
+    const view = { pushed, unread, inventories, violations, unreadable };
     cache = { key, view };
     byArray.set(resources, view);
     return view;
@@ -181,7 +225,7 @@ function roceView(resources: PolicyResource[]): RoceView {
 
 function applicable(args: StackValidationArgs): RoceView {
     const v = roceView(args.resources);
-    if (v.pushed.length === 0 && v.inventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
+    if (v.pushed.length === 0 && v.unread.length === 0 && v.inventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
     return v;
 }
 
@@ -255,13 +299,13 @@ export const roceSwitchConfigDigest = stackPolicy({
     description: "Every switch configuration the stack pushes matches the sha256 its push script checks, so the switch takes the text that was rendered.",
     remediationSteps: "Do not edit a pushed text by hand: change cluster.roce.qos and let rdmakit render the text and its digest together.",
     severity: "high",
-    // the push script checks `sha256sum` of its stdin before the switch takes it (components/roce/push.ts)
+    // push.sh checks `sha256sum` of the kept text before the switch takes it, and the switch checks it again
     url: "https://man7.org/linux/man-pages/man1/sha256sum.1.html",
     enforcementLevel: "mandatory",
 }, (args, f) => {
-    for (const p of applicable(args).pushed) {
-        if (p.config.digest !== p.declaredDigest) {
-            f.violation(`switch push ${p.resource.name}: the stdin text of ${p.config.switch} has sha256 ${p.config.digest} but the script expects ${p.declaredDigest}; the switch would refuse it`, p.resource.urn);
-        }
+    // a kept text is read only when its sha256 is the declared one (readKeptText): any other is a violation here
+    for (const u of applicable(args).unread) {
+        if (/has sha256/.test(u.why)) f.violation(`switch push ${u.resource.name}: the kept text of ${u.switch}: ${u.why}; the switch would refuse it`, u.resource.urn);
+        else f.cannotVerify(`switch push ${u.resource.name}: ${u.why}`);
     }
 });
