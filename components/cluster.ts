@@ -59,6 +59,11 @@ export interface ValidationOutputs {
     reportDir: string;
     /** nodes left out of provisioning and validation (cluster.ansible.exclude): the verdict is about the others */
     excludedNodes: string[];
+    /**
+     * Slurm: the nodes the validation gate drained, each with its reason (component first); [] when all joined the
+     * partition; null when no gate ran (the nodes then stay drained as slurm.conf starts them)
+     */
+    drainedNodes?: pulumi.Output<Array<{ node: string; reason: string }> | null>;
 }
 
 /** What the node-software step left behind. */
@@ -139,6 +144,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let fabric: RdmaClusterParts["fabric"];
         let software: AnsiblePlaybook | undefined;
         let validationResult: pulumi.Output<ValidationNodes | null> = pulumi.output(null);
+        // Slurm: the nodes the validation gate drained, with reasons (null: no gate ran)
+        let drained: pulumi.Output<Array<{ node: string; reason: string }> | null> = pulumi.output(null);
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
@@ -209,9 +216,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
                 validationResult = v.result;
+                drained = v.drainedNodes;
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
                     excludedNodes: plan.provision.excluded,
+                    ...(plan.scheduler.type === "slurm" ? { drainedNodes: v.drainedNodes } : {}),
                 };
             }
         }
@@ -222,14 +231,15 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // the secret-ness of its inputs)
         const state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
-            this.provisioning?.failedNodes ?? pulumi.output([]),
-        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed]) => {
+            this.provisioning?.failedNodes ?? pulumi.output([]), drained,
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, gateDrained]) => {
             const state = operatingState({
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
                     : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
                 nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
+                ...(plan.scheduler.type === "slurm" ? { scheduler: { type: "slurm" as const, drained: gateDrained ?? [] } } : {}),
             });
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
