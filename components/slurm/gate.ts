@@ -148,3 +148,13 @@ export function gateVars(nodes: readonly GateNode[]): GateVars {
         slurm_gate_reservation: VALIDATION_RESERVATION,
     };
 }
+
+/** `rdmakit check`'s Slurm lines: the drained and down nodes with their reasons, or none; unread when `text` is undefined. */
+export function formatDrainStates(text: string | undefined, nodes: readonly string[], head: string): string {
+    if (text === undefined) return `Slurm: the drain states could not be read from ${head} (sinfo -R; see the Ansible log)\n`;
+    const states = parseDrainStates(text, nodes);
+    if (states.length === 0) return `Slurm (sinfo -R on ${head}): no node drained or down\n`;
+    const w = Math.max(...states.map((s) => s.node.length));
+    return [`Slurm (sinfo -R on ${head}): ${states.length} of ${nodes.length} node(s) drained or down`,
+        ...states.map((s) => `  ${s.node.padEnd(w)}  ${s.state.padEnd(7)} ${s.reason}`)].join("\n") + "\n";
+}

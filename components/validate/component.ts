@@ -382,6 +382,8 @@ export interface ValidationVars {
     nccl_validate_host_keys: string[];
     /** The node_health role's `dcgmi diag -r` level: cluster.validation.health.dcgmLevel. */
     node_health_dcgm_level: number;
+    /** Slurm on: the head node's inventory name, left out of every per-node play (it is no GPU node). */
+    nccl_validate_head?: string;
     /**
      * Slurm on: the head node launches the all-node runs with srun (validate.yml, when the inventory holds the head);
      * `nodes` the Slurm names of the run's nodes, comma-separated (scontrol's NodeName list).
@@ -439,7 +441,8 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccl_validate_ssh_dir: MPIRUN_SSH_DIR,
         nccl_validate_host_keys: hostKeys,
         node_health_dcgm_level: args.health?.dcgmLevel ?? DEFAULT_DCGM_LEVEL,
-        ...(args.slurm ? { nccl_validate_slurm: slurmVars(args, args.slurm, cmds.allNodeFixed, cmds.allNodeSweep) } : {}),
+        ...(args.slurm ? { nccl_validate_head: args.slurm.head } : {}),
+        ...(args.slurm && args.slurm.launch !== false ? { nccl_validate_slurm: slurmVars(args, args.slurm, cmds.allNodeFixed, cmds.allNodeSweep) } : {}),
     };
 }
 
@@ -527,6 +530,9 @@ export function varsDigest(json: string): string {
     return createHash("sha256").update(json).digest("hex");
 }
 
+/** Where `rdmakit check`'s read of the head node's `sinfo -R` lands, under the report folder (playbooks/slurm-states.yml). */
+export const SLURM_STATES_FILE = "slurm-states.txt";
+
 /** What the gate playbook leaves on this machine once it ran on the head node (slurm_gate.yml). */
 export const SLURM_GATE_APPLIED = "slurm-gate-applied.txt";
 
@@ -586,7 +592,7 @@ export const VALIDATE_SCRIPT = [
     unpackRunInput('"$vars"', 3, '"$tmp/nodes.json"'),
     "exec 3<&-",
     `rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" "$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" ` +
-        `"$RDMAKIT_OUT/launcher.txt" "$RDMAKIT_OUT/${SLURM_GATE_FILE}" "$RDMAKIT_OUT/${SLURM_GATE_APPLIED}" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"`,
+        `"$RDMAKIT_OUT/launcher.txt" "$RDMAKIT_OUT/${SLURM_GATE_FILE}" "$RDMAKIT_OUT/${SLURM_GATE_APPLIED}" "$RDMAKIT_OUT/${SLURM_STATES_FILE}" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"`,
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
@@ -634,6 +640,13 @@ export const VALIDATE_SCRIPT = [
         `-e "slurm_gate_head=$RDMAKIT_SLURM_HEAD" -e "slurm_gate_applied_file=$out_abs/${SLURM_GATE_APPLIED}" >>"$log" 2>&1`).map((l) => `  ${l}`),
     '  if [ "$rc" -eq 0 ] && [ -f "$RDMAKIT_OUT/' + SLURM_GATE_APPLIED + '" ]; then printf "rdmakit-gate: %s\\n" "$(cat "$RDMAKIT_OUT/' + SLURM_GATE_FILE + '")";',
     '  elif [ "$rc" -ne 0 ]; then echo "the Slurm gate failed on $RDMAKIT_SLURM_HEAD: the nodes stay drained (full Ansible log: $log)" >&2; [ "$report_rc" -eq 0 ] && report_rc=1; fi',
+    "  rc=$report_rc",
+    "fi",
+    // rdmakit check: Slurm's drain states and reasons from the head node (playbooks/slurm-states.yml), changing nothing
+    'if [ -n "${RDMAKIT_SLURM_STATES_HEAD:-}" ]; then',
+    '  report_rc=$rc',
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/slurm-states.yml -e "slurm_states_head=$RDMAKIT_SLURM_STATES_HEAD" ' +
+        `-e "slurm_states_file=$out_abs/${SLURM_STATES_FILE}" >>"$log" 2>&1`).map((l) => `  ${l}`),
     "  rc=$report_rc",
     "fi",
     'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',

@@ -20,6 +20,11 @@ export interface SlurmLaunch {
     partition: string;
     /** MpiDefault as the distribution's Slurm names its PMIx plugin (plan.scheduler.mpiDefault) */
     mpi: string;
+    /**
+     * false: the all-node runs stay mpirun's and nothing is reserved (`rdmakit check`, which changes nothing on the
+     * cluster); the head node is still left out of the per-node plays. @default true
+     */
+    launch?: boolean;
 }
 
 export interface SrunRunInput {
