@@ -267,7 +267,7 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
         const vdir = path.join(runDir, "out", "validate");
         fs.mkdirSync(path.join(vdir, "nccl"), { recursive: true });
         const vars = validationVars({
-            stack: "slt", fabric: "aws-efa", hosts: nodes, gpusPerNode: 1, ncclEnv: { NCCL_SOCKET_IFNAME: "=lo" },
+            stack: "slt", group: "all", fabric: "aws-efa", hosts: nodes, gpusPerNode: 1, ncclEnv: { NCCL_SOCKET_IFNAME: "=lo" },
             nccltestsDir: "/opt/rdmakit-test/nccl", mpiHome: "/usr", fixedBytes: 1 << 30, sweepMaxBytes: 1 << 30, timeoutSeconds: 120,
             expectations: { all: expectation },
             preflight: { gpus: 1, rdmaDevices: 0, gpudirect: "none", nvswitch: false },
