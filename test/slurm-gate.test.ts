@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { spawnSync } from "child_process";
 import { gateNodes, gateVars, VALIDATION_RESERVATION } from "../components/slurm/gate";
 import { runNcclReport, SLURM_GATE_FILE } from "../components/validate/cli";
 import { parseGateLine, validateArgs, validationVars, type ValidationRunArgs } from "../components/validate/component";
@@ -139,4 +140,33 @@ test("parseGateLine: the last gate line, node names and cleaned reasons only; no
     assert.equal(got.drained.length, 1);
     assert.ok(got.drained[0].reason.length === 200 && !got.drained[0].reason.includes("\u001b"));
     assert.equal(parseGateLine("rdmakit-gate: {not json"), null);
+});
+
+const GATE_SH = path.join(ROOT, "playbooks", "roles", "nccl_validate", "files", "slurm-gate.sh");
+
+/** slurm-gate.sh with stand-ins for sinfo (printing `drained`) and scontrol (logging each call); its calls and output. */
+function gateScript(drained: string, plan: string, reservation = true): { code: number | null; calls: string[]; out: string } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-gatesh-"));
+    fs.writeFileSync(path.join(dir, "drained"), drained);
+    fs.writeFileSync(path.join(dir, "plan"), plan);
+    fs.writeFileSync(path.join(dir, "sinfo"), `#!/bin/sh\ncat ${dir}/drained\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, "scontrol"), `#!/bin/sh\nif [ "$1" = show ]; then ${reservation ? "exit 0" : "exit 1"}; fi\n` +
+        `for a in "$@"; do printf '[%s]' "$a"; done >>${dir}/calls; echo >>${dir}/calls\n`, { mode: 0o755 });
+    const r = spawnSync("sh", [GATE_SH, VALIDATION_RESERVATION, path.join(dir, "plan")],
+        { encoding: "utf8", env: { PATH: `${dir}:${process.env.PATH}` } });
+    const calls = fs.existsSync(path.join(dir, "calls")) ? fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n") : [];
+    fs.rmSync(dir, { recursive: true, force: true });
+    return { code: r.status, calls, out: r.stdout };
+}
+
+test("slurm-gate.sh: resumes what rdmakit drained, drains the failed with the reason as one argument, keeps an operator's drain, ends the reservation", () => {
+    // nothing drained now (the validation's reservation resumed them): the failed node is drained, no resume is needed
+    const none = gateScript("", "resume\tgpu-a\ndrain\tgpu-b\trdmakit: preflight memlock: seen 8192\n");
+    assert.equal(none.code, 0);
+    assert.deepEqual(none.calls, ["[update][NodeName=gpu-b][State=DRAIN][Reason=rdmakit: preflight memlock: seen 8192]", "[delete][ReservationName=rdmakit-validate]"]);
+    // drained by rdmakit (not validated yet) and by an operator: only rdmakit's come back
+    const mixed = gateScript("gpu-a|rdmakit: not validated yet\ngpu-b|operator: cable swap\ngpu-c|rdmakit health: pcie GPU 3 at x8\n",
+        "resume\tgpu-a\nresume\tgpu-b\nresume\tgpu-c\ndrain\tgpu-d\trdmakit: slow, 31% below the others\n", false);
+    assert.deepEqual(mixed.calls, ["[update][NodeName=gpu-a,gpu-c][State=RESUME]", "[update][NodeName=gpu-d][State=DRAIN][Reason=rdmakit: slow, 31% below the others]"]);
+    assert.match(mixed.out, /kept \(drained by an operator\): gpu-b/);
 });

@@ -304,12 +304,14 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
             launcher: fs.readFileSync(path.join(vdir, "launcher.txt"), "utf8").trim(),
         });
         assert.equal(report.code, 1, report.stdout + report.stderr);
+        t.diagnostic(`nccl-report:\n${report.stdout.split("\nrdmakit-result")[0]}`);
         assert.match(report.stdout, /^ {2}ok {3}all-fixed\.log: all_reduce_perf \(16 ranks on 2 nodes\)/m);
         assert.match(report.stdout, /all-node run launched by: srun --mpi=pmix from slc/);
         assert.match(report.stdout, /Slurm gate: 0 of 2 node\(s\) join the partition; drained: 2/);
         const gateFile = path.join(vdir, SLURM_GATE_FILE);
         const gate = await playbook(["playbooks/slurm-gate.yml", "-e", `@${gateFile}`, "-e", "slurm_gate_head=slc", "-e", `slurm_gate_applied_file=${path.join(vdir, "applied.txt")}`]);
         assert.equal(gate.code, 0, gate.out.slice(-4000));
+        t.diagnostic(`sinfo -R after the gate:\n${await ctl("sinfo -R")}`);
         const drained = parseDrainStates(await ctl(SINFO_REASONS), nodes);
         assert.deepEqual(drained.map((d) => d.node), nodes);
         for (const d of drained) assert.match(d.reason, /^rdmakit: preflight gpu-count: seen nvidia-smi failed/, d.reason);

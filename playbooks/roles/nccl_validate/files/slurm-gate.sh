@@ -16,9 +16,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tab=$(printf '\t')
 sinfo -h -R -N -o '%n|%E' >"$tmp/drained"
-# resume: the plan's passed nodes that rdmakit drained; drain: the failed ones no operator drained
+# resume: the plan's passed nodes that rdmakit drained; drain: the failed ones no operator drained (the first file is
+# told apart by name, not by FNR == NR, which also holds for the second file when the first is empty)
 awk -F'|' -v tab="$tab" '
-    FNR == NR { if ($2 ~ /^rdmakit/) ours[$1] = 1; else op[$1] = 1; next }
+    FILENAME == ARGV[1] { if ($2 ~ /^rdmakit/) ours[$1] = 1; else op[$1] = 1; next }
     { split($0, f, tab) }
     f[1] == "resume" && (f[2] in ours) { print f[2] > "'"$tmp/resume"'"; next }
     f[1] == "resume" && (f[2] in op) { print "kept (drained by an operator): " f[2]; next }
