@@ -33,7 +33,7 @@ import { renderInventory } from "../../components/provision/inventory";
 import { serveKeyLocally } from "../../components/provision/keysocket";
 import { nodeLocalSetup, runNodeLocal } from "../fixtures/node-local-run";
 import { freePort } from "../fixtures/ports";
-import { SINFO_REASONS, VALIDATION_RESERVATION, gateCommands, gateVars, parseDrainStates } from "../../components/slurm/gate";
+import { SINFO_REASONS, VALIDATION_RESERVATION, formatDrainStates, gateCommands, gateVars, parseDrainStates } from "../../components/slurm/gate";
 import { validationVars } from "../../components/validate/component";
 import { runNcclReport, SLURM_GATE_FILE } from "../../components/validate/cli";
 
@@ -353,6 +353,14 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
         }
         assert.deepEqual(reasons, [{ node: "sln2", state: "drain", reason: "rdmakit health: nvlink GPU 3 link 3 inactive" }]);
         assert.match(await ctl("sinfo -h -N -o '%N %t'"), /^sln1 idle$/m);
+        // what rdmakit check prints of it: the head node's sinfo -R read by playbooks/slurm-states.yml, as check runs it
+        const statesFile = path.join(runDir, "out", "slurm-states.txt");
+        const read = await run("ansible-playbook", ["-i", path.join(runDir, "out", "validate", "inventory.yml"), "--private-key", key, "playbooks/slurm-states.yml",
+            "-e", "slurm_states_head=slc", "-e", `slurm_states_file=${statesFile}`],
+        { cwd: ROOT, timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg") } });
+        assert.match(read.stdout, /slc +: ok=2 +changed=\d +unreachable=0 +failed=0/);
+        assert.equal(formatDrainStates(fs.readFileSync(statesFile, "utf8"), ["sln1", "sln2"], "slc"),
+            "Slurm (sinfo -R on slc): 1 of 2 node(s) drained or down\n  sln2  drain   rdmakit health: nvlink GPU 3 link 3 inactive\n");
     });
     const fanoutCpu = fs.readFileSync(path.join(runDir, "out", "fanout-cpu"), "utf8").trim();
     t.diagnostic(`fan-out CPU of the last run (3 hosts, Slurm) ${fanoutCpu} s`);
