@@ -10,9 +10,15 @@
  *    runs across both with `srun --mpi=pmix_v4`; the task prolog's environment reaches the job step;
  *  - `scontrol show topology` shows the switches of topology.conf; gres: two gpu files per node accepted by slurmctld
  *    and slurmd, handed to a job as CUDA_VISIBLE_DEVICES;
+ *  - validation through Slurm: the real preflight play on the nodes (the head left out), then validate.yml's all-node
+ *    runs launched from the head by `srun --mpi=pmix` in the root-only reservation (a stand-in all_reduce_perf that
+ *    runs only under a PMIx server prints a published two-node log: test/fixtures/nccl-ref 01), graded by the real
+ *    nccl-report, which names the launcher and decides the gate; slurm-gate.yml drains both nodes with the preflight
+ *    check named, ends the reservation, later resumes rdmakit's drains and keeps an operator's (about 150 s loaded);
  *  - a second run changes nothing;
  *  - a stand-in nvidia-smi printing a real failing capture (test/fixtures/health, V100 links 3 and 5 inactive) makes
- *    slurmd's HealthCheckProgram drain that node with the component in the reason.
+ *    slurmd's HealthCheckProgram drain that node with the component in the reason, and the head's sinfo -R, read as
+ *    `rdmakit check` reads it (playbooks/slurm-states.yml), shows it.
  * Test-host deviations, each because a container cannot do it: all hosts share the host's network, so each slurmd
  * has its own port (NodeName Port=) and slurmctld another than 6817; no cgroup plugins (the containers' cgroup tree
  * is not Slurm's to split: proctrack/linuxproc, task/affinity); /home over NFS is off (no nfsd in a container); the
