@@ -69,6 +69,11 @@ export interface ValidationOutputs {
     reportDir: string;
     /** nodes left out of provisioning and validation (cluster.ansible.exclude): the verdict is about the others */
     excludedNodes: string[];
+    /**
+     * Slurm: the nodes the validation gate drained, each with its reason (component first); [] when all joined the
+     * partition; null when no gate ran (the nodes then stay drained as slurm.conf starts them)
+     */
+    drainedNodes?: pulumi.Output<Array<{ node: string; reason: string }> | null>;
 }
 
 /** What the node-software step left behind. */
@@ -153,6 +158,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let fabric: RdmaClusterParts["fabric"];
         let software: AnsiblePlaybook | undefined;
         let validationResult: pulumi.Output<ValidationNodes | null> = pulumi.output(null);
+        // Slurm: the nodes the validation gate drained, with reasons (null: no gate ran)
+        let drained: pulumi.Output<Array<{ node: string; reason: string }> | null> = pulumi.output(null);
 
         let entryAddress: pulumi.Output<string | undefined> | undefined;
         let instanceIds: pulumi.Output<string[] | undefined> = pulumi.output(undefined);
@@ -224,9 +231,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
 
         if (spec.provision) {
             const pin = hostKeys ? pinHostKeys(hostKeys, this.nodeInstances, this.entryAddress, ssm !== undefined) : undefined;
-            // the head node runs the slurm role in the software run; validation's inventory is the GPU nodes alone
+            // the head node runs the slurm role in the software run; in validation it launches the all-node runs with
+            // srun and applies the gate (validate.yml leaves it out of every per-node play, the fan-out of every session)
             const inventory = nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software, slurmHead);
-            const nodesOnly = slurmHead ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.software) : inventory;
+            const validationHead = slurmHead && { ...slurmHead, head: pulumi.output(slurmHead.head).apply((h) => fromKitRoot(h)) };
             software = new AnsiblePlaybook(`${name}-software`, {
                 stack: pulumi.getStack(),
                 playbook: "site.yml",
@@ -242,7 +250,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
             if (spec.validation.enabled) {
                 const v = new ClusterValidation(`${name}-validation`, validationArgsFromPlan(plan, pulumi.getStack(), {
                     // the same hosts, with the known_hosts named from where validation runs (the kit's root)
-                    inventory: pin ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin.validation) : nodesOnly,
+                    inventory: pin || validationHead ? nodeInventory(plan, this.nodePrivateIps, entry, instanceIds, ssm, pin?.validation, validationHead) : inventory,
                     ...(hostKeys ? { hostKeys: hostKeys.node.apply((k) => [k]) } : {}),
                     sshPrivateKey: args.sshPrivateKey!,
                     // validate again whenever the software step ran with other playbooks or hosts, or retried nodes
@@ -253,9 +261,11 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     forks: plan.provision.forks,
                 }), { parent: this, dependsOn: [software] });
                 validationResult = v.result;
+                drained = v.drainedNodes;
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
                     excludedNodes: plan.provision.excluded,
+                    ...(plan.scheduler.type === "slurm" ? { drainedNodes: v.drainedNodes } : {}),
                 };
             }
         }
@@ -266,8 +276,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // the secret-ness of its inputs)
         const state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
-            this.provisioning?.failedNodes ?? pulumi.output([]), replacements,
-        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, replaced]) => {
+            this.provisioning?.failedNodes ?? pulumi.output([]), pulumi.all([replacements, drained]),
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, [replaced, gateDrained]]) => {
             const state = operatingState({
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
@@ -275,6 +285,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
                 replacements: replaced,
+                ...(plan.scheduler.type === "slurm" ? { scheduler: { type: "slurm" as const, drained: gateDrained ?? [] } } : {}),
             });
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
@@ -379,6 +390,11 @@ function bareMetalHead(controller: { address?: string; hostKey?: string }, stack
         if (!pulumi.runtime.isDryRun()) writeKnownHosts([{ hosts: [c.address!], publicKey: c.hostKey! }], file);
         return { address: c.address!, pinnedKnownHostsFile: file };
     });
+}
+
+/** The head's own known_hosts file named from the kit's root, where validation runs (as pinHostKeys does). */
+function fromKitRoot(h: SlurmHeadAt): SlurmHeadAt {
+    return h.pinnedKnownHostsFile ? { ...h, pinnedKnownHostsFile: path.relative(PACKAGE_ROOT, path.resolve(h.pinnedKnownHostsFile)) } : h;
 }
 
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */

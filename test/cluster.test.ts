@@ -6,7 +6,7 @@ import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
@@ -106,11 +106,15 @@ for (const [file, fabricType, count] of [
         const vars = JSON.parse(input.extraVars);
         assert.equal(envOf(nccl).RDMAKIT_VARS_HASH, createHash("sha256").update(input.extraVars).digest("hex"));
         // validation reaches the nodes with the inventory the software step used: the one copy the program keeps beside
-        // the stack this deployment (named from the kit's root, where validation runs), by digest, and the same node list
-        // (without the head node: validate.yml runs on every host of its inventory)
+        // the stack this deployment (named from the kit's root, where validation runs), by digest, and the same node list;
+        // with Slurm the head node too, which validate.yml leaves out of every per-node play (nccl_validate_head) and
+        // the fan-out out of its sessions
         assert.equal(input.inventory, undefined);
         const validated = parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8"));
-        assert.deepEqual(validated.all.hosts, hosts);
+        const head = c.plan.scheduler.type === "slurm" ? c.plan.scheduler.controller.name : undefined;
+        assert.deepEqual(Object.keys(validated.all.hosts), [...c.plan.validation.hostNames, ...(head ? [head] : [])]);
+        for (const n of c.plan.validation.hostNames) assert.deepEqual(validated.all.hosts[n], hosts[n], n);
+        assert.equal(vars.nccl_validate_head, head);
         assert.deepEqual(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")).map((n: { name: string }) => n.name), c.plan.validation.hostNames);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
@@ -152,9 +156,14 @@ test("roce with scheduler.controller: the named controller is in the software ru
     assert.equal(t.sshArgs, head.ansible_ssh_common_args);
     assert.ok(targets.filter((x) => x.name !== ctl.name).every((x) => x.sshArgs === inventory.all.vars.ansible_ssh_common_args));
     assert.equal(parseYaml(t.inventory).all.hosts[ctl.name].slurm_role, "controller");
-    // validation: the GPU nodes only
+    // validation: the GPU nodes and the head node (srun and the gate run there), whose key file is named from the
+    // kit's root; the per-node sessions are the GPU nodes' alone
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
-    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    const vinv = parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all;
+    assert.deepEqual(Object.keys(vinv.hosts), [...c.plan.validation.hostNames, ctl.name]);
+    assert.match(vinv.hosts[ctl.name].ansible_ssh_common_args, new RegExp(`UserKnownHostsFile=${relative(join(__dirname, ".."), resolve(file)).replace(/\./g, "\\.")}`));
+    const sessions = JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string }>;
+    assert.deepEqual(sessions.map((n) => n.name), c.plan.validation.hostNames);
     // scheduler none: no head node, no Slurm variables (today's behaviour)
     registered = [];
     const none = new mod.RdmaCluster("demo", { spec: { ...spec, scheduler: { type: "none" } }, sshPrivateKey: KEY });
@@ -204,9 +213,10 @@ test("aws with Slurm: the head node the stack made is in the software run, slurm
     assert.match(topology, /^SwitchName=nn-4444444444example Nodes=p5-demo-\[002-003\]$/m);
     assert.match(topology, /^SwitchName=nn-2222222222example Switches=nn-3333333333example,nn-4444444444example$/m);
     assert.doesNotMatch(topology, /ec2-unplaced|ec2-all/);
-    // validation: the nodes alone
+    // validation: the nodes and the head node (srun and the gate run there, validate.yml's nccl_validate_head)
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
-    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts), c.plan.validation.hostNames);
+    assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts),
+        [...c.plan.validation.hostNames, c.plan.scheduler.type === "slurm" ? c.plan.scheduler.controller.name : ""]);
     // the state output names no head-node secret (its user data is the instance's, a secret input there)
     const state = JSON.stringify(await unwrap(c.state));
     assert.ok(!state.includes(mockHostKey("head").privateKey.split("\n")[1]));

@@ -24,7 +24,10 @@ after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true 
 
 const INVENTORY = "# Rendered by rdmakit (components/provision/inventory.ts); do not edit.\n" +
     "all:\n  hosts:\n    localhost:\n      ansible_host: 127.0.0.1\n      ansible_connection: local\n" +
-    "    node-9:\n      ansible_host: 10.0.1.19\n  vars:\n    ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new\n";
+    "    node-9:\n      ansible_host: 10.0.1.19\n" +
+    // the stack's Slurm head node (the aws-p5 example runs Slurm, its head named <cluster>-head): no GPU node
+    "    p5-demo-head:\n      ansible_host: 127.0.0.1\n      ansible_connection: local\n      slurm_role: controller\n" +
+    "  vars:\n    ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new\n";
 
 /**
  * A project folder: the stack file (examples/aws-p5.yaml as Pulumi.dev.yaml; push mode, `cluster.ansible.mode:
@@ -46,7 +49,7 @@ function project(withInventory = true, mode: "controller" | "node-local" = "cont
 }
 
 test("inventory helpers: hosts with their addresses, a limited copy, validation's own inventory first", () => {
-    assert.deepEqual(inventoryHosts(INVENTORY), [{ name: "localhost", address: "127.0.0.1" }, { name: "node-9", address: "10.0.1.19" }]);
+    assert.deepEqual(inventoryHosts(INVENTORY), [{ name: "localhost", address: "127.0.0.1" }, { name: "node-9", address: "10.0.1.19" }, { name: "p5-demo-head", address: "127.0.0.1" }]);
     const limited = limitInventory(INVENTORY, ["localhost"]);
     assert.deepEqual(inventoryHosts(limited).map((h) => h.name), ["localhost"]);
     assert.match(limited, /ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new/);
@@ -77,16 +80,23 @@ test("rdmakit check --config Pulumi.dev.yaml --nodes localhost: preflight and va
         const stackFile = fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8");
         // run from the project folder, as a user would; tsx from the kit's node_modules (the project has none)
         const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+        // the head node's sinfo: a stand-in printing what `sinfo -h -R -o '%n|%t|%E'` prints, a line about a node the
+        // stack does not have, and a line no sinfo prints; check reads it from the head and shows the stack's nodes only
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "sinfo"), "#!/bin/sh\nprintf '%s\\n' 'localhost|drain|rdmakit health: nvlink GPU 3 link 3 inactive' " +
+            "'intruder|down|not in the stack' 'garbage'\n", { mode: 0o755 });
         const r = spawnSync(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
-            { cwd: dir, encoding: "utf8", timeout: 300_000, env: { PATH: process.env.PATH, HOME: process.env.HOME ?? dir } });
+            { cwd: dir, encoding: "utf8", timeout: 300_000, env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? dir } });
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stderr, /rdmakit check: 1 node\(s\) from out\/dev\/inventory-p5-software\.yml; logs and report in out\/dev\/check/);
         assert.match(r.stdout, /FAIL preflight: 0 of 1 node\(s\) pass; bad node\(s\): localhost/);
         assert.match(r.stdout, /x gpu-count \[preflight localhost\]: expected 8 GPUs/);
         assert.deepEqual(parseResultLine(r.stdout)?.badNodes, ["localhost"]);
-        // node-9 was left out of the run; nothing of the project changed
+        assert.match(r.stdout, /\nSlurm \(sinfo -R on p5-demo-head\): 1 of 1 node\(s\) drained or down\n {2}localhost {2}drain {3}rdmakit health: nvlink GPU 3 link 3 inactive\n$/);
+        // node-9 was left out of the run; the head node is in it (its drain states) but was no GPU node; nothing of the project changed
         const ran = fs.readFileSync(path.join(dir, "out", "dev", "check", "inventory-validation.yml"), "utf8");
-        assert.deepEqual(inventoryHosts(ran).map((h) => h.name), ["localhost"]);
+        assert.deepEqual(inventoryHosts(ran).map((h) => h.name), ["localhost", "p5-demo-head"]);
         assert.equal(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8"), stackFile);
         assert.equal(fs.readFileSync(path.join(dir, "out", "dev", "inventory-p5-software.yml"), "utf8"), INVENTORY);
         assert.deepEqual(fs.readdirSync(path.join(dir, "out", "dev", "check", "preflight")), ["localhost.json"]);

@@ -22,7 +22,7 @@ import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { summariserScript } from "../components/provision/summarise";
 import {
-    SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, parseResultLine, pairRuns, renderHostfile, validationVars, varsDigest,
+    SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, parseGateLine, parseResultLine, pairRuns, renderHostfile, validationVars, varsDigest,
 } from "../components/validate/component";
 import { buildNcclCommands, shQuote } from "../components/validate/commands";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
@@ -248,4 +248,43 @@ test("the role renders the hostfile and every pair's command line that commands.
             assert.equal(p.cmd, expected, `rdmakit plan's ${p.log}`);
         }
         assert.match(log, new RegExp(`TASK \\[nccl_validate : Run the pair \\(output kept whatever the exit status\\)\\][\\s\\S]*ok: \\[${names[0]}\\] => \\(item=${names[0]} \\+ ${names[3]}\\)`));
+    });
+
+test("Slurm: the report names the launcher and decides the gate, the gate playbook runs on the head node, its line comes back only when it ran there",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
+        const LOG = path.join(REF, "01-efa-p4d-eks-allreduce-oldformat.log");
+        const expectation = { minBusbwGBps: 40, gradeFromBytes: 1 << 30, transport: "efa" as const, requireGdr: true, source: "test" };
+        const vars = JSON.stringify(validationVars({
+            stack: "dev", group: "all", fabric: "aws-efa", hosts: ["gpu-a", "gpu-b"], gpusPerNode: 8, ncclEnv: {}, nccltestsDir: "/opt/nccl-tests/build",
+            mpiHome: "/opt/amazon/openmpi", fixedBytes: 1 << 30, sweepMaxBytes: 1 << 30, expectations: { all: expectation },
+            preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true }, slurm: { head: "head01", partition: "gpu", mpi: "pmix" },
+        }, ["10.0.0.1", "10.0.0.2"], "nccl"));
+        const once = (headRuns: boolean) => {
+            const s = scratch();
+            // validate.yml: the srun play's log and launcher.txt, each node's preflight result (gpu-b's memlock short);
+            // slurm-gate.yml: on the head node when the inventory holds it (it then writes the applied file)
+            stub(s.bin, "ansible-playbook", [
+                'echo "argv: $*" >>"$RDMAKIT_OUT/argv.txt"',
+                'case "$*" in *validate.yml*)',
+                `  cp ${JSON.stringify(LOG)} "$RDMAKIT_OUT/nccl/all-fixed.log"; echo "srun --mpi=pmix from head01" >"$RDMAKIT_OUT/launcher.txt"`,
+                `  echo '{"host":"gpu-a","checks":[{"check":"memlock","ok":true,"expected":"unlimited","seen":"unlimited"}]}' >"$RDMAKIT_OUT/preflight/gpu-a.json"`,
+                `  echo '{"host":"gpu-b","checks":[{"check":"memlock","ok":false,"expected":"unlimited","seen":"8192"}]}' >"$RDMAKIT_OUT/preflight/gpu-b.json";;`,
+                "*slurm-gate.yml*)",
+                headRuns ? '  for a in "$@"; do case "$a" in slurm_gate_applied_file=*) echo "drained: gpu-b" >"${a#*=}";; esac; done;;' : "  :;;",
+                "esac",
+            ].join("\n"));
+            const r = runScript(s, "all: {}\n", vars, {
+                RDMAKIT_EXPECT: JSON.stringify({ all: expectation }), RDMAKIT_FABRIC_ARGS: "--fabric efa --nodes 2 --gpus-per-node 8", RDMAKIT_SLURM_HEAD: "head01",
+            });
+            return { r, argv: fs.readFileSync(path.join(s.out, "argv.txt"), "utf8") };
+        };
+        const { r, argv } = once(true);
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.match(r.stdout, /all-node run launched by: srun --mpi=pmix from head01/);
+        assert.match(argv, /playbooks\/slurm-gate\.yml -e @\S+\/slurm-gate\.json -e slurm_gate_head=head01 -e slurm_gate_applied_file=\S+/);
+        assert.deepEqual(parseGateLine(r.stdout), { resumed: ["gpu-a"], drained: [{ node: "gpu-b", reason: "rdmakit: preflight memlock: seen 8192" }] });
+        // no head node in the inventory: the gate playbook matched no host, no gate line, the nodes stay as they are
+        const none = once(false);
+        assert.equal(none.r.code, 1);
+        assert.equal(parseGateLine(none.r.stdout), null);
     });

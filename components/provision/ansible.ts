@@ -145,8 +145,10 @@ export interface AnsibleRunInput {
  * input: the provisioning run and validation read the same file, by path and digest (`$RDMAKIT_NODES_FILE`,
  * `$RDMAKIT_NODES_HASH`). Returns those two variables; writes the file when `write`.
  */
-export function keepNodeTargets(outDir: string, inventory: string, write: boolean, from?: string): { RDMAKIT_NODES_FILE: string; RDMAKIT_NODES_HASH: string } {
-    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(nodeTargets(inventory)), write);
+export function keepNodeTargets(outDir: string, inventory: string, write: boolean, from?: string, leaveOut: readonly string[] = []): { RDMAKIT_NODES_FILE: string; RDMAKIT_NODES_HASH: string } {
+    // leaveOut: inventory hosts no per-node play runs on (validation's Slurm head node): no session, no verdict
+    const targets = nodeTargets(inventory).filter((n) => !leaveOut.includes(n.name));
+    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(targets), write);
     // named as outDir names it, or relative to `from` (the folder a command runs in)
     return { RDMAKIT_NODES_FILE: from === undefined ? kept.file : path.relative(path.resolve(from), path.resolve(kept.file)), RDMAKIT_NODES_HASH: kept.digest };
 }

@@ -67,3 +67,94 @@ export function parseDrainStates(text: string, planNodes: readonly string[], max
     }
     return planNodes.filter((n) => seen.has(n)).map((n) => seen.get(n)!);
 }
+
+/** The reservation validation's all-node run holds its nodes under: root only, until the gate deletes it. */
+export const VALIDATION_RESERVATION = "rdmakit-validate";
+
+/** What the gate reads of one validation run (nccl-report's inputs, already graded). */
+export interface GateInputs {
+    /** the run's nodes: Slurm node names are the inventory host names (plan.scheduler.nodeNames) */
+    nodes: readonly string[];
+    /** per-node preflight results; undefined when none were given (the run did not get that far: every node stays out) */
+    preflight?: ReadonlyArray<{ host: string; checks: ReadonlyArray<{ check: string; ok: boolean; seen?: unknown }> }>;
+    /** each node's health verdict with its findings (components/health), when the captures were graded */
+    health?: ReadonlyArray<{ node: string; verdict: string; findings: ReadonlyArray<{ component: string; message: string }> }>;
+    /** nodes the health grade fails (the report's health.badNodes: it is what fails the report) */
+    healthBad?: readonly string[];
+    /** single-node nccl-tests runs by host: pass, and the first failed verdict's words when not */
+    single?: ReadonlyMap<string, { pass: boolean; why?: string }>;
+    /** the slow-node search: slow nodes with the search's reason, and suspects it could not clear */
+    slow?: ReadonlyArray<{ host: string; reason: string }>;
+    suspects?: readonly string[];
+    /** the all-node run: absent when it did not run (no log); its first failed verdict otherwise */
+    allNodes?: { pass: boolean; why?: string };
+}
+
+/**
+ * Which nodes join the partition, pure. A node joins only when every check it took passed: its preflight, its
+ * health grade, its own nccl-tests run, the slow-node search, and the all-node run it took part in. Anything missing
+ * keeps it out, with the reason saying what is missing (fail closed: a node nobody has validated takes no jobs).
+ * The first failure is the reason, component first: `preflight memlock: ...`, `health: pcie GPU 3 at x8`, `slow, ...`.
+ */
+export function gateNodes(i: GateInputs): GateNode[] {
+    const pre = new Map((i.preflight ?? []).map((n) => [n.host, n]));
+    const health = new Map((i.health ?? []).map((h) => [h.node, h]));
+    const healthBad = new Set(i.healthBad ?? []);
+    const slow = new Map((i.slow ?? []).map((s) => [s.host, s.reason]));
+    const suspects = new Set(i.suspects ?? []);
+    const why = (node: string): string | undefined => {
+        const p = pre.get(node);
+        if (i.preflight === undefined) return "no preflight results: the validation run stopped before them";
+        if (!p) return "no preflight result from this node";
+        const bad = p.checks.find((c) => !c.ok);
+        if (bad) return `preflight ${bad.check}: seen ${typeof bad.seen === "string" ? bad.seen : JSON.stringify(bad.seen ?? null)}`;
+        if (healthBad.has(node)) {
+            const f = health.get(node)?.findings[0];
+            return f ? `health: ${f.component} ${f.message}` : `health: ${health.get(node)?.verdict ?? "failing"}`;
+        }
+        if (i.single !== undefined) {
+            const s = i.single.get(node);
+            if (!s) return "no single-node nccl-tests log from this node";
+            if (!s.pass) return `nccl-tests single-node run failed${s.why ? `: ${s.why}` : ""}`;
+        }
+        const sl = slow.get(node);
+        if (sl !== undefined) return `slow, ${sl}`;
+        if (suspects.has(node)) return "nccl-tests: in a slow pair the search could not clear";
+        if (i.allNodes === undefined) return "the all-node nccl-tests run did not run";
+        if (!i.allNodes.pass) return `the all-node nccl-tests run failed${i.allNodes.why ? `: ${i.allNodes.why}` : ""}`;
+        return undefined;
+    };
+    return i.nodes.map((name) => {
+        const w = why(name);
+        return w === undefined ? { name, ok: true } : { name, ok: false, why: w };
+    });
+}
+
+/**
+ * The gate as playbooks/slurm-gate.yml runs it on the head node (the nccl_validate role's slurm-gate.sh): the passed
+ * nodes to resume, each failed node with its reason (cleaned: it becomes one argument of scontrol, never a shell word;
+ * no tab, the plan file's separator), and the validation reservation to delete. Pure.
+ */
+export interface GateVars {
+    slurm_gate_resume: string[];
+    slurm_gate_drain: Array<{ node: string; reason: string }>;
+    slurm_gate_reservation: string;
+}
+
+export function gateVars(nodes: readonly GateNode[]): GateVars {
+    return {
+        slurm_gate_resume: nodes.filter((n) => n.ok).map((n) => n.name),
+        slurm_gate_drain: nodes.filter((n) => !n.ok).map((n) => ({ node: n.name, reason: drainReason(n.why ?? "did not pass validation") })),
+        slurm_gate_reservation: VALIDATION_RESERVATION,
+    };
+}
+
+/** `rdmakit check`'s Slurm lines: the drained and down nodes with their reasons, or none; unread when `text` is undefined. */
+export function formatDrainStates(text: string | undefined, nodes: readonly string[], head: string): string {
+    if (text === undefined) return `Slurm: the drain states could not be read from ${head} (sinfo -R; see the Ansible log)\n`;
+    const states = parseDrainStates(text, nodes);
+    if (states.length === 0) return `Slurm (sinfo -R on ${head}): no node drained or down\n`;
+    const w = Math.max(...states.map((s) => s.node.length));
+    return [`Slurm (sinfo -R on ${head}): ${states.length} of ${nodes.length} node(s) drained or down`,
+        ...states.map((s) => `  ${s.node.padEnd(w)}  ${s.state.padEnd(7)} ${s.reason}`)].join("\n") + "\n";
+}

@@ -22,7 +22,8 @@ import { PACKAGE_ROOT } from "../assets";
 import { RUN_INTERPRETER, sha256 } from "../provision/ansible";
 import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
-import { SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
+import { formatDrainStates } from "../slurm/gate";
+import { SLURM_STATES_FILE, SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
 import { nodeTargets } from "../provision/node-local";
 import { validationArgsFromPlan } from "./fromPlan";
 import type { ValidationRunArgs } from "./component";
@@ -177,7 +178,12 @@ export async function runCheck(opts: CheckOptions, cwd = process.cwd(), env: Nod
 async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: string, env: NodeJS.ProcessEnv): Promise<CheckResult> {
     const { args, invFile, outDir } = target;
     const inventoryText = target.inventoryText;
-    let hosts = inventoryHosts(inventoryText);
+    // Slurm: the head node is in the inventory but is no GPU node; check reads its drain states, and launches the
+    // all-node runs with mpirun as before (srun would reserve the nodes: check changes nothing on the cluster)
+    const head = args.slurm?.head;
+    const all = inventoryHosts(inventoryText);
+    const headHere = head !== undefined && all.some((h) => h.name === head);
+    let hosts = all.filter((h) => h.name !== head);
     let inventory = inventoryText;
     if (opts.nodes !== undefined) {
         const want = opts.nodes.split(",").map((n) => n.trim()).filter(Boolean);
@@ -186,13 +192,13 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
             return usage(`--nodes: ${unknown.length ? `unknown node(s) ${unknown.join(", ")}` : "no node named"}; the inventory (${invFile}) has ${hosts.map((h) => h.name).join(", ")}`);
         }
         hosts = hosts.filter((h) => want.includes(h.name));
-        inventory = limitInventory(inventoryText, want);
+        inventory = limitInventory(inventoryText, headHere ? [...want, head] : want);
     }
     if (hosts.length === 0) return usage(`${invFile} lists no hosts`);
 
     const checkDir = path.join(outDir, "check");
     fs.mkdirSync(checkDir, { recursive: true });
-    const runArgs = { ...args, hosts: hosts.map((h) => h.name) };
+    const runArgs: ValidationRunArgs = { ...args, hosts: hosts.map((h) => h.name), ...(args.slurm ? { slurm: { ...args.slurm, launch: false } } : {}) };
     let varsJson: string;
     try {
         varsJson = JSON.stringify(validationVars(runArgs, hosts.map((h) => h.address), path.join(checkDir, "nccl")));
@@ -228,6 +234,7 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
             RDMAKIT_EXPECT: JSON.stringify({ all: runArgs.expectations.all, single: runArgs.expectations.single, pair: runArgs.expectations.pair }),
             RDMAKIT_FABRIC_ARGS: fabricReportArgs(runArgs),
             ...(runArgs.health ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(runArgs.health) } : {}),
+            ...(headHere ? { RDMAKIT_SLURM_STATES_HEAD: head } : {}),
             RDMAKIT_OUT: checkDir, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: summariser,
             ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             ...nodeLocalEnv,
@@ -238,7 +245,9 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
     // by a signal exits as a shell does (128 + the signal's number)
     const code = r.interrupted ? signalStatus(r.interrupted) : r.status === 0 ? 0 : 1;
     const where = `rdmakit check: ${hosts.length} node(s) from ${path.relative(cwd, invFile) || invFile}; logs and report in ${path.relative(cwd, checkDir) || checkDir}\n`;
-    return { code, stdout: r.stdout ?? "", stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };
+    const statesFile = path.join(checkDir, SLURM_STATES_FILE);
+    const slurm = headHere ? formatDrainStates(fs.existsSync(statesFile) ? fs.readFileSync(statesFile, "utf8") : undefined, hosts.map((h) => h.name), head) : "";
+    return { code, stdout: (r.stdout ?? "") + slurm, stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };
 }
 
 /** Adds the `check` verb. */

@@ -21,6 +21,7 @@ import type { Expectation, ParsedLog } from "./types";
 import { gradeHealthDir } from "../health/report";
 import { healthRule, type HealthExpectation, type NodeHealth } from "../health/types";
 import { MAX_FINDINGS } from "../day2/state";
+import { gateNodes, gateVars, type GateNode } from "../slurm/gate";
 
 export interface NcclReportOptions {
     /** The stack (Pulumi.<name>.yaml here) whose plan gives --fabric, --nodes, --gpus-per-node and --expect. */
@@ -47,6 +48,14 @@ export interface NcclReportOptions {
     healthExpect?: string;
     /** Append `rdmakit-result: {pass, busbwGBps, sizeBytes, slowNodes, badNodes}` as the last line (read by ClusterValidation). */
     resultLine?: boolean;
+    /**
+     * Slurm's validation gate: the run's nodes (a JSON file: an array of Slurm node names, or validate.yml's variables
+     * file, whose `nccl_validate_hosts` they are); writes `slurm-gate.json` (components/slurm/gate.ts gateVars) into
+     * --out, which playbooks/slurm-gate.yml applies on the head node.
+     */
+    slurmGate?: string;
+    /** How the all-node run was launched (`srun --mpi=pmix` under Slurm, `mpirun` otherwise): the report names it. */
+    launcher?: string;
 }
 
 export interface NcclReportResult {
@@ -144,6 +153,11 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
     const incastRun = opts.incast !== undefined ? readIncastDir(opts.incast) : undefined;
     if (typeof incastRun === "string") return { code: 2, stdout: "", stderr: incastRun + "\n" };
     const incast = incastRun ? { plan: incastRun.plan, grade: gradeIncast(incastRun) } : undefined;
+    const gateOf = opts.slurmGate !== undefined ? readGateNodes(opts.slurmGate, opts.out) : undefined;
+    if (typeof gateOf === "string") return { code: 2, stdout: "", stderr: gateOf + "\n" };
+    if (opts.launcher !== undefined && !/^[A-Za-z0-9 =._/-]{1,80}$/.test(opts.launcher)) {
+        return { code: 2, stdout: "", stderr: `--launcher ${JSON.stringify(opts.launcher.slice(0, 80))}: allowed are letters, digits, spaces and = . _ / - (at most 80)\n` };
+    }
 
     const entries: ReportEntry[] = [];
     let notLogs = 0;
@@ -201,11 +215,13 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
     const built = notJudged.length > 0 ? { ...judged, pass: false, notJudged, ...(judged.pass ? { verdict: "NOT JUDGED" as const } : {}) } : judged;
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
-    const text = formatText(report, entries) + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
+    const gate = gateOf ? gateFromReport(gateOf, entries, preflight, report) : undefined;
+    const text = formatText(report, entries) + (opts.launcher ? `  all-node run launched by: ${opts.launcher}\n` : "") +
+        (gate ? formatGate(gate) : "") + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
     const mainExp = (entries.find((e) => e.kind === "all-fixed" || e.kind === "all-sweep" || e.kind === "other") ?? entries[0])?.grade.expectation;
     const chartEntries = entries.filter((e) => e.kind !== "single" && e.kind !== "pair");
     const svg = renderChartSvg(chartEntries.length ? chartEntries : entries, mainExp && mainExp.minBusbwGBps > 0 ? mainExp : undefined);
-    const json = JSON.stringify({ ...report, expectations: Object.fromEntries(entries.map((e) => [e.name, e.grade.expectation])) }, null, 2) + "\n";
+    const json = JSON.stringify({ ...report, ...(opts.launcher ? { launcher: opts.launcher } : {}), ...(gate ? { slurmGate: gate } : {}), expectations: Object.fromEntries(entries.map((e) => [e.name, e.grade.expectation])) }, null, 2) + "\n";
 
     const writeChart = (file: string): void => {
         fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -227,6 +243,7 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
         fs.writeFileSync(path.join(opts.out, "nccl-report.json"), json);
         fs.writeFileSync(path.join(opts.out, "nccl-summary.txt"), text);
         writeChart(path.join(opts.out, "nccl-busbw.svg"));
+        if (gate) fs.writeFileSync(path.join(opts.out, SLURM_GATE_FILE), JSON.stringify(gateVars(gate)) + "\n");
     }
     let stdout = opts.json ? json : text;
     if (opts.resultLine) {
@@ -302,6 +319,58 @@ export function registerNcclReport(program: Command): void {
         .option("--incast <dir>", "also grade the RoCE incast run validate.yml fetched (plan.json, <host>-before/after.txt, <sender>-client.log)")
         .option("--chart <file>", "write the busbw chart (SVG; a .png name renders PNG)")
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
-        .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)"))
+        .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")
+        .option("--slurm-gate <nodes.json>", "with --out: decide which of these Slurm nodes (a JSON array of names, or validate.yml's variables file) join the partition; writes slurm-gate.json")
+        .option("--launcher <how>", "how the all-node run was launched (e.g. 'srun --mpi=pmix'): the report names it"))
         .action((logs: string[], opts: NcclReportOptions) => printOutput(runNcclReport(logs, opts)));
+}
+
+/** What --slurm-gate writes into --out: the variables of playbooks/slurm-gate.yml. */
+export const SLURM_GATE_FILE = "slurm-gate.json";
+
+/** The gate's node list from --slurm-gate: names checked as inventory names, or an error naming the flag. */
+function readGateNodes(file: string, out: string | undefined): string[] | string {
+    if (out === undefined) return "--slurm-gate needs --out (the folder slurm-gate.json is written to)";
+    let v: unknown;
+    try {
+        v = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch (e) {
+        return `--slurm-gate ${file}: not a readable JSON file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    }
+    const hosts = (v as { nccl_validate_hosts?: unknown } | null)?.nccl_validate_hosts;
+    const names = Array.isArray(v) ? v : Array.isArray(hosts) ? hosts.map((h: { name?: unknown }) => h?.name) : undefined;
+    if (!names || names.length === 0) return `--slurm-gate ${file}: expected a JSON array of node names or an object with nccl_validate_hosts`;
+    const bad = names.find((n) => typeof n !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(n));
+    if (bad !== undefined) return `--slurm-gate ${file}: ${JSON.stringify(bad)} is not a node name (letters, digits, . _ -)`;
+    return names as string[];
+}
+
+/** The gate's decision from what the report graded (components/slurm/gate.ts gateNodes). */
+function gateFromReport(nodes: string[], entries: ReportEntry[], preflight: ReturnType<typeof readPreflight> | undefined,
+    report: ReturnType<typeof buildReport>): GateNode[] {
+    const firstFail = (e: ReportEntry) => {
+        const v = [...e.grade.verdicts, ...e.grade.runs.flatMap((r) => r.verdicts)].find((x) => !x.ok);
+        return v ? `${v.check}: ${v.seen}` : undefined;
+    };
+    const singles = entries.filter((e) => e.kind === "single");
+    const all = entries.find((e) => e.kind === "all-fixed") ?? entries.find((e) => e.kind === "all-sweep");
+    const allWhy = entries.filter((e) => e.kind === "all-fixed" || e.kind === "all-sweep").find((e) => !e.grade.pass);
+    return gateNodes({
+        nodes,
+        preflight: typeof preflight === "object" ? preflight.nodes : undefined,
+        health: report.health?.nodes, healthBad: report.health?.badNodes,
+        single: singles.length ? new Map(singles.map((e) => [e.hosts[0], { pass: e.grade.pass, why: firstFail(e) }])) : undefined,
+        slow: report.slowNodes?.slow.map((s) => ({ host: s.host, reason: s.reason })), suspects: report.slowNodes?.suspects,
+        allNodes: all ? { pass: !allWhy, why: allWhy ? firstFail(allWhy) : undefined } : undefined,
+    });
+}
+
+/** The gate's lines of the text report. */
+function formatGate(nodes: GateNode[]): string {
+    const out = nodes.filter((n) => !n.ok);
+    const lines = [`  Slurm gate: ${nodes.length - out.length} of ${nodes.length} node(s) join the partition` +
+        (out.length ? `; drained: ${out.length}` : "")];
+    for (const n of out.slice(0, 50)) lines.push(`    drain ${n.name}: ${n.why}`);
+    if (out.length > 50) lines.push(`    (+${out.length - 50} more in slurm-gate.json)`);
+    return lines.join("\n") + "\n";
 }

@@ -69,6 +69,8 @@ export interface MpiCommand {
     /** Environment set for mpirun and exported to the ranks with `-x NAME`. */
     env: Record<string, string>;
     argv: string[];
+    /** The nccl-tests binary and its arguments: the part of argv after mpirun's own (srun.ts launches the same). */
+    test: string[];
     /** One shell line: `timeout ... env K=V ... mpirun ...`. */
     shell: string;
 }
@@ -249,7 +251,7 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
         const shell = [
             "timeout", "-k", "30", String(timeoutS), "env", ...names.map((n) => `${n}=${runEnv[n]}`), ...argv,
         ].map(shQuote).join(" ");
-        return { kind, np, env: runEnv, argv, shell };
+        return { kind, np, env: runEnv, argv, test: [binary, ...args], shell };
     };
 
     // NCCL_TESTS_MIN_BW: nccl-tests exits non-zero when the Avg line is < 0.9 x the value (FORMAT.md §1, source:

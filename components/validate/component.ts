@@ -13,7 +13,9 @@ import { type AnsibleRunInput, keepNodeTargets, RUN_INTERPRETER, runChild, runIn
 import { keepInput } from "../kept-input";
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
-import { buildNcclCommands, fillPairTemplate, firstDuplicate, MPIRUN_SSH_DIR, type Fabric, type NcclCommandInput } from "./commands";
+import { buildNcclCommands, fillPairTemplate, firstDuplicate, MPIRUN_SSH_DIR, type Fabric, type MpiCommand, type NcclCommandInput } from "./commands";
+import { cleanReason, VALIDATION_RESERVATION } from "../slurm/gate";
+import { compressHostlist } from "../slurm/hostlist";
 import { planIncast, receiverCommand, senderCommand, snapshotCommand, type IncastPlan } from "./incast";
 import { rpReadCommand, rpWriteCommand } from "./incast-rpoff";
 import { planPairRounds } from "./slow";
@@ -26,6 +28,8 @@ import { hashFolder } from "../provision/ansible";
 import { buildBundle, bundleDigest } from "../provision/bundle";
 import { fanoutScript } from "../provision/fanout";
 import type { ValidationNodes } from "../day2/state";
+import { srunCommand, type SlurmLaunch } from "./srun";
+import { SLURM_GATE_FILE } from "./cli";
 
 /** What the incast needs from the plan besides the node addresses (validationVars pairs them with mpiHosts). */
 export interface IncastArgs {
@@ -138,6 +142,12 @@ export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gp
      * nccl-tests launches run from here in both. @default "node-local"
      */
     mode?: AnsibleMode;
+    /**
+     * Slurm runs on the nodes (plan.scheduler): the all-node runs are launched by `srun --mpi=<PMIx>` from the head node
+     * (srun.ts) when the run's inventory holds it (`slurm_head_in_inventory`), and the gate resumes the nodes that passed
+     * and drains the others (components/slurm/gate.ts). @default mpirun from the first node, no gate
+     */
+    slurm?: SlurmLaunch;
 }
 
 /** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
@@ -206,6 +216,25 @@ export interface ValidationResult {
 }
 
 export const RESULT_PREFIX = "rdmakit-result: ";
+/** The line VALIDATE_SCRIPT prints once the Slurm gate ran on the head node: slurm-gate.json as applied. */
+export const GATE_PREFIX = "rdmakit-gate: ";
+
+/** What the Slurm gate did, from its line in the command output; null when it did not run. Pure, bounded. */
+export function parseGateLine(stdout: string | undefined): { resumed: string[]; drained: Array<{ node: string; reason: string }> } | null {
+    const line = (stdout ?? "").split("\n").filter((l) => l.startsWith(GATE_PREFIX)).pop();
+    if (line === undefined) return null;
+    try {
+        const v = JSON.parse(line.slice(GATE_PREFIX.length)) as { slurm_gate_resume?: unknown; slurm_gate_drain?: unknown };
+        const resumed = Array.isArray(v.slurm_gate_resume) ? v.slurm_gate_resume.filter((n): n is string => typeof n === "string") : [];
+        const drained = Array.isArray(v.slurm_gate_drain)
+            ? v.slurm_gate_drain.filter((d): d is { node: string; reason: string } => typeof d?.node === "string" && typeof d?.reason === "string")
+                .map((d) => ({ node: d.node, reason: cleanReason(d.reason) }))
+            : [];
+        return { resumed, drained };
+    } catch {
+        return null;
+    }
+}
 
 /** Reads the last result line from the command output. Pure. */
 export function parseResultLine(stdout: string | undefined): ValidationResult | null {
@@ -260,6 +289,14 @@ export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
     if (!Number.isInteger(args.preflight.gpus) || args.preflight.gpus < 1) issues.push({ path: "preflight.gpus", message: "must be an integer >= 1", value: args.preflight.gpus });
     if (!Number.isInteger(args.preflight.rdmaDevices) || args.preflight.rdmaDevices < 0) issues.push({ path: "preflight.rdmaDevices", message: "must be an integer >= 0", value: args.preflight.rdmaDevices });
     if (args.pairwise !== undefined && !["auto", "always", "never"].includes(args.pairwise)) issues.push({ path: "pairwise", message: "unknown mode", value: args.pairwise, allowed: "auto | always | never" });
+    if (args.slurm !== undefined) {
+        const { head, partition, mpi } = args.slurm;
+        // an inventory name (validate.yml's host pattern), a partition and a plugin name (srun arguments): plain words
+        if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(head)) issues.push({ path: "slurm.head", message: "is not an inventory host name", value: head });
+        if (args.hosts.includes(head)) issues.push({ path: "slurm.head", message: "is one of the GPU nodes: the head node launches their runs and is no node itself", value: head });
+        if (!/^[A-Za-z0-9_-]{1,64}$/.test(partition)) issues.push({ path: "slurm.partition", message: "is not a Slurm partition name", value: partition, allowed: "letters, digits, _ -" });
+        if (!/^[a-z0-9_]{1,32}$/.test(mpi)) issues.push({ path: "slurm.mpi", message: "is not an srun --mpi plugin name", value: mpi, allowed: "e.g. pmix, pmix_v4" });
+    }
     issues.push(...sizeIssues(args));
     return issues;
 }
@@ -345,6 +382,13 @@ export interface ValidationVars {
     nccl_validate_host_keys: string[];
     /** The node_health role's `dcgmi diag -r` level: cluster.validation.health.dcgmLevel. */
     node_health_dcgm_level: number;
+    /** Slurm on: the head node's inventory name, left out of every per-node play (it is no GPU node). */
+    nccl_validate_head?: string;
+    /**
+     * Slurm on: the head node launches the all-node runs with srun (validate.yml, when the inventory holds the head);
+     * `nodes` the Slurm names of the run's nodes, comma-separated (scontrol's NodeName list).
+     */
+    nccl_validate_slurm?: { head: string; reservation: string; nodes: string; fixed_cmd: string; sweep_cmd: string; launcher: string };
 }
 
 /**
@@ -397,7 +441,19 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         nccl_validate_ssh_dir: MPIRUN_SSH_DIR,
         nccl_validate_host_keys: hostKeys,
         node_health_dcgm_level: args.health?.dcgmLevel ?? DEFAULT_DCGM_LEVEL,
+        ...(args.slurm ? { nccl_validate_head: args.slurm.head } : {}),
+        ...(args.slurm && args.slurm.launch !== false ? { nccl_validate_slurm: slurmVars(args, args.slurm, cmds.allNodeFixed, cmds.allNodeSweep) } : {}),
     };
+}
+
+/** The srun launches of the all-node runs: the same test, arguments and environment as the mpirun ones. */
+function slurmVars(args: ValidationRunArgs, slurm: SlurmLaunch, fixed: MpiCommand, sweep: MpiCommand): NonNullable<ValidationVars["nccl_validate_slurm"]> {
+    const run = (c: MpiCommand) => srunCommand({
+        slurm, nodes: args.hosts, gpusPerNode: args.gpusPerNode, env: c.env, binary: c.test[0], args: c.test.slice(1),
+        timeoutSeconds: args.timeoutSeconds ?? 1200,
+    }).shell;
+    return { head: slurm.head, reservation: VALIDATION_RESERVATION, nodes: compressHostlist(args.hosts).join(","), fixed_cmd: run(fixed), sweep_cmd: run(sweep),
+        launcher: `srun --mpi=${slurm.mpi} from ${slurm.head}` };
 }
 
 /** The incast's variables (RoCE with at least three hosts), the receiver's folder being the role's working folder. */
@@ -474,6 +530,12 @@ export function varsDigest(json: string): string {
     return createHash("sha256").update(json).digest("hex");
 }
 
+/** Where `rdmakit check`'s read of the head node's `sinfo -R` lands, under the report folder (playbooks/slurm-states.yml). */
+export const SLURM_STATES_FILE = "slurm-states.txt";
+
+/** What the gate playbook leaves on this machine once it ran on the head node (slurm_gate.yml). */
+export const SLURM_GATE_APPLIED = "slurm-gate-applied.txt";
+
 /** Full ansible-playbook output of the validation run, under the report folder (`$RDMAKIT_OUT`). */
 export const VALIDATE_LOG_NAME = "ansible-validate.log";
 /** The Ansible failure summariser (components/provision/summarise.ts), written where AnsiblePlaybook writes it. */
@@ -529,7 +591,8 @@ export const VALIDATE_SCRIPT = [
     'export RDMAKIT_INVENTORY_FILE="$tmp/inventory.yml"',
     unpackRunInput('"$vars"', 3, '"$tmp/nodes.json"'),
     "exec 3<&-",
-    `rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" "$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"`,
+    `rm -rf "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/incast" "$RDMAKIT_OUT/health" "$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" ` +
+        `"$RDMAKIT_OUT/launcher.txt" "$RDMAKIT_OUT/${SLURM_GATE_FILE}" "$RDMAKIT_OUT/${SLURM_GATE_APPLIED}" "$RDMAKIT_OUT/${SLURM_STATES_FILE}" && mkdir -p "$RDMAKIT_OUT/nccl" "$RDMAKIT_OUT/preflight"`,
     // kept (it holds no secret) so that `rdmakit check` reaches the same nodes the same way on day 2 (check.ts)
     'cp "$RDMAKIT_INVENTORY_FILE" "$RDMAKIT_OUT/inventory-validation.yml"',
     `log="$RDMAKIT_OUT/${VALIDATE_LOG_NAME}"`,
@@ -563,8 +626,29 @@ export const VALIDATE_SCRIPT = [
     'if [ -f "$RDMAKIT_OUT/incast/plan.json" ]; then set -- "$@" --incast "$RDMAKIT_OUT/incast"; fi',
     // the node health captures (node_health role): graded against the plan's hardware, each node's verdict in the report
     'if [ -d "$RDMAKIT_OUT/health" ] && [ -n "${RDMAKIT_HEALTH_EXPECT:-}" ]; then set -- "$@" --health "$RDMAKIT_OUT/health" --health-expect "$RDMAKIT_HEALTH_EXPECT"; fi',
+    // how the all-node runs were launched (the role's launcher.txt: srun from the head node, or mpirun): the report names it
+    'if [ -f "$RDMAKIT_OUT/launcher.txt" ]; then set -- "$@" --launcher "$(head -c 80 "$RDMAKIT_OUT/launcher.txt" | tr -d \'\\n\')"; fi',
+    // Slurm: the report also decides which nodes join the partition (slurm-gate.json), from the run's node list
+    'if [ -n "${RDMAKIT_SLURM_HEAD:-}" ]; then set -- "$@" --slurm-gate "$vars"; fi',
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
+    // the gate on the head node (playbooks/slurm-gate.yml): whatever the verdict, so a failed node is drained with its
+    // reason; the line for the component only when it ran there (no head node in the inventory: nothing ran)
+    'if [ -n "${RDMAKIT_SLURM_HEAD:-}" ] && [ -f "$RDMAKIT_OUT/slurm-gate.json" ]; then',
+    '  report_rc=$rc',
+    ...runChild(`ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/slurm-gate.yml -e "@$RDMAKIT_OUT/${SLURM_GATE_FILE}" ` +
+        `-e "slurm_gate_head=$RDMAKIT_SLURM_HEAD" -e "slurm_gate_applied_file=$out_abs/${SLURM_GATE_APPLIED}" >>"$log" 2>&1`).map((l) => `  ${l}`),
+    '  if [ "$rc" -eq 0 ] && [ -f "$RDMAKIT_OUT/' + SLURM_GATE_APPLIED + '" ]; then printf "rdmakit-gate: %s\\n" "$(cat "$RDMAKIT_OUT/' + SLURM_GATE_FILE + '")";',
+    '  elif [ "$rc" -ne 0 ]; then echo "the Slurm gate failed on $RDMAKIT_SLURM_HEAD: the nodes stay drained (full Ansible log: $log)" >&2; [ "$report_rc" -eq 0 ] && report_rc=1; fi',
+    "  rc=$report_rc",
+    "fi",
+    // rdmakit check: Slurm's drain states and reasons from the head node (playbooks/slurm-states.yml), changing nothing
+    'if [ -n "${RDMAKIT_SLURM_STATES_HEAD:-}" ]; then',
+    '  report_rc=$rc',
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/slurm-states.yml -e "slurm_states_head=$RDMAKIT_SLURM_STATES_HEAD" ' +
+        `-e "slurm_states_file=$out_abs/${SLURM_STATES_FILE}" >>"$log" 2>&1`).map((l) => `  ${l}`),
+    "  rc=$report_rc",
+    "fi",
     'if [ -n "${RDMAKIT_EXCLUDED:-}" ]; then',
     '  note="graded the provisioned nodes only; left out by cluster.ansible.exclude: $RDMAKIT_EXCLUDED"',
     '  echo "$note"; [ -f "$RDMAKIT_OUT/nccl-summary.txt" ] && echo "$note" >>"$RDMAKIT_OUT/nccl-summary.txt"',
@@ -583,6 +667,12 @@ export class ClusterValidation extends pulumi.ComponentResource {
     public readonly slowNodes: pulumi.Output<string[]>;
     /** The whole result line (per-node verdicts included); null when the run printed none. */
     public readonly result: pulumi.Output<ValidationResult | null>;
+    /**
+     * Slurm: the nodes the gate drained, each with its reason (component first); [] when every node joined the
+     * partition; null when no gate ran (no Slurm, no head node in the inventory, or the gate failed: the nodes then
+     * stay drained as slurm.conf starts them).
+     */
+    public readonly drainedNodes: pulumi.Output<Array<{ node: string; reason: string }> | null>;
     /** Where nccl-report.json, nccl-summary.txt and the chart are written. */
     public readonly reportDir: string;
     public readonly command: command.local.Command;
@@ -615,7 +705,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
         const write = !pulumi.runtime.isDryRun();
         const keptEnv = pulumi.output(args.inventory).apply((inventory) => ({
             RDMAKIT_INVENTORY_INPUT: path.relative(repoRoot, path.resolve(keepInput(this.reportDir, "inventory", "yml", inventory, write).file)),
-            ...(mode === "node-local" ? keepNodeTargets(this.reportDir, inventory, write, repoRoot) : {}),
+            ...(mode === "node-local" ? keepNodeTargets(this.reportDir, inventory, write, repoRoot, args.slurm ? [args.slurm.head] : []) : {}),
         }));
         const digest = vars.apply(varsDigest);
         const expect = JSON.stringify({ all: args.expectations.all, single: args.expectations.single, pair: args.expectations.pair });
@@ -652,6 +742,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
+                ...(args.slurm ? { RDMAKIT_SLURM_HEAD: args.slurm.head } : {}),
                 ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
                 ...nodeLocalEnv,
                 ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
@@ -671,9 +762,10 @@ export class ClusterValidation extends pulumi.ComponentResource {
         this.busbwGBps = result.apply((r) => r?.busbwGBps ?? null);
         this.largestSizeBytes = result.apply((r) => r?.sizeBytes ?? null);
         this.slowNodes = result.apply((r) => r?.slowNodes ?? []);
+        this.drainedNodes = this.command.stdout.apply((o) => parseGateLine(o)?.drained ?? null);
         this.registerOutputs({
             verdict: this.verdict, busbwGBps: this.busbwGBps, largestSizeBytes: this.largestSizeBytes,
-            slowNodes: this.slowNodes, reportDir: this.reportDir,
+            slowNodes: this.slowNodes, reportDir: this.reportDir, drainedNodes: this.drainedNodes,
         });
     }
 }

@@ -79,6 +79,8 @@ export function validationArgsFromPlan(
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
         mode: plan.provision.mode,
+        ...(plan.scheduler.type === "slurm"
+            ? { slurm: { head: plan.scheduler.controller.name, partition: plan.scheduler.partition, mpi: plan.scheduler.mpiDefault } } : {}),
         ...(plan.roce ? { incast: { ...incastArgs(plan.roce.qos), ...(v.preflight.portRateGbps ? { lineRateGbps: v.preflight.portRateGbps } : {}) } } : {}),
     };
 }

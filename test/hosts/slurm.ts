@@ -10,9 +10,15 @@
  *    runs across both with `srun --mpi=pmix_v4`; the task prolog's environment reaches the job step;
  *  - `scontrol show topology` shows the switches of topology.conf; gres: two gpu files per node accepted by slurmctld
  *    and slurmd, handed to a job as CUDA_VISIBLE_DEVICES;
+ *  - validation through Slurm: the real preflight play on the nodes (the head left out), then validate.yml's all-node
+ *    runs launched from the head by `srun --mpi=pmix` in the root-only reservation (a stand-in all_reduce_perf that
+ *    runs only under a PMIx server prints a published two-node log: test/fixtures/nccl-ref 01), graded by the real
+ *    nccl-report, which names the launcher and decides the gate; slurm-gate.yml drains both nodes with the preflight
+ *    check named, ends the reservation, later resumes rdmakit's drains and keeps an operator's (about 150 s loaded);
  *  - a second run changes nothing;
  *  - a stand-in nvidia-smi printing a real failing capture (test/fixtures/health, V100 links 3 and 5 inactive) makes
- *    slurmd's HealthCheckProgram drain that node with the component in the reason.
+ *    slurmd's HealthCheckProgram drain that node with the component in the reason, and the head's sinfo -R, read as
+ *    `rdmakit check` reads it (playbooks/slurm-states.yml), shows it.
  * Test-host deviations, each because a container cannot do it: all hosts share the host's network, so each slurmd
  * has its own port (NodeName Port=) and slurmctld another than 6817; no cgroup plugins (the containers' cgroup tree
  * is not Slurm's to split: proctrack/linuxproc, task/affinity); /home over NFS is off (no nfsd in a container); the
@@ -33,13 +39,25 @@ import { renderInventory } from "../../components/provision/inventory";
 import { serveKeyLocally } from "../../components/provision/keysocket";
 import { nodeLocalSetup, runNodeLocal } from "../fixtures/node-local-run";
 import { freePort } from "../fixtures/ports";
-import { SINFO_REASONS, gateCommands, parseDrainStates } from "../../components/slurm/gate";
+import { SINFO_REASONS, VALIDATION_RESERVATION, formatDrainStates, gateCommands, gateVars, parseDrainStates } from "../../components/slurm/gate";
+import { validationVars } from "../../components/validate/component";
+import { runNcclReport, SLURM_GATE_FILE } from "../../components/validate/cli";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..", "..");
 const CACHE = path.join(ROOT, ".testhosts");
 const HARNESS = path.join(ROOT, "test", "hosts", "testhost.sh");
 const CAPTURES = path.join(ROOT, "test", "fixtures", "health", "captures");
+// a published two-node nccl-tests log (2x p4d.24xlarge over EFA, 16 ranks; test/fixtures/nccl-ref/SOURCES.md)
+const PUBLISHED_LOG = path.join(ROOT, "test", "fixtures", "nccl-ref", "01-efa-p4d-eks-allreduce-oldformat.log");
+// The stand-in for nccl-tests' all_reduce_perf on the nodes (no GPUs here): it refuses to run unless a PMIx server
+// started it (PMIX_RANK, set by Slurm's PMIx plugin for every task), records where it ran, and rank 0 prints the
+// published log, as the real binary's rank 0 prints the table.
+const STAND_IN_ALL_REDUCE = `#!/bin/sh
+[ -n "\${PMIX_RANK:-}" ] || { echo "not started by a PMIx server (srun --mpi=pmix)" >&2; exit 3; }
+echo "$(hostname) rank=$PMIX_RANK of \${SLURM_NTASKS:-?} job=\${SLURM_JOB_ID:-?} NCCL_DEBUG=\${NCCL_DEBUG:-} $*" >>/var/lib/rdmakit-test/ranks.txt
+if [ "$PMIX_RANK" = 0 ]; then cat /var/lib/rdmakit-test/all_reduce.log; fi
+`;
 const HOSTS = [
     { name: "slc", address: "127.0.32.1", role: "controller" },
     { name: "sln1", address: "127.0.32.2", role: "node", slurmdPort: 6920 },
@@ -240,6 +258,87 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
         assert.deepEqual(out.split("\n").sort(), ["rank 0 of 2 on sln1: sum 3", "rank 1 of 2 on sln2: sum 3"]);
     });
 
+    await t.test("validation through Slurm: srun --mpi=pmix from the head launches the all-node runs in a root-only reservation; the gate drains and resumes", async () => {
+        const nodes = ["sln1", "sln2"];
+        // a fresh cluster: both nodes drained as slurm.conf starts them
+        await ctl(`scontrol update NodeName='sln[1-2]' State=DRAIN Reason="rdmakit: not validated yet"`);
+        for (const i of [1, 2]) {
+            fs.mkdirSync(path.join(tree(i), "opt", "rdmakit-test", "nccl"), { recursive: true });
+            fs.copyFileSync(PUBLISHED_LOG, path.join(tree(i), "var", "lib", "rdmakit-test", "all_reduce.log"));
+            fs.writeFileSync(path.join(tree(i), "opt", "rdmakit-test", "nccl", "all_reduce_perf"), STAND_IN_ALL_REDUCE, { mode: 0o755 });
+            fs.rmSync(path.join(tree(i), "var", "lib", "rdmakit-test", "ranks.txt"), { force: true });
+        }
+        // the published run's own shape: 40 GB/s floor from 1 GiB over EFA (it reached 43.8 GB/s at 4 GiB)
+        const expectation = { minBusbwGBps: 40, gradeFromBytes: 1 << 30, transport: "efa" as const, requireGdr: true, source: "test" };
+        const vdir = path.join(runDir, "out", "validate");
+        fs.mkdirSync(path.join(vdir, "nccl"), { recursive: true });
+        const vars = validationVars({
+            stack: "slt", group: "all", fabric: "aws-efa", hosts: nodes, gpusPerNode: 1, ncclEnv: { NCCL_SOCKET_IFNAME: "=lo" },
+            nccltestsDir: "/opt/rdmakit-test/nccl", mpiHome: "/usr", fixedBytes: 1 << 30, sweepMaxBytes: 1 << 30, timeoutSeconds: 120,
+            expectations: { all: expectation },
+            preflight: { gpus: 1, rdmaDevices: 0, gpudirect: "none", nvswitch: false },
+            slurm: { head: "slc", partition: "gpu", mpi: "pmix" },
+        }, HOSTS.slice(1).map((h) => h.address), path.join(vdir, "nccl"));
+        const varsFile = path.join(vdir, "vars.json");
+        fs.writeFileSync(varsFile, JSON.stringify(vars));
+        fs.writeFileSync(path.join(vdir, "inventory.yml"), inventory);
+        const playbook = (args: string[]) => run("ansible-playbook", ["-i", path.join(vdir, "inventory.yml"), "--private-key", key, ...args],
+            { cwd: ROOT, timeout: 300_000, maxBuffer: 1 << 24, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } })
+            .then((r) => ({ code: 0, out: r.stdout }), (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` }));
+        // the real preflight play: these containers have no GPU and memlock below unlimited, so every node fails it
+        const pre = await playbook(["playbooks/validate.yml", "-e", `@${varsFile}`, "--tags", "preflight"]);
+        assert.notEqual(pre.code, 0, pre.out.slice(-3000));
+        assert.deepEqual(fs.readdirSync(path.join(vdir, "preflight")).sort(), ["sln1.json", "sln2.json"], "the head node is no GPU node: no preflight there");
+        // the all-node runs: launched from the head node by srun
+        const all = await playbook(["playbooks/validate.yml", "-e", `@${varsFile}`, "--tags", "nccl_all"]);
+        assert.equal(all.code, 0, all.out.slice(-4000));
+        assert.match(vars.nccl_validate_slurm!.fixed_cmd, / srun --mpi=pmix --reservation=rdmakit-validate --partition=gpu '--nodelist=sln\[1-2\]' --nodes=2 --ntasks-per-node=1 /);
+        const ranks = [1, 2].flatMap((i) => fs.readFileSync(path.join(tree(i), "var", "lib", "rdmakit-test", "ranks.txt"), "utf8").trim().split("\n"));
+        // two runs (fixed size, sweep), each one rank on each node, ranks 0 and 1 of 2, the NCCL environment exported
+        assert.deepEqual(ranks.map((l) => l.split(" job=")[0]).sort(), ["sln1 rank=0 of 2", "sln1 rank=0 of 2", "sln2 rank=1 of 2", "sln2 rank=1 of 2"]);
+        assert.ok(ranks.every((l) => l.includes("NCCL_DEBUG=INFO")), ranks.join("\n"));
+        assert.equal(fs.readFileSync(path.join(vdir, "nccl", "all-fixed.log"), "utf8"), fs.readFileSync(PUBLISHED_LOG, "utf8"));
+        assert.equal(fs.readFileSync(path.join(vdir, "launcher.txt"), "utf8"), "srun --mpi=pmix from slc\n");
+        // until the gate, the nodes are held for root: the reservation is there, a user's job gets none of them
+        assert.match(await ctl(`scontrol show reservation ${VALIDATION_RESERVATION}`), /Nodes=sln\[1-2\][\s\S]*Users=root/);
+        assert.match(await ctl("runuser -u nobody -- srun -N1 --immediate=5 -t 1 true 2>&1; echo rc=$?"), /(Unable to allocate resources|Immediate execution impossible)[\s\S]*rc=[1-9]/);
+
+        // graded by the real grader as pulumi up grades it; the report names the launcher and decides the gate
+        const report = runNcclReport(["all-fixed.log", "all-sweep.log"].map((f) => path.join(vdir, "nccl", f)), {
+            expect: JSON.stringify({ all: expectation }),
+            fabric: "efa", nodes: "2", gpusPerNode: "8", preflight: path.join(vdir, "preflight"), out: vdir, slurmGate: varsFile,
+            launcher: fs.readFileSync(path.join(vdir, "launcher.txt"), "utf8").trim(),
+        });
+        assert.equal(report.code, 1, report.stdout + report.stderr);
+        t.diagnostic(`nccl-report:\n${report.stdout.split("\nrdmakit-result")[0]}`);
+        assert.match(report.stdout, /^ {2}ok {3}all-fixed\.log: all_reduce_perf \(16 ranks on 2 nodes\)/m);
+        assert.match(report.stdout, /all-node run launched by: srun --mpi=pmix from slc/);
+        assert.match(report.stdout, /Slurm gate: 0 of 2 node\(s\) join the partition; drained: 2/);
+        const gateFile = path.join(vdir, SLURM_GATE_FILE);
+        const gate = await playbook(["playbooks/slurm-gate.yml", "-e", `@${gateFile}`, "-e", "slurm_gate_head=slc", "-e", `slurm_gate_applied_file=${path.join(vdir, "applied.txt")}`]);
+        assert.equal(gate.code, 0, gate.out.slice(-4000));
+        t.diagnostic(`sinfo -R after the gate:\n${await ctl("sinfo -R")}`);
+        const drained = parseDrainStates(await ctl(SINFO_REASONS), nodes);
+        assert.deepEqual(drained.map((d) => d.node), nodes);
+        for (const d of drained) assert.match(d.reason, /^rdmakit: preflight gpu-count: seen nvidia-smi failed/, d.reason);
+        assert.match(await ctl(`scontrol show reservation ${VALIDATION_RESERVATION} 2>&1 || true`), /not found|No reservations/i);
+
+        // a later gate that passes both: an operator's drain stays, the rest rejoin; then the operator resumes it
+        await ctl(`scontrol update NodeName=sln2 State=DRAIN Reason="operator: cable swap"`);
+        fs.writeFileSync(gateFile, JSON.stringify(gateVars(nodes.map((name) => ({ name, ok: true })))));
+        const pass = await playbook(["playbooks/slurm-gate.yml", "-e", `@${gateFile}`, "-e", "slurm_gate_head=slc", "-e", `slurm_gate_applied_file=${path.join(vdir, "applied.txt")}`]);
+        assert.equal(pass.code, 0, pass.out.slice(-4000));
+        assert.match(fs.readFileSync(path.join(vdir, "applied.txt"), "utf8"), /kept \(drained by an operator\): sln2/);
+        assert.deepEqual(parseDrainStates(await ctl(SINFO_REASONS), nodes), [{ node: "sln2", state: "drain", reason: "operator: cable swap" }]);
+        await ctl("scontrol update NodeName=sln2 State=RESUME");
+        let idle = "";
+        for (let k = 0; k < 30 && idle !== "sln1 idle\nsln2 idle"; k++) {
+            idle = await ctl("sinfo -h -N -o '%N %t'");
+            if (idle !== "sln1 idle\nsln2 idle") await new Promise((r) => setTimeout(r, 1000));
+        }
+        assert.equal(idle, "sln1 idle\nsln2 idle");
+    });
+
     await t.test("a second run changes nothing", async () => {
         const again = await roleRun(path.join(runDir, "out", "ansible-slurm-2.log"));
         assert.equal(again.status, 0, again.stdout + again.stderr);
@@ -260,6 +359,14 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
         }
         assert.deepEqual(reasons, [{ node: "sln2", state: "drain", reason: "rdmakit health: nvlink GPU 3 link 3 inactive" }]);
         assert.match(await ctl("sinfo -h -N -o '%N %t'"), /^sln1 idle$/m);
+        // what rdmakit check prints of it: the head node's sinfo -R read by playbooks/slurm-states.yml, as check runs it
+        const statesFile = path.join(runDir, "out", "slurm-states.txt");
+        const read = await run("ansible-playbook", ["-i", path.join(runDir, "out", "validate", "inventory.yml"), "--private-key", key, "playbooks/slurm-states.yml",
+            "-e", "slurm_states_head=slc", "-e", `slurm_states_file=${statesFile}`],
+        { cwd: ROOT, timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg") } });
+        assert.match(read.stdout, /slc +: ok=2 +changed=\d +unreachable=0 +failed=0/);
+        assert.equal(formatDrainStates(fs.readFileSync(statesFile, "utf8"), ["sln1", "sln2"], "slc"),
+            "Slurm (sinfo -R on slc): 1 of 2 node(s) drained or down\n  sln2  drain   rdmakit health: nvlink GPU 3 link 3 inactive\n");
     });
     const fanoutCpu = fs.readFileSync(path.join(runDir, "out", "fanout-cpu"), "utf8").trim();
     t.diagnostic(`fan-out CPU of the last run (3 hosts, Slurm) ${fanoutCpu} s`);
