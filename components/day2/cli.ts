@@ -32,9 +32,9 @@ export function decisionFor(state: OperatingState, cap = DEFAULT_REPAIR_CAP): Re
     return decideRepairs(state, { policy: state.repair, cap, classify: classifyFinding, history: state.replacements ?? [] });
 }
 
-function load(verb: string, opts: StateSource): { state: OperatingState; from: string } | VerbOutput {
+function load(verb: string, opts: StateSource, cwd?: string, env?: NodeJS.ProcessEnv): { state: OperatingState; from: string } | VerbOutput {
     try {
-        return readState(opts);
+        return readState(opts, cwd, env);
     } catch (e) {
         if (e instanceof StateError) return { code: 2, stderr: `rdmakit ${verb}: ${e.message}\n` };
         throw e;
@@ -89,13 +89,8 @@ export async function runRepair(opts: RepairOptions, deps: RepairDeps = {}): Pro
     if (!opts.dryRun && opts.stack === undefined) return bad("acting needs --stack NAME (the stack is updated); --out reads a state for --dry-run only");
     const cwd = deps.cwd ?? process.cwd();
     const env = deps.env ?? process.env;
-    let got;
-    try {
-        got = readState(opts, cwd, env);
-    } catch (e) {
-        if (e instanceof StateError) return bad(e.message);
-        throw e;
-    }
+    const got = load("repair", opts, cwd, env);
+    if ("code" in got) return got;
     const d = decisionFor(got.state, cap as number);
     const plan = formatDecision(d, got.state);
     if (opts.dryRun) return { code: 0, stdout: plan };
@@ -142,13 +137,8 @@ export async function runScale(opts: ScaleOptions, deps: RepairDeps & { sleep?: 
     if (!opts.dryRun && opts.stack === undefined) return bad("acting needs --stack NAME; --out reads a state for --dry-run only");
     const cwd = deps.cwd ?? process.cwd();
     const env = deps.env ?? process.env;
-    let got;
-    try {
-        got = readState(opts, cwd, env);
-    } catch (e) {
-        if (e instanceof StateError) return bad(e.message);
-        throw e;
-    }
+    const got = load("scale", opts, cwd, env);
+    if ("code" in got) return got;
     const plan = planScaleChange(got.state, want as number);
     const text = formatScale(got.state, want as number, plan);
     if (opts.dryRun || plan.kind !== "shrink") return { code: 0, stdout: text };
