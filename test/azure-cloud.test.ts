@@ -65,7 +65,12 @@ test("an existing subnet: a delegated one is refused before any Azure resource; 
     const fits = build({ skus: [h100Sku()], usages: usages(0, 384), azure: { network: { subnetId } }, network: existingSubnet(subnetId, { addressPrefix: "10.10.0.0/24" }) });
     assert.equal(fits.refusal, undefined);
     assert.deepEqual(fits.warnings, []);
-    assert.deepEqual(fits.registered.filter((t) => t.startsWith("azure-native:")).sort(), ["azure-native:compute:VirtualMachineScaleSet", "azure-native:network:NetworkSecurityGroup", "azure-native:resources:ResourceGroup"]);
+    // no VNet, subnet, NAT, public IP or jump host: the scale set and its NSG, the Slurm head node (Slurm is the default
+    // on azure-ib: its VM, NIC and NSG, in the same subnet) and the resource group
+    assert.deepEqual(fits.registered.filter((t) => t.startsWith("azure-native:")).sort(), [
+        "azure-native:compute:VirtualMachine", "azure-native:compute:VirtualMachineScaleSet", "azure-native:network:NetworkInterface",
+        "azure-native:network:NetworkSecurityGroup", "azure-native:network:NetworkSecurityGroup", "azure-native:resources:ResourceGroup",
+    ]);
     // a subnet with neither a NAT gateway nor a route table: created, with a warning about the nodes' egress
     const bare = build({ skus: [h100Sku()], usages: usages(0, 384), azure: { network: { subnetId } }, network: existingSubnet(subnetId, { addressPrefix: "10.10.0.0/24", egress: false }) });
     assert.equal(bare.refusal, undefined);
