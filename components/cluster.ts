@@ -71,9 +71,12 @@ export interface ValidationOutputs {
     excludedNodes: string[];
     /**
      * Slurm: the nodes the validation gate drained, each with its reason (component first); [] when all joined the
-     * partition; null when no gate ran (the nodes then stay drained as slurm.conf starts them)
+     * partition, or when no gate ran (slurmGateRan false: the nodes then stay drained as slurm.conf starts them).
+     * Two outputs, not one nullable list: the component schema has no union types (Pulumi's analyzer refuses them).
      */
-    drainedNodes?: pulumi.Output<Array<{ node: string; reason: string }> | null>;
+    drainedNodes?: pulumi.Output<Array<{ node: string; reason: string }>>;
+    /** Slurm: whether the validation gate ran on the head node (resumed and drained the nodes) */
+    slurmGateRan?: pulumi.Output<boolean>;
 }
 
 /** What the node-software step left behind. */
@@ -265,7 +268,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 this.validation = {
                     verdict: v.verdict, busbwGBps: v.busbwGBps.apply((b) => b ?? undefined), slowNodes: v.slowNodes, reportDir: v.reportDir,
                     excludedNodes: plan.provision.excluded,
-                    ...(plan.scheduler.type === "slurm" ? { drainedNodes: v.drainedNodes } : {}),
+                    ...(plan.scheduler.type === "slurm"
+                        ? { drainedNodes: v.drainedNodes.apply((d) => d ?? []), slurmGateRan: v.drainedNodes.apply((d) => d !== null) } : {}),
                 };
             }
         }

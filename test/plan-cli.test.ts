@@ -126,9 +126,12 @@ test("an Azure cluster in an existing subnet: no network or jump host planned, t
     const out = join(dir, "out");
     const r = plan(["--config", config, "--out", out]);
     assert.equal(r.code, 0, r.err + r.out);
-    for (const gone of ["VirtualNetwork", "Subnet", "NatGateway", "PublicIPAddress", "NetworkInterface", "compute:VirtualMachine\\b"]) {
-        assert.doesNotMatch(r.out, new RegExp(`azure-native:(network|compute):${gone.replace(/^compute:/, "")}`), `${gone} planned`);
+    for (const gone of ["VirtualNetwork", "Subnet", "NatGateway", "PublicIPAddress"]) {
+        assert.doesNotMatch(r.out, new RegExp(`azure-native:network:${gone}\\b`), `${gone} planned`);
     }
+    // one VM and one NIC: the Slurm head node's (Slurm is on by default on azure-ib), no jump host's
+    assert.match(r.out, /^ +1 {2}azure-native:compute:VirtualMachine$/m);
+    assert.match(r.out, /^ +1 {2}azure-native:network:NetworkInterface$/m);
     assert.match(r.out, /^ +1 {2}azure-native:compute:VirtualMachineScaleSet$/m);
     assert.match(r.out, /- the subnet \(cluster\.azure\.network\.subnetId\) exists, is in the stack's subscription and its VNet in eastus/);
     assert.doesNotMatch(r.out, /jump host/);

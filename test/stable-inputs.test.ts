@@ -35,10 +35,10 @@ test("two checkouts, the same command inputs; none names the checkout", { timeou
     const first = commandInputs(a);
     const second = commandInputs(b);
     // every command the stacks run: Ansible and validation per fabric, the switch pushes (leaves and the spine, local
-    // scripts over ssh), the canary's check and the fabric check after them, the AWS capacity wait, each Slurm cluster's
+    // scripts over ssh), the canary's check and the fabric check after them, the AWS capacity wait and topology read, each Slurm cluster's
     // munge key
     assert.deepEqual(Object.keys(first).sort(), [
-        "command:local:Command aws-aws-capacity", "command:local:Command aws-munge-key", "command:local:Command aws-software-run", "command:local:Command aws-validation-nccl",
+        "command:local:Command aws-aws-capacity", "command:local:Command aws-aws-ec2-topology", "command:local:Command aws-munge-key", "command:local:Command aws-software-run", "command:local:Command aws-validation-nccl",
         "command:local:Command azure-munge-key", "command:local:Command azure-software-run", "command:local:Command azure-validation-nccl",
         "command:local:Command eos-munge-key", "command:local:Command eos-roce-fabric-check", "command:local:Command eos-roce-leaf-eos-qos", "command:local:Command eos-roce-leaf-sonic-qos",
         "command:local:Command eos-roce-spine-qos", "command:local:Command eos-roce-stage0-check", "command:local:Command eos-software-run", "command:local:Command eos-validation-nccl",

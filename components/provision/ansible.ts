@@ -147,8 +147,7 @@ export interface AnsibleRunInput {
  */
 export function keepNodeTargets(outDir: string, inventory: string, write: boolean, from?: string, leaveOut: readonly string[] = []): { RDMAKIT_NODES_FILE: string; RDMAKIT_NODES_HASH: string } {
     // leaveOut: inventory hosts no per-node play runs on (validation's Slurm head node): no session, no verdict
-    const targets = nodeTargets(inventory).filter((n) => !leaveOut.includes(n.name));
-    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(targets), write);
+    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(nodeTargets(inventory, leaveOut)), write);
     // named as outDir names it, or relative to `from` (the folder a command runs in)
     return { RDMAKIT_NODES_FILE: from === undefined ? kept.file : path.relative(path.resolve(from), path.resolve(kept.file)), RDMAKIT_NODES_HASH: kept.digest };
 }

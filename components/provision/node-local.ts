@@ -16,7 +16,7 @@ const CONNECTION_VARS = ["ansible_ssh_common_args", "ansible_ssh_private_key_fil
  * and SSH arguments, and its own inventory (that host alone with its variables and the group's, `!unsafe` values kept
  * so). Throws naming the host when one lacks an address or user. Pure.
  */
-export function nodeTargets(inventory: string): FanoutNode[] {
+export function nodeTargets(inventory: string, leaveOut: readonly string[] = []): FanoutNode[] {
     // `!unsafe` reads as its string here; markUnsafe tags the same strings again when each node's inventory is printed
     // an inventory this process rendered is read as the structure it was printed from (parsed.ts: the strings
     // markUnsafe tags are plain strings there, as the `!unsafe` tag reads them here)
@@ -31,7 +31,8 @@ export function nodeTargets(inventory: string): FanoutNode[] {
     const sshArgs = typeof vars.ansible_ssh_common_args === "string" ? vars.ansible_ssh_common_args : "";
     const keyFile = typeof vars.ansible_ssh_private_key_file === "string" ? vars.ansible_ssh_private_key_file : undefined;
     for (const k of CONNECTION_VARS) delete vars[k];
-    return Object.entries(all?.hosts ?? {}).map(([name, hv]) => {
+    // leaveOut: hosts no session goes to (validation's Slurm head node), whatever they carry
+    return Object.entries(all?.hosts ?? {}).filter(([name]) => !leaveOut.includes(name)).map(([name, hv]) => {
         const own = { ...(hv ?? {}) };
         // a host pinned apart (inventory.ts pinnedKnownHostsFile) has its own ssh arguments, as in push mode
         const ownArgs = own.ansible_ssh_common_args;
