@@ -58,6 +58,12 @@ export interface RdmaClusterArgs {
 }
 
 /** What the validation step found. */
+/** A node the Slurm validation gate drained, and why (the component first). A named type: the analyzer types no literals. */
+export interface DrainedNode {
+    node: string;
+    reason: string;
+}
+
 export interface ValidationOutputs {
     /** pass or fail, with the cause */
     verdict: pulumi.Output<string>;
@@ -74,7 +80,7 @@ export interface ValidationOutputs {
      * partition, or when no gate ran (slurmGateRan false: the nodes then stay drained as slurm.conf starts them).
      * Two outputs, not one nullable list: the component schema has no union types (Pulumi's analyzer refuses them).
      */
-    drainedNodes?: pulumi.Output<Array<{ node: string; reason: string }>>;
+    drainedNodes?: pulumi.Output<DrainedNode[]>;
     /** Slurm: whether the validation gate ran on the head node (resumed and drained the nodes) */
     slurmGateRan?: pulumi.Output<boolean>;
 }
