@@ -336,7 +336,7 @@ function pinHostKeys(
         if (!pulumi.runtime.isDryRun()) writeKnownHosts(entries, file);
         return file;
     });
-    const fromKit = path.relative(PACKAGE_ROOT, path.resolve(file));
+    const fromKit = kitRelative(file);
     return {
         software: { knownHostsFile: file, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
         validation: { knownHostsFile: fromKit, hostKeyAlgorithms: KIT_HOST_KEY_ALGORITHMS, written },
@@ -402,9 +402,12 @@ function bareMetalHead(controller: { address?: string; hostKey?: string }, stack
     });
 }
 
-/** The head's own known_hosts file named from the kit's root, where validation runs (as pinHostKeys does). */
+/** A file the program wrote, named from the kit's root, where validation runs. */
+const kitRelative = (file: string): string => path.relative(PACKAGE_ROOT, path.resolve(file));
+
+/** The head's own known_hosts file named from the kit's root (as pinHostKeys names the stack's). */
 function fromKitRoot(h: SlurmHeadAt): SlurmHeadAt {
-    return h.pinnedKnownHostsFile ? { ...h, pinnedKnownHostsFile: path.relative(PACKAGE_ROOT, path.resolve(h.pinnedKnownHostsFile)) } : h;
+    return h.pinnedKnownHostsFile ? { ...h, pinnedKnownHostsFile: kitRelative(h.pinnedKnownHostsFile) } : h;
 }
 
 /** Parses the spec, plans, and checks the arguments; throws InputPropertiesError with every problem. */
