@@ -13,4 +13,6 @@ for (const k of KEY_VARS) {
 }
 globalThis[Symbol.for("rdmakit.envKeys")] = held;
 require("tsx/cjs");
+// CommonJS packages load as Node loads them, not through tsx's scan (node-modules.cjs)
+require("./node-modules.cjs");
 require("./rdmakit.ts");

@@ -13,6 +13,7 @@ import { gradeSsmReach } from "../components/aws/ssm-reach";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
 import { amiRootMapping, describeInstances, EXISTING_VPC, offerings, routeTable, vpcEndpoint, P5_INSTANCE_TYPE, pQuota, QUOTA_ACCESS_DENIED, reservation } from "./fixtures/aws/cloud-answers";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJzEsswbLnQW0KcE2KIJP0azERpyi762w0HUP4LhNB/u test";
 const ZONE = "us-east-2b";
@@ -32,7 +33,7 @@ function spec(nodes = 4) {
 function build(s: Scenario): { refusal?: string; registered: string[]; warnings: string[]; inputs: Record<string, any>; stderr?: string } {
     const raw = { name: "train", fabric: "aws-efa", nodes: s.nodes ?? 4, ssh: { allowedCidrs: ["203.0.113.0/24"], publicKey: KEY },
         aws: { region: "us-east-2", availabilityZone: ZONE, instanceType: "p5.48xlarge", ...s.aws } };
-    const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, PROGRAM], {
         encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, zone: ZONE, spec: raw }) }, timeout: 60_000,
     });
     if (r.status === 1) {

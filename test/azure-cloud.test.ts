@@ -10,6 +10,7 @@ import { armHost, armList, azureCloudCheckList, gradeAzureCloud, imageIssues, ne
 import { vmssNicListUrl } from "../components/azure/nodeIps";
 import { parseClusterSpec } from "../components/spec";
 import { b2sSku, existingSubnet, h100Sku, NOT_AVAILABLE, ubuntuHpc2204Versions, usages } from "./fixtures/azure/arm-answers";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICxhuhIlltwIFeKx5QpbjmqvsaPk2yHVJZiIu+VMy5k5 rdmakit-example";
 const PROGRAM = path.join(__dirname, "fixtures", "azure", "cloud-program.ts");
@@ -20,7 +21,7 @@ const raw = (nodes: number) => ({
 
 function build(s: { skus: unknown[]; usages: unknown[]; imageVersions?: string[]; status?: number; error?: unknown; nodes?: number; azure?: Record<string, unknown>; network?: Record<string, unknown> }): { refusal?: string; registered: string[]; warnings: string[] } {
     const nodes = s.nodes ?? 4;
-    const r = spawnSync(process.execPath, ["--import", "tsx", PROGRAM], {
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, PROGRAM], {
         encoding: "utf8", env: { ...process.env, RDMAKIT_SCENARIO: JSON.stringify({ ...s, nodes, spec: { ...raw(nodes), azure: { ...raw(nodes).azure, ...s.azure } } }) }, timeout: 60_000,
     });
     if (r.status === 1) {

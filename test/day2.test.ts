@@ -12,6 +12,7 @@ import { runSsh, sshArgs, stackKnownHosts } from "../components/day2/ssh";
 import { readState } from "../components/day2/read";
 import { formatStatus } from "../components/day2/status";
 import { ed25519HostKey } from "../components/provision/knownhosts";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const nodeKey = ed25519HostKey("rdmakit-node", Buffer.alloc(32, 7));
 const bastionKey = ed25519HostKey("rdmakit-bastion", Buffer.alloc(32, 9));
@@ -172,7 +173,7 @@ test("rdmakit status: nodes, verdicts and their age, drained nodes, what a repai
 test("rdmakit status --out: exit 1 when a node fails on evidence, 2 with no state", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-day2-cli-"));
     fs.writeFileSync(path.join(dir, "state.json"), JSON.stringify(operatingState(inputs())));
-    const cli = (...a: string[]) => spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "bin", "rdmakit.ts"), ...a], { encoding: "utf8", cwd: path.join(__dirname, "..") });
+    const cli = (...a: string[]) => spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(__dirname, "..", "bin", "rdmakit.ts"), ...a], { encoding: "utf8", cwd: path.join(__dirname, "..") });
     const r = cli("status", "--out", dir);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stdout, /^stack prod \(aws-efa\)/);
@@ -206,7 +207,7 @@ test("rdmakit fabric check --stack: the deployed spec from the stack; a cloud st
     fs.writeFileSync(path.join(dir, "outputs.json"), JSON.stringify({ rdmakitState: operatingState(inputs({ spec: { name: "p5", fabric: "aws-efa" } })) }));
     fs.writeFileSync(path.join(dir, "pulumi"), `#!/bin/sh\n[ "$5" = prod ] || { echo "error: no stack named '$5' found" >&2; exit 255; }\ncat "${dir}/outputs.json"\n`, { mode: 0o755 });
     const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
-    const cli = (...a: string[]) => spawnSync(process.execPath, ["--import", "tsx", path.join(__dirname, "..", "bin", "rdmakit.ts"), ...a], { encoding: "utf8", cwd: path.join(__dirname, ".."), env });
+    const cli = (...a: string[]) => spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(__dirname, "..", "bin", "rdmakit.ts"), ...a], { encoding: "utf8", cwd: path.join(__dirname, ".."), env });
     const aws = cli("fabric", "check", "--stack", "prod", "--switches-only");
     assert.equal(aws.status, 2, aws.stderr);
     assert.match(aws.stderr, /stack prod: 1 problem\(s\)\n {2}- cluster\.fabric.*roce fabric only/);

@@ -12,13 +12,12 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { pathToFileURL } from "node:url";
 import { ANSIBLE_RUN_SCRIPT, checkAnsiblePlaybookArgs, extraVarsText, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
 import { serveKeyLocally } from "../components/provision/keysocket";
 import { extraVarProblem, RESERVED_VARS, renderInventory, checkInventoryArgs } from "../components/provision/inventory";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.join(__dirname, "..");
-const TSX = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 const missing = ["ansible-playbook", "ansible-doc", "ssh-agent", "ssh-keygen"].filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
 const skip = missing.length ? `missing ${missing.join(", ")}` : false;
 let dir: string;
@@ -117,7 +116,7 @@ test("rdmakit plan --program: a team program whose extraVars Output resolves to 
             'new AnsiblePlaybook("extra", { inventory: "all:\\n  hosts:\\n    n1:\\n", extraVars: tools, sshPrivateKey: pulumi.secret("k") });',
             "",
         ].join("\n"));
-        const r = spawnSync(process.execPath, ["--import", TSX, path.join(ROOT, "bin", "rdmakit.ts"), "plan", "--program", prog], { cwd: ROOT, encoding: "utf8", timeout: 110_000 });
+        const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "plan", "--program", prog], { cwd: ROOT, encoding: "utf8", timeout: 110_000 });
         assert.equal(r.status, 2, r.stdout + r.stderr);
         assert.match(r.stderr, /invalid AnsiblePlaybook extra: 1 problem\n {2}- extraVars\.ansible_ssh_executable: is one of Ansible's own variables/);
     } finally {

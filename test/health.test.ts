@@ -23,6 +23,7 @@ import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import { parseNvlinkStatus } from "../components/health/nvlink";
 import { functionKey, parseRdmaDevices } from "../components/health/rdma-devices";
 import { HealthParseError, type HealthExpectation, type NodeHealth } from "../components/health/types";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.resolve(__dirname, "..");
 const CAP = path.join(__dirname, "fixtures/health/captures");
@@ -121,7 +122,7 @@ test("rdmakit health exits 0 when every node is healthy, 2 on a file that is not
 
 test("the installed command wires the verb and its exit status (one process, a garbage file: 2)", { timeout: 60_000 }, () => {
     const dir = layOut({ a: { "lspci-vv.txt": "dmesg.kmsg-clean.txt" } });
-    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin/rdmakit.ts"), "health", "--config", AZURE_H100, "--from", dir], { encoding: "utf8", cwd: ROOT });
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin/rdmakit.ts"), "health", "--config", AZURE_H100, "--from", dir], { encoding: "utf8", cwd: ROOT });
     assert.equal(r.status, 2, r.stdout + r.stderr);
     assert.match(r.stdout, /lspci-vv\.txt line "6,3964,206764307,-;nvidia-nvswitch2: open \(major=510\)" is neither an lspci device line/);
 });

@@ -11,6 +11,7 @@ import { parseNcclLog } from "../components/validate/parse";
 import { gradeLog } from "../components/validate/grade";
 import { checkRequirement, fabricOfPlan, type FabricRequirement } from "../components/validate/fabric";
 import type { LogGrade, Verdict } from "../components/validate/types";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.resolve(__dirname, "..");
 const FIX = path.join(ROOT, "test", "fixtures", "nccl");
@@ -168,7 +169,7 @@ test("flags: fabric names, node and GPU counts are checked; the plan's fabric na
 
 test("the CLI: exit 0 when the log proves the fabric, 1 when not, 2 for a bad flag; each failed point printed", () => {
     const cli = (...args: string[]) => {
-        const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin", "rdmakit.ts"), "nccl-report", ...args], { cwd: ROOT, encoding: "utf8" });
+        const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "nccl-report", ...args], { cwd: ROOT, encoding: "utf8" });
         return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
     const log = path.join(FIX, "nccl-tests-350-ib-2node-gather.log");

@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parse as parseYaml, stringify } from "yaml";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 /*
  * `rdmakit plan` end to end, as a user runs it: the real CLI in a child process, the bundled examples, the
@@ -16,8 +16,7 @@ const ROOT = join(__dirname, "..");
 
 function plan(args: string[], cwd = ROOT) {
     // tsx by absolute URL, so the CLI also runs from another working directory (e.g. one holding Pulumi.<stack>.yaml)
-    const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-    const r = spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", ...args], {
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, join(ROOT, "bin", "rdmakit.ts"), "plan", ...args], {
         cwd, encoding: "utf8", timeout: 120_000,
     });
     return { code: r.status, out: r.stdout, err: r.stderr };

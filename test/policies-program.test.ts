@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 /*
  * `rdmakit plan --program`: a team's own Pulumi program (its own folder, its own Pulumi.yaml and stack file, its own
@@ -13,10 +13,9 @@ import { pathToFileURL } from "node:url";
  */
 
 const ROOT = join(__dirname, "..");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 
 function plan(args: string[]) {
-    const r = spawnSync(process.execPath, ["--import", TSX, join(ROOT, "bin", "rdmakit.ts"), "plan", ...args], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, join(ROOT, "bin", "rdmakit.ts"), "plan", ...args], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
     return { code: r.status, out: r.stdout, err: r.stderr };
 }
 

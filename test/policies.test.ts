@@ -4,7 +4,6 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { planArtifacts } from "../components/artifacts";
 import type { OfflineResult } from "../components/offline";
@@ -12,6 +11,7 @@ import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
 import { RDMAKIT_POLICIES, rdmakitPolicies } from "../policies/rules";
 import { evaluatePolicies, type PolicySubject, type PolicyVerdict } from "../policies/evaluate";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 /*
  * The policies with rdmakit's own program: each bundled example runs offline in a child process (the real index.ts
@@ -22,11 +22,10 @@ import { evaluatePolicies, type PolicySubject, type PolicyVerdict } from "../pol
  */
 
 const ROOT = join(__dirname, "..");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 
 function node(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
     return new Promise((resolve, reject) => {
-        const p = spawn(process.execPath, ["--import", TSX, ...args], { cwd: ROOT });
+        const p = spawn(process.execPath, [...TS_NODE_ARGS, ...args], { cwd: ROOT });
         let out = "";
         let err = "";
         p.stdout.on("data", (d) => (out += d));

@@ -6,12 +6,12 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { pathToFileURL } from "node:url";
 import { evaluatePolicies, type PolicySubject } from "../policies/evaluate";
 import { RDMAKIT_POLICIES } from "../policies/rules";
 import { parsePushCommand } from "../components/roce/push-args";
 import { awsStack, azureStack, clone, edit, find, p5Interfaces, plus, res, secret, T, U, urn, without, type Stack } from "./policy-fixtures";
 import { Pack, type Diagnostic, type EngineResource } from "./policy-pack";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 /*
  * The policy pack as Pulumi runs it: started by the pack's own @pulumi/pulumi/cmd/run-policy-pack, in place
@@ -27,7 +27,6 @@ const ROOT = join(__dirname, "..");
 // to the project folder, where check.ts ran the program (policies/rules/roce.ts readKeptText)
 process.env.RDMAKIT_PROJECT_DIR = ROOT;
 const POLICIES = join(ROOT, "policies");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 const run = promisify(execFile);
 // The npm cache already holds the root install's packages, so these installs do not need the network.
 const NPM = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
@@ -65,7 +64,7 @@ async function published(tarball: string): Promise<Pack> {
 /** The bundled RoCE example, recorded offline (the real program on the mock engine), as the engine would send it. */
 async function roceStack(): Promise<Stack> {
     const out = await new Promise<string>((resolve, reject) => {
-        const p = spawn(process.execPath, ["--import", TSX, "policies/check.ts", "examples/roce-h100.yaml", "--json"], { cwd: ROOT });
+        const p = spawn(process.execPath, [...TS_NODE_ARGS, "policies/check.ts", "examples/roce-h100.yaml", "--json"], { cwd: ROOT });
         let o = "";
         let e = "";
         p.stdout.on("data", (d) => (o += d));

@@ -21,6 +21,7 @@ import { SONIC_OWNERSHIP } from "../components/roce/sonic-patch";
 import { roceSpecSchema, type RoceSpecInput } from "../components/roce/spec";
 import { mergeConfigDb } from "../components/roce/switches/sonic-yang";
 import { FACTORY_CONFIG_DB, fabricSpecInput } from "./fixtures/roce/helpers";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 const ROOT = path.join(__dirname, "..");
@@ -339,7 +340,7 @@ describe("rdmakit fabric check (the command)", () => {
     it("exits 1 with the drift report on stderr (the pulumi up script), 0 when the fabric is as planned (--config)", () => {
         const stack = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-drift-cli-")), "Pulumi.lab.yaml");
         fs.writeFileSync(stack, toYaml({ config: { "rdmakit:cluster": { name: "lab", fabric: "roce", ssh: { allowedCidrs: ["10.0.0.0/8"] }, roce: input() } } }));
-        const cli = (dir: string) => spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin", "rdmakit.ts"), "fabric", "check", "--config", stack, "--timeout", "10"], {
+        const cli = (dir: string) => spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "fabric", "check", "--config", stack, "--timeout", "10"], {
             encoding: "utf8", cwd: ROOT, timeout: 60_000,
             env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
         });

@@ -7,11 +7,11 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml, stringify } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { redactSecrets, showValue, SpecError } from "../components/errors";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = join(__dirname, "..");
 
@@ -138,8 +138,7 @@ describe("a private key in the stack config", () => {
         doc.config["rdmakit:cluster"].ssh.keyMaterial = openssh;
         const file = join(dir, "Pulumi.leak.yaml");
         writeFileSync(file, stringify(doc));
-        const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-        const r = spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", dir],
+        const r = spawnSync(process.execPath, [...TS_NODE_ARGS, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", dir],
             { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
         assert.equal(r.status, 2, r.stderr);
         assert.match(r.stderr, /cluster\.ssh\.publicKey/);

@@ -4,7 +4,6 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parse as parseYaml, stringify } from "yaml";
 import { AWS_INSTANCE_TYPES } from "../components/catalog/aws";
 import { AZURE_VM_SIZES } from "../components/catalog/azure";
@@ -14,6 +13,7 @@ import { planCluster } from "../components/plan";
 import { compareVersions, ncclPairIssue, planSoftware, SoftwareRow } from "../components/plan/software";
 import { ClusterSpec, parseClusterSpec } from "../components/spec";
 import { SpecError } from "../components/errors";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 /*
  * The software profile per image (components/plan/software.ts): what each image is expected to carry, and the
@@ -172,8 +172,7 @@ test("compareVersions orders dotted versions numerically with the package revisi
 });
 
 function planCli(config: string, out: string) {
-    const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-    return spawnSync(process.execPath, ["--import", tsx, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", config, "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+    return spawnSync(process.execPath, [...TS_NODE_ARGS, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", config, "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
 }
 
 test("rdmakit plan on p6-b200 and p6-b300 with no pins exits 0 and prints the software table", () => {

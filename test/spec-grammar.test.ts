@@ -12,7 +12,6 @@ import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { parseClusterSpec } from "../components/spec";
 import { EC2_INSTANCE_TYPE, AZURE_VM_SIZE, SHORT_MODEL } from "../components/grammars";
@@ -20,9 +19,9 @@ import { AWS_INSTANCE_TYPES } from "../components/catalog/aws";
 import { AZURE_VM_SIZES } from "../components/catalog/azure";
 import { GPUS } from "../components/catalog/gpus";
 import { SWITCH_MODELS } from "../components/catalog/switches";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = join(__dirname, "..");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 const KEY = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
 const BODY = KEY.split("\n").filter((l) => l && !l.startsWith("-----")).join("");
 
@@ -32,7 +31,7 @@ function plan(doc: unknown): { code: number | null; text: string; out: string } 
         const file = join(dir, "Pulumi.red.yaml");
         writeFileSync(file, toYaml(doc));
         const out = join(dir, "out");
-        const r = spawnSync(process.execPath, ["--import", TSX, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+        const r = spawnSync(process.execPath, [...TS_NODE_ARGS, join(ROOT, "bin", "rdmakit.ts"), "plan", "--config", file, "--out", out], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
         const written = existsSync(join(out, "plan.json")) ? readFileSync(join(out, "plan.json"), "utf8") : "";
         return { code: r.status, text: r.stdout + r.stderr, out: written };
     } finally {

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import assert from "node:assert/strict";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.resolve(__dirname, "..");
 const COPIED = ["components", "playbooks", "bin", "examples", "package.json", "tsconfig.json", path.join("test", "fixtures")];
@@ -22,7 +23,7 @@ function checkout(rel: string): string {
 }
 
 function commandInputs(dir: string): Record<string, unknown> {
-    const r = spawnSync(process.execPath, ["--import", "tsx", path.join("test", "fixtures", "checkouts", "program.ts")], {
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join("test", "fixtures", "checkouts", "program.ts")], {
         cwd: dir, encoding: "utf8", timeout: 120_000,
     });
     assert.equal(r.status, 0, r.stderr);

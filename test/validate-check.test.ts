@@ -11,10 +11,10 @@ import * as os from "os";
 import * as path from "path";
 import { spawn, spawnSync } from "child_process";
 import { keySocketDir } from "../components/provision/keysocket";
-import { pathToFileURL } from "url";
 import { findInventory, inventoryHosts, limitInventory, runCheck } from "../components/validate/check";
 import { parseResultLine } from "../components/validate/component";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.resolve(__dirname, "..");
 const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
@@ -79,14 +79,13 @@ test("rdmakit check --config Pulumi.dev.yaml --nodes localhost: preflight and va
         const { dir, key } = project();
         const stackFile = fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8");
         // run from the project folder, as a user would; tsx from the kit's node_modules (the project has none)
-        const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
         // the head node's sinfo: a stand-in printing what `sinfo -h -R -o '%n|%t|%E'` prints, a line about a node the
         // stack does not have, and a line no sinfo prints; check reads it from the head and shows the stack's nodes only
         const bin = path.join(dir, "bin");
         fs.mkdirSync(bin);
         fs.writeFileSync(path.join(bin, "sinfo"), "#!/bin/sh\nprintf '%s\\n' 'localhost|drain|rdmakit health: nvlink GPU 3 link 3 inactive' " +
             "'intruder|down|not in the stack' 'garbage'\n", { mode: 0o755 });
-        const r = spawnSync(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
+        const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
             { cwd: dir, encoding: "utf8", timeout: 300_000, env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? dir } });
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stderr, /rdmakit check: 1 node\(s\) from out\/dev\/inventory-p5-software\.yml; logs and report in out\/dev\/check/);
@@ -117,8 +116,7 @@ test("rdmakit check stopped by SIGTERM: the run, its ssh-agent (the key loaded) 
         fs.mkdirSync(bin);
         const seen = path.join(dir, "stub-seen");
         fs.writeFileSync(path.join(bin, "ansible-playbook"), `#!/bin/sh\necho "$$ $SSH_AUTH_SOCK" >"${seen}.tmp" && mv "${seen}.tmp" "${seen}"\nexec sleep 300\n`, { mode: 0o755 });
-        const tsx = pathToFileURL(path.join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-        const child = spawn(process.execPath, ["--import", tsx, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
+        const child = spawn(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "check", "--config", "Pulumi.dev.yaml", "--nodes", "localhost", "--ssh-key", key],
             { cwd: dir, stdio: "ignore", env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? dir } });
         const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
         const deadline = Date.now() + 90_000;

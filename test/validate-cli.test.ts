@@ -11,6 +11,7 @@ import * as path from "path";
 import { parseNcclLog } from "../components/validate/parse";
 import { renderChartSvg } from "../components/validate/report";
 import { svgToPng } from "../components/validate/png";
+import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
 
 const ROOT = path.resolve(__dirname, "..");
 const FIX = path.join(ROOT, "test/fixtures/nccl");
@@ -18,7 +19,7 @@ const SOCKET = path.join(FIX, "aws-do-eks-karpenter-socket.log");
 const EFA = path.join(FIX, "aws-do-eks-karpenter-efa.log");
 
 function cli(...args: string[]) {
-    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bin/rdmakit.ts"), "nccl-report", ...args], { cwd: ROOT, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin/rdmakit.ts"), "nccl-report", ...args], { cwd: ROOT, encoding: "utf8" });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
