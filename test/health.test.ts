@@ -443,3 +443,25 @@ test("nvidia-smi -q's grammar: CRLF line ends, trailing spaces, [N/A] and Unknow
             { verdict: plain.verdict, findings: plain.findings, notChecked: plain.notChecked, unreadable: plain.unreadable }, what);
     }
 });
+
+test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output): a warning line before the document, null entries between tests", () => {
+    const swap = { "dcgmi-diag.txt": null, "dcgmi-diag.json": "dcgmi-diag.3.1.0-warning-nulls.json" };
+    const ok = gradeNode("n", node(swap), H100);
+    assert.equal(ok.verdict, "healthy", JSON.stringify(ok));
+    assert.ok(!ok.notChecked.some((c) => c.component === "dcgm") && !ok.notes.some((n) => /^dcgm not checked/.test(n)), "the tests were read");
+    const report = parseDcgmJson(cap("dcgmi-diag.3.1.0-warning-nulls.json"));
+    assert.deepEqual(report.tests.map((t) => t.name), ["Deployment/Denylist", "Deployment/NVML Library", "Deployment/CUDA Main Library",
+        "Deployment/Permissions and OS-related Blocks", "Deployment/Persistence Mode", "Deployment/Environmental Variables",
+        "Deployment/Page Retirement/Row Remap", "Deployment/Graphics Processes", "Deployment/Inforom", "Custom/software"]);
+    // the same document with one GPU failing a test: that test fails the node on dcgm
+    const failed = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/("gpu_ids" : 3,\n\t+"status" : )"PASS"/, '$1"FAIL"');
+    assert.notEqual(failed, cap("dcgmi-diag.3.1.0-warning-nulls.json"));
+    const sick = gradeNode("n", { ...node(swap), "dcgmi-diag.json": failed }, H100);
+    assert.deepEqual(components(sick), ["dcgm"]);
+    assert.match(sick.findings[0].message + (sick.findings[0].evidence ?? ""), /Custom\/software/);
+    // constructed: an "Error:" line ahead of a document without results is the diagnostic's answer (not checked), not
+    // an unreadable file; text that is no document at all still is
+    assert.deepEqual(parseDcgmJson('Error: Unable to run diagnostic on unsupported GPU 0.\n{"DCGM GPU Diagnostic":{"version":"4.2.3"}}\n'),
+        { tests: [], error: "Error: Unable to run diagnostic on unsupported GPU 0." });
+    assert.throws(() => parseDcgmJson("WARNING: something\nno document here\n"), HealthParseError);
+});
