@@ -28,6 +28,7 @@ export interface ValidationSpec extends ValidationSpecInput {
     minFraction: number;
     iterations: number;
     timeoutMinutes: number;
+    maxFailedNodes: number;
     health: HealthValidationSpec;
 }
 

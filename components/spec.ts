@@ -144,6 +144,8 @@ const validationSchema = z
             .describe("largest all_reduce message size in bytes; default 16 GiB, less where the GPU memory holds less"),
         iterations: z.int().min(1).max(1000).default(20).describe("nccl-tests -n"),
         timeoutMinutes: z.int().min(1).max(600).default(30).describe("wall-clock limit of the validation run"),
+        maxFailedNodes: z.int().min(0).max(100000).default(0)
+            .describe("nodes that may fail their health grade or preflight checks and be left out of the all-node runs (named in the report, drained under Slurm) without failing validation; 0: none, a failed preflight stops the run before nccl-tests"),
         health: healthSchema.default(healthSchema.parse({})),
     })
     .describe("what `pulumi up` proves at the end");
@@ -440,6 +442,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
             allowed: `at most ${cap} (${cap / 1024 ** 3} GiB), or leave it out`,
         });
     }
+    issues.push(...maxFailedIssues(spec));
     if (spec.fabric !== "aws-efa" && sw.ofedSource === "doca" && ofedInfoPrefix(sw.docaVersion ?? SOFTWARE_DEFAULTS.docaVersion) === undefined) {
         issues.push({
             path: "cluster.software.docaVersion", value: sw.docaVersion,
@@ -496,6 +499,23 @@ export function versionLess(a: string, b: string): boolean {
         if (d !== 0) return d < 0;
     }
     return false;
+}
+
+/**
+ * validation.maxFailedNodes leaves at least two nodes for the all-node runs: fewer cross no fabric, and the run would
+ * prove nothing of it (components/validate/fabric.ts needs two nodes). Counted over the validated nodes (after
+ * cluster.ansible.exclude).
+ */
+function maxFailedIssues(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
+    const n = spec.validation.maxFailedNodes;
+    const validated = (spec.nodes ?? spec.roce?.hosts.length ?? 0) - spec.ansible.exclude.length;
+    const most = Math.max(0, validated - 2);
+    if (n === 0 || n <= most) return [];
+    return [{
+        path: "cluster.validation.maxFailedNodes", value: n,
+        message: `leaves fewer than two of the ${validated} validated node(s) for the all-node runs, which then cross no fabric`,
+        allowed: most > 0 ? `0 to ${most}` : "0 (a cluster of fewer than three validated nodes)",
+    }];
 }
 
 function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): SpecIssue[] {

@@ -198,6 +198,13 @@ export interface ValidationSpecInput {
     iterations?: number;
     /** Wall-clock limit of the validation run in minutes. @default 30 */
     timeoutMinutes?: number;
+    /**
+     * Nodes that may fail their health grade or preflight checks without failing validation: up to this many are left
+     * out of the all-node runs (which then run on the others), named in the report with the failed component, and
+     * drained under Slurm. More than this: a failed preflight stops the run before nccl-tests. At most the validated
+     * node count minus two. @default 0
+     */
+    maxFailedNodes?: number;
     /** The node health gate (docs/health.md). */
     health?: HealthValidationSpecInput;
 }

@@ -406,3 +406,63 @@ test("the /sys/class/infiniband listing: functions by address, software devices 
     assert.throws(() => parseRdmaDevices("mlx5_0 -> ../../devices/pci0000:00/0000:1a:00.0/infiniband/mlx5_1\n"), /does not link mlx5_0 to a \.\.\.\/infiniband\/mlx5_0 folder/);
     assert.throws(() => parseRdmaDevices("total 0\n"), /lists no RDMA device/);
 });
+
+test("more captures from others' machines (README: leptonai/gpud testdata): the sick one named with its component, the healthy ones unnamed", () => {
+    // `dmesg --time-format iso` on an H100 node: Xid 48 (double bit ECC error) on 0000:19:00, then its Xid 63 (a row
+    // marked for remapping) and Xid 94 (contained, `RST: No, D-RST: No`) lines; the node's nvidia-smi here shows no
+    // pending remap, so the Xid 48 fails it as transient (check again), the 63 and 94 are notes
+    const dbe = gradeNode("n", node({ "dmesg.txt": "dmesg.h100-iso-xid48-63-94.txt" }), H100);
+    assert.equal(dbe.verdict, "failing");
+    assert.deepEqual(dbe.findings.map((f) => [f.component, f.persistence]), [["xid", "transient"]]);
+    assert.match(dbe.findings[0].message, /^Xid 48 \(Double Bit ECC Error\) on GPU 0000:19:00/);
+    assert.match(dbe.findings[0].evidence ?? "", /^2024-11-15T12:02:03,470068\+00:00 NVRM: Xid \(PCI:0000:19:00\): 48, /);
+    assert.ok(dbe.notes.some((n) => /^Xid 94 .*restart app/.test(n)) && dbe.notes.some((n) => /^Xid 63 .*ignore/.test(n)));
+    // `dmesg -x` (kern :warn : prefixes) with 636 Xid 13 and 43 lines of one application's faults: NVIDIA says restart
+    // the app, or ignore; the node stays healthy
+    const storm = gradeNode("n", node({ "dmesg.txt": "dmesg.xid13-43-storm.txt" }), H100);
+    assert.equal(storm.verdict, "healthy", JSON.stringify(storm.findings));
+    // `<level>[seconds]` records of a 550 driver's boot: "module verification failed", a ConnectX port's "Cable unplugged"
+    // at boot, PCIe bandwidth lines: no finding
+    assert.equal(gradeNode("n", node({ "dmesg.txt": "dmesg.syslog-prefix-550.txt" }), H100).verdict, "healthy");
+    // ibstat of another HGX H100: 8 InfiniBand ports Active at 400 and a bonded Ethernet device: the NICs pass
+    const ib = gradeNode("n", node({ "ibstat.txt": "ibstat.h100-ib-400-bond.txt", "rdma-devices.txt": null }), H100);
+    assert.ok(!ib.findings.some((f) => f.component === "nic") && !ib.notChecked.some((c) => c.component === "nic"), JSON.stringify(ib));
+});
+
+test("nvidia-smi -q's grammar: CRLF line ends, trailing spaces, [N/A] and Unknown Error values read as the plain capture", () => {
+    const plain = gradeNode("n", node(), H100);
+    const text = cap("nvidia-smi-q.h100-565.57.01.txt");
+    const variants: Record<string, string> = {
+        crlf: text.replace(/\n/g, "\r\n"),
+        trailing: text.replace(/\n/g, "   \n"),
+        bracketed: text.replace(/: N\/A$/gm, ": [N/A]"),
+        unknown: text.replace(/^(\s+ECC Object\s+: ).*$/m, "$1Unknown Error"),
+    };
+    for (const [what, smi] of Object.entries(variants)) {
+        const h = gradeNode("n", { ...node(), "nvidia-smi-q.txt": smi }, H100);
+        assert.deepEqual({ verdict: h.verdict, findings: h.findings, notChecked: h.notChecked, unreadable: h.unreadable },
+            { verdict: plain.verdict, findings: plain.findings, notChecked: plain.notChecked, unreadable: plain.unreadable }, what);
+    }
+});
+
+test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output): a warning line before the document, null entries between tests", () => {
+    const swap = { "dcgmi-diag.txt": null, "dcgmi-diag.json": "dcgmi-diag.3.1.0-warning-nulls.json" };
+    const ok = gradeNode("n", node(swap), H100);
+    assert.equal(ok.verdict, "healthy", JSON.stringify(ok));
+    assert.ok(!ok.notChecked.some((c) => c.component === "dcgm") && !ok.notes.some((n) => /^dcgm not checked/.test(n)), "the tests were read");
+    const report = parseDcgmJson(cap("dcgmi-diag.3.1.0-warning-nulls.json"));
+    assert.deepEqual(report.tests.map((t) => t.name), ["Deployment/Denylist", "Deployment/NVML Library", "Deployment/CUDA Main Library",
+        "Deployment/Permissions and OS-related Blocks", "Deployment/Persistence Mode", "Deployment/Environmental Variables",
+        "Deployment/Page Retirement/Row Remap", "Deployment/Graphics Processes", "Deployment/Inforom", "Custom/software"]);
+    // the same document with one GPU failing a test: that test fails the node on dcgm
+    const failed = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/("gpu_ids" : 3,\n\t+"status" : )"PASS"/, '$1"FAIL"');
+    assert.notEqual(failed, cap("dcgmi-diag.3.1.0-warning-nulls.json"));
+    const sick = gradeNode("n", { ...node(swap), "dcgmi-diag.json": failed }, H100);
+    assert.deepEqual(components(sick), ["dcgm"]);
+    assert.match(sick.findings[0].message + (sick.findings[0].evidence ?? ""), /Custom\/software/);
+    // constructed: an "Error:" line ahead of a document without results is the diagnostic's answer (not checked), not
+    // an unreadable file; text that is no document at all still is
+    assert.deepEqual(parseDcgmJson('Error: Unable to run diagnostic on unsupported GPU 0.\n{"DCGM GPU Diagnostic":{"version":"4.2.3"}}\n'),
+        { tests: [], error: "Error: Unable to run diagnostic on unsupported GPU 0." });
+    assert.throws(() => parseDcgmJson("WARNING: something\nno document here\n"), HealthParseError);
+});

@@ -134,7 +134,7 @@ test("registers the component and one local Command with exact inputs", async ()
     // with the logs' folder made absolute at run time (fetch would take a relative one from the playbook's folder);
     // no --private-key: the key is in the run's agent only
     assert.match(mod.VALIDATE_SCRIPT, /\nout_abs=\$\(cd "\$RDMAKIT_OUT" && pwd\) \|\| exit 1\n/);
-    assert.match(mod.VALIDATE_SCRIPT, /\n {2}ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" -e "nccl_validate_out_dir=\$out_abs\/nccl" \$\{skip:\+--skip-tags "\$skip"\} >>"\$log" 2>&1 9>&- &/);
+    assert.match(mod.VALIDATE_SCRIPT, /\n {2}ansible-playbook -i "\$RDMAKIT_INVENTORY_FILE" playbooks\/validate\.yml -e "@\$vars" \$\{drop:\+-e "@\$drop"\} -e "nccl_validate_out_dir=\$out_abs\/nccl" \$\{skip:\+--skip-tags "\$skip"\} >>"\$log" 2>&1 9>&- &/);
     // ... from the file stdin was written to, before anything else could read stdin
     assert.ok(mod.VALIDATE_SCRIPT.startsWith("exec 3<&0 </dev/null\n"));
     assert.match(mod.VALIDATE_SCRIPT, /\nvars="\$tmp\/vars\.json"\nexport RDMAKIT_INVENTORY_FILE="\$tmp\/inventory\.yml"\nnode -e "[^"]+" "\$vars" "\$tmp\/nodes\.json" <&3 9>&- \|\| exit 1\nexec 3<&-\n/);

@@ -22,7 +22,7 @@ import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { summariserScript } from "../components/provision/summarise";
 import {
-    SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, parseGateLine, parseResultLine, pairRuns, renderHostfile, validationVars, varsDigest,
+    SUMMARISER_NAME, VALIDATE_LOG_NAME, VALIDATE_SCRIPT, fabricReportArgs, parseGateLine, parseResultLine, pairRuns, renderHostfile, validationVars, varsDigest,
 } from "../components/validate/component";
 import { buildNcclCommands, shQuote } from "../components/validate/commands";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
@@ -68,6 +68,15 @@ function stub(bin: string, name: string, body: string): void {
     fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
 }
 
+/** fi_info -p efa -t TYPE: the published libfabric 2.x output's blocks of that endpoint type, as libfabric filters them. */
+function stubFiInfo(bin: string): void {
+    stub(bin, "fi_info", [
+        'type=""; while [ $# -gt 0 ]; do [ "$1" = "-t" ] && type="$2"; shift; done',
+        `awk -v t="$type" '/^provider:/ { if (b != "" && (t == "" || b ~ "type: " t "\\n")) printf "%s", b; b = "" } { b = b $0 "\\n" }` +
+        ` END { if (b != "" && (t == "" || b ~ "type: " t "\\n")) printf "%s", b }' ${JSON.stringify(FI_INFO)}`,
+    ].join("\n"));
+}
+
 /**
  * VALIDATE_SCRIPT as the Command runs it: inventory and variables on stdin (AnsibleRunInput JSON), their digests in
  * the environment. `stdin` replaces what goes in, to feed a broken input.
@@ -93,12 +102,7 @@ function runScript(s: ReturnType<typeof scratch>, inventory: string, varsJson: s
 test("a failed preflight: Ansible output only in the log, a short summary on stderr, one EFA device counted once",
     { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
         const s = scratch();
-        // fi_info -p efa -t TYPE: the fixture's blocks of that endpoint type, as libfabric filters them
-        stub(s.bin, "fi_info", [
-            'type=""; while [ $# -gt 0 ]; do [ "$1" = "-t" ] && type="$2"; shift; done',
-            `awk -v t="$type" '/^provider:/ { if (b != "" && (t == "" || b ~ "type: " t "\\n")) printf "%s", b; b = "" } { b = b $0 "\\n" }` +
-            ` END { if (b != "" && (t == "" || b ~ "type: " t "\\n")) printf "%s", b }' ${JSON.stringify(FI_INFO)}`,
-        ].join("\n"));
+        stubFiInfo(s.bin);
         const seen = spawnSync(path.join(s.bin, "fi_info"), ["-p", "efa", "-t", "FI_EP_RDM"], { encoding: "utf8" }).stdout;
         assert.equal((seen.match(/^\s*domain:/gm) ?? []).length, 2, "the RDM view lists the one device twice");
 
@@ -287,4 +291,88 @@ test("Slurm: the report names the launcher and decides the gate, the gate playbo
         const none = once(false);
         assert.equal(none.r.code, 1);
         assert.equal(parseGateLine(none.r.stdout), null);
+    });
+
+/**
+ * cluster.validation.maxFailedNodes: three hosts that are all this machine, each running Ansible's modules through its
+ * own interpreter wrapper (ansible_python_interpreter) that puts its own tools first on PATH: the third host's
+ * nvidia-smi lists 7 GPUs of 8, a failed preflight (gpu-count). nvidia-smi, fi_info, `ulimit -l` and timeout(1) are stand-ins; the
+ * all-node launch (timeout is its first word) records its words and prints a real 2-node p5 log. Bound: two playbook
+ * runs of three local hosts, the health play skipped (~40 s each here).
+ */
+function dropScenario(maxFailedNodes: number) {
+    const s = scratch();
+    const plan = p5Plan(3);
+    const names = plan.validation.hostNames;
+    const ips = addresses(3);
+    const ranDir = path.join(s.dir, "ran");
+    fs.mkdirSync(ranDir);
+    stubFiInfo(s.bin);
+    stub(s.bin, "timeout", [
+        `n=$(ls ${JSON.stringify(ranDir)} | wc -l); printf '%s\\n' "$@" >${JSON.stringify(ranDir)}/run-$n.txt`,
+        `case " $* " in *" -np 8 "*) cat ${JSON.stringify(path.join(REF, "05-nvlink-p5-1node-awsbatch-allreduce.log"))};;`,
+        `  *) cat ${JSON.stringify(path.join(REF, "04-efa-p5-2node-srun-prefix-allreduce.log"))};; esac`,
+    ].join("\n"));
+    const interp = (n: string, gpus: number) => {
+        const own = path.join(s.dir, "tools", n);
+        fs.mkdirSync(own, { recursive: true });
+        stub(own, "nvidia-smi", `for i in $(seq ${gpus}); do echo "NVIDIA H100 80GB HBM3"; done`);
+        // the preflight reads `ulimit -l` through bash; this machine's hard limit cannot be raised, so bash's start-up file
+        // (BASH_ENV) answers as a node set up for RDMA does
+        fs.writeFileSync(path.join(own, "bashenv"), "ulimit() { echo unlimited; }\n");
+        const py = path.join(own, "python");
+        fs.writeFileSync(py, `#!/bin/bash\nexport BASH_ENV=${path.join(own, "bashenv")} PATH=${own}:$PATH\nexec python3 "$@"\n`, { mode: 0o755 });
+        return py;
+    };
+    const keys = path.join(s.dir, "keys");
+    const inventory = "all:\n  hosts:\n" + names.map((n, i) => `    ${n}:\n      ansible_connection: local\n` +
+        `      ansible_python_interpreter: ${interp(n, i === 2 ? 7 : 8)}\n` +
+        `      nccl_validate_ssh_dir: ${path.join(keys, n, "mpirun")}\n      nccl_validate_authorized_keys: ${path.join(keys, n, "authorized_keys")}\n`).join("");
+    const args = {
+        ...validationArgsFromPlan(plan, "dev"), group: "all", pairwise: "never" as const,
+        preflight: { ...plan.validation.preflight, rdmaDevices: 1, nvswitch: false, gpudirect: "none" as const },
+        ...(maxFailedNodes ? { maxFailedNodes } : {}),
+    };
+    const remote = path.join(s.dir, "remote");
+    const { nccl_validate_ssh_dir: _ssh, ...vars } = validationVars(args, ips, path.join(s.out, "nccl"));
+    const v = { ...vars, nccl_validate_remote_dir: remote, nccl_validate_hostfile_path: path.join(remote, "mpi", "hostfile") };
+    const r = runScript(s, inventory, JSON.stringify(v), {
+        RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all, single: args.expectations.single }), RDMAKIT_FABRIC_ARGS: fabricReportArgs(args),
+        ANSIBLE_SKIP_TAGS: "health", ...(maxFailedNodes ? { RDMAKIT_MAX_FAILED_NODES: String(maxFailedNodes) } : {}),
+    });
+    const ran = fs.readdirSync(ranDir).map((f) => fs.readFileSync(path.join(ranDir, f), "utf8").split("\n"));
+    const fetched = fs.existsSync(path.join(s.out, "nccl")) ? fs.readdirSync(path.join(s.out, "nccl")).sort() : [];
+    return { r, names, ips, ran, fetched, remote, log: fs.readFileSync(path.join(s.out, VALIDATE_LOG_NAME), "utf8") };
+}
+
+test("maxFailedNodes 1: a node failing preflight is left out, the all-node runs go on with the two others and the report names it",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false, timeout: 240_000 }, () => {
+        const { r, names, ips, ran, fetched, remote, log } = dropScenario(1);
+        assert.match(log, /PLAY RECAP/, log);
+        // the single-node runs and the all-node runs took the two healthy hosts only: hostfile and rank count from them
+        assert.deepEqual(fetched, ["all-fixed.log", "all-sweep.log", `single-${names[0]}.log`, `single-${names[1]}.log`].sort(), r.stderr);
+        assert.equal(fs.readFileSync(path.join(remote, "mpi", "hostfile"), "utf8"), `${ips[0]} slots=8\n${ips[1]} slots=8\n`);
+        const all = ran.filter((words) => words.includes("--hostfile"));
+        assert.equal(all.length, 2, "the fixed-size run and the sweep");
+        for (const words of all) assert.equal(words[words.indexOf("-np") + 1], "16");
+        assert.ok(!ran.some((w) => w.includes(ips[2])), "nothing ran towards the third host");
+        // said on stderr and in the report, with the check, what was expected and what was seen
+        assert.match(r.stderr, new RegExp(`left out of the all-node runs \\(cluster.validation.maxFailedNodes 1\\): ${names[2]}: preflight gpu-count: expected 8 GPUs; seen 7 GPUs`));
+        assert.match(r.stdout, new RegExp(`left out of the all-node runs \\(cluster.validation.maxFailedNodes\\): 1 node\\(s\\)[^\\n]*\\n    ${names[2]}: preflight gpu-count: expected 8 GPUs; seen 7 GPUs`));
+        assert.doesNotMatch(r.stdout, /x gpu-count/, "a left-out node's check fails the run no more");
+        const result = parseResultLine(r.stdout);
+        assert.deepEqual(result?.badNodes, [names[2]], "still a bad node: the Slurm gate drains it");
+        // the all-node log is graded as a run of the two others: no node-count failure
+        assert.doesNotMatch(r.stdout, /3 nodes|nodes: 3|expected 24 ranks/);
+    });
+
+test("maxFailedNodes 0 (the default): the same failed preflight stops the run before nccl-tests",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false, timeout: 240_000 }, () => {
+        const { r, names, ran, fetched } = dropScenario(0);
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.deepEqual(ran, [], "no nccl-tests launch");
+        assert.deepEqual(fetched, []);
+        assert.match(r.stderr, new RegExp(`${names[2]}: failed at task "nccl_validate : Require every preflight check to pass": preflight ${names[2]}: gpu-count: expected 8 GPUs; seen 7 GPUs`));
+        assert.match(r.stdout, new RegExp(`x gpu-count \\[preflight ${names[2]}\\]: expected 8 GPUs; seen 7 GPUs`));
+        assert.deepEqual(parseResultLine(r.stdout)?.badNodes, [names[2]]);
     });

@@ -97,25 +97,36 @@ interface JsonResult { status?: string; gpu_id?: unknown; entity_id?: unknown; w
 
 export function parseDcgmJson(text: string): DcgmReport {
     if (text.length > MAX_FILE_CHARS) throw new HealthParseError(`is ${text.length} characters long; no capture the kit reads is longer than ${MAX_FILE_CHARS}`);
+    // Lines before the document: dcgmi/nvvs may print one ahead of it ("WARNING: ..." in the output NVIDIA's own test
+    // reads as real, NVIDIA/DCGM nvvs/src/tests/JsonResultTests.cpp "Deserialize real output", whose reader starts at
+    // the first '{'; "Error: Unable to run diagnostic on unsupported GPU 0." ahead of a document with no results). The
+    // document is read from the first line that opens an object.
+    const start = text.search(/^\s*\{/m);
+    const preamble = start > 0 ? text.slice(0, start) : "";
     let doc: Record<string, unknown>;
     try {
-        doc = JSON.parse(text) as Record<string, unknown>;
+        doc = JSON.parse(start > 0 ? text.slice(start) : text) as Record<string, unknown>;
     } catch (e) {
         throw new HealthParseError(`is not JSON (${(e as Error).message})`);
     }
     const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown; runtime_error?: unknown } | undefined;
     // the diagnostic did not run (dcgmi/Diag.cpp writes "runtime_error"): not checked, as the text form's "Error:" line
     if (diag && typeof diag.runtime_error === "string" && !Array.isArray(diag.test_categories)) return { tests: [], error: diag.runtime_error.slice(0, 500) };
+    const said = /^\s*(Error:.*)$/m.exec(preamble)?.[1];
+    if (diag && said && !Array.isArray(diag.test_categories)) return { tests: [], error: said.trim().slice(0, 500) };
     if (!diag || !Array.isArray(diag.test_categories)) {
         throw new HealthParseError("is JSON but not dcgmi diag -j output (no \"DCGM GPU Diagnostic\" / \"DCGM Diagnostic\" object with test_categories)");
     }
+    // null entries occur between tests in DCGM 3.x output (the same real output): skipped, as is anything not an object
+    const objects = <T>(xs: unknown): T[] => (Array.isArray(xs) ? xs.filter((x): x is T => typeof x === "object" && x !== null) : []);
     const tests: DcgmTest[] = [];
-    for (const cat of diag.test_categories as Array<{ category?: string; tests?: Array<{ name?: string; results?: JsonResult[]; test_summary?: { status?: string } }> }>) {
-        for (const t of cat.tests ?? []) {
+    for (const cat of objects<{ category?: string; tests?: unknown }>(diag.test_categories)) {
+        for (const t of objects<{ name?: string; results?: unknown; test_summary?: { status?: string } }>(cat.tests)) {
             const name = `${cat.category ?? "?"}/${t.name ?? "?"}`;
             const test: DcgmTest = { name, status: "pass", evidence: [] };
-            const statuses = [...(t.results ?? []).map((r) => r.status), t.test_summary?.status].filter((s): s is string => typeof s === "string");
-            for (const r of t.results ?? []) {
+            const results = objects<JsonResult>(t.results);
+            const statuses = [...results.map((r) => r.status), t.test_summary?.status].filter((s): s is string => typeof s === "string");
+            for (const r of results) {
                 const who = r.gpu_id ?? r.entity_id;
                 const words = [...(r.warnings ?? []).map((w) => w.warning).filter(Boolean), typeof r.error === "string" ? r.error : undefined].filter(Boolean);
                 if (r.status && !/^pass$/i.test(r.status)) test.evidence.push(`${name}${who !== undefined ? ` GPU ${String(who)}` : ""}: ${r.status}${words.length ? ` - ${words.join("; ")}` : ""}`);

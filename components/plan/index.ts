@@ -74,6 +74,8 @@ export interface FabricPlan {
         fixedBytes: number;
         iterations: number;
         timeoutMinutes: number;
+        /** nodes that may fail health or preflight and be left out of the all-node runs (cluster.validation.maxFailedNodes) */
+        maxFailedNodes: number;
         /** the node health gate: required components, Xid window, DCGM level (cluster.validation.health) */
         health: { require: HealthComponent[]; xidWindowMinutes: number; dcgmLevel: number };
         /** inventory host names, in placement order (bare metal: the spec's names) */
@@ -283,7 +285,7 @@ function planRoce(spec: ClusterSpec): FabricBase {
 function validationBase(spec: ClusterSpec, preflight: PreflightExpectation) {
     const v = spec.validation;
     return {
-        enabled: v.enabled, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes,
+        enabled: v.enabled, iterations: v.iterations, timeoutMinutes: v.timeoutMinutes, maxFailedNodes: v.maxFailedNodes,
         health: { require: [...v.health.require], xidWindowMinutes: v.health.xidWindowMinutes, dcgmLevel: v.health.dcgmLevel },
         hostNames: nodeNames(spec), preflight, ncclTestsDir: `${NCCL_TESTS_HOME}/build`, mpiHome: NCCL_TESTS_MPI_HOME,
     };

@@ -56,6 +56,12 @@ export interface NcclReportOptions {
     slurmGate?: string;
     /** How the all-node run was launched (`srun --mpi=pmix` under Slurm, `mpirun` otherwise): the report names it. */
     launcher?: string;
+    /**
+     * The nodes left out of the all-node runs for failing health or preflight within cluster.validation.maxFailedNodes
+     * (a JSON array of names, or select.ts's override file): named in the report with what they failed; the all-node
+     * logs must span the others (--nodes less these); they no longer fail the verdict, and stay bad nodes.
+     */
+    dropped?: string;
 }
 
 export interface NcclReportResult {
@@ -141,8 +147,15 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
     const opts: NcclReportOptions = { ...fromPlan, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) };
     const resolver = expectationResolver(opts.expect);
     if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
-    const fabric = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
-    if (typeof fabric === "string") return { code: 2, stdout: "", stderr: fabric + "\n" };
+    const dropped = opts.dropped !== undefined ? readNodeNames("--dropped", opts.dropped, "nccl_validate_dropped") : [];
+    if (typeof dropped === "string") return { code: 2, stdout: "", stderr: dropped + "\n" };
+    const required = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
+    if (typeof required === "string") return { code: 2, stdout: "", stderr: required + "\n" };
+    // the all-node runs spanned the nodes that were not left out
+    const fabric = required?.nodes !== undefined && dropped.length ? { ...required, nodes: required.nodes - dropped.length } : required;
+    if (fabric?.nodes !== undefined && fabric.nodes < 2) {
+        return { code: 2, stdout: "", stderr: `--dropped: ${dropped.length} of --nodes ${required?.nodes} left out leaves fewer than two for the all-node runs\n` };
+    }
     const read = opts.preflight !== undefined ? readPreflight(opts.preflight) : undefined;
     if (typeof read === "string") return { code: 2, stdout: "", stderr: read + "\n" };
     // an empty results folder (the playbook stopped before the preflight) adds nothing to a report of logs
@@ -211,7 +224,7 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
         notJudged.push(`fabric: ${what.filter(Boolean).join("; ")}, but without --fabric (or --config/--stack) ` +
             "nothing was checked of its transport: NCCL may have used sockets or staged through host memory without GPUDirect RDMA");
     }
-    const judged = buildReport(entries, slow, preflight, health?.nodes, health?.rule);
+    const judged = buildReport(entries, slow, preflight, health?.nodes, health?.rule, dropped);
     const built = notJudged.length > 0 ? { ...judged, pass: false, notJudged, ...(judged.pass ? { verdict: "NOT JUDGED" as const } : {}) } : judged;
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
@@ -321,7 +334,8 @@ export function registerNcclReport(program: Command): void {
         .option("--out <dir>", "write nccl-report.json, nccl-summary.txt, nccl-busbw.svg/.png into this folder")
         .option("--result-line", "end stdout with one 'rdmakit-result: {json}' line (for the Pulumi component)")
         .option("--slurm-gate <nodes.json>", "with --out: decide which of these Slurm nodes (a JSON array of names, or validate.yml's variables file) join the partition; writes slurm-gate.json")
-        .option("--launcher <how>", "how the all-node run was launched (e.g. 'srun --mpi=pmix'): the report names it"))
+        .option("--launcher <how>", "how the all-node run was launched (e.g. 'srun --mpi=pmix'): the report names it")
+        .option("--dropped <nodes.json>", "nodes left out of the all-node runs for failing health or preflight (a JSON array of names, or an object with nccl_validate_dropped): named with what they failed; the all-node logs must span the others"))
         .action((logs: string[], opts: NcclReportOptions) => printOutput(runNcclReport(logs, opts)));
 }
 
@@ -331,17 +345,27 @@ export const SLURM_GATE_FILE = "slurm-gate.json";
 /** The gate's node list from --slurm-gate: names checked as inventory names, or an error naming the flag. */
 function readGateNodes(file: string, out: string | undefined): string[] | string {
     if (out === undefined) return "--slurm-gate needs --out (the folder slurm-gate.json is written to)";
+    const names = readNodeNames("--slurm-gate", file, "nccl_validate_hosts");
+    if (typeof names !== "string" && names.length === 0) return `--slurm-gate ${file}: expected a JSON array of node names or an object with nccl_validate_hosts`;
+    return names;
+}
+
+/**
+ * Node names from a JSON file: an array of names, or an object whose `key` holds them (names, or hosts `{name}` as
+ * nccl_validate_hosts); each checked as an inventory name. An error names the flag and the file.
+ */
+function readNodeNames(flag: string, file: string, key: string): string[] | string {
     let v: unknown;
     try {
         v = JSON.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
-        return `--slurm-gate ${file}: not a readable JSON file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+        return `${flag} ${file}: not a readable JSON file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
     }
-    const hosts = (v as { nccl_validate_hosts?: unknown } | null)?.nccl_validate_hosts;
-    const names = Array.isArray(v) ? v : Array.isArray(hosts) ? hosts.map((h: { name?: unknown }) => h?.name) : undefined;
-    if (!names || names.length === 0) return `--slurm-gate ${file}: expected a JSON array of node names or an object with nccl_validate_hosts`;
+    const hosts = (v as Record<string, unknown> | null)?.[key];
+    const names = Array.isArray(v) ? v : Array.isArray(hosts) ? hosts.map((h: unknown) => (typeof h === "string" ? h : (h as { name?: unknown } | null)?.name)) : undefined;
+    if (!names) return `${flag} ${file}: expected a JSON array of node names or an object with ${key}`;
     const bad = names.find((n) => typeof n !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(n));
-    if (bad !== undefined) return `--slurm-gate ${file}: ${JSON.stringify(bad)} is not a node name (letters, digits, . _ -)`;
+    if (bad !== undefined) return `${flag} ${file}: ${JSON.stringify(bad)} is not a node name (letters, digits, . _ -)`;
     return names as string[];
 }
 

@@ -90,6 +90,19 @@ export interface NcclCommands {
      * nccl_validate role with Jinja `replace`) turns it into `pair(a, b).shell`.
      */
     pairTemplate: string;
+    /**
+     * The two all-node launches with ALL_NODE_NP in place of the rank count (`-np @NP@`): what validation runs when it
+     * leaves nodes out (cluster.validation.maxFailedNodes, select.ts); `fillNp` with hosts x GPUs gives the `shell` above.
+     */
+    allNodeTemplates: { fixed: string; sweep: string };
+}
+
+/** Where the rank count goes in `allNodeTemplates`: a shell-safe word (shQuote leaves it bare), as is a number. */
+export const ALL_NODE_NP = "@NP@";
+
+/** An all-node template with its rank count in place. Pure. */
+export function fillNp(template: string, np: number): string {
+    return template.split(` -np ${ALL_NODE_NP} `).join(` -np ${np} `);
 }
 
 /**
@@ -236,11 +249,11 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
     const sweepArgs = ["-b", "8", "-e", String(sweepMax), "-f", "2", "-g", "1", "-c", "1", "-n", String(iters)];
     const fixedArgs = ["-b", String(fixed), "-e", String(fixed), "-f", "2", "-g", "1", "-c", "1", "-n", String(iters)];
 
-    const make = (kind: MpiCommand["kind"], where: string[], np: number, args: string[], extraEnv: Record<string, string> = {}): MpiCommand => {
+    const make = (kind: MpiCommand["kind"], where: string[], np: number, args: string[], extraEnv: Record<string, string> = {}, npWord = String(np)): MpiCommand => {
         const runEnv = { ...env, ...extraEnv };
         const names = Object.keys(runEnv).sort();
         const argv = [
-            mpirun, "-np", String(np), ...where, ...mpiFlags(input.fabric, g), ...LAUNCH_SSH,
+            mpirun, "-np", npWord, ...where, ...mpiFlags(input.fabric, g), ...LAUNCH_SSH,
             ...(input.allowRunAsRoot ? ["--allow-run-as-root"] : []),
             // PATH is always set; LD_LIBRARY_PATH travels only when the plan sets it (the EFA installer and the
             // Azure HPC image register their libraries through /etc/ld.so.conf.d, research aws-efa.md §4)
@@ -270,6 +283,13 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
         }
     }
     const members = new Set(input.hosts);
+    const allTemplate = (kind: "all-fixed" | "all-sweep", args: string[], extra: Record<string, string>): string => {
+        const t = make(kind, ["--hostfile", hostfilePath], all, args, extra, ALL_NODE_NP).shell;
+        if (t.split(` -np ${ALL_NODE_NP} `).length !== 2) {
+            throw new SpecError([{ path: "ncclEnv", message: `the all-node command must hold ${ALL_NODE_NP} only where the rank count goes`, value: t }], "invalid nccl-tests command input");
+        }
+        return t;
+    };
     return {
         hostfile,
         hostfilePath,
@@ -283,5 +303,6 @@ export function buildNcclCommands(input: NcclCommandInput): NcclCommands {
             return pairOf(a, b);
         },
         pairTemplate,
+        allNodeTemplates: { fixed: allTemplate("all-fixed", fixedArgs, floor), sweep: allTemplate("all-sweep", sweepArgs, {}) },
     };
 }

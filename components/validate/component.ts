@@ -148,6 +148,12 @@ export interface ValidationRunArgs extends Pick<NcclCommandInput, "fabric" | "gp
      * and drains the others (components/slurm/gate.ts). @default mpirun from the first node, no gate
      */
     slurm?: SlurmLaunch;
+    /**
+     * Nodes that may fail their health grade or preflight checks and be left out of the all-node runs, pairs and
+     * incast (select.ts), named in the report and drained under Slurm, without failing the run
+     * (cluster.validation.maxFailedNodes). More: a failed preflight stops the run before nccl-tests. @default 0
+     */
+    maxFailedNodes?: number;
 }
 
 /** ClusterValidation's arguments: what runs, plus how the nodes are reached and what a failure does. */
@@ -297,6 +303,9 @@ export function validateArgs(args: ValidationRunArgs): SpecIssue[] {
         if (!/^[A-Za-z0-9_-]{1,64}$/.test(partition)) issues.push({ path: "slurm.partition", message: "is not a Slurm partition name", value: partition, allowed: "letters, digits, _ -" });
         if (!/^[a-z0-9_]{1,32}$/.test(mpi)) issues.push({ path: "slurm.mpi", message: "is not an srun --mpi plugin name", value: mpi, allowed: "e.g. pmix, pmix_v4" });
     }
+    if (args.maxFailedNodes !== undefined && (!Number.isInteger(args.maxFailedNodes) || args.maxFailedNodes < 0 || (args.maxFailedNodes > 0 && args.maxFailedNodes > args.hosts.length - 2))) {
+        issues.push({ path: "maxFailedNodes", message: "must leave at least two hosts for the all-node runs", value: args.maxFailedNodes, allowed: `an integer from 0 to ${Math.max(0, args.hosts.length - 2)}` });
+    }
     issues.push(...sizeIssues(args));
     return issues;
 }
@@ -389,6 +398,14 @@ export interface ValidationVars {
      * `nodes` the Slurm names of the run's nodes, comma-separated (scontrol's NodeName list).
      */
     nccl_validate_slurm?: { head: string; reservation: string; nodes: string; fixed_cmd: string; sweep_cmd: string; launcher: string };
+    /**
+     * maxFailedNodes > 0 only: the all-node launches with the rank count (`-np @NP@`, commands.ts allNodeTemplates) and,
+     * under Slurm, the node list and count (srun.ts SRUN_NODES) left open, which select.ts fills for the nodes that
+     * remain when it leaves failed ones out.
+     */
+    nccl_validate_drop_templates?: { fixed_cmd: string; sweep_cmd: string; srun_fixed_cmd?: string; srun_sweep_cmd?: string };
+    /** The nodes select.ts left out (its override file, `-e @file` after these): every per-node play skips them. */
+    nccl_validate_dropped?: string[];
 }
 
 /**
@@ -443,16 +460,29 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         node_health_dcgm_level: args.health?.dcgmLevel ?? DEFAULT_DCGM_LEVEL,
         ...(args.slurm ? { nccl_validate_head: args.slurm.head } : {}),
         ...(args.slurm && args.slurm.launch !== false ? { nccl_validate_slurm: slurmVars(args, args.slurm, cmds.allNodeFixed, cmds.allNodeSweep) } : {}),
+        ...((args.maxFailedNodes ?? 0) > 0 ? {
+            nccl_validate_drop_templates: {
+                fixed_cmd: cmds.allNodeTemplates.fixed, sweep_cmd: cmds.allNodeTemplates.sweep,
+                ...(args.slurm && args.slurm.launch !== false ? {
+                    srun_fixed_cmd: srunRun(args, args.slurm, cmds.allNodeFixed, true), srun_sweep_cmd: srunRun(args, args.slurm, cmds.allNodeSweep, true),
+                } : {}),
+            },
+        } : {}),
     };
+}
+
+/** One srun launch of an all-node run: the same test, arguments and environment as the mpirun one. */
+function srunRun(args: ValidationRunArgs, slurm: SlurmLaunch, c: MpiCommand, template = false): string {
+    return srunCommand({
+        slurm, nodes: args.hosts, gpusPerNode: args.gpusPerNode, env: c.env, binary: c.test[0], args: c.test.slice(1),
+        timeoutSeconds: args.timeoutSeconds ?? 1200,
+    }, template).shell;
 }
 
 /** The srun launches of the all-node runs: the same test, arguments and environment as the mpirun ones. */
 function slurmVars(args: ValidationRunArgs, slurm: SlurmLaunch, fixed: MpiCommand, sweep: MpiCommand): NonNullable<ValidationVars["nccl_validate_slurm"]> {
-    const run = (c: MpiCommand) => srunCommand({
-        slurm, nodes: args.hosts, gpusPerNode: args.gpusPerNode, env: c.env, binary: c.test[0], args: c.test.slice(1),
-        timeoutSeconds: args.timeoutSeconds ?? 1200,
-    }).shell;
-    return { head: slurm.head, reservation: VALIDATION_RESERVATION, nodes: compressHostlist(args.hosts).join(","), fixed_cmd: run(fixed), sweep_cmd: run(sweep),
+    return { head: slurm.head, reservation: VALIDATION_RESERVATION, nodes: compressHostlist(args.hosts).join(","),
+        fixed_cmd: srunRun(args, slurm, fixed), sweep_cmd: srunRun(args, slurm, sweep),
         launcher: `srun --mpi=${slurm.mpi} from ${slurm.head}` };
 }
 
@@ -606,10 +636,23 @@ export const VALIDATE_SCRIPT = [
         `RDMAKIT_NODE_LOG_DIR="$RDMAKIT_OUT/${VALIDATE_NODE_LOGS}" RDMAKIT_COLLECT=nccl_validate_out_dir=nccl RDMAKIT_COLLECT_DIR="$out_abs" ` +
         'RDMAKIT_FANOUT_PARALLEL="${ANSIBLE_FORKS:-100}" RDMAKIT_FANOUT_NODE_TIMEOUT_S=3600 node "$RDMAKIT_FANOUT" "$tmp/nodes.json" "$vars"').map((l) => `  ${l}`),
     `  play=$rc; skip=${NODE_LOCAL_VALIDATE_TAGS}`,
+    // a tolerance (cluster.validation.maxFailedNodes): the per-node plays first here too, so that select.ts can leave
+    // the failed nodes out of the rest
+    'elif [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ]; then',
+    ...runChild(`ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" --tags ${NODE_LOCAL_VALIDATE_TAGS} >>"$log" 2>&1`).map((l) => `  ${l}`),
+    `  play=$rc; skip=${NODE_LOCAL_VALIDATE_TAGS}`,
+    "fi",
+    // the nodes that failed health or preflight, up to the tolerance, left out of the rest (select.ts): the run goes on
+    // with the others and the report names them; more, and the run goes on as without a tolerance
+    'drop=""',
+    'if [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ] && { [ "$play" -eq 0 ] || [ "$play" -eq 2 ] || [ "$play" -eq 4 ]; }; then',
+    '  node --import tsx components/validate/select.ts "$vars" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/health" "$tmp/dropped.json" 9>&-',
+    '  sel=$?',
+    '  if [ "$sel" -eq 0 ] && [ -f "$tmp/dropped.json" ]; then drop="$tmp/dropped.json"; play=0; elif [ "$sel" -ne 0 ] && [ "$play" -eq 0 ]; then play=$sel; fi',
     "fi",
     // the preflight play is any_errors_fatal: a node failing its checks stops the run before nccl-tests, in both modes
     'if [ "$play" -eq 0 ] || [ "$play" -eq 4 ]; then',
-    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" ${skip:+--skip-tags "$skip"} >>"$log" 2>&1').map((l) => `  ${l}`),
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" ${drop:+-e "@$drop"} -e "nccl_validate_out_dir=$out_abs/nccl" ${skip:+--skip-tags "$skip"} >>"$log" 2>&1').map((l) => `  ${l}`),
     '  if [ "$rc" -ne 0 ] || [ "$play" -eq 0 ]; then play=$rc; fi',
     "fi",
     'if [ "$play" -ne 0 ]; then',
@@ -630,6 +673,8 @@ export const VALIDATE_SCRIPT = [
     'if [ -f "$RDMAKIT_OUT/launcher.txt" ]; then set -- "$@" --launcher "$(head -c 80 "$RDMAKIT_OUT/launcher.txt" | tr -d \'\\n\')"; fi',
     // Slurm: the report also decides which nodes join the partition (slurm-gate.json), from the run's node list
     'if [ -n "${RDMAKIT_SLURM_HEAD:-}" ]; then set -- "$@" --slurm-gate "$vars"; fi',
+    // the nodes left out: named in the report, which grades the all-node runs as runs of the others
+    'if [ -n "$drop" ]; then set -- "$@" --dropped "$drop"; fi',
     'node --import tsx bin/rdmakit.ts nccl-report "$@" --expect "$RDMAKIT_EXPECT" ${RDMAKIT_FABRIC_ARGS:-} --preflight "$RDMAKIT_OUT/preflight" --out "$RDMAKIT_OUT" --result-line 9>&-',
     "rc=$?",
     // the gate on the head node (playbooks/slurm-gate.yml): whatever the verdict, so a failed node is drained with its
@@ -743,6 +788,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
                 ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
                 ...(args.slurm ? { RDMAKIT_SLURM_HEAD: args.slurm.head } : {}),
+                ...((args.maxFailedNodes ?? 0) > 0 ? { RDMAKIT_MAX_FAILED_NODES: String(args.maxFailedNodes) } : {}),
                 ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),
                 ...nodeLocalEnv,
                 ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),

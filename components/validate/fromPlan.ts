@@ -78,6 +78,7 @@ export function validationArgsFromPlan(
         health: healthExpectation(plan),
         iters: v.iterations,
         timeoutSeconds: v.timeoutMinutes * 60,
+        ...(v.maxFailedNodes > 0 ? { maxFailedNodes: v.maxFailedNodes } : {}),
         mode: plan.provision.mode,
         ...(plan.scheduler.type === "slurm"
             ? { slurm: { head: plan.scheduler.controller.name, partition: plan.scheduler.partition, mpi: plan.scheduler.mpiDefault } } : {}),

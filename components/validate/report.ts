@@ -48,6 +48,12 @@ export interface ValidationReport {
      * slow in the pair search); a failing node is a bad node and fails the report.
      */
     health?: { nodes: Array<NodeHealth & { nccl: "ok" | "FAIL" | "slow" | "-" }>; badNodes: string[]; rule?: string };
+    /**
+     * Nodes that failed health or preflight and were left out of the all-node runs, within
+     * cluster.validation.maxFailedNodes (select.ts): each with what it failed. They stay bad nodes (the Slurm gate
+     * drains them) but fail the report no more than they failed the run.
+     */
+    dropped?: Array<{ node: string; why: string }>;
 }
 
 /**
@@ -82,7 +88,8 @@ function ncclOfNode(node: string, entries: ReportEntry[], slowNodes: SlowNodeRep
     return single ? (single.grade.pass ? "ok" : "FAIL") : "-";
 }
 
-export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[], healthRuleText?: string): ValidationReport {
+export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[], healthRuleText?: string,
+    dropped: readonly string[] = []): ValidationReport {
     const main = mainEntry(entries);
     let headline: ValidationReport["headline"] = null;
     if (main) {
@@ -103,14 +110,26 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
             ...e.grade.runs.flatMap((r) => r.verdicts.map((v) => ({ ...v, where: `${e.name} run ${r.run + 1}` })))],
     }));
     const software = preflight ? softwareLines(preflight) : undefined;
-    const failed = [...(preflight ? [...preflightFailures(preflight), ...pkeyMismatches(preflight)] : []), ...(software ? softwareMismatches(software.lines) : []),
+    const left = new Set(dropped);
+    const preFailed = preflight ? preflightFailures(preflight) : [];
+    const leftOut = preFailed.filter((f) => left.has(f.where.slice("preflight ".length)));
+    const failed = [...preFailed.filter((f) => !leftOut.includes(f)), ...(preflight ? pkeyMismatches(preflight) : []), ...(software ? softwareMismatches(software.lines) : []),
         ...entries.flatMap((e) => failures(e.grade))];
     const slowFail = slowNodes !== null && slowNodes.slow.length > 0;
     // the same rule as `rdmakit health` (components/health healthRule): only a healthy node passes; a required
     // component not checked ("incomplete") is not healthy
     const healthBad = (health ?? []).filter((h) => h.verdict !== "healthy").map((h) => h.node);
+    const droppedWhy = dropped.map((node) => {
+        const p = leftOut.find((f) => f.where === `preflight ${node}`);
+        const h = (health ?? []).find((x) => x.node === node);
+        const f = h?.findings[0];
+        const why = p ? `preflight ${p.check}: expected ${p.expected}; seen ${p.seen}`
+            : f ? `health ${f.component}: ${f.message}` : h && h.verdict !== "healthy" ? `health ${h.verdict}` : "no preflight result";
+        return { node, why };
+    });
     return {
-        pass: failed.length === 0 && !slowFail && healthBad.length === 0 && (entries.length > 0 || preflight !== undefined || !!health?.length),
+        pass: failed.length === 0 && !slowFail && healthBad.every((n) => left.has(n)) && (entries.length > 0 || preflight !== undefined || !!health?.length),
+        ...(dropped.length ? { dropped: droppedWhy } : {}),
         headline, logs, slowNodes,
         ...(preflight ? { preflight: { nodes: preflight.nodes.length, badNodes: preflight.badNodes }, software } : {}), failed,
         ...(health ? { health: { nodes: health.map((h) => ({ ...h, nccl: ncclOfNode(h.node, entries, slowNodes) })), badNodes: healthBad, ...(healthRuleText ? { rule: healthRuleText } : {}) } } : {}),
@@ -125,15 +144,21 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         (report.headline ? ` — busbw ${formatGBps(report.headline.busbwGBps)} at ${formatBytes(report.headline.sizeBytes)} (${report.headline.log})` : "") +
         (failedChecks ? ` — ${failedChecks} failed check${failedChecks === 1 ? "" : "s"}` : ""));
     for (const n of report.notJudged ?? []) out.push(`  not judged: ${n}`);
+    if (report.dropped?.length) {
+        out.push(`  left out of the all-node runs (cluster.validation.maxFailedNodes): ${report.dropped.length} node(s); the runs below are the others'`);
+        for (const d of report.dropped) out.push(`    ${d.node}: ${d.why.length > 160 ? d.why.slice(0, 157) + "..." : d.why}`);
+    }
     if (report.preflight) {
         const p = report.preflight;
-        out.push(`  ${p.badNodes.length ? "FAIL" : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
+        const own = p.badNodes.filter((n) => !report.dropped?.some((d) => d.node === n));
+        out.push(`  ${own.length ? "FAIL" : p.badNodes.length ? "out " : "ok  "} preflight: ${p.nodes - p.badNodes.length} of ${p.nodes} node(s) pass` +
             (p.badNodes.length ? `; bad node(s): ${p.badNodes.join(", ")}` : ""));
     }
     if (report.health) {
         const h = report.health;
         const ok = h.nodes.filter((n) => n.verdict === "healthy").length;
-        out.push(`  ${h.badNodes.length ? "FAIL" : "ok  "} node health: ${ok} of ${h.nodes.length} node(s) healthy` +
+        const own = h.badNodes.filter((n) => !report.dropped?.some((d) => d.node === n));
+        out.push(`  ${own.length ? "FAIL" : h.badNodes.length ? "out " : "ok  "} node health: ${ok} of ${h.nodes.length} node(s) healthy` +
             (h.badNodes.length ? `; bad node(s): ${h.badNodes.join(", ")}` : ""));
         if (h.rule) out.push(`    rule: ${h.rule}`);
         const w = Math.max(4, ...h.nodes.map((n) => n.node.length));

@@ -40,12 +40,27 @@ export interface SrunRunInput {
     timeoutSeconds: number;
 }
 
-/** One srun line: `timeout ... env K=V ... srun --mpi=... --reservation=... <binary> <args>`. */
-export function srunCommand(i: SrunRunInput): { argv: string[]; shell: string } {
+/**
+ * Where the node list and count go in an srun template (srunCommand with `template`): validation leaving nodes out
+ * (select.ts) fills them with the nodes that remain. Shell-safe words, so the template quotes nothing around them.
+ */
+export const SRUN_NODES = { list: "@NODELIST@", count: "@NODES@" } as const;
+
+/** An srun template with the nodes in place: their list as Slurm's hostlist, quoted as srunCommand quotes it. Pure. */
+export function fillSrunNodes(template: string, nodes: string[]): string {
+    return template.split(`--nodelist=${SRUN_NODES.list}`).join(shQuote(`--nodelist=${compressHostlist(nodes).join(",")}`))
+        .split(`--nodes=${SRUN_NODES.count}`).join(`--nodes=${nodes.length}`);
+}
+
+/**
+ * One srun line: `timeout ... env K=V ... srun --mpi=... --reservation=... <binary> <args>`; with `template`, SRUN_NODES
+ * in place of the node list and count (fillSrunNodes).
+ */
+export function srunCommand(i: SrunRunInput, template = false): { argv: string[]; shell: string } {
     const names = Object.keys(i.env).sort();
     const argv = [
         "srun", `--mpi=${i.slurm.mpi}`, `--reservation=${VALIDATION_RESERVATION}`, `--partition=${i.slurm.partition}`,
-        `--nodelist=${compressHostlist(i.nodes).join(",")}`, `--nodes=${i.nodes.length}`, `--ntasks-per-node=${i.gpusPerNode}`,
+        `--nodelist=${template ? SRUN_NODES.list : compressHostlist(i.nodes).join(",")}`, `--nodes=${template ? SRUN_NODES.count : i.nodes.length}`, `--ntasks-per-node=${i.gpusPerNode}`,
         `--gres=gpu:${i.gpusPerNode}`, "--exclusive", "--cpu-bind=none", "--kill-on-bad-exit=1",
         // Slurm's own limit, in minutes, a little inside timeout(1)'s so that slurmctld ends the job and frees the nodes
         `--time=${Math.max(1, Math.ceil(i.timeoutSeconds / 60))}`,
