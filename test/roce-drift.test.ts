@@ -156,7 +156,9 @@ function fabric(edits: Edits = {}): string {
     return dir;
 }
 
-async function check(dir: string, env: Record<string, string> = {}, timeoutS = 10): Promise<DriftReport> {
+// 30 s a device: the stub switches answer in well under a second, but a loaded test machine (three test files at
+// once beside the host scenarios) can take seconds to start their programs; the hang case sets its own 2 s.
+async function check(dir: string, env: Record<string, string> = {}, timeoutS = 30): Promise<DriftReport> {
     const saved = { ...process.env };
     Object.assign(process.env, { PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log"), ...env });
     try {
@@ -340,7 +342,7 @@ describe("rdmakit fabric check (the command)", () => {
     it("exits 1 with the drift report on stderr (the pulumi up script), 0 when the fabric is as planned (--config)", () => {
         const stack = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-drift-cli-")), "Pulumi.lab.yaml");
         fs.writeFileSync(stack, toYaml({ config: { "rdmakit:cluster": { name: "lab", fabric: "roce", ssh: { allowedCidrs: ["10.0.0.0/8"] }, roce: input() } } }));
-        const cli = (dir: string) => spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "fabric", "check", "--config", stack, "--timeout", "10"], {
+        const cli = (dir: string) => spawnSync(process.execPath, [...TS_NODE_ARGS, path.join(ROOT, "bin", "rdmakit.ts"), "fabric", "check", "--config", stack, "--timeout", "30"], {
             encoding: "utf8", cwd: ROOT, timeout: 60_000,
             env: { ...process.env, PATH: `${STUBS}:${process.env.PATH}`, STUB_DIR: dir, STUB_LOG: path.join(dir, "log") },
         });
