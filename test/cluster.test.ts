@@ -11,7 +11,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { NODE_LOCAL_RUN_SCRIPT, readAnsibleRunInput } from "../components/provision/ansible";
-import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -29,7 +29,7 @@ let mod: typeof ClusterModule;
 before(async () => {
     // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's four NICs
     globalThis.fetch = armFetch({
-        skus: [h100Sku(), b2sSku()], usages: usages(0, 960),
+        skus: [h100Sku(), b2sSku(), d8sv5Sku()], usages: usages(0, 960),
         nics: (vmss) => vmssNics("demo", vmss, ["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"]),
     }).impl;
     await pulumi.runtime.setMocks({
