@@ -10,17 +10,28 @@
  * out to 1,000 and 4,096 hosts. The bundle is made before the measurement (once per content, not per host). Needs
  * root, debootstrap, systemd-nspawn (and ansible-playbook for controller mode). Not part of `npm test`.
  *
+ * --slurm (node-local only, as the munge key needs the node-local session) adds the Slurm rows: the same GPU hosts,
+ * a bare-metal `scheduler.controller` head node as one more host, the inventory `pulumi up` builds with it
+ * (components/provision/head.ts) and `--tags roce,slurm`, the munge key on each host's session. The hosts start with
+ * Debian's Slurm packages unpacked (bench/slurm-layer.sh, as an image that carries Slurm), so the role configures and
+ * starts the daemons without a download. Per host is per GPU host: the head node's share is counted in the figures.
+ * The hosts share one network namespace, so only one slurmd holds port 6818; the others exit after systemd started
+ * them. Neither changes what the controller does per host (each host runs the role on itself).
+ *
  *   npm run bench:software                                # node-local, 2, 4, 8 hosts
  *   npm run bench:software -- --json rows.json 4 12       # sizes of your choice, rows also as JSON
  *   npm run bench:software -- --mode controller 2 6       # push mode
+ *   npm run bench:software -- --slurm 4 12                # each size without and with Slurm, alternating
  */
 import { execFile, spawn, spawnSync } from "child_process";
+import { createHash, randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { promisify } from "util";
 import { planCluster } from "../components/plan";
 import { inventoryHosts } from "../components/provision/nodes";
+import { slurmHeadHost, slurmHeadVars } from "../components/provision/head";
 import { renderInventory } from "../components/provision/inventory";
 import { parseAnsibleLog } from "../components/provision/summarise";
 import { parseClusterSpec } from "../components/spec";
@@ -41,10 +52,21 @@ const CPUACCT = "/sys/fs/cgroup/cpuacct";
  * wait, facts, the software report).
  */
 const TAGS = "roce";
+/** With --slurm: the same, and the slurm play (site.yml "Set up Slurm") on the nodes and the head node. */
+const SLURM_TAGS = "roce,slurm";
+const LAYER_SCRIPT = path.join(ROOT, "bench", "slurm-layer.sh");
+/**
+ * Seconds one node-local run may take before it is stopped (the row then says NO): 12 hosts took 96 s without Slurm
+ * on a quiet machine (docs/development.md), so this leaves room for a loaded one. Booting is bounded by testhost.sh
+ * (60 s a host, all at once), building the Slurm layer (once) by apt's own timeouts.
+ */
+const RUN_LIMIT_S = 900;
 
 export interface SoftwareBenchRow {
     hosts: number;
     mode: BenchMode;
+    /** true: Slurm on (a head node in the inventory, the slurm role on every host) */
+    slurm?: boolean;
     wallSeconds: number;
     /** controller CPU seconds (user + system), or null where no cpuacct cgroup could be made */
     cpuSeconds: number | null;
@@ -95,12 +117,25 @@ async function timed(cmd: string, env: NodeJS.ProcessEnv, cpuDir: string | undef
     return { wall, rc };
 }
 
-/** One size: boot `n` hosts, run the role set once on the fresh hosts, tear down. */
-export async function benchSoftware(n: number, mode: BenchMode = "node-local"): Promise<SoftwareBenchRow> {
+/** The Slurm layer's tarball beside the base one (built once per content of bench/slurm-layer.sh, under a lock). */
+async function slurmLayer(baseTar: string): Promise<string> {
+    const hash = createHash("sha256").update(fs.readFileSync(LAYER_SCRIPT)).digest("hex").slice(0, 16);
+    const layer = path.join(path.dirname(baseTar), `bookworm-slurm-${hash}.tar`);
+    if (!fs.existsSync(layer)) {
+        await run("flock", [`${layer}.lock`, "sh", "-c", `[ -s "$2" ] || exec "$0" build "$1" "$2"`, LAYER_SCRIPT, baseTar, layer], { maxBuffer: 1 << 24 });
+    }
+    return layer;
+}
+
+/** One size: boot `n` hosts (and with `slurm` a head node), run the role set once on the fresh hosts, tear down. */
+export async function benchSoftware(n: number, mode: BenchMode = "node-local", slurm = false): Promise<SoftwareBenchRow> {
+    if (slurm && mode !== "node-local") throw new Error("bench:software --slurm runs in node-local mode only (the munge key travels on each node's session)");
     fs.mkdirSync(CACHE, { recursive: true });
-    const runDir = fs.mkdtempSync(path.join(CACHE, `bench-${n}-`));
+    const runDir = fs.mkdtempSync(path.join(CACHE, `bench-${n}${slurm ? "s" : ""}-`));
     const names = Array.from({ length: n }, (_, i) => `b${n}h${i + 1}`);
-    const cpuDir = path.join(CPUACCT, `rdmakit-bench-${process.pid}-${n}`);
+    const head = { name: `b${n}head`, address: "127.0.16.99" };
+    const booted = slurm ? [...names, head.name] : names;
+    const cpuDir = path.join(CPUACCT, `rdmakit-bench-${process.pid}-${n}${slurm ? "s" : ""}`);
     let cgroup: string | undefined;
     try {
         fs.mkdirSync(cpuDir);
@@ -111,13 +146,18 @@ export async function benchSoftware(n: number, mode: BenchMode = "node-local"): 
     try {
         const key = path.join(runDir, "id");
         await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
-        await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 });
-        const ports = await Promise.all(names.map(() => freePort()));
+        const baseTar = (await run(HARNESS, ["base", CACHE], { maxBuffer: 1 << 24 })).stdout.trim().split("\n").pop()!;
+        const prepare = slurm ? { RDMAKIT_TESTHOST_PREPARE: `${LAYER_SCRIPT} apply ${await slurmLayer(baseTar)}` } : {};
+        const ports = await Promise.all(booted.map(() => freePort()));
         const addresses = names.map((_, i) => `127.0.16.${100 + i}`);
-        await Promise.all(names.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h, String(ports[i]), `${key}.pub`, addresses[i]])));
+        const bootAddresses = slurm ? [...addresses, head.address] : addresses;
+        await Promise.all(booted.map((h, i) => run(HARNESS, ["up", CACHE, runDir, h, String(ports[i]), `${key}.pub`, bootAddresses[i]],
+            { env: { ...process.env, ...prepare } })));
+        const hostKey = slurm ? fs.readFileSync(path.join(runDir, head.name, "etc", "ssh", "ssh_host_ed25519_key.pub"), "utf8").trim().split(" ").slice(0, 2).join(" ") : "";
         const spec = parseClusterSpec({
             name: "rdmakit-bench", fabric: "roce", ssh: { allowedCidrs: ["127.0.0.0/8"] },
             software: { ofedSource: "inbox", gpudirect: "dmabuf" },
+            ...(slurm ? { scheduler: { type: "slurm", controller: { name: head.name, address: head.address, sshUser: "root", hostKey } } } : {}),
             roce: {
                 nicModel: "ConnectX-7",
                 hosts: names.map((name, i) => ({ name, address: addresses[i], sshUser: "root", railNics: ["mlx5_0", "mlx5_1"],
@@ -127,7 +167,9 @@ export async function benchSoftware(n: number, mode: BenchMode = "node-local"): 
             },
         });
         const plan = planCluster(spec);
-        if (mode === "node-local") return await benchNodeLocal(n, runDir, key, plan, addresses, ports, cgroup);
+        if (mode === "node-local") {
+            return await benchNodeLocal(n, runDir, key, plan, addresses, ports, cgroup, slurm ? { ...head, port: ports[n] } : undefined);
+        }
         const inventory = path.join(runDir, "inventory.yml");
         fs.writeFileSync(inventory, renderInventory({
             hosts: inventoryHosts(plan, addresses).map((h, i) => ({ ...h, port: ports[i] })),
@@ -161,7 +203,7 @@ export async function benchSoftware(n: number, mode: BenchMode = "node-local"): 
         const main = fs.existsSync(mainCpu) ? Number(fs.readFileSync(mainCpu, "utf8")) : NaN;
         return { hosts: n, mode, wallSeconds: t.wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
     } finally {
-        await Promise.all(names.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
+        await Promise.all(booted.map((h) => run(HARNESS, ["down", runDir, h]).catch(() => undefined)));
         if (cgroup) {
             for (const pid of fs.readFileSync(path.join(cgroup, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
                 fs.writeFileSync(path.join(CPUACCT, "cgroup.procs"), pid);
@@ -184,13 +226,19 @@ async function cgroupDrained(cgroup: string | undefined): Promise<void> {
     }
 }
 
-/** The node-local run of one size: the component's script, in the cgroup; the key served from this process. */
+/**
+ * The node-local run of one size: the component's script, in the cgroup; the key served from this process. With
+ * `head`, the Slurm head node joins the inventory as `pulumi up` adds it (head.ts) and a cluster munge key rides on
+ * each host's session.
+ */
 async function benchNodeLocal(n: number, runDir: string, key: string, plan: ReturnType<typeof planCluster>, addresses: string[], ports: number[],
-    cgroup: string | undefined): Promise<SoftwareBenchRow> {
+    cgroup: string | undefined, head?: { name: string; address: string; port: number }): Promise<SoftwareBenchRow> {
+    const at = head ? { address: head.address } : undefined;
+    const headHost = at ? slurmHeadHost(plan, at, false) : undefined;
     const inventory = renderInventory({
-        hosts: inventoryHosts(plan, addresses).map((h, i) => ({ ...h, port: ports[i] })),
+        hosts: [...inventoryHosts(plan, addresses).map((h, i) => ({ ...h, port: ports[i] })), ...(headHost ? [{ ...headHost, port: head!.port }] : [])],
         bastion: { address: addresses[0], user: "root", port: ports[0] },
-        vars: { ...plan.ansibleVars, rdmakit_require_hardware: false },
+        vars: { ...plan.ansibleVars, ...(at ? slurmHeadVars(plan, at, addresses) : {}), rdmakit_require_hardware: false },
         knownHostsFile: path.join(runDir, "known_hosts"),
     });
     const setup = nodeLocalSetup(path.join(runDir, "out"));
@@ -202,17 +250,22 @@ async function benchNodeLocal(n: number, runDir: string, key: string, plan: Retu
         const start = process.hrtime.bigint();
         const r = await runNodeLocal(setup, {
             inventory, extraVars: {}, log, key: served.env,
-            env: { ANSIBLE_RUN_TAGS: TAGS, RDMAKIT_FANOUT_CPU_FILE: mainCpu, RDMAKIT_FANOUT_PARALLEL: String(plan.provision.forks) },
-            wrap: (cmd) => (cgroup ? ["/bin/sh", "-c", `echo $$ > ${cgroup}/cgroup.procs && exec "$@"`, "sh", ...cmd] : cmd),
+            env: {
+                ANSIBLE_RUN_TAGS: head ? SLURM_TAGS : TAGS, RDMAKIT_FANOUT_CPU_FILE: mainCpu, RDMAKIT_FANOUT_PARALLEL: String(plan.provision.forks),
+                ...(head ? { RDMAKIT_MUNGE_KEY: randomBytes(1024).toString("base64") } : {}),
+            },
+            // the run is bounded: timeout(1) stops it, with everything in its process group, after RUN_LIMIT_S
+            wrap: (cmd) => ["timeout", "-k", "10", String(RUN_LIMIT_S),
+                ...(cgroup ? ["/bin/sh", "-c", `echo $$ > ${cgroup}/cgroup.procs && exec "$@"`, "sh", ...cmd] : cmd)],
         });
         const wall = Number(process.hrtime.bigint() - start) / 1e9;
         await cgroupDrained(cgroup);
         const cpu = cgroup ? Number(cgroupSeconds(cgroup) - before) / 1e9 : null;
         const recap = fs.existsSync(log) ? parseAnsibleLog(fs.readFileSync(log, "utf8")).recap : [];
-        const ok = r.status === 0 && recap.length === n && recap.every((x) => x.failed === 0 && x.unreachable === 0);
-        if (!ok) process.stderr.write(`bench: ${n} hosts (node-local): the run exited ${r.status}: ${r.stderr.slice(-2000)}\n`);
+        const ok = r.status === 0 && recap.length === n + (head ? 1 : 0) && recap.every((x) => x.failed === 0 && x.unreachable === 0);
+        if (!ok) process.stderr.write(`bench: ${n} hosts${head ? " and a Slurm head node" : ""} (node-local): the run exited ${r.status}: ${r.stderr.slice(-2000)}\n`);
         const main = fs.existsSync(mainCpu) ? Number(fs.readFileSync(mainCpu, "utf8")) : NaN;
-        return { hosts: n, mode: "node-local", wallSeconds: wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
+        return { hosts: n, mode: "node-local", ...(head ? { slurm: true } : {}), wallSeconds: wall, cpuSeconds: cpu, mainSeconds: Number.isFinite(main) ? main : null, ok };
     } finally {
         served.close();
     }
@@ -277,6 +330,10 @@ if (require.main === module) {
     const flag = (name: string): string | undefined => { const i = argv.indexOf(name); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
     const json = flag("--json");
     const mode = (flag("--mode") ?? "node-local") as BenchMode;
+    const slurmAt = argv.indexOf("--slurm");
+    const slurm = slurmAt >= 0;
+    if (slurm) argv.splice(slurmAt, 1);
+    if (slurm && mode !== "node-local") { console.error("bench:software: --slurm runs in node-local mode only (the munge key travels on each node's session)"); process.exit(2); }
     if (mode !== "node-local" && mode !== "controller") { console.error(`bench:software: --mode must be node-local or controller (got ${String(mode)})`); process.exit(2); }
     const sizes = argv.map(Number).filter((n) => Number.isInteger(n) && n >= 1);
     void (async () => {
@@ -285,11 +342,21 @@ if (require.main === module) {
             process.exit(2);
         }
         const rows: SoftwareBenchRow[] = [];
-        for (const n of sizes.length ? sizes : [2, 4, 8]) rows.push(await benchSoftware(n, mode));
-        if (json) fs.writeFileSync(json, JSON.stringify(rows, null, 2) + "\n");
+        const withSlurm: SoftwareBenchRow[] = [];
+        // with --slurm each size runs without and then with Slurm, so both rows of a size see the same load
+        for (const n of sizes.length ? sizes : slurm ? [4, 12] : [2, 4, 8]) {
+            rows.push(await benchSoftware(n, mode));
+            if (slurm) withSlurm.push(await benchSoftware(n, mode, true));
+        }
+        if (json) fs.writeFileSync(json, JSON.stringify([...rows, ...withSlurm], null, 2) + "\n");
         console.log(`software step (${mode}): site.yml --tags ${TAGS} on fresh nspawn hosts through a bastion; ` +
             (mode === "node-local" ? "every host at once, each running the roles on itself" : "forks = hosts"));
         console.log(formatSoftwareBench(rows, os.cpus().length));
-        process.exit(rows.every((r) => r.ok) ? 0 : 1);
+        if (slurm) {
+            console.log(`\nwith Slurm: site.yml --tags ${SLURM_TAGS}, the same hosts and a head node (slurmctld) in the inventory, the munge key on ` +
+                "each session; hosts = GPU hosts (the head node's share is in the figures)");
+            console.log(formatSoftwareBench(withSlurm, os.cpus().length));
+        }
+        process.exit([...rows, ...withSlurm].every((r) => r.ok) ? 0 : 1);
     })();
 }

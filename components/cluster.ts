@@ -19,7 +19,7 @@ import { ClusterValidation } from "./validate/component";
 import { mungeKey } from "./slurm/munge-key";
 import { FABRIC_SDKS, isMissingSdk } from "./peer";
 import { validationArgsFromPlan } from "./validate/fromPlan";
-import { type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
+import { type HeadState, type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 import { previousNames, stableNodes } from "./day2/names";
 import { previousState } from "./day2/previous";
 import type { Replacement } from "./day2/repair";
@@ -177,6 +177,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
         let group: pulumi.Output<OperatingState["group"]> = pulumi.output(undefined);
         // the Slurm head node for the software run's inventory (provision/head.ts); undefined without Slurm
         let slurmHead: SlurmHeadInput | undefined;
+        // and for the operating state (rdmakit ssh / status reach and show it; never validated or repaired)
+        let headState: pulumi.Output<HeadState | undefined> = pulumi.output(undefined);
+        const headOf = (k: HeadKey): HeadState | undefined => (plan.scheduler.type === "slurm" ? {
+            name: plan.scheduler.controller.name, address: k.address, ...(k.instanceId ? { instanceId: k.instanceId } : {}),
+            user: plan.scheduler.controller.sshUser, hostKey: k.publicKey,
+        } : undefined);
         switch (spec.fabric) {
             case "aws-efa": {
                 const aws = new cloud.AwsEfaCluster!(`${name}-aws`, { spec }, parent);
@@ -193,6 +199,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                         ...(aws.ec2Topology ? { ec2: aws.ec2Topology } : {}),
                     };
                     hostKeys.head = pulumi.all([h.privateIp, h.instanceId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId, publicKey }));
+                    headState = hostKeys.head.apply(headOf);
                 }
                 group = aws.groupName.apply((g) => ({ cloud: "aws" as const, region: spec.aws!.region, autoScalingGroup: g }));
                 break;
@@ -208,6 +215,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                     const h = az.slurmHead;
                     slurmHead = { head: pulumi.all([h.privateIp, h.vmId]).apply(([address, instanceId]) => ({ address, ...(instanceId ? { instanceId } : {}) })) };
                     hostKeys.head = pulumi.all([h.privateIp, h.vmId, h.hostPublicKey]).apply(([address, instanceId, publicKey]) => ({ address, instanceId: instanceId ?? "", publicKey }));
+                    headState = hostKeys.head.apply(headOf);
                 }
                 group = pulumi.all([az.resourceGroupName, az.vmssName]).apply(([rg, vmss]) => ({ cloud: "azure" as const, resourceGroup: rg, scaleSet: vmss }));
                 break;
@@ -216,7 +224,12 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
-                if (plan.scheduler.type === "slurm") slurmHead = { head: bareMetalHead(plan.scheduler.controller, pulumi.getStack()) };
+                if (plan.scheduler.type === "slurm") {
+                    const c = plan.scheduler.controller;
+                    slurmHead = { head: bareMetalHead(c, pulumi.getStack()) };
+                    // address and hostKey are required for Slurm on bare metal (slurm/spec.ts schedulerIssues)
+                    headState = pulumi.output(headOf({ address: c.address!, instanceId: "", publicKey: c.hostKey! }));
+                }
                 break;
             }
         }
@@ -286,8 +299,8 @@ export class RdmaCluster extends pulumi.ComponentResource {
         // the secret-ness of its inputs)
         const state = pulumi.unsecret(pulumi.all([
             this.nodeInstances, group, this.entryAddress, hostKeys?.node, hostKeys?.entry, validationResult,
-            this.provisioning?.failedNodes ?? pulumi.output([]), pulumi.all([replacements, drained]),
-        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, [replaced, gateDrained]]) => {
+            this.provisioning?.failedNodes ?? pulumi.output([]), pulumi.all([replacements, drained, headState]),
+        ]).apply(([nodes, grp, entryAddr, nodeKey, entryKey, result, failed, [replaced, gateDrained, head]]) => {
             const state = operatingState({
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
@@ -296,6 +309,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
                 replacements: replaced,
                 ...(plan.scheduler.type === "slurm" ? { scheduler: { type: "slurm" as const, drained: gateDrained ?? [] } } : {}),
+                ...(head ? { head } : {}),
             });
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));

@@ -7,7 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseClusterSpec } from "../components/spec";
 import { evaluatePolicies } from "../policies/evaluate";
 import { parse as parseYaml } from "yaml";
-import { armFetch, b2sSku, CLIENT_CONFIG, CLIENT_TOKEN, existingSubnet, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, d8sv5Sku, CLIENT_CONFIG, CLIENT_TOKEN, existingSubnet, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * AzureInfinibandCluster on Pulumi's mock engine: every registered resource is recorded with its inputs, and the
@@ -41,7 +41,7 @@ const invokes: string[] = [];
 // tests use (Standard_B2ats_v2 in the B2s entry's shape, 2 vCPUs; its family name there is the test's, not a capture)
 // existing subnets and VNets ARM knows (bring-your-own network tests fill it)
 const network: Record<string, unknown> = {};
-const arm = armFetch({ skus: [h100Sku(), b2sSku(), b2sSku({ name: "Standard_B2ats_v2", size: "B2ats_v2", family: "standardBasv2Family" })], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v), network });
+const arm = armFetch({ skus: [h100Sku(), b2sSku(), d8sv5Sku(), b2sSku({ name: "Standard_B2ats_v2", size: "B2ats_v2", family: "standardBasv2Family" })], usages: usages(0, 96 * 100), nics: (v) => nicsOf(v), network });
 
 before(async () => {
     globalThis.fetch = arm.impl;

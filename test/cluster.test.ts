@@ -11,7 +11,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { NODE_LOCAL_RUN_SCRIPT, readAnsibleRunInput } from "../components/provision/ansible";
-import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of
@@ -29,7 +29,7 @@ let mod: typeof ClusterModule;
 before(async () => {
     // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's four NICs
     globalThis.fetch = armFetch({
-        skus: [h100Sku(), b2sSku()], usages: usages(0, 960),
+        skus: [h100Sku(), b2sSku(), d8sv5Sku()], usages: usages(0, 960),
         nics: (vmss) => vmssNics("demo", vmss, ["10.10.0.7", "10.10.0.4", "10.10.0.5", "10.10.0.6"]),
     }).impl;
     await pulumi.runtime.setMocks({
@@ -156,6 +156,10 @@ test("roce with scheduler.controller: the named controller is in the software ru
     assert.equal(t.sshArgs, head.ansible_ssh_common_args);
     assert.ok(targets.filter((x) => x.name !== ctl.name).every((x) => x.sshArgs === inventory.all.vars.ansible_ssh_common_args));
     assert.equal(parseYaml(t.inventory).all.hosts[ctl.name].slurm_role, "controller");
+    // the operating state: rdmakit ssh / status reach the controller with the spec's key; it is no node of the state
+    const st = await unwrap(c.state);
+    assert.deepEqual(st.head, { name: ctl.name, address: ctl.address, user: ctl.sshUser, hostKey: ctl.hostKey.split(" ").slice(0, 2).join(" ") });
+    assert.ok(!st.nodes.some((n) => n.name === ctl.name));
     // validation: the GPU nodes and the head node (srun and the gate run there), whose key file is named from the
     // kit's root; the per-node sessions are the GPU nodes' alone
     const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
@@ -218,8 +222,13 @@ test("aws with Slurm: the head node the stack made is in the software run, slurm
     assert.deepEqual(Object.keys(parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all.hosts),
         [...c.plan.validation.hostNames, c.plan.scheduler.type === "slurm" ? c.plan.scheduler.controller.name : ""]);
     // the state output names no head-node secret (its user data is the instance's, a secret input there)
-    const state = JSON.stringify(await unwrap(c.state));
+    const st = await unwrap(c.state);
+    const state = JSON.stringify(st);
     assert.ok(!state.includes(mockHostKey("head").privateKey.split("\n")[1]));
+    // the head node in the operating state, with its own pinned key, apart from the GPU nodes
+    assert.deepEqual(st.head, { name: "p5-demo-head", address: MOCK_HEAD_IP, instanceId: MOCK_HEAD_ID, user: "ubuntu",
+        hostKey: mockHostKey("head").publicKey.split(" ").slice(0, 2).join(" ") });
+    assert.ok(!st.nodes.some((n) => n.name === "p5-demo-head"));
 });
 
 test("azure with Slurm: the head VM is in the software run at its private address, topology.conf flat", async () => {

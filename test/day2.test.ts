@@ -229,3 +229,46 @@ test("the repair follows the health gate's persistence per finding, carried thro
     delete s.nodes[1].health!.findings[0].persistence;
     assert.equal(decideRepairs(s, { policy: "replace", cap: 5, classify: classifyFinding, history: [] }).actions[0].kind, "drain");
 });
+
+test("the Slurm head node in the state: rdmakit ssh reaches it as its own user with its own pinned key, status shows it, no repair takes it", () => {
+    const headKey = ed25519HostKey("rdmakit-head", Buffer.alloc(32, 5));
+    const head = { name: "p5-head", address: "10.0.0.5", instanceId: "i-0head", user: "ubuntu", hostKey: `${headKey.publicKey} a comment` };
+    const slurm = { type: "slurm" as const, drained: [] };
+    const s = operatingState(inputs({ scheduler: slurm, head }));
+    // stored as the public key line alone, and the state reads back
+    assert.deepEqual(s.head, { ...head, hostKey: headKey.publicKey.split(" ").slice(0, 2).join(" ") });
+    assert.deepEqual(parseOperatingState(JSON.parse(JSON.stringify(s)), "x").head, s.head);
+    // through the bastion, checked against the head node's own key (the nodes keep the group's)
+    const kh = stackKnownHosts(s, "p5-head")!;
+    assert.match(kh, new RegExp(`^10\\.0\\.0\\.5 ${headKey.publicKey.split(" ").slice(0, 2).join(" ").replace(/[+/]/g, "\\$&")}$`, "m"));
+    assert.match(kh, /^10\.0\.0\.12 ssh-ed25519 /m);
+    const args = sshArgs(s, "p5-head", "/tmp/kh", ["sinfo"]);
+    assert.match(args[11], /^ProxyCommand=ssh .* -W %h:%p ubuntu@198\.51\.100\.7$/);
+    assert.deepEqual(args.slice(12), ["ubuntu@10.0.0.5", "--", "sinfo"]);
+    // through Session Manager: its instance id, in the known_hosts too
+    const ssm = operatingState(inputs({ scheduler: slurm, head, entry: { kind: "ssm", region: "us-east-2" } }));
+    assert.equal(sshArgs(ssm, "p5-head", "/tmp/kh", []).at(-1), "ubuntu@i-0head");
+    assert.match(stackKnownHosts(ssm)!, /^i-0head ssh-ed25519 /m);
+    // bare metal: no node key in the stack, but the controller's key from the spec pins a session to the head node
+    const bare = operatingState(inputs({ fabric: "roce", group: undefined, entry: undefined, nodeHostKey: undefined, scheduler: slurm,
+        head: { name: "head01", address: "10.20.0.5", user: "admin", hostKey: headKey.publicKey } }));
+    assert.equal(stackKnownHosts(bare, "gpu-0"), undefined);
+    assert.match(stackKnownHosts(bare, "head01")!, /^10\.20\.0\.5 ssh-ed25519 /);
+    assert.equal(stackKnownHosts(bare, "head01")!.trim().split("\n").length, 1);
+    assert.deepEqual(sshArgs(bare, "head01", "/tmp/kh", []).at(-1), "admin@10.20.0.5");
+    assert.throws(() => sshArgs(bare, "head02", "/tmp/kh", []), /no node "head02" in the stack; it has gpu-0, gpu-1, gpu-2, gpu-3 and the Slurm head node head01/);
+    // status names it; it is not a node row, so no health, nccl-tests or repair decision takes it
+    const d = decideRepairs(s, { policy: "replace", cap: 5, classify, history: [] });
+    assert.ok(d.actions.every((a) => a.node !== "p5-head"));
+    const text = formatStatus(s, "stack prod", d, new Date("2026-12-05T04:30:00Z"));
+    assert.match(text, /^scheduler: slurm, 0 drained; head node p5-head at 10\.0\.0\.5 \(i-0head\), ubuntu, host key pinned \(not a GPU node: never validated or repaired; rdmakit ssh --stack prod p5-head\)$/m);
+    assert.doesNotMatch(text, /^p5-head\s/m);
+    // a head entry that is not one ssh word, or that takes a node's name, is refused
+    const bad = structuredClone(s) as OperatingState;
+    bad.head!.address = "10.0.0.5 -oProxyCommand=sh";
+    assert.throws(() => parseOperatingState(bad, "stack prod"), /rdmakitState\.head is not a name, address and user/);
+    const clash = structuredClone(s) as OperatingState;
+    clash.head!.name = "gpu-1";
+    assert.throws(() => parseOperatingState(clash, "stack prod"), /rdmakitState\.head\.name "gpu-1" is also a node's name/);
+    assert.throws(() => operatingState(inputs({ head: { ...head, hostKey: headKey.privateKey } })), /not an SSH public key line/);
+});

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
-import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 
 interface Registered { type: string; name: string; inputs: Record<string, unknown> }
 let registered: Registered[] = [];
@@ -19,7 +19,7 @@ const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
 
 before(async () => {
     // ARM's answers for the Azure example: the size offered, quota to spare, the scale set's NICs (components/azure/cloud.ts)
-    globalThis.fetch = armFetch({ skus: [h100Sku(), b2sSku()], usages: usages(0, 96 * 100), nics: (v) => vmssNics("demo", v, ["10.10.0.4", "10.10.0.5", "10.10.0.6", "10.10.0.7"]) }).impl;
+    globalThis.fetch = armFetch({ skus: [h100Sku(), b2sSku(), d8sv5Sku()], usages: usages(0, 96 * 100), nics: (v) => vmssNics("demo", v, ["10.10.0.4", "10.10.0.5", "10.10.0.6", "10.10.0.7"]) }).impl;
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });

@@ -110,7 +110,7 @@ test("the Azure example's plan lists what pulumi up asks Azure first: the image 
     const r = plan(["--config", "examples/azure-h100.yaml", "--out", tmp()]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /asked of Azure at pulumi up, before anything is created \(not checked offline\):/);
-    assert.match(r.out, /- Standard_ND96isr_H100_v5 and the jump host's Standard_B2s offered in eastus/);
+    assert.match(r.out, /- Standard_ND96isr_H100_v5, the jump host's Standard_B2s and the Slurm head VM's Standard_D8s_v5 offered in eastus/);
     assert.match(r.out, /cover 4 nodes and the jump host/);
     assert.match(r.out, /- image microsoft-dsvm:ubuntu-hpc:2204:22\.04\.2026072901 exists in eastus; if not, the newest versions are listed/);
 });

@@ -1,10 +1,11 @@
 // The slurm role's parts that need no host (the real install is test/hosts/slurm.ts, run by test/ansible-hosts.test.ts): the health program graded
 // against the published captures of test/fixtures/health through stand-in tools (its dry run: the reason it would
 // drain with), shellcheck-clean; the role's copy of the application Xids equals the catalog's; the munge key travels
-// as the session's third stdin section and never as a word of the command. Bound: ~10 s.
+// as the session's third stdin section and never as a word of the command; Debian's real slurmd, started the way its
+// unit starts it with the role's drop-in, takes the plan's node name on a host of another name. Bound: ~30 s.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -13,6 +14,7 @@ import { XID_CATALOG } from "../components/catalog/xid";
 import { NODE_RUN_SCRIPT, MUNGE_KEY_STAGE } from "../components/provision/node-scripts";
 import { fanoutScript } from "../components/provision/fanout";
 import { drainReason, gateCommands, parseDrainStates } from "../components/slurm/gate";
+import { freePort } from "./fixtures/ports";
 
 const ROOT = path.resolve(__dirname, "..");
 const ROLE = path.join(ROOT, "playbooks", "roles", "slurm");
@@ -129,4 +131,71 @@ test("parseDrainStates: sinfo -R from the head, untrusted: the plan's nodes only
     assert.equal(got[0].reason, "rdmakit health: pcie GPU 3 at x8");
     assert.ok(got[2].reason.startsWith("[31mNot responding") && got[2].reason.length === 200, got[2].reason);
     assert.deepEqual(parseDrainStates("gpu05|drain|r\n".repeat(10), ["gpu05"], 0), []);
+});
+
+/**
+ * The role's template rendered by Jinja2 (what Ansible's template module uses) with the given variables; Ansible's
+ * `quote` filter is shlex.quote (ansible-core plugins/filter/core.py).
+ */
+function renderTemplate(name: string, vars: Record<string, unknown>): string {
+    const py = "import jinja2, json, shlex, sys; e = jinja2.Environment(keep_trailing_newline=True); e.filters['quote'] = shlex.quote; " +
+        "print(e.from_string(open(sys.argv[1]).read()).render(**json.loads(sys.argv[2])), end='')";
+    const r = spawnSync("python3", ["-c", py, path.join(ROLE, "templates", name), JSON.stringify(vars)], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout;
+}
+
+/**
+ * Debian's slurmd as its unit starts it (/lib/systemd/system/slurmd.service ExecStart, $SLURMD_OPTIONS from the
+ * environment), on a private configuration and port; what it printed once it started or gave up (at most 20 s).
+ */
+async function slurmdAs(options: string, nodeName: string): Promise<string> {
+    const unit = fs.readFileSync("/lib/systemd/system/slurmd.service", "utf8");
+    const exec = /^ExecStart=(.*)$/m.exec(unit)![1].trim().split(/\s+/);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurmd-"));
+    try {
+        const [ctld, port] = [await freePort(), await freePort()];
+        fs.writeFileSync(path.join(dir, "slurm.conf"), [
+            "ClusterName=rdmakit-nodename", `SlurmctldHost=localhost(127.0.0.1)`, `SlurmctldPort=${ctld}`, `SlurmdPort=${port}`,
+            `SlurmdSpoolDir=${dir}/spool`, `SlurmdPidFile=${dir}/slurmd.pid`, "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
+            `NodeName=${nodeName} NodeAddr=127.0.0.1 CPUs=1 RealMemory=100 State=UNKNOWN`, `PartitionName=p Nodes=${nodeName} Default=YES`, "",
+        ].join("\n"));
+        // $SLURMD_OPTIONS as systemd expands an unquoted $VAR: split at white space
+        const argv = exec.flatMap((w) => (w === "$SLURMD_OPTIONS" ? options.split(/\s+/).filter(Boolean) : [w]));
+        const child = spawn(argv[0], [...argv.slice(1), "-f", path.join(dir, "slurm.conf")], { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        return await new Promise<string>((resolve) => {
+            const done = () => { clearTimeout(timer); child.kill("SIGKILL"); resolve(out); };
+            const timer = setTimeout(done, 20_000);
+            const seen = (d: Buffer) => { out += d; if (/slurmd started on|fatal:/.test(out)) done(); };
+            child.stdout.on("data", seen);
+            child.stderr.on("data", seen);
+            child.on("close", done);
+        });
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test("slurmd starts under the plan's node name on a host called otherwise (the role's drop-in, Debian's real slurmd)", async (t) => {
+    if (!fs.existsSync("/lib/systemd/system/slurmd.service")) {
+        assert.fail("slurmd is not installed: .ci/run installs slurmctld slurmd munge libpmix2 (README's test command)");
+    }
+    const name = "p5-demo-000";
+    assert.notEqual(os.hostname().split(".")[0], name);
+    const dropIn = renderTemplate("slurmd-nodename.conf.j2", { inventory_hostname: name });
+    assert.match(dropIn, /^\[Service\]$/m);
+    const env = /^Environment="SLURMD_OPTIONS=([^"]*)"$/m.exec(dropIn);
+    assert.ok(env, dropIn);
+    assert.equal(env[1], `-N ${name}`);
+    // without the drop-in (the unit's own empty options) slurmd looks for a node named after this host, and stops
+    assert.match(await slurmdAs("", name), /fatal: Unable to determine this slurmd's NodeName/);
+    const out = await slurmdAs(env[1], name);
+    t.diagnostic(out.split("\n").filter((l) => /started on/.test(l)).join(""));
+    assert.match(out, new RegExp(`^slurmd-${name}: slurmd started on`, "m"), out);
+    // the node's health program drains the plan's name too (slurmd's SLURMD_NODENAME aside): the role writes it
+    assert.match(renderTemplate("slurm-health.env.j2", {
+        slurm_fabric: "aws-efa", slurm_gpu_count: 8, slurm_rdma_device_count: 32, slurm_health_node_xids: [79], slurm_health_probe_timeout: 20,
+        inventory_hostname: name,
+    }), new RegExp(`^RDMAKIT_HEALTH_NODE=${name}$`, "m"));
 });

@@ -11,7 +11,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { clusterCall, clusterResource } from "./fixtures/cluster-answers";
-import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 import { scaledStack } from "../bench/scale";
 import { readKeptInput } from "../components/kept-input";
 import { parsePushCommand } from "../components/roce/push-args";
@@ -26,7 +26,7 @@ let registered: Array<{ type: string; name: string; inputs: Record<string, unkno
 let mod: typeof ClusterModule;
 
 before(async () => {
-    globalThis.fetch = armFetch({ skus: [h100Sku(), b2sSku()], usages: usages(0, 100_000, 100_000), nics: (vmss) => vmssNics("demo", vmss, azureIps) }).impl;
+    globalThis.fetch = armFetch({ skus: [h100Sku(), b2sSku(), d8sv5Sku()], usages: usages(0, 100_000, 100_000), nics: (vmss) => vmssNics("demo", vmss, azureIps) }).impl;
     await pulumi.runtime.setMocks({
         newResource(args) {
             registered.push({ type: args.type, name: args.name, inputs: args.inputs });

@@ -6,11 +6,12 @@ import { azureVmSize } from "../catalog/azure";
 import { AzureImage, azureImage } from "../plan/azure";
 import { parseCidr } from "../net";
 import { askExistingSubnet, existingSubnetCheckList, gradeExistingSubnet, subnetPrefixes } from "./network";
+import { DEFAULT_HEAD_VM_SIZE } from "../slurm/spec";
 
 /*
- * What AzureInfinibandCluster asks Azure before it creates anything: whether the VM size and the jump host's size are
- * offered in the location and not restricted for the subscription, whether the size families' vCPU quotas and the
- * regional vCPU quota leave room for the nodes and the jump host, and whether the nodes' image version exists there. @pulumi/azure-native 3.x has no invoke for either question (compute/ has no
+ * What AzureInfinibandCluster asks Azure before it creates anything: whether the VM size, the jump host's size and the
+ * Slurm head VM's size are offered in the location and not restricted for the subscription, whether the size families'
+ * vCPU quotas and the regional vCPU quota leave room for the nodes, the jump host and the head VM, and whether the nodes' image version exists there. @pulumi/azure-native 3.x has no invoke for either question (compute/ has no
  * resource-SKU or usage function, quota/ only management-group GroupQuota; checked in node_modules 3.28.0), so the
  * kit asks ARM itself with the provider's own credentials: `authorization.getClientConfig` (subscription) and
  * `authorization.getClientToken` (a bearer token for ARM from the login the provider uses: CLI, service principal,
@@ -95,17 +96,32 @@ export interface AzureCloudAnswers {
 /** Virtual Machine Images - Get/List. source: https://learn.microsoft.com/rest/api/compute/virtual-machine-images/get */
 export const IMAGES_API_VERSION = "2024-07-01";
 
+/** The Slurm head VM's size when the stack makes one (scheduler slurm on azure-ib: components/azure/slurm-head.ts). Pure. */
+export function headVmSize(spec: ClusterSpec): string | undefined {
+    return spec.scheduler.type === "slurm" ? spec.scheduler.controller?.vmSize ?? DEFAULT_HEAD_VM_SIZE : undefined;
+}
+
+/** The VMs besides the nodes that the stack makes, each asked about and counted: the jump host, the Slurm head VM. Pure. */
+function otherVms(spec: ClusterSpec): Array<{ path: string; size: string; what: string }> {
+    const a = spec.azure!;
+    const head = headVmSize(spec);
+    return [
+        // an existing subnet: no jump host is made, so none is asked about
+        ...(a.network === undefined ? [{ path: "cluster.azure.jumpHostSize", size: a.jumpHostSize, what: "jump host" }] : []),
+        ...(head ? [{ path: "cluster.scheduler.controller.vmSize", size: head, what: "Slurm head VM" }] : []),
+    ];
+}
+
 /** The checks, in words, for `rdmakit plan` ("runs at pulumi up"). Pure. */
 export function azureCloudCheckList(spec: ClusterSpec): string[] {
     const a = spec.azure!;
     const image = nodeImage(spec);
-    // an existing subnet: no jump host is made, so none is asked about
-    const jump = a.network === undefined;
+    const others = otherVms(spec);
     return [
-        `${a.vmSize}${jump ? ` and the jump host's ${a.jumpHostSize}` : ""} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
-        `the size families' vCPU quotas and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes${jump ? " and the jump host" : ""} (vCPUs from Microsoft.Compute/skus; Microsoft.Compute/locations/usages)`,
+        `${[a.vmSize, ...others.map((o) => `the ${o.what}'s ${o.size}`)].join(others.length > 1 ? ", " : " and ").replace(/, ([^,]*)$/, " and $1")} offered in ${a.location} and not restricted for the subscription (Microsoft.Compute/skus)`,
+        `the size families' vCPU quotas and Total Regional vCPUs in ${a.location} cover ${spec.nodes} nodes${others.map((o) => ` and the ${o.what}`).join("")} (vCPUs from Microsoft.Compute/skus; Microsoft.Compute/locations/usages)`,
         `image ${image.publisher}:${image.offer}:${image.sku}:${image.version} exists in ${a.location}${image.version === "latest" ? " (at least one version)" : "; if not, the newest versions are listed"} (Microsoft.Compute/locations/publishers/artifacttypes/vmimage)`,
-        ...(jump ? [] : existingSubnetCheckList(spec)),
+        ...(a.network === undefined ? [] : existingSubnetCheckList(spec)),
     ];
 }
 
@@ -178,20 +194,18 @@ export function gradeAzureCloud(spec: ClusterSpec, answers: AzureCloudAnswers, w
     if (!answers.skus) return issues;
     const loc = a.location.toLowerCase();
     const sku = skuIn(answers.skus, a.vmSize, loc);
-    // with an existing subnet the kit makes no jump host: its size is neither asked about nor counted
-    const hasJump = a.network === undefined;
-    const jump = hasJump ? skuIn(answers.skus, a.jumpHostSize, loc) : undefined;
-    issues.push(...sizeIssues(sku, "cluster.azure.vmSize", a.vmSize, a.location), ...(hasJump ? sizeIssues(jump, "cluster.azure.jumpHostSize", a.jumpHostSize, a.location) : []));
+    const others = otherVms(spec).map((o) => ({ ...o, sku: skuIn(answers.skus!, o.size, loc) }));
+    issues.push(...sizeIssues(sku, "cluster.azure.vmSize", a.vmSize, a.location), ...others.flatMap((o) => sizeIssues(o.sku, o.path, o.size, a.location)));
     if (!sku || !answers.usages) return issues;
     const nodeVcpus = vcpusOf(sku);
-    const jumpVcpus = vcpusOf(jump) ?? 0;
     if (nodeVcpus === undefined) return issues;
-    // what this cluster takes of each quota row: the nodes' family, the jump host's family, the regional total
+    const counted = others.map((o) => ({ ...o, vcpus: vcpusOf(o.sku) ?? 0 })).filter((o) => o.vcpus > 0);
+    // what this cluster takes of each quota row: the nodes' family, each other VM's family, the regional total
     const need = new Map<string, number>();
     const add = (key: string | undefined, n: number) => { if (key && n > 0) need.set(key, (need.get(key) ?? 0) + n); };
     add(sku.family, spec.nodes * nodeVcpus);
-    add(jump?.family, jumpVcpus);
-    add("cores", spec.nodes * nodeVcpus + jumpVcpus);
+    for (const o of counted) add(o.sku?.family, o.vcpus);
+    add("cores", spec.nodes * nodeVcpus + counted.reduce((n, o) => n + o.vcpus, 0));
     for (const [key, want] of need) {
         const u = answers.usages.find((x) => sameQuotaName(x.name.value, key));
         if (!u) {
@@ -201,14 +215,21 @@ export function gradeAzureCloud(spec: ClusterSpec, answers: AzureCloudAnswers, w
         const free = u.limit - u.currentValue;
         if (want <= free) continue;
         const label = u.name.localizedValue ?? u.name.value;
-        const jumpOnly = key === jump?.family && key !== sku.family && key !== "cores";
-        const jumpPart = key === "cores" || key === jump?.family ? jumpVcpus : 0;
-        const said = `need ${want} vCPUs of ${label} in ${a.location}${jumpPart > 0 ? ` (${jumpPart} of them for the ${a.jumpHostSize} jump host)` : ""}; the subscription uses ${u.currentValue} of its ${u.limit}`;
-        issues.push(jumpOnly
-            ? { path: "cluster.azure.jumpHostSize", value: a.jumpHostSize, message: said, allowed: `a jump host size of another family, or a quota increase for ${label} (Azure portal: Quotas, Compute)` }
+        // the other VMs in this row, and whether only they are (a family the nodes do not use)
+        const parts = counted.filter((o) => key === "cores" || sameQuotaName(key, o.sku?.family ?? ""));
+        const partVcpus = parts.reduce((n, o) => n + o.vcpus, 0);
+        const othersOnly = key !== "cores" && !sameQuotaName(key, sku.family ?? "");
+        const said = `need ${want} vCPUs of ${label} in ${a.location}` +
+            (parts.length > 0 ? ` (${parts.map((o, i) => `${o.vcpus}${i === 0 ? " of them" : ""} for the ${o.size} ${o.what}`).join(", ")})` : "") +
+            `; the subscription uses ${u.currentValue} of its ${u.limit}`;
+        issues.push(othersOnly
+            ? {
+                path: parts[0].path, value: parts[0].size, message: said,
+                allowed: `a ${parts[0].what} size of another family, or a quota increase for ${label} (Azure portal: Quotas, Compute)`,
+            }
             : {
                 path: "cluster.nodes", value: spec.nodes, message: said,
-                allowed: `at most ${Math.max(0, Math.floor((free - jumpPart) / nodeVcpus))} nodes, or a quota increase for ${label} (Azure portal: Quotas, Compute)`,
+                allowed: `at most ${Math.max(0, Math.floor((free - partVcpus) / nodeVcpus))} nodes, or a quota increase for ${label} (Azure portal: Quotas, Compute)`,
             });
     }
     return issues;

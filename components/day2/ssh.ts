@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawn } from "node:child_process";
-import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, renderKnownHosts } from "../provision/knownhosts";
+import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, type KnownHost, renderKnownHosts } from "../provision/knownhosts";
 import { type OperatingState, StateError } from "./state";
 
 /**
@@ -24,13 +24,22 @@ function hopOptions(knownHosts: string | undefined): string[] {
     ];
 }
 
-/** The known_hosts text for a stack: the node group's key for every node's SSH address, the bastion's own. Pure. */
-export function stackKnownHosts(state: OperatingState): string | undefined {
-    if (!state.nodeHostKey) return undefined;
+/**
+ * The known_hosts text for a stack: the node group's key for every node's SSH address, the bastion's own, the Slurm
+ * head node's own. Pure. On bare metal the stack pins no node key (undefined: the user's known_hosts decides), but
+ * the head node's key is the spec's scheduler.controller.hostKey: a session to `node` = the head node gets it.
+ */
+export function stackKnownHosts(state: OperatingState, node?: string): string | undefined {
     const viaSsm = state.entry?.kind === "ssm";
-    const addresses = state.nodes.map((n) => (viaSsm ? n.instanceId ?? n.address : n.address));
     const entry = state.entry?.kind === "bastion" && state.entry.hostKey ? { address: state.entry.address, publicKey: state.entry.hostKey } : undefined;
-    return renderKnownHosts(groupKnownHosts(addresses, state.nodeHostKey, entry));
+    const h = state.head;
+    const head: KnownHost[] = h?.hostKey ? [{ hosts: [viaSsm ? h.instanceId ?? h.address : h.address], publicKey: h.hostKey }] : [];
+    if (!state.nodeHostKey) {
+        if (node === undefined || node !== h?.name || head.length === 0) return undefined;
+        return renderKnownHosts([...(entry ? [{ hosts: [entry.address], publicKey: entry.publicKey }] : []), ...head]);
+    }
+    const addresses = state.nodes.map((n) => (viaSsm ? n.instanceId ?? n.address : n.address));
+    return renderKnownHosts([...groupKnownHosts(addresses, state.nodeHostKey, entry), ...head]);
 }
 
 /**
@@ -38,8 +47,13 @@ export function stackKnownHosts(state: OperatingState): string | undefined {
  * bare metal, where the stack pins no key and the user's own known_hosts decides (still strict: no first-use trust).
  */
 export function sshArgs(state: OperatingState, node: string, knownHosts: string | undefined, command: string[]): string[] {
-    const n = state.nodes.find((x) => x.name === node);
-    if (!n) throw new StateError(`no node ${JSON.stringify(node)} in the stack; it has ${state.nodes.map((x) => x.name).join(", ")}`);
+    // a GPU node, or the Slurm head node under its own name and login user
+    const h = state.head?.name === node ? state.head : undefined;
+    const n = h ?? state.nodes.find((x) => x.name === node);
+    if (!n) {
+        throw new StateError(`no node ${JSON.stringify(node)} in the stack; it has ${state.nodes.map((x) => x.name).join(", ")}` +
+            (state.head ? ` and the Slurm head node ${state.head.name}` : ""));
+    }
     const args = [...hopOptions(knownHosts)];
     let target = n.address;
     if (state.entry?.kind === "ssm") {
@@ -52,14 +66,14 @@ export function sshArgs(state: OperatingState, node: string, knownHosts: string 
         const hop = ["ssh", ...hopOptions(knownHosts), "-W", "%h:%p", `${state.entry.user}@${state.entry.address}`];
         args.push("-o", `ProxyCommand=${hop.join(" ")}`);
     }
-    args.push(`${state.sshUser}@${target}`);
+    args.push(`${h ? h.user : state.sshUser}@${target}`);
     if (command.length > 0) args.push("--", ...command);
     return args;
 }
 
 /** Runs the session: a temporary known_hosts, ssh with the terminal, the file removed after. Resolves to ssh's status. */
 export function runSsh(state: OperatingState, node: string, command: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-    const text = stackKnownHosts(state);
+    const text = stackKnownHosts(state, node);
     const dir = text !== undefined ? fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-ssh-")) : undefined;
     const file = dir ? path.join(dir, "known_hosts") : undefined;
     const cleanup = (): void => { if (dir) fs.rmSync(dir, { recursive: true, force: true }); };

@@ -51,6 +51,21 @@ export interface NodeState {
     drained?: { reason: string; at?: string };
 }
 
+/**
+ * The Slurm head node (slurmctld, the login node): `rdmakit ssh` reaches it and `rdmakit status` shows it. Not a GPU
+ * node: it is not in `nodes`, so no validation, health grade or repair ever takes it.
+ */
+export interface HeadState {
+    name: string;
+    /** the address ssh reaches (through Session Manager, `instanceId` is the target) */
+    address: string;
+    instanceId?: string;
+    /** its login user (scheduler.controller.sshUser, or the nodes' user) */
+    user: string;
+    /** its own pinned host key (public): the stack's (clouds) or scheduler.controller.hostKey (bare metal) */
+    hostKey?: string;
+}
+
 export interface OperatingState {
     version: typeof STATE_VERSION;
     stack: string;
@@ -66,6 +81,8 @@ export interface OperatingState {
     /** the last validation run: its verdict and when it ran */
     validation?: { verdict: "PASS" | "FAIL"; at?: string; busbwGBps?: number };
     scheduler: { type: "none" } | { type: "slurm"; drained: Array<{ node: string; reason: string }> };
+    /** with Slurm: the head node */
+    head?: HeadState;
     nodes: NodeState[];
     /**
      * The last MAX_REPLACEMENTS replacements (names.ts): node, time, old and new instance id. A node failing on the
@@ -114,6 +131,7 @@ export interface StateInputs {
     softwareFailed?: Array<{ name: string; task?: string }>;
     excluded?: string[];
     scheduler?: OperatingState["scheduler"];
+    head?: HeadState;
     replacements?: Replacement[];
     spec: unknown;
 }
@@ -152,9 +170,17 @@ export function operatingState(i: StateInputs): OperatingState {
         repair: i.repair,
         ...(v ? { validation: { verdict: v.pass ? "PASS" : "FAIL", ...(v.at ? { at: v.at } : {}), ...(typeof v.busbwGBps === "number" ? { busbwGBps: v.busbwGBps } : {}) } } : {}),
         scheduler: i.scheduler ?? { type: "none" },
+        ...(i.head ? { head: headState(i.head) } : {}),
         nodes,
         ...(i.replacements?.length ? { replacements: i.replacements.slice(-MAX_REPLACEMENTS).map((r) => ({ ...r })) } : {}),
         spec: i.spec,
+    };
+}
+
+function headState(h: HeadState): HeadState {
+    return {
+        name: h.name, address: h.address, ...(h.instanceId ? { instanceId: h.instanceId } : {}), user: h.user,
+        ...(h.hostKey ? { hostKey: publicKey(h.hostKey) } : {}),
     };
 }
 
@@ -201,6 +227,15 @@ export function parseOperatingState(value: unknown, where: string): OperatingSta
     }
     if (s.entry?.kind === "ssm" && !/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(String(s.entry.region))) throw new StateError(`${where}: ${STATE_OUTPUT}.entry.region is not an AWS region`);
     if (s.nodeHostKey !== undefined) publicKeyOr(s.nodeHostKey, `${where}: ${STATE_OUTPUT}.nodeHostKey`);
+    if (s.head !== undefined) {
+        const h = s.head;
+        if (typeof h !== "object" || h === null || !NAME.test(String(h.name)) || !ADDRESS.test(String(h.address)) || !NAME.test(String(h.user)) ||
+            (h.instanceId !== undefined && !NAME.test(String(h.instanceId)))) {
+            throw new StateError(`${where}: ${STATE_OUTPUT}.head is not a name, address and user (and instance id)`);
+        }
+        if (s.nodes.some((n) => n.name === h.name)) throw new StateError(`${where}: ${STATE_OUTPUT}.head.name ${JSON.stringify(h.name)} is also a node's name`);
+        if (h.hostKey !== undefined) publicKeyOr(h.hostKey, `${where}: ${STATE_OUTPUT}.head.hostKey`);
+    }
     if (s.entry?.kind === "bastion" && s.entry.hostKey !== undefined) publicKeyOr(s.entry.hostKey, `${where}: ${STATE_OUTPUT}.entry.hostKey`);
     return s;
 }

@@ -30,7 +30,10 @@ export function formatStatus(state: OperatingState, from: string, decision: Repa
     out.push(v ? `last validation: ${v.verdict}, ${age(v.at, now)}${v.busbwGBps !== undefined ? `, all-node busbw ${v.busbwGBps} GB/s` : ""}`
         : "last validation: none in the stack (provisioning or validation off, or not run yet)");
     const drained = state.nodes.filter((n) => n.drained);
-    out.push(`scheduler: ${state.scheduler.type === "none" ? "none" : `${state.scheduler.type}, ${drained.length} drained`}`);
+    const h = state.head;
+    out.push(`scheduler: ${state.scheduler.type === "none" ? "none" : `${state.scheduler.type}, ${drained.length} drained`}` +
+        (h ? `; head node ${h.name} at ${h.address}${h.instanceId ? ` (${h.instanceId})` : ""}, ${h.user}, host key ${h.hostKey ? "pinned" : "not pinned"}` +
+            ` (not a GPU node: never validated or repaired; rdmakit ssh --stack ${state.stack} ${h.name})` : ""));
     const rows = state.nodes.map((n) => [
         n.name, n.address, n.instanceId ?? "-",
         n.excluded ? "excluded" : n.health ? HEALTH_WORD[n.health.verdict] : "-",
