@@ -104,6 +104,33 @@ function pairLines(pairs: Record<string, unknown>[], ids: string[], mark: (v: un
     return ids.map((id) => pairTexts.get(id)!);
 }
 
+/**
+ * Each host's key line under `all.hosts:` as `yaml` prints that key above a mapping (quoted where a plain name would
+ * read as something else, e.g. `"true":`), remembered by name like pairLines: a plan prints the same 2,048 names in
+ * the software run's inventory, validation's, and each node's own inventory of the fan-out. undefined where a key is
+ * printed in another form (the explicit `? ` form of a long key): the caller leaves that document to the library.
+ */
+const keyTexts = new Map<string, string>();
+let keyMark: ((v: unknown) => unknown) | undefined;
+function keyLines(names: string[], mark: (v: unknown) => unknown): string[] | undefined {
+    if (keyMark !== mark) {
+        keyTexts.clear();
+        keyMark = mark;
+    }
+    const missing = names.filter((n) => !keyTexts.has(n));
+    if (missing.length) {
+        const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(missing.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
+        if (!keyed || keyed.length !== 2 * missing.length + 1) return undefined;
+        if (keyTexts.size + missing.length > 65536) keyTexts.clear();
+        for (let h = 0; h < missing.length; h++) {
+            const keyLine = keyed[2 * h];
+            if (!/^ {4}\S.*:$/.test(keyLine) || keyed[2 * h + 1] !== "      x: 0") return undefined;
+            keyTexts.set(missing[h], keyLine + "\n");
+        }
+    }
+    return names.map((n) => keyTexts.get(n)!);
+}
+
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
 export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
     const { hosts, vars } = doc.all;
@@ -128,16 +155,13 @@ export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown):
     }));
     if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
     const pairText = pairLines(distinct, distinctIds, mark);
-    // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
-    // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
-    const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
+    // every host's own line (keyLines); a key printed in another form is left to the library with the whole document
+    const keyed = keyLines(names, mark);
     const varsText = varsOf(vars, mark);
-    if (!pairText || !keyed || keyed.length !== 2 * names.length + 1 || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
+    if (!pairText || !keyed || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {
-        const keyLine = keyed[2 * h];
-        if (!/^ {4}\S.*:$/.test(keyLine) || keyed[2 * h + 1] !== "      x: 0") return inventoryYamlByLibrary(doc, mark);
-        out += keyLine + "\n";
+        out += keyed[h];
         for (const i of byHost[h]) out += pairText[i];
     }
     return out + varsText;
