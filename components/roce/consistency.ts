@@ -388,17 +388,31 @@ export function readEos(name: string, text: string | string[]): SwitchView {
     return { name, os: "eos", mode: ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy", ports };
 }
 
-const views = new Map<string, SwitchView>();
+/** Views by OS and text, whichever switch had the text first; and the view last given to each switch, with its text. */
+const byText = new Map<string, { os: NetworkOs; view: SwitchView }>();
+const bySwitch = new Map<string, { text: string; view: SwitchView }>();
 
-/** The switch's view, read from its text; the same text is read once per process (parsed.ts). */
+/**
+ * The switch's view, read from its text; the same text is read once per process (parsed.ts), whichever switch has it:
+ * a reader's view depends on the text alone but for the switch's name (a rail fabric's leaves, like its spines, mostly
+ * share one text), so a text read for another switch gives this one a copy under its own name. A switch asked again
+ * for the same text gets the same view.
+ */
 export function readSwitchView(r: RenderedSwitchConfig): SwitchView {
-    const key = `${r.os} ${r.switch}\n${r.text}`;
-    const hit = views.get(key);
-    if (hit) return hit;
-    const parsed = parsedOf(r.text) as any;
-    const v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
-    if (views.size >= MAX_REMEMBERED) views.delete(views.keys().next().value!);
-    views.set(key, v);
+    const mine = bySwitch.get(`${r.os} ${r.switch}`);
+    if (mine && mine.text === r.text) return mine.view;
+    const seen = byText.get(r.text);
+    let v: SwitchView;
+    if (seen && seen.os === r.os) {
+        v = seen.view.name === r.switch ? seen.view : { ...seen.view, name: r.switch };
+    } else {
+        const parsed = parsedOf(r.text) as any;
+        v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
+        if (byText.size >= MAX_REMEMBERED) byText.delete(byText.keys().next().value!);
+        byText.set(r.text, { os: r.os, view: v });
+    }
+    if (bySwitch.size >= MAX_REMEMBERED) bySwitch.delete(bySwitch.keys().next().value!);
+    bySwitch.set(`${r.os} ${r.switch}`, { text: r.text, view: v });
     return v;
 }
 
