@@ -297,8 +297,58 @@ const SECRET_KEYS: Record<string, string> = {
     adminPassword: "password login is not supported; use ssh.publicKey and the secret rdmakit:sshPrivateKey",
 };
 
-/** Parses and checks a raw spec; throws SpecError listing every problem at once. */
+/**
+ * Parses and checks a raw spec; throws SpecError listing every problem at once. One `rdmakit plan` or `pulumi up`
+ * parses the same stack config more than once (the CLI's check, the program's RdmaCluster): at 2,048 RoCE hosts a
+ * parse is most of a second, so a spec of plain data parsed before is answered from its earlier result (a copy each
+ * time: a caller may change what it gets). A spec that is not plain data (an Output, a Date, a class instance, a
+ * number JSON cannot spell) is parsed every time.
+ */
 export function parseClusterSpec(raw: unknown): ClusterSpec {
+    const key = plainDataKey(raw);
+    const hit = key === undefined ? undefined : parsedSpecs.get(key);
+    if (hit) return structuredClone(hit);
+    const spec = parseClusterSpecOnce(raw);
+    if (key === undefined) return spec;
+    let copy: ClusterSpec;
+    try {
+        copy = structuredClone(spec);
+    } catch {
+        return spec; // something in it cannot be copied: not remembered
+    }
+    if (parsedSpecs.size >= 4) parsedSpecs.delete(parsedSpecs.keys().next().value!);
+    parsedSpecs.set(key, copy);
+    return spec;
+}
+const parsedSpecs = new Map<string, ClusterSpec>();
+
+/**
+ * `value` as JSON text when it is plain data that the text spells exactly (objects of Object's own prototype, arrays,
+ * strings, booleans, null, finite numbers other than -0; no undefined member), else undefined: equal texts are equal
+ * inputs to the parser, so its result can be reused.
+ */
+export function plainDataKey(value: unknown): string | undefined {
+    let plain = true;
+    const text = JSON.stringify(value, function (this: Record<string, unknown>, k: string, v: unknown) {
+        // `this[k]` is the value before any toJSON (a Date's, an Output's) turned it into something else
+        const own = k === "" ? value : this[k];
+        if (own === null || typeof own === "string" || typeof own === "boolean") return v;
+        if (typeof own === "number") {
+            if (!Number.isFinite(own) || Object.is(own, -0)) plain = false;
+            return v;
+        }
+        if (typeof own === "object") {
+            const proto = Object.getPrototypeOf(own);
+            if (Array.isArray(own) ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) plain = false;
+            return plain ? v : undefined;
+        }
+        plain = false; // undefined, a function, a symbol, a bigint
+        return undefined;
+    });
+    return plain && text !== undefined ? text : undefined;
+}
+
+function parseClusterSpecOnce(raw: unknown): ClusterSpec {
     const issues: SpecIssue[] = [...kitNetworkFieldsBesideSubnet(raw)];
     const result = clusterSchema.safeParse(raw);
     if (!result.success) {

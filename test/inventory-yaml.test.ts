@@ -56,3 +56,18 @@ test("vars of many-line strings (the Slurm files) are printed by the library onc
         same({ all: { hosts: { n3: host(3) }, vars } });
     }
 });
+
+test("strings of one shape (digits apart) printed once a shape: every host's name and values are still the library's text", () => {
+    // digits that change what YAML reads (octal 0o[0-7], hex, exponent, a leading sign or dot) beside ones that do not,
+    // in names and in values; and a value that is also part of its key (printed by the library, not swapped in)
+    const tricky = ["0o17", "0o18", "0o19", "0x1F", "0x19", "1e3", "1e9", "123", "129", "1.5", "9.5", ".5", ".9", "-5", "+8", "08", "007",
+        "10.20.0.1", "10.20.0.9", "10.20.1.255", "192.168.0.1", "a1", "a9", "1:2", "9:8", "x-1", "x-9", "host1", "0", "8"];
+    const hosts: InventoryDoc["all"]["hosts"] = {};
+    tricky.forEach((t, i) => {
+        hosts[`gpu${String(i).padStart(4, "0")}`] = { ansible_host: t, ansible_user: "u", port1: String(i % 10), [`k${t}`]: t };
+        hosts[t] = { ansible_host: `10.0.${i}.${9 - (i % 10)}`, ansible_user: tricky[(i + 3) % tricky.length] };
+    });
+    same({ all: { hosts, vars: {} } });
+    // and again, with every shape already printed once in this process
+    same({ all: { hosts: Object.fromEntries(Object.entries(hosts).reverse()), vars: { x: 1 } } });
+});

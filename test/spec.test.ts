@@ -234,3 +234,24 @@ test("aws:region beside cluster.aws.region: refused when they differ, silent whe
     assert.match(issue.allowed!, new RegExp(`^${region} \\(pulumi config set aws:region ${region}\\)`));
     assert.deepEqual(providerRegionIssues(azureSpec(), "eu-west-1"), []);
 });
+
+test("a spec parsed again is answered afresh: what a caller did to an earlier result, or to its input, never shows", () => {
+    const raw = parse(readFileSync(join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    const first = parseClusterSpec(raw);
+    const again = parseClusterSpec(structuredClone(raw));
+    assert.deepEqual(again, first);
+    assert.notEqual(again, first, "each parse hands out its own copy");
+    // callers change what they got (the first parse's result, and one answered from it): the next parse of the same
+    // input is the spec as parsed
+    const mtu = first.roce!.qos.mtu;
+    for (const got of [first, again]) {
+        got.roce!.hosts[0].name = "changed";
+        got.roce!.qos.mtu = 1;
+    }
+    const third = parseClusterSpec(raw);
+    assert.equal(third.roce!.hosts[0].name, raw.roce.hosts[0].name);
+    assert.equal(third.roce!.qos.mtu, mtu);
+    // the input changed is a new input: checked again (an MTU below 4200 is refused)
+    raw.roce.qos = { ...raw.roce.qos, mtu: 1500 };
+    assert.throws(() => parseClusterSpec(raw), (e: unknown) => e instanceof SpecError && /qos\.mtu/.test(e.message));
+});

@@ -84,6 +84,61 @@ function varsOf(vars: Record<string, unknown>, mark: (v: unknown) => unknown): s
 }
 
 /**
+ * Strings printed once per shape. `yaml` decides how to print a one-line string from its characters: the plain form
+ * unless a schema tag's test would read it as something else (YAML 1.2 core: yaml dist/schema/core/int.js, float.js,
+ * bool.js, schema/common/null.js; their only digit classes are [0-7] and [0-9]) or a character or its place calls for
+ * quotes. A string's shape keeps every character but its digits, 0-7 as 0 and 8-9 as 8, so strings of one shape are
+ * printed alike, each digit as itself in the same place: 2,048 hosts' addresses or names are a handful of shapes, and
+ * the rest are the printed text of one of their shape with the string swapped in. Only strings of characters that no
+ * quoting escapes (SHAPED) are taken so, and only where that string appears once in its printed text (not also in a
+ * key); everything else is printed by `yaml` as it is.
+ */
+const SHAPED = /^[\w.:/@=,+-]+$/;
+const shapeOf = (s: string): string => s.replace(/[0-7]/g, "0").replace(/[89]/g, "8");
+
+/**
+ * The printed text of each item: `print` gets the indices of the items to print with `yaml` (one of each shape, and
+ * every item without one) and returns their texts; `shape` gives an item's shape and the string to swap, or undefined.
+ */
+function printByShape(count: number, shape: (i: number) => { shape: string; value: string } | undefined, print: (items: number[]) => string[] | undefined): string[] | undefined {
+    const repOf = new Map<string, number>();
+    const direct: number[] = [];
+    const from: Array<number | undefined> = [];
+    for (let i = 0; i < count; i++) {
+        const sh = shape(i);
+        const rep = sh === undefined ? undefined : repOf.get(sh.shape);
+        if (sh !== undefined && rep === undefined) repOf.set(sh.shape, i);
+        if (rep === undefined) direct.push(i); else from[i] = rep;
+    }
+    const printed = print(direct);
+    if (!printed) return undefined;
+    const out: string[] = [];
+    direct.forEach((i, j) => (out[i] = printed[j]));
+    const again: number[] = [];
+    for (let i = 0; i < count; i++) {
+        const rep = from[i];
+        if (rep === undefined) continue;
+        const [was, now] = [shape(rep)!.value, shape(i)!.value];
+        const at = out[rep].indexOf(was);
+        if (at < 0 || out[rep].indexOf(was, at + 1) >= 0) again.push(i);
+        else out[i] = out[rep].slice(0, at) + now + out[rep].slice(at + was.length);
+    }
+    if (again.length) {
+        const more = print(again);
+        if (!more) return undefined;
+        again.forEach((i, j) => (out[i] = more[j]));
+    }
+    return out;
+}
+
+/** A `key: string` pair's shape (the key as it is, the string's shape), or undefined for any other pair. */
+function pairShape(pair: Record<string, unknown>): { shape: string; value: string } | undefined {
+    const keys = Object.keys(pair);
+    const value = keys.length === 1 ? pair[keys[0]] : undefined;
+    return typeof value === "string" && SHAPED.test(value) ? { shape: `${keys[0]}\u0000${shapeOf(value)}`, value } : undefined;
+}
+
+/**
  * linesUnder, remembering each pair's lines by the pair (a pair under a host prints the same under any host): the
  * fan-out prints one inventory a node, whose pairs are mostly the ones every node has. Bounded like parsed.ts.
  */
@@ -96,12 +151,49 @@ function pairLines(pairs: Record<string, unknown>[], ids: string[], mark: (v: un
     }
     const missing = ids.map((id, i) => (pairTexts.has(id) ? -1 : i)).filter((i) => i >= 0);
     if (missing.length) {
-        const lines = linesUnder(missing.map((i) => pairs[i]), mark);
+        const lines = printByShape(missing.length, (j) => pairShape(pairs[missing[j]]), (items) => linesUnder(items.map((j) => pairs[missing[j]]), mark));
         if (!lines) return undefined;
         if (pairTexts.size + missing.length > 65536) pairTexts.clear();
         missing.forEach((i, j) => pairTexts.set(ids[i], lines[j]));
     }
     return ids.map((id) => pairTexts.get(id)!);
+}
+
+/**
+ * Each host's key line under `all.hosts:` as `yaml` prints that key above a mapping (quoted where a plain name would
+ * read as something else, e.g. `"true":`), remembered by name like pairLines: a plan prints the same 2,048 names in
+ * the software run's inventory, validation's, and each node's own inventory of the fan-out. undefined where a key is
+ * printed in another form (the explicit `? ` form of a long key): the caller leaves that document to the library.
+ */
+const keyTexts = new Map<string, string>();
+let keyMark: ((v: unknown) => unknown) | undefined;
+function keyLines(names: string[], mark: (v: unknown) => unknown): string[] | undefined {
+    if (keyMark !== mark) {
+        keyTexts.clear();
+        keyMark = mark;
+    }
+    const missing = names.filter((n) => !keyTexts.has(n));
+    if (missing.length) {
+        const shape = (h: number) => (SHAPED.test(missing[h]) ? { shape: shapeOf(missing[h]), value: missing[h] } : undefined);
+        const lines = printByShape(missing.length, shape, (items) => printKeyLines(items.map((h) => missing[h]), mark));
+        if (!lines) return undefined;
+        if (keyTexts.size + missing.length > 65536) keyTexts.clear();
+        missing.forEach((n, h) => keyTexts.set(n, lines[h]));
+    }
+    return names.map((n) => keyTexts.get(n)!);
+}
+
+/** `yaml`'s key line (with its newline) of each name, or undefined where one is not a plain `    name:` line. */
+function printKeyLines(names: string[], mark: (v: unknown) => unknown): string[] | undefined {
+    const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
+    if (!keyed || keyed.length !== 2 * names.length + 1) return undefined;
+    const out: string[] = [];
+    for (let h = 0; h < names.length; h++) {
+        const keyLine = keyed[2 * h];
+        if (!/^ {4}\S.*:$/.test(keyLine) || keyed[2 * h + 1] !== "      x: 0") return undefined;
+        out.push(keyLine + "\n");
+    }
+    return out;
 }
 
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
@@ -128,16 +220,13 @@ export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown):
     }));
     if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
     const pairText = pairLines(distinct, distinctIds, mark);
-    // every host's own line, as yaml prints that key above a mapping (quoted where a plain name would read as
-    // something else, e.g. `"true":`); a key printed in the explicit `? ` form (a long one) is left to the library
-    const keyed = after(HOSTS_HEAD, { all: { hosts: Object.fromEntries(names.map((n) => [n, { x: 0 }])) } }, mark)?.split("\n");
+    // every host's own line (keyLines); a key printed in another form is left to the library with the whole document
+    const keyed = keyLines(names, mark);
     const varsText = varsOf(vars, mark);
-    if (!pairText || !keyed || keyed.length !== 2 * names.length + 1 || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
+    if (!pairText || !keyed || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {
-        const keyLine = keyed[2 * h];
-        if (!/^ {4}\S.*:$/.test(keyLine) || keyed[2 * h + 1] !== "      x: 0") return inventoryYamlByLibrary(doc, mark);
-        out += keyLine + "\n";
+        out += keyed[h];
         for (const i of byHost[h]) out += pairText[i];
     }
     return out + varsText;

@@ -6,7 +6,6 @@
  * a renderer bug, a hand edit of a saved config or a plan/host mismatch all show up as violations. Each violation
  * names the rule, the devices and the values that disagree.
  */
-import { createHash } from "node:crypto";
 import { parse as parseYaml } from "yaml";
 import type { QosPlan, HostPlan } from "./qos";
 import { MAX_REMEMBERED, parsedOf } from "../parsed";
@@ -112,15 +111,19 @@ function bareReferences(db: Db): Db {
     for (const [table, fields] of Object.entries(SONIC_REFERENCES)) {
         const rows = db[table];
         if (!rows || typeof rows !== "object") continue;
-        out[table] = Object.fromEntries(Object.entries(rows).map(([key, row]) => {
-            if (!row || typeof row !== "object") return [key, row];
-            const copy = { ...row };
+        // only a table and a row that hold an older name are copied (a 2,048-host fabric has tens of thousands of
+        // rows, nearly always all in today's form); the rest is shared, as the reader never changes what it reads
+        let copied: Db[string] | undefined;
+        for (const [key, row] of Object.entries(rows)) {
+            if (!row || typeof row !== "object") continue;
+            let copy: Record<string, string> | undefined;
             for (const f of fields) {
-                const m = typeof copy[f] === "string" ? LEGACY_REFERENCE.exec(copy[f]) : null;
-                if (m) copy[f] = m[2];
+                const m = typeof row[f] === "string" ? LEGACY_REFERENCE.exec(row[f]) : null;
+                if (m) (copy ??= { ...row })[f] = m[2];
             }
-            return [key, copy];
-        }));
+            if (copy) (copied ??= { ...rows })[key] = copy;
+        }
+        if (copied) out[table] = copied;
     }
     return out;
 }
@@ -213,11 +216,18 @@ export function readNvue(name: string, text: string | Obj[]): SwitchView {
     const spToTc = Object.fromEntries(Object.entries<Obj>(qos["egress-queue-mapping"]?.[prof]?.["switch-priority"] ?? {}).map(([sp, v]) => [Number(sp), Number(v["traffic-class"])]));
     const dscpToTc = Object.fromEntries(Object.entries(dscpToPriority).map(([d, sp]) => [Number(d), spToTc[sp]]));
     // a port binds a PFC profile by name (`interface <if> qos pfc profile <p>`), else default-global (CL-QoS)
+    // read once per profile, shared by the ports that bind it (views are read-only)
+    const pfcProfiles = new Map<string, { pfc: number[]; cable: unknown }>();
     const pfcOf = (profile: string) => {
+        const hit = pfcProfiles.get(profile);
+        if (hit) return hit;
         const pfcProf: Obj | undefined = qos.pfc?.[profile];
         const pfcOn = pfcProf && pfcProf.tx !== "disable" && pfcProf.rx !== "disable";
-        return { pfc: pfcOn ? Object.keys(pfcProf["switch-priority"] ?? {}).map(Number) : [], cable: pfcProf?.["cable-length"] };
+        const read = { pfc: pfcOn ? Object.keys(pfcProf["switch-priority"] ?? {}).map(Number) : [], cable: pfcProf?.["cable-length"] };
+        pfcProfiles.set(profile, read);
+        return read;
     };
+    const tcToQueue = identity8(); // NVUE traffic class = egress queue (CL-QoS); one map for every port
     const sched: Obj = qos["egress-scheduler"]?.[prof]?.["traffic-class"] ?? {};
     const cc: Obj = qos["congestion-control"]?.[prof]?.["traffic-class"] ?? {};
     const wd: Obj = qos["pfc-watchdog"] ?? {};
@@ -230,7 +240,7 @@ export function readNvue(name: string, text: string | Obj[]): SwitchView {
       return {
         port,
         dscpToTc, dscpToPriority,
-        tcToQueue: identity8(), // NVUE traffic class = egress queue (CL-QoS)
+        tcToQueue,
         tcToPg: {},
         pfcToQueue: spToTc,
         pfcPriorities: pfc,
@@ -378,17 +388,31 @@ export function readEos(name: string, text: string | string[]): SwitchView {
     return { name, os: "eos", mode: ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy", ports };
 }
 
-const views = new Map<string, SwitchView>();
+/** Views by OS and text, whichever switch had the text first; and the view last given to each switch, with its text. */
+const byText = new Map<string, { os: NetworkOs; view: SwitchView }>();
+const bySwitch = new Map<string, { text: string; view: SwitchView }>();
 
-/** The switch's view, read from its text; the same text is read once per process (parsed.ts). */
+/**
+ * The switch's view, read from its text; the same text is read once per process (parsed.ts), whichever switch has it:
+ * a reader's view depends on the text alone but for the switch's name (a rail fabric's leaves, like its spines, mostly
+ * share one text), so a text read for another switch gives this one a copy under its own name. A switch asked again
+ * for the same text gets the same view.
+ */
 export function readSwitchView(r: RenderedSwitchConfig): SwitchView {
-    const key = `${r.os} ${r.switch}\n${r.text}`;
-    const hit = views.get(key);
-    if (hit) return hit;
-    const parsed = parsedOf(r.text) as any;
-    const v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
-    if (views.size >= MAX_REMEMBERED) views.delete(views.keys().next().value!);
-    views.set(key, v);
+    const mine = bySwitch.get(`${r.os} ${r.switch}`);
+    if (mine && mine.text === r.text) return mine.view;
+    const seen = byText.get(r.text);
+    let v: SwitchView;
+    if (seen && seen.os === r.os) {
+        v = seen.view.name === r.switch ? seen.view : { ...seen.view, name: r.switch };
+    } else {
+        const parsed = parsedOf(r.text) as any;
+        v = r.os === "sonic" ? readSonic(r.switch, parsed ?? r.text) : r.os === "nvue" ? readNvue(r.switch, parsed ?? r.text) : readEos(r.switch, parsed ?? r.text);
+        if (byText.size >= MAX_REMEMBERED) byText.delete(byText.keys().next().value!);
+        byText.set(r.text, { os: r.os, view: v });
+    }
+    if (bySwitch.size >= MAX_REMEMBERED) bySwitch.delete(bySwitch.keys().next().value!);
+    bySwitch.set(`${r.os} ${r.switch}`, { text: r.text, view: v });
     return v;
 }
 
@@ -426,19 +450,21 @@ const same = (a: readonly number[], b: readonly number[]) => a.length === b.leng
 
 /** Evaluates C1–C17 on the rendered texts. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
-    // RoceCluster and `rdmakit plan` check the same (shared, read-only) plan against the same texts: check once
-    const h = createHash("sha256");
-    for (const r of rendered) h.update(`${r.os} ${r.switch} ${r.text.length}\n`).update(r.text);
-    const key = h.digest("hex");
-    let byTexts = checked.get(plan);
-    if (!byTexts) checked.set(plan, (byTexts = new Map()));
-    const hit = byTexts.get(key);
-    if (hit) return hit.map((v) => ({ ...v }));
+    // RoceCluster and `rdmakit plan` check the same (shared, read-only) plan against the same texts: check once. The
+    // texts are compared as they are (the same rendered strings compare by reference, in no time), not hashed again
+    const seen = checked.get(plan) ?? [];
+    checked.set(plan, seen);
+    const same = (a: readonly RenderedSwitchConfig[]) => a.length === rendered.length &&
+        a.every((r, i) => r.text === rendered[i].text && r.os === rendered[i].os && r.switch === rendered[i].switch);
+    const hit = seen.find((x) => same(x.rendered));
+    if (hit) return hit.out.map((v) => ({ ...v }));
     const out = checkOnce(plan, rendered);
-    byTexts.set(key, out);
+    // what was checked, as it was (the caller's array and its entries may change later); a few sets a plan at most
+    if (seen.length >= 4) seen.shift();
+    seen.push({ rendered: rendered.map((r) => ({ ...r })), out });
     return out.map((v) => ({ ...v }));
 }
-const checked = new WeakMap<QosPlan, Map<string, Violation[]>>();
+const checked = new WeakMap<QosPlan, Array<{ rendered: RenderedSwitchConfig[]; out: Violation[] }>>();
 
 function checkOnce(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
     return checkViews(plan, rendered.map(readSwitchView));

@@ -50,21 +50,23 @@ function render(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown }
  * What a switch's text depends on: the switch and the fabric-wide QoS (not the hosts). `pulumi up` and `rdmakit plan`
  * render the same switches twice (the component, then the plan's artifacts), so the second render is a lookup.
  */
-const rendered = new Map<string, { text: string; value: unknown }>();
-function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown } {
+const rendered = new Map<string, { text: string; value: unknown; digest: string }>();
+function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown; digest: string } {
     const key = JSON.stringify([plan.mode, plan.roce, plan.cnp, plan.pfc, plan.ecn, plan.ets, plan.hostMtu, sw]);
     const hit = rendered.get(key);
     if (hit) return hit;
-    const r = render(plan, sw);
+    // the text's digest with it: hashed once per text, not once per render (hundreds of kilobytes a fabric, each time)
+    const r = { ...render(plan, sw), digest: "" };
+    r.digest = sha256(r.text);
     if (rendered.size >= MAX_REMEMBERED) rendered.delete(rendered.keys().next().value!);
     rendered.set(key, r);
     return r;
 }
 
 export function renderSwitchConfig(plan: QosPlan, sw: SwitchPlan): RenderedSwitchConfig {
-    const { text, value } = renderOnce(plan, sw);
+    const { text, value, digest } = renderOnce(plan, sw);
     rememberParsed(text, value);
-    return { switch: sw.name, os: sw.os, format: FORMAT[sw.os].format, fileName: `${sw.name}.${FORMAT[sw.os].ext}`, text, digest: sha256(text) };
+    return { switch: sw.name, os: sw.os, format: FORMAT[sw.os].format, fileName: `${sw.name}.${FORMAT[sw.os].ext}`, text, digest };
 }
 
 /** Every switch's configuration, in spec order. */

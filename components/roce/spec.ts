@@ -263,6 +263,13 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
     // Hosts
     const railPortOwner = new Map<string, string>();
     const switchByName = new Map(spec.switches.map((s) => [s.name, s]));
+    // each switch's host ports as a set, made when a rail port first names the switch (a leaf has 64)
+    const hostPortSets = new Map<string, Set<string>>();
+    const isHostPort = (sw: RoceSpec["switches"][number], port: string) => {
+        let ports = hostPortSets.get(sw.name);
+        if (!ports) hostPortSets.set(sw.name, (ports = new Set(sw.hostPorts ?? [])));
+        return ports.has(port);
+    };
     for (const [n, idx] of duplicates(spec.hosts.map((h) => h.name))) add(`hosts[${idx[1]}].name`, `duplicate host name (also hosts[${idx[0]}])`, n, "unique names");
     for (const [a, idx] of duplicates(spec.hosts.map((h) => h.address))) add(`hosts[${idx[1]}].address`, `duplicate host address (also hosts[${idx[0]}])`, a, "one address per host");
     spec.hosts.forEach((h, i) => {
@@ -284,7 +291,7 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
                 const [sw, port] = [rp.slice(0, rp.indexOf(":")), rp.slice(rp.indexOf(":") + 1)];
                 const target = switchByName.get(sw);
                 if (!target) add(`hosts[${i}].railPorts[${j}]`, "no switch of that name in cluster.roce.switches", rp, spec.switches.filter((s) => (s.role ?? "leaf") === "leaf").map((s) => s.name).join(", "));
-                else if (!(target.hostPorts ?? []).includes(port)) add(`hosts[${i}].railPorts[${j}]`, `${port} is not one of ${sw}'s hostPorts`, rp, (target.hostPorts ?? []).map((p) => `${sw}:${p}`).slice(0, 8).join(", ") || "(none)");
+                else if (!isHostPort(target, port)) add(`hosts[${i}].railPorts[${j}]`, `${port} is not one of ${sw}'s hostPorts`, rp, (target.hostPorts ?? []).map((p) => `${sw}:${p}`).slice(0, 8).join(", ") || "(none)");
                 const seen = railPortOwner.get(rp);
                 if (seen) add(`hosts[${i}].railPorts[${j}]`, `${rp} is already the port of ${seen}`, rp, "one rail per switch port");
                 else railPortOwner.set(rp, `${h.name} rail ${j}`);

@@ -86,7 +86,8 @@ export function pushedSwitchConfigs(resources: PolicyResource[]): { pushed: Push
         }
         pushed.push({
             resource: r, declaredDigest: args.configSha256, file: args.config,
-            config: { switch: args.switch, os, format: FORMAT[os].format, fileName: `${args.switch}.${FORMAT[os].ext}`, text: read.text, digest: sha256(read.text) },
+            // readKeptText returned the text because its sha256 is the declared one
+            config: { switch: args.switch, os, format: FORMAT[os].format, fileName: `${args.switch}.${FORMAT[os].ext}`, text: read.text, digest: args.configSha256 },
         });
     }
     return { pushed, unread };
