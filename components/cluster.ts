@@ -292,7 +292,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
                     : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
-                nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, plan.scheduler.type !== "none"), validation: result,
+                nodeHostKey: nodeKey, validation: result,
+                // the default: drain where the kit runs a scheduler (it installs Slurm only when it provisions), else report
+                repair: repairPolicyOf(spec.repair, plan.scheduler.type !== "none" && spec.provision),
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
                 replacements: replaced,
                 ...(plan.scheduler.type === "slurm" ? { scheduler: { type: "slurm" as const, drained: gateDrained ?? [] } } : {}),
