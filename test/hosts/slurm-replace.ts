@@ -6,7 +6,7 @@
  * `cluster.repair: replace`, and `executeRepairs` (components/day2/execute.ts) carries it out with these hosts as its
  * cloud and cluster:
  *  - the cloud's replacement: sln2's container is stopped and a fresh one booted from the bare base under the same
- *    name and address (new host keys, new machine id: the "instance id"); the old pin refuses it, so the kit's
+ *    name and address (new host keys, a new nspawn process: the "instance id"); the old pin refuses it, so the kit's
  *    known_hosts is written again with the new key, as the stack writes it at every deployment;
  *  - provisioning: the node-local software step limited to that one node (the fan-out's RDMAKIT_RETRY_NODES, as
  *    `pulumi up` limits a run), the cluster's munge key on the node's own session; slurmd registers, still drained;
@@ -71,7 +71,9 @@ export async function replacedNodeRejoins(t: TestContext, h: ReplaceHosts): Prom
     const ctl = (cmd: string) => h.ssh(0, cmd);
     const nodes = ["sln1", "sln2"];
     const [peer, bad] = [1, 2];
-    const machineId = (i: number) => h.ssh(i, "cat /etc/machine-id");
+    // the "instance id": the container's nspawn process, a new one for a fresh container (the machine id is not: nspawn
+    // derives it from the machine's name)
+    const machineId = async (i: number) => `nspawn-${fs.readFileSync(path.join(h.runDir, `${h.hosts[i].name}.pid`), "utf8").trim()}`;
     const oldId = await machineId(bad);
     const peerId = await machineId(peer);
     // what the software step left on the node that stays and on the head: compared after the repair
