@@ -1,7 +1,8 @@
 // The repair policy at `pulumi up` and at `rdmakit repair --dry-run` is one decision: RdmaCluster on Pulumi's mock
 // engine with the clouds' recorded answers (test/fixtures/cluster-answers.ts: EC2 DescribeInstances and ARM shapes,
 // sources there) and a validation run whose result line names a failing node; what the deployment prints is what
-// `repair --dry-run` prints from the state it exported. Bound: ~5 s.
+// `repair --dry-run` prints from the state it exported. Bound: four deployments on the mock engine, ~10 s (30 s on a
+// loaded 2-core machine).
 import { commandStdout, clusterCall, clusterResource } from "./fixtures/cluster-answers";
 import { topologyAnswer } from "./fixtures/aws/ec2-topology";
 import { armFetch, b2sSku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
@@ -18,6 +19,8 @@ import type { ClusterSpecInput } from "../components/types";
 import { RESULT_PREFIX, type ValidationResult } from "../components/validate/component";
 import { type OperatingState, writeStateFile } from "../components/day2/state";
 import { runRepair, runStatus } from "../components/day2/cli";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
 
 const NODE_IPS = ["10.0.0.21", "10.0.0.22", "10.0.0.23", "10.0.0.24"];
 const IDS = NODE_IPS.map((_, i) => `i-0aaa${String(i).padStart(13, "0")}`);
@@ -81,7 +84,7 @@ const failing = (names: string[], persistence: "persistent" | "transient"): Vali
 });
 
 test("replace, a persistent finding: pulumi up prints the decision rdmakit repair --dry-run prints from its state, and how to carry it out", async () => {
-    const names = (await up(example("aws-p5.yaml"), { pass: true, busbwGBps: 360, sizeBytes: 1 << 30, slowNodes: [] })).state.nodes.map((n) => n.name);
+    const names = planCluster(parseClusterSpec(example("aws-p5.yaml"))).validation.hostNames;
     const { state, printed } = await up(example("aws-p5.yaml", { repair: "replace" }), failing(names, "persistent"));
     assert.equal(state.repair, "replace");
     const d = await dryRun(state);
@@ -94,7 +97,7 @@ test("replace, a persistent finding: pulumi up prints the decision rdmakit repai
 });
 
 test("replace, a transient finding: neither pulumi up nor repair --dry-run replaces; both say why", async () => {
-    const names = (await up(example("aws-p5.yaml"), { pass: true, busbwGBps: 360, sizeBytes: 1 << 30, slowNodes: [] })).state.nodes.map((n) => n.name);
+    const names = planCluster(parseClusterSpec(example("aws-p5.yaml"))).validation.hostNames;
     const { state, printed } = await up(example("aws-p5.yaml", { repair: "replace" }), failing(names, "transient"));
     const d = await dryRun(state);
     assert.ok(printed[0].startsWith(d.repair));
@@ -108,7 +111,7 @@ test("no cluster.repair: drain where Slurm runs (the aws example has it), report
     assert.equal(slurm.state.repair, "drain");
     assert.deepEqual(slurm.printed, []);
     const plain = example("aws-p5.yaml", { scheduler: { type: "none" } });
-    const none = await up(plain, failing(slurm.state.nodes.map((n) => n.name), "persistent"));
+    const none = await up(plain, failing(planCluster(parseClusterSpec(plain)).validation.hostNames, "persistent"));
     assert.equal(none.state.scheduler.type, "none");
     assert.equal(none.state.repair, "report");
     const d = await dryRun(none.state);
