@@ -112,10 +112,10 @@ export async function replacedNodeRejoins(t: TestContext, h: ReplaceHosts): Prom
             // test-host speed only: the apt lists and downloaded packages of the machine it replaces are kept aside and
             // put in the fresh tree, as a site's package mirror would serve them; every package is installed afresh
             const apt = path.join(h.runDir, "apt-carry");
-            await run("sh", ["-c", `rm -rf "$1" && mkdir -p "$1/debs" && cp -a "$2/var/lib/apt/lists" "$1/lists" && find "$2/var/cache/apt/archives" -maxdepth 1 -name "*.deb" -exec cp {} "$1/debs/" +`, "sh", apt, h.tree(bad)]);
+            await run("sh", ["-c", `rm -rf "$1" && mkdir -p "$1/debs" && cp -a "$2/var/lib/apt/lists" "$1/lists" && find "$2/var/cache/apt/archives" -maxdepth 1 -name "*.deb" -exec cp -t "$1/debs/" {} +`, "sh", apt, h.tree(bad)]);
             await run(h.harness, ["down", h.runDir, h.hosts[bad].name]);
             await run(h.harness, ["up", h.cache, h.runDir, h.hosts[bad].name, String(h.ports[bad]), `${h.key}.pub`, h.hosts[bad].address]);
-            await run("sh", ["-c", `rm -rf "$2/var/lib/apt/lists" && cp -a "$1/lists" "$2/var/lib/apt/lists" && find "$1/debs" -name "*.deb" -exec cp {} "$2/var/cache/apt/archives/" +`, "sh", apt, h.tree(bad)]);
+            await run("sh", ["-c", `rm -rf "$2/var/lib/apt/lists" && cp -a "$1/lists" "$2/var/lib/apt/lists" && find "$1/debs" -name "*.deb" -exec cp -t "$2/var/cache/apt/archives/" {} +`, "sh", apt, h.tree(bad)]);
         },
         async waitForReplacement(old, known) {
             const id = await machineId(bad);
