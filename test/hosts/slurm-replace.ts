@@ -13,7 +13,7 @@
  *  - the proof: the health gate on the new node (slurmd's own rdmakit-slurm-health, grading a healthy capture) and a
  *    pairwise nccl-tests run with the node that passed, launched from the head by srun in the validation's
  *    reservation (the stand-in all_reduce_perf of the scenario), graded by the real nccl-report;
- *  - Slurm RESUME through the gate (slurm-gate.yml), which ends the reservation.
+ *  - Slurm RESUME through the gate's play (slurm-gate.yml) for the node the proof passed, which ends the reservation.
  * Asserted: the outcome is "rejoined" with both machine ids; sinfo shows both nodes idle; the other node and the head
  * were never visited by the software step (their node logs and dpkg logs unchanged). Added time: about 100-150 s
  * (a container boot, the slurm role's apt installs on one node, one srun pair run), bounded below by the calls'
@@ -29,7 +29,7 @@ import { decisionFor } from "../../components/day2/repair";
 import { executeRepairs, type CloudOps, type NodeOps } from "../../components/day2/execute";
 import { scontrolLine } from "../../components/day2/live";
 import { operatingState } from "../../components/day2/state";
-import { SINFO_REASONS, VALIDATION_RESERVATION, parseDrainStates } from "../../components/slurm/gate";
+import { SINFO_REASONS, VALIDATION_RESERVATION, gateVars, parseDrainStates } from "../../components/slurm/gate";
 import { validationVars } from "../../components/validate/component";
 import { runNcclReport, SLURM_GATE_FILE } from "../../components/validate/cli";
 import { nodeLog, type NodeLocalResult } from "../fixtures/node-local-run";
@@ -189,8 +189,10 @@ export async function replacedNodeRejoins(t: TestContext, h: ReplaceHosts): Prom
             gateFile = path.join(rdir, SLURM_GATE_FILE);
             return report.code === 0 ? { ok: true } : { ok: false, why: `nccl-report exit ${report.code}: ${report.stdout.slice(-1500)}` };
         },
-        // Slurm RESUME as pulumi up lets a node in: the gate with the report's verdicts, which also ends the reservation
-        async resume() {
+        // Slurm RESUME through the gate's own play for the node the proof passed, which also ends the reservation. Not the
+        // report's gate file: it fails closed without preflight results, which no container can pass (no GPU)
+        async resume(node) {
+            fs.writeFileSync(gateFile, JSON.stringify(gateVars([{ name: node, ok: true }])));
             const gate = await playbook(["playbooks/slurm-gate.yml", "-e", `@${gateFile}`, "-e", "slurm_gate_head=slc", "-e", `slurm_gate_applied_file=${path.join(rdir, "applied.txt")}`]);
             assert.equal(gate.code, 0, gate.out.slice(-3000));
         },
