@@ -22,7 +22,7 @@ import { validationArgsFromPlan } from "./validate/fromPlan";
 import { type HeadState, type OperatingState, type ValidationNodes, operatingState, repairPolicyOf, writeStateFile } from "./day2/state";
 import { previousNames, stableNodes } from "./day2/names";
 import { previousState } from "./day2/previous";
-import type { Replacement } from "./day2/repair";
+import { type Replacement, decisionFor, formatDecision } from "./day2/repair";
 
 export const RDMA_CLUSTER_TOKEN = "rdmakit:index:RdmaCluster";
 /**
@@ -305,7 +305,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 stack, fabric: spec.fabric, sshUser: plan.sshUser, nodes, group: grp, spec: args.spec,
                 entry: plan.entry?.kind === "ssm" ? { kind: "ssm", region: plan.entry.region }
                     : plan.entry && entryAddr ? { kind: "bastion", address: entryAddr, user: plan.entry.user, ...(entryKey ? { hostKey: entryKey } : {}) } : undefined,
-                nodeHostKey: nodeKey, repair: repairPolicyOf(spec.repair, false), validation: result,
+                nodeHostKey: nodeKey, validation: result,
+                // the default: drain where the kit runs a scheduler (it installs Slurm only when it provisions), else report
+                repair: repairPolicyOf(spec.repair, plan.scheduler.type !== "none" && spec.provision),
                 softwareFailed: failed.map((f) => ({ name: f.node, task: f.task })), excluded: plan.provision.excluded,
                 replacements: replaced,
                 ...(plan.scheduler.type === "slurm" ? { scheduler: { type: "slurm" as const, drained: gateDrained ?? [] } } : {}),
@@ -313,6 +315,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
             });
             // beside known_hosts, for `--out` on the machine that ran pulumi up; a preview writes nothing
             if (!pulumi.runtime.isDryRun()) writeStateFile(state, path.join("out", stack));
+            // the repair policy on this deployment's verdicts: the decision `rdmakit repair --dry-run` prints from this state
+            const repairText = upRepairText(state);
+            if (repairText) pulumi.log.warn(repairText, this);
             return state;
         }));
 
@@ -327,6 +332,21 @@ export class RdmaCluster extends pulumi.ComponentResource {
             state,
         });
     }
+}
+
+/**
+ * What `pulumi up` says about the repair policy at the end of a deployment: nothing when no node fails on evidence;
+ * else the decision, in the very words of `rdmakit repair --dry-run` on the state this deployment exported (one
+ * function, repair.ts decisionFor), and how to carry it out. The deployment itself lets no failing node in (the Slurm
+ * gate drains it) and starts no replacement: a replacement is proven against a node that passed before it is resumed,
+ * which needs the instance the cloud launches after this deployment (`rdmakit repair` waits for it and runs the next
+ * `pulumi up`). Pure.
+ */
+export function upRepairText(state: OperatingState): string | undefined {
+    const d = decisionFor(state);
+    if (d.actions.length === 0) return undefined;
+    const acts = d.actions.some((a) => a.kind !== "report");
+    return formatDecision(d, state) + (acts ? `carry it out: rdmakit repair --stack ${state.stack} --yes (or look first: rdmakit repair --stack ${state.stack} --dry-run)\n` : "");
 }
 
 /**

@@ -5,7 +5,7 @@ import { MUNGE_KEY_COMMAND } from "../components/slurm/munge-key";
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
@@ -290,7 +290,7 @@ test("bare metal: each host carries its own QoS variables and NCCL environment",
     assert.equal(registered.filter((r) => r.type === "command:remote:Command").length, 0);
 });
 
-test("AWS: a node the group replaced at the same address changes the inventory, so software and validation run again", async () => {
+test("AWS: a node the group replaced at the same address changes the inventory: the software step runs on it alone after a clean run, validation again", async () => {
     async function up() {
         registered = [];
         const c = new mod.RdmaCluster("demo", { spec: example("aws-p5.yaml"), sshPrivateKey: KEY });
@@ -298,10 +298,16 @@ test("AWS: a node the group replaced at the same address changes the inventory, 
         await settle();
         const run = registered.find((r) => r.name === "demo-software-run")!;
         const nccl = registered.find((r) => r.name === "demo-validation-nccl")!;
-        return { instances, run: envOf(run).RDMAKIT_INVENTORY_HASH, triggers: nccl.inputs.triggers, stdin: run.inputs.stdin };
+        return { instances, run: envOf(run).RDMAKIT_INVENTORY_HASH, env: envOf(run), triggers: nccl.inputs.triggers, stdin: run.inputs.stdin };
     }
+    // what a clean run of the step leaves beside the stack (its summariser's record, the inventory file it ran with)
+    const record = join("out", "test", "outcome-demo-software.json");
+    const inventoryFile = join("out", "test", "inventory-demo-software.yml");
+    rmSync(record, { force: true });
+    rmSync(inventoryFile, { force: true });
     try {
         const first = await up();
+        assert.equal(first.env.RDMAKIT_RETRY_NODES, undefined);
         assert.deepEqual(first.instances.map((n) => [n.address, n.instanceId]), NODE_IPS.map((ip, i) => [ip, `i-${i}`]));
         const hosts = parseYaml(readAnsibleRunInput(first.stdin).inventory).all.hosts;
         // the nodes, then the Slurm head node (its own instance)
@@ -313,8 +319,23 @@ test("AWS: a node the group replaced at the same address changes the inventory, 
         assert.equal(replaced.instances[3].address, "10.0.0.24", "the replacement took the old address");
         assert.notEqual(replaced.run, first.run, "the software step's input changed");
         assert.notDeepEqual(replaced.triggers, first.triggers, "validation runs again");
+        assert.equal(replaced.env.RDMAKIT_RETRY_NODES, undefined, "no clean run on record (another checkout): every node");
+        // after a clean run of the first inventory, the step runs on the replaced node alone; the rest is unchanged
+        const inv = readAnsibleRunInput(first.stdin).inventory;
+        mkdirSync(join("out", "test"), { recursive: true });
+        writeFileSync(inventoryFile, inv);
+        writeFileSync(record, JSON.stringify({ inventory: first.run, vars: first.env.RDMAKIT_VARS_HASH, playbooks: first.env.RDMAKIT_PLAYBOOKS_HASH, attempt: 0, hosts: 5, limit: [], failed: [] }));
+        const alone = await up();
+        assert.equal(alone.run, replaced.run);
+        const name = alone.instances[3].name;
+        assert.deepEqual([alone.env.RDMAKIT_RETRY_NODES, alone.env.RDMAKIT_RETRY_ATTEMPT, alone.env.RDMAKIT_RETRY_HOSTS], [name, "1", "5"]);
+        // a node that failed in that run: it is retried, and the replaced one with every other node (a full run)
+        writeFileSync(record, JSON.stringify({ inventory: first.run, vars: first.env.RDMAKIT_VARS_HASH, playbooks: first.env.RDMAKIT_PLAYBOOKS_HASH, attempt: 0, hosts: 5, limit: [], failed: [alone.instances[0].name] }));
+        assert.equal((await up()).env.RDMAKIT_RETRY_NODES, undefined);
     } finally {
         nodeIds = NODE_IPS.map((_, i) => `i-${i}`);
+        rmSync(record, { force: true });
+        rmSync(inventoryFile, { force: true });
     }
 });
 

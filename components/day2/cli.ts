@@ -13,8 +13,7 @@ import type { Command } from "commander";
 import { exitOnUsage, printOutput, type VerbOutput } from "../cli/verb";
 import { readState, type StateSource } from "./read";
 import { StateError, type OperatingState } from "./state";
-import { DEFAULT_REPAIR_CAP, decideRepairs, formatDecision, type RepairDecision } from "./repair";
-import { classifyFinding } from "./persistence";
+import { DEFAULT_REPAIR_CAP, decisionFor, formatDecision, type RepairDecision } from "./repair";
 import { formatStatus } from "./status";
 import { runSsh } from "./ssh";
 import * as readline from "node:readline";
@@ -26,11 +25,6 @@ import { planScaleChange } from "./scale";
 import { DEFAULT_DRAIN_MINUTES, formatScale, shrink } from "./scale-live";
 
 interface SourceOptions extends StateSource { json?: boolean; dryRun?: boolean; maxReplacements?: string }
-
-/** The decision every verb shows: the stack's policy, the cap, the classification, the replacements the state keeps. */
-export function decisionFor(state: OperatingState, cap = DEFAULT_REPAIR_CAP): RepairDecision {
-    return decideRepairs(state, { policy: state.repair, cap, classify: classifyFinding, history: state.replacements ?? [] });
-}
 
 function load(verb: string, opts: StateSource, cwd?: string, env?: NodeJS.ProcessEnv): { state: OperatingState; from: string } | VerbOutput {
     try {

@@ -15,6 +15,7 @@
  * - With `replace`, a node is drained first where a scheduler can, so no job lands on it while it is replaced.
  */
 import type { FindingState, NodeState, OperatingState, RepairPolicy } from "./state";
+import { classifyFinding } from "./persistence";
 
 export type Persistence = "transient" | "persistent" | "unknown";
 /** Whether a finding would go away by itself (a reset, a reboot) or condemns the hardware. */
@@ -90,6 +91,15 @@ export function decideRepairs(state: OperatingState, inp: RepairInputs): RepairD
         actions.push({ kind: "replace", ...base, instanceId: n.instanceId, drainFirst: canDrain && !n.drained });
     }
     return { policy: inp.policy, cap: inp.cap, actions };
+}
+
+/**
+ * The decision of the stack's own policy on its state: what `pulumi up` prints and records at the end of a deployment
+ * (cluster.ts) and what `rdmakit status`, `repair --dry-run` and `repair` take (cli.ts), from the same state, with the
+ * health gate's classification and the replacements the state keeps. Pure.
+ */
+export function decisionFor(state: OperatingState, cap = DEFAULT_REPAIR_CAP): RepairDecision {
+    return decideRepairs(state, { policy: state.repair, cap, classify: classifyFinding, history: state.replacements ?? [] });
 }
 
 /** One line per action, as `rdmakit status` and `repair --dry-run` print them. Pure. */

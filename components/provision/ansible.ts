@@ -9,6 +9,7 @@ import { assetPath } from "../assets";
 import { checkExtraVarNames } from "./inventory";
 import { KEY_CLIENT, serveSshKey } from "./keysocket";
 import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./resume";
+import { planChangedHosts, readInventoryFile } from "./changed-hosts";
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
 import { nodeTargets } from "./node-local";
@@ -410,8 +411,13 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
         const keyEnv = serveSshKey(`${name}-run`, args.sshPrivateKey);
         const last = readRunRecord(recordFile);
         const playbooksHash = this.playbooksHash;
-        const retry = pulumi.all([inventoryHash, varsHash]).apply(([i, v]) =>
-            retryEnvironment(planRetry(last, { inventory: i, vars: v, playbooks: playbooksHash })));
+        // else, after a clean run, an inventory that differs only in some hosts' own entries (a node the cloud replaced,
+        // a node added) runs on those hosts only (changed-hosts.ts), against the inventory file that run left
+        const previousInventory = readInventoryFile(inventoryFile);
+        const retry = pulumi.all([inventoryHash, varsHash, inventory]).apply(([i, v, inv]) => {
+            const now = { inventory: i, vars: v, playbooks: playbooksHash };
+            return retryEnvironment(planRetry(last, now) ?? planChangedHosts(last, now, previousInventory, inv));
+        });
         // after the variables' own check (varsJson), so a reserved extra variable is reported before the inventory's hosts
         const nodesEnv = mode === "node-local" ? pulumi.all([inventory, varsJson]).apply(([inv]) => keepNodeTargets(outDir, inv, !pulumi.runtime.isDryRun())) : {};
         this.retryKey = retry.apply((r) => (r.RDMAKIT_RETRY_NODES ? `attempt ${r.RDMAKIT_RETRY_ATTEMPT}: ${r.RDMAKIT_RETRY_NODES}` : ""));

@@ -167,6 +167,6 @@ test("day 2 from a fresh checkout: the stack's state read through the real CLI",
         const rocePlan = planCluster(parseClusterSpec({ ...(roce.config["rdmakit:cluster"] as object), provision: false }));
         assert.deepEqual(got.state.nodes.map((n) => n.name), rocePlan.validation.hostNames);
         assert.equal(got.state.nodeHostKey, undefined);
-        assert.equal(got.state.repair, "report", "no scheduler: report");
+        assert.equal(got.state.repair, "report", "provision false: rdmakit runs no scheduler, so report");
     });
 });
