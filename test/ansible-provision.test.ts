@@ -1,6 +1,7 @@
 // Pulumi side of the Ansible run: inventory rendering, the failure summariser (on real ansible-playbook logs kept in
 // test/fixtures/ansible/, see its README.md) and the AnsiblePlaybook component under Pulumi mocks.
 import { test } from "node:test";
+import { parseInventory } from "../components/provision/inventory-read";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -42,7 +43,7 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             knownHostsFile: "out/dev/known_hosts",
             privateKeyFile: "/run/key",
         });
-        const doc = parse(text) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
+        const doc = parseInventory(text) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };
         assert.deepEqual(doc.all.hosts["node-0"], { ansible_host: "10.0.0.10", ansible_port: 2200, ansible_user: "ubuntu" });
         assert.deepEqual(doc.all.hosts["node-1"], { ansible_host: "10.0.0.11", ansible_port: 22, ansible_user: "ubuntu" });
         // YAML keeps the types (INI [all:vars] would turn them into strings).

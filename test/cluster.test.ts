@@ -8,10 +8,13 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { parse as parseYaml } from "yaml";
 import type * as ClusterModule from "../components/cluster";
 import { NODE_LOCAL_RUN_SCRIPT, readAnsibleRunInput } from "../components/provision/ansible";
 import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
+import { parseInventory } from "../components/provision/inventory-read";
+
+/** Example files and inventories alike: an inventory's `!unsafe` strings read as their text, as Ansible reads them. */
+const parseYaml = (text: string): any => parseInventory(text);
 
 /*
  * RdmaCluster on Pulumi's mock engine, for each bundled example: the fabric component, then the Ansible run of

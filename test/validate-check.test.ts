@@ -53,6 +53,16 @@ test("inventory helpers: hosts with their addresses, a limited copy, validation'
     const limited = limitInventory(INVENTORY, ["localhost"]);
     assert.deepEqual(inventoryHosts(limited).map((h) => h.name), ["localhost"]);
     assert.match(limited, /ansible_ssh_common_args: -o StrictHostKeyChecking=accept-new/);
+    // a string the renderer tagged !unsafe (markUnsafe: Jinja-looking) keeps its tag in the limited copy, or Ansible
+    // would template it; the text is not re-wrapped or re-quoted into something else
+    const tagged = INVENTORY.replace("    node-9:\n", "    node-9:\n      note: !unsafe '{{ lookup(\"pipe\", \"id\") }}'\n") +
+        "    motd: !unsafe \"{% raw %}x\"\n";
+    const kept = limitInventory(tagged, ["node-9"]);
+    assert.match(kept, /^# Limited by rdmakit check/);
+    assert.match(kept, /note: !unsafe '\{\{ lookup\("pipe", "id"\) \}\}'/);
+    assert.match(kept, /motd: !unsafe "\{% raw %\}x"/);
+    assert.deepEqual(inventoryHosts(kept), [{ name: "node-9", address: "10.0.1.19" }]);
+    assert.throws(() => limitInventory("all: [1]\n", ["a"]), /no all.hosts mapping/);
     const { dir } = project();
     const out = path.join(dir, "out", "dev");
     assert.equal(findInventory(out), path.join(out, "inventory-p5-software.yml"));

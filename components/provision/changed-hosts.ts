@@ -13,14 +13,14 @@
 import * as fs from "node:fs";
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { parse as parseYaml } from "yaml";
+import { parseInventory } from "./inventory-read";
 import type { RetryPlan, RunDigests, RunRecord } from "./resume";
 
 interface Inventory { all?: { hosts?: Record<string, unknown>; vars?: unknown; children?: unknown } & Record<string, unknown> }
 
 function parse(text: string): Inventory | undefined {
     try {
-        const doc = parseYaml(text) as Inventory | null;
+        const doc = parseInventory(text) as Inventory | null;
         return doc && typeof doc === "object" && doc.all && typeof doc.all === "object" ? doc : undefined;
     } catch {
         return undefined;

@@ -14,7 +14,8 @@ import * as path from "path";
 import { runForwardingSignals, signalStatus } from "../cli/child";
 import type { Command } from "commander";
 import { exitOnUsage, printOutput } from "../cli/verb";
-import { parse as parseYaml, stringify } from "yaml";
+import { isMap, isScalar, parse as parseYaml } from "yaml";
+import { inventoryDocument, parseInventory } from "../provision/inventory-read";
 import { parseClusterSpec } from "../spec";
 import { planCluster } from "../plan";
 import { SpecError } from "../errors";
@@ -53,16 +54,20 @@ export interface CheckResult {
 
 /** Hosts of a kit inventory (components/provision/inventory.ts renderInventory): `all.hosts.<name>.ansible_host`. */
 export function inventoryHosts(text: string): Array<{ name: string; address: string }> {
-    const doc = parseYaml(text) as { all?: { hosts?: Record<string, { ansible_host?: string } | null> } } | null;
+    const doc = parseInventory(text) as { all?: { hosts?: Record<string, { ansible_host?: string } | null> } } | null;
     const hosts = doc?.all?.hosts ?? {};
     return Object.entries(hosts).map(([name, h]) => ({ name, address: String(h?.ansible_host ?? name) }));
 }
 
 /** The inventory with only `keep` under all.hosts (group vars kept). */
 export function limitInventory(text: string, keep: string[]): string {
-    const doc = parseYaml(text) as { all: { hosts: Record<string, unknown> } };
-    doc.all.hosts = Object.fromEntries(Object.entries(doc.all.hosts).filter(([n]) => keep.includes(n)));
-    return "# Limited by rdmakit check (components/validate/check.ts).\n" + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+    // edited as a document, so every `!unsafe` string keeps its tag (Ansible would template it otherwise)
+    const doc = inventoryDocument(text);
+    const hosts = doc.getIn(["all", "hosts"]);
+    if (doc.errors.length > 0 || !isMap(hosts)) throw new Error("rdmakit check: the inventory has no all.hosts mapping");
+    hosts.items = hosts.items.filter((pair) => isScalar(pair.key) && keep.includes(String(pair.key.value)));
+    doc.commentBefore = null;
+    return "# Limited by rdmakit check (components/validate/check.ts).\n" + doc.toString({ lineWidth: 0 });
 }
 
 /** The inventory the last `pulumi up` kept: validation's own, else the newest provisioning one. */

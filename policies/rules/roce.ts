@@ -20,7 +20,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parsePushCommand } from "../../components/roce/push-args";
-import { parse as parseYaml } from "yaml";
+import { parseInventory } from "../../components/provision/inventory-read";
 import { parsedOf } from "../../components/parsed";
 import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
@@ -133,7 +133,7 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
         let doc: any = parsedOf(text); // rendered in this process: no second parse (components/parsed.ts)
         if (doc === undefined) {
             try {
-                doc = parseYaml(text);
+                doc = parseInventory(text);
             } catch {
                 continue; // not an inventory (the validation command passes a file path)
             }

@@ -19,8 +19,8 @@ import * as net from "node:net";
 import { freePort } from "../fixtures/ports";
 import * as path from "node:path";
 import { promisify } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { renderInventory, InventoryArgs } from "../../components/provision/inventory";
+import { parseInventory } from "../../components/provision/inventory-read";
 import { inventoryHosts } from "../../components/provision/nodes";
 import { planCluster } from "../../components/plan";
 import { parseClusterSpec } from "../../components/spec";
@@ -119,7 +119,7 @@ export async function plainHostsScenario(t: TestContext): Promise<void> {
     fs.writeFileSync(inventoryFile, renderInventory(invArgs));
     // What Ansible reads is what the plan decided: group vars = ansibleVars (+ the test's three), host vars = each
     // host's roce_host_* set and its NCCL environment.
-    const inv = parseYaml(fs.readFileSync(inventoryFile, "utf8"));
+    const inv = parseInventory(fs.readFileSync(inventoryFile, "utf8")) as any;
     for (const [k, v] of Object.entries(plan.ansibleVars)) assert.deepEqual(inv.all.vars[k], v, `group var ${k}`);
     hostPlans.forEach((hp, i) => {
         for (const [k, v] of Object.entries(hp.vars)) assert.deepEqual(inv.all.hosts[hosts[i]][k], v, `${hosts[i]}: host var ${k}`);
