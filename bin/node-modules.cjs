@@ -42,4 +42,37 @@ Module._extensions[".js"] = function loadJs(module, filename) {
     }
     viaTsx.call(this, module, filename);
 };
+// Two packages @pulumi/pulumi requires as it loads and uses only to serialise a JavaScript function into an asset
+// (runtime/closure/: codePaths.js's `@npmcli/arborist`, which brings pacote and sigstore, and parseFunction.js's
+// TypeScript compiler, each read only inside the functions that serialise), something the kit never asks of it: those
+// two requires get a stand-in that loads the real module at its first use, so a process that never serialises a
+// function never loads them (measured on the AWS cluster program of test/aws-cloud.test.ts: about 0.5 s of CPU of 1.6).
+// The stand-in says `__esModule`, so TypeScript's __importStar hands it on as it is instead of copying its keys.
+// source: @pulumi/pulumi 3.248.0 runtime/closure/codePaths.js (arborist used in computeCodePaths' findWorkspaceRoot
+// path only), parseFunction.js (`ts` used inside parseFunction's helpers only).
+const LAZY = [
+    [`${path.sep}@pulumi${path.sep}pulumi${path.sep}runtime${path.sep}closure${path.sep}codePaths.js`, "@npmcli/arborist"],
+    [`${path.sep}@pulumi${path.sep}pulumi${path.sep}runtime${path.sep}closure${path.sep}parseFunction.js`, "../../typescript-shim"],
+];
+function onFirstUse(load) {
+    let real;
+    const it = () => (real === undefined ? (real = load()) : real);
+    return new Proxy({}, {
+        get: (_, key) => (key === "__esModule" ? true : Reflect.get(it(), key)),
+        has: (_, key) => key === "__esModule" || Reflect.has(it(), key),
+        ownKeys: () => Reflect.ownKeys(it()),
+        getOwnPropertyDescriptor: (_, key) => {
+            const d = Reflect.getOwnPropertyDescriptor(it(), key);
+            return d === undefined ? undefined : { ...d, configurable: true };
+        },
+    });
+}
+const loadModule = Module._load;
+Module._load = function load(request, parent, isMain) {
+    const from = parent && parent.filename;
+    if (from && LAZY.some(([file, req]) => req === request && from.endsWith(file))) {
+        return onFirstUse(() => loadModule.call(this, request, parent, isMain));
+    }
+    return loadModule.call(this, request, parent, isMain);
+};
 module.exports = {};
