@@ -146,8 +146,16 @@ function runSync(policy: string, f: () => unknown): void {
     }
 }
 
-/** Outcome of one validator call, classified the way the policy server classifies it. */
+/**
+ * Outcome of one validator call, classified the way the policy server classifies it. Pulumi's unknown-checking proxy
+ * throws an UnknownValueError for each unknown value a rule reads (offline, every value known only after apply), and
+ * capturing each one's stack trace was most of the evaluator's time (the AWS example's 17 policies: 31 ms an
+ * evaluation, 11 ms without). So validators run without stack traces; the rules are pure, so one that fails with any
+ * other error runs again with traces on, and the error of that run (with its stack) is the one reported.
+ */
 function attempt(policy: string, f: () => unknown, verdict: PolicyVerdict): "ran" | "not-applicable" {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
         runSync(policy, f);
         return "ran";
@@ -157,7 +165,16 @@ function attempt(policy: string, f: () => unknown, verdict: PolicyVerdict): "ran
             verdict.undecided.push((e as Error).message);
             return "ran";
         }
-        throw new Error(`policy ${policy} failed: ${(e as Error).message}`, { cause: e });
+        let failure = e;
+        Error.stackTraceLimit = limit;
+        try {
+            runSync(policy, f);
+        } catch (again) {
+            failure = again;
+        }
+        throw new Error(`policy ${policy} failed: ${(failure as Error).message}`, { cause: failure });
+    } finally {
+        Error.stackTraceLimit = limit;
     }
 }
 

@@ -240,4 +240,23 @@ test("raw resources of any shape never make a policy fail with an error (the pac
     }
 });
 
+test("a policy that reads an unknown value is undecided; one that fails names itself and keeps the failing line's stack", () => {
+    const resources: PolicySubject[] = [{ type: "aws:ec2/subnet:Subnet", name: "s", custom: true, inputs: { cidrBlock: { __pulumiUnknown: true }, vpcId: "vpc-1" } }];
+    const reads = { name: "reads-unknown", description: "reads an unknown", enforcementLevel: "mandatory" as const,
+        validateResource: (args: { props: Record<string, unknown> }) => { void args.props.cidrBlock; } };
+    const [undecided] = evaluatePolicies(resources, { policies: [reads] });
+    assert.deepEqual(undecided.violations, []);
+    assert.equal(undecided.ok, false, "undecided is not a pass");
+    assert.match(undecided.undecided.join("\n"), /\.cidrBlock can't be known during preview/);
+    // a rule with a bug: the error names the policy, and its cause carries a stack down to this file
+    const broken = { name: "broken-rule", description: "a bug", enforcementLevel: "mandatory" as const,
+        validateResource: (args: { props: Record<string, any> }) => { args.props.vpcId.nothing.here(); } };
+    assert.throws(() => evaluatePolicies(resources, { policies: [broken] }), (e: Error) => {
+        assert.match(e.message, /^policy broken-rule failed: .*Cannot read properties of undefined/);
+        assert.match(String((e.cause as Error).stack), /policies\.test\.ts:\d+/);
+        return true;
+    });
+    assert.equal(Error.stackTraceLimit, 10, "the evaluator leaves Node's stack trace limit as it found it");
+});
+
 // The policy reference (docs/policies.md) against the pack's exports: test/docs.test.ts.
