@@ -158,3 +158,16 @@ test("ibstat cut inside a device is not checked (that device and the count), nev
     // text that is no ibstat at all is unreadable
     assert.equal(gradeNode("n", { "ibstat.txt": cap("lspci.a10-gpud-plain-nn.txt") }, only(A100, ["nic"])).verdict, "unreadable");
 });
+
+test("Xid 45 lines that name their cause (\"caused by previous Xid 149/145\", NVLink5) fail the four GPUs on xid; the 45s stay notes", () => {
+    const h = gradeNode("n", { "dmesg.txt": cap("dmesg.xid45-caused-by-nvlink5-ogkm1150.txt") }, only(H100, ["xid"]));
+    assert.equal(h.verdict, "failing");
+    assert.deepEqual(h.findings.map((f) => [f.component, f.persistence, /^Xid (\d+) .* on GPU (\S+) \(named by an Xid 45 line/.exec(f.message)?.slice(1, 3).join(" ")]).sort(), [
+        ["xid", "transient", "145 0000:97:00"], ["xid", "transient", "145 0000:ba:00"], ["xid", "transient", "145 0000:ed:00"], ["xid", "transient", "149 0000:dc:00"],
+    ]);
+    assert.equal(h.notes.filter((n) => /^Xid 45 /.test(n)).length, 4);
+    // where the log still holds the named Xid's own line, that line decides (a Nonfatal NVLink5 Xid is a note)
+    const own = "[  10.000000] NVRM: Xid (PCI:0000:ed:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)\n" +
+        "[  10.500000] NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by previous Xid 145\n";
+    assert.deepEqual(gradeNode("n", { "dmesg.txt": own }, only(H100, ["xid"])).findings, []);
+});

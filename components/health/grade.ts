@@ -365,14 +365,22 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const windowS = (exp.xidWindowMinutes ?? XID_WINDOW_MINUTES) * 60;
     const state = gpusNeedingAction(smi);
     const seen = new Set<string>();
+    // an Xid 45 (preemptive cleanup) names the Xid that caused it: kernel_rc.c appends " caused by previous Xid %d"
+    // (NVIDIA/open-gpu-kernel-modules@df1c9a3d). Where the log no longer holds that Xid's own line for the GPU (the ring
+    // wrapped, or the capture is a grep), the named code is judged from the Xid 45 line, which carries no severity word
+    const direct = new Set(r.xids.map((x) => `${shortBdf(x.pci)}/${x.code}`));
+    const named = r.xids.flatMap((x) => {
+        const m = x.code === 45 ? /caused by previous Xid (\d+)\b/.exec(x.line) : null;
+        return m && !direct.has(`${shortBdf(x.pci)}/${m[1]}`) ? [{ ...x, code: Number(m[1]), via45: true }] : [];
+    });
     // newest first: the most recent occurrence of a code on a GPU decides
-    for (const x of [...r.xids].reverse()) {
+    for (const x of [...r.xids.map((e) => ({ ...e, via45: false })), ...named].reverse()) {
         const key = `${shortBdf(x.pci)}/${x.gpuInstance ?? ""}/${x.code}`;
         if (seen.has(key)) continue;
         seen.add(key);
         const info = xidInfo(x.code);
         const gpu = `GPU ${x.pci}${x.gpuInstance ? ` ${x.gpuInstance}` : ""}`;
-        const what = `Xid ${x.code} (${info.meaning}) on ${gpu}`;
+        const what = `Xid ${x.code} (${info.meaning}) on ${gpu}${x.via45 ? " (named by an Xid 45 line; its own line is not in the log)" : ""}`;
         if (!exp.nvidia || !xidNeedsOwner(x.code, x.line)) {
             g.h.notes.push(`${what}: NVIDIA's catalog says ${info.resolution ? info.resolution.toLowerCase().replace(/_/g, " ") : "nothing (not listed)"}; not graded`);
             continue;
