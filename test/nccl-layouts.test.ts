@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { parseNcclLog } from "../components/validate/parse";
+import { isNcclTestsLog, notLogReason, parseNcclLog } from "../components/validate/parse";
 import { gradeLog } from "../components/validate/grade";
 import { buildReport, formatText } from "../components/validate/report";
 import type { Expectation } from "../components/validate/types";
@@ -90,4 +90,31 @@ test("several collectives and several runs per file; `#` stripped from the rank 
     assert.equal(gcp.runs.at(-1)?.avgBusbwGBps, 70.742);
     const ab = parseNcclLog(fs.readFileSync(path.join(REF, "17-h100-2node-alltoall-abort-then-sendrecv.log"), "utf8"));
     assert.deepEqual(ab.runs.map((r) => [r.collective, r.completed]), [["alltoall_perf", false], ["sendrecv_perf", true]]);
+});
+
+test("-S 1 timestamps (nccl-tests src/util.cu writeTimestamp): the header's timestamp column and each row's date are not result cells", () => {
+    // constructed from the published pair log: the header gains `timestamp`, the units line the format, and every row
+    // the "%21s" of "%Y-%m-%d %H:%M:%S" that writeTimestamp prints after the in-place placement; no number is changed
+    const plain = read("nccl_N2_G1_cnode4-005_cnode4-011.log");
+    const stamped = plain.split("\n").map((l) => {
+        if (/^#\s+size\s+count\s+type/.test(l)) return `${l.trimEnd()} ${"timestamp".padStart(19)}`;
+        if (/^#\s+\(B\)\s+\(elements\)/.test(l)) return `${l.trimEnd()} ${"%Y-%m-%d %H:%M:%S".padStart(19)}`;
+        return /^\s+\d+\s+\d+\s+[a-z]/.test(l) ? `${l.trimEnd()}${"2025-11-24 10:00:00".padStart(21)}` : l;
+    }).join("\n");
+    assert.notEqual(stamped, plain);
+    const want = parseNcclLog(plain).runs.map((r) => r.rows.map((x) => [x.sizeBytes, x.outOfPlace, x.inPlace]));
+    const got = parseNcclLog(stamped).runs;
+    assert.ok(want[0].length > 0);
+    assert.deepEqual(got.map((r) => r.rows.map((x) => [x.sizeBytes, x.outOfPlace, x.inPlace])), want);
+    assert.deepEqual(got[0].missingColumns, []);
+    assert.equal(gradeLog(parseNcclLog(stamped), ANY).pass, gradeLog(parseNcclLog(plain), ANY).pass);
+});
+
+test("nccl-tests' -J JSON document is refused by name, not read as an empty log", () => {
+    // constructed with the keys src/util.cu writes, in its order (jsonOutputInit, then the results list); values made up
+    const doc = JSON.stringify({ version: 3, start_time: "2026-07-09 12:00:00", args: ["all_reduce_perf", "-J", "out.json"], env: [],
+        nccl_version: 22807, results: [{ size: 1048576, count: 262144, type: "float", redop: "sum", root: -1 }] }, null, 2);
+    assert.equal(isNcclTestsLog(parseNcclLog(doc)), false);
+    assert.match(notLogReason(doc), /-J\/--output_file JSON document, not its printed log/);
+    assert.match(notLogReason("hello\n"), /^not an nccl-tests log/);
 });

@@ -11,6 +11,13 @@
  * firmware fatal/internal error, a command timeout, a cable/module error. PCIe AER (drivers/pci/pcie/aer.c
  * aer_print_error): "AER: PCIe Bus Error: severity=Correctable|Uncorrected (Non-Fatal)|Uncorrected (Fatal), ..." on
  * any device: corrected errors are counted and retried by the link (a note); uncorrected ones fail the device's node.
+ * A GPU the driver lost without an Xid (NVIDIA/open-gpu-kernel-modules@df1c9a3d): at probe, osapi.c prints over three
+ * lines "NVRM: The NVIDIA GPU 0000:5d:00.0" / "NVRM: (PCI ID: 10de:2330) installed in this system has" / "NVRM: fallen off
+ * the bus and is not responding to commands." (only the first names the GPU; a dmesg capture indents the other two
+ * without a prefix); osinit.c's NV_DEV_PRINTF lines "NVRM: GPU 0000:5d:00.0: GPU has fallen off the bus." and
+ * "NVRM: GPU 0000:5d:00.0: RmInitAdapter failed! (0x..)"; and the kernel's driver core refusing the device, "nvidia: probe
+ * of 0000:5d:00.0 failed with error -1" (drivers/base/dd.c before 6.x) or "nvidia 0000:5d:00.0: probe with driver nvidia
+ * failed with error -1" (after). Each is a lost GPU in `lost`, read as an Xid 79 would be.
  * "Operation not permitted" counts as the tool's refusal only as dmesg's own message ("dmesg: read kernel buffer
  * failed: Operation not permitted", util-linux dmesg.c), never when a kernel line says it.
  */
@@ -39,8 +46,17 @@ export interface AerEvent {
     line: string;
 }
 
+/** A GPU the driver says it lost (fell off the bus, failed to initialise, refused at probe) on a line that is no Xid. */
+export interface LostGpu {
+    /** the GPU's function as the line names it, e.g. "0000:5d:00.0" */
+    pci: string;
+    line: string;
+    time?: LogTime;
+}
+
 export interface DmesgReport {
     xids: XidEvent[];
+    lost: LostGpu[];
     mlx5Errors: string[];
     aer: AerEvent[];
     /** dmesg said it could not read the log */
@@ -97,6 +113,13 @@ function prefix(line: string): { known: boolean; time?: LogTime } {
     return { known: DELTA.test(l) || level };
 }
 
+const PCI_FN = "([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7])";
+// osinit.c NV_DEV_PRINTF: "NVRM: GPU <fn>: GPU has fallen off the bus." / "NVRM: GPU <fn>: RmInitAdapter failed!"
+const LOST_DEV = new RegExp(`NVRM: GPU ${PCI_FN}: (?:GPU has fallen off the bus|RmInitAdapter failed)`);
+// osapi.c: the first of the three lines names the GPU, the third says what happened
+const LOST_PROBE_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN}$`);
+// drivers/base/dd.c: "<driver>: probe of <dev> failed with error <n>" (before 6.x), "<driver> <dev>: probe with driver <driver> failed with error <n>"
+const PROBE_FAILED = new RegExp(`\\bnvidia(?:: probe of ${PCI_FN}| ${PCI_FN}: probe with driver nvidia) failed with error`);
 const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: (GPU-I:\d+))?\): (\d+)\b/;
 // mlx5_core's own failures; each a fixed phrase, matched one at a time (no ".*" between alternatives)
 const MLX5_PHRASES = ["health compromised", "fw_fatal", "firmware internal error", "fatal error", "internal error", "command timeout",
@@ -120,11 +143,13 @@ export function parseDmesg(text: string): DmesgReport {
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
-    const report: DmesgReport = { xids: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    const report: DmesgReport = { xids: [], lost: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    // the GPU named by the last "NVRM: The NVIDIA GPU <fn>" line, for the "fallen off the bus" line two lines below it
+    let probeHead: { pci: string; at: number } | undefined;
     if (denied) return { ...report, denied: denied.trim() };
     let prefixed = 0;
-    for (const raw of lines) {
-        const l = raw.trimStart();
+    for (let i = 0; i < lines.length; i++) {
+        const l = lines[i].trimStart();
         const p = prefix(l);
         if (p.known) prefixed++;
         if (p.time) report.newest[p.time.kind] = Math.max(report.newest[p.time.kind] ?? -Infinity, p.time.s);
@@ -132,6 +157,16 @@ export function parseDmesg(text: string): DmesgReport {
         if (x) {
             report.xids.push({ pci: x[1].toLowerCase(), code: Number(x[3]), line: l.trim(), gpuInstance: x[2], time: p.time });
             continue;
+        }
+        if (l.includes("NVRM") || l.includes("nvidia")) {
+            const head = LOST_PROBE_HEAD.exec(l.trimEnd());
+            if (head) probeHead = { pci: head[1].toLowerCase(), at: i };
+            const dev = LOST_DEV.exec(l) ?? PROBE_FAILED.exec(l);
+            if (dev) report.lost.push({ pci: (dev[1] ?? dev[2]).toLowerCase(), line: l.trim(), time: p.time });
+            else if (probeHead && i - probeHead.at <= 2 && l.includes("NVRM: fallen off the bus and is not responding to commands")) {
+                report.lost.push({ pci: probeHead.pci, line: l.trim(), time: p.time });
+                probeHead = undefined;
+            }
         }
         const a = l.includes("Bus Error: severity=") ? AER.exec(l) : null;
         if (a) {

@@ -68,6 +68,9 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
     const token = exp.gpuModel.split("-")[0];
     for (const gpu of smi.gpus) {
         const where = `GPU ${gpu.busId}`;
+        if (!gpu.complete) {
+            g.h.notChecked.push({ component: "gpu", file: f, reason: `${f}: the section of ${where} ends before its "Processes" field, which every whole nvidia-smi -q GPU section holds: cut short (or nvidia-smi -q -d), the fields after the cut are not checked` });
+        }
         if (gpu.productName && token && !new RegExp(`\\b${token}\\b`, "i").test(gpu.productName)) {
             g.fail("gpu", f, `${where} is a ${gpu.productName}, expected ${exp.gpuModel}`, `Product Name : ${gpu.productName}`);
         } else if (gpu.memoryMiB !== undefined && exp.gpuMemoryGiB && gpu.memoryMiB / 1024 < 0.9 * exp.gpuMemoryGiB) {
@@ -258,9 +261,14 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             continue;
         }
         const { cap, sta } = d;
-        // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
-        if (d.virtualFunction || !cap || !sta || !sta.width || !cap.width) continue;
         const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
+        // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
+        if (d.virtualFunction) continue;
+        // no link to read (a hypervisor that hides the Express capability, lspci -v without the second v): never a pass
+        if ((!cap?.width || !sta?.width) && !d.accessDenied) {
+            g.h.notChecked.push({ component: "pcie", file: f, reason: `${who} shows no ${!cap?.width ? "LnkCap" : "LnkSta"} width (lspci -vv as root prints both for a PCIe device): its link is not checked` });
+        }
+        if (!cap || !sta || !sta.width || !cap.width) continue;
         const narrow = sta.width < cap.width;
         let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
         if (slow && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
@@ -294,7 +302,10 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     const present = exp.nics.names.filter((n) => r.cas.some((c) => c.name === n));
     const byName = exp.nics.names.length > 0 && (present.length > 0 || exp.fabric === "roce");
     const graded = byName ? ports.filter((p) => present.includes(p.ca)) : ports.filter((p) => p.linkLayer === exp.nics.linkLayer);
-    if (byName) {
+    // cut inside a device: that device is not checked, nor is how many there are (the rest may be missing only from the file)
+    // (the devices before the cut are still graded below)
+    if (r.cut) g.h.notChecked.push({ component: "nic", file: f, reason: `${f} stops inside a device (${r.cut}): cut short, so that device and the device count are not checked` });
+    else if (byName) {
         const missing = exp.nics.names.filter((n) => !present.includes(n));
         if (missing.length) g.fail("nic", f, `RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`);
     } else {
@@ -303,8 +314,10 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     }
     for (const p of graded) {
         const id = `${p.ca} port ${p.port}`;
+        // a port without its State line (the last of a cut capture): not checked, never read as down or as up
+        if (p.state === undefined) continue;
         if (p.linkLayer && p.linkLayer !== exp.nics.linkLayer) g.fail("nic", f, `${id} has link layer ${p.linkLayer}, expected ${exp.nics.linkLayer}`, p.lines.linkLayer);
-        if (p.state !== "Active") g.fail("nic", f, `${id} is ${p.state ?? "in no state"}, expected Active`, p.lines.state);
+        if (p.state !== "Active") g.fail("nic", f, `${id} is ${p.state}, expected Active`, p.lines.state);
         else if (p.physicalState !== undefined && p.physicalState !== "LinkUp") g.fail("nic", f, `${id} physical state ${p.physicalState}, expected LinkUp`, p.lines.physicalState);
         if (exp.nics.rateGbps !== undefined && p.rate !== undefined && p.state === "Active" && p.rate < exp.nics.rateGbps) {
             g.fail("nic", f, `${id} at ${p.rate} Gb/s, expected ${exp.nics.rateGbps} Gb/s`, p.lines.rate);
@@ -352,14 +365,22 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const windowS = (exp.xidWindowMinutes ?? XID_WINDOW_MINUTES) * 60;
     const state = gpusNeedingAction(smi);
     const seen = new Set<string>();
+    // an Xid 45 (preemptive cleanup) names the Xid that caused it: kernel_rc.c appends " caused by previous Xid %d"
+    // (NVIDIA/open-gpu-kernel-modules@df1c9a3d). Where the log no longer holds that Xid's own line for the GPU (the ring
+    // wrapped, or the capture is a grep), the named code is judged from the Xid 45 line, which carries no severity word
+    const direct = new Set(r.xids.map((x) => `${shortBdf(x.pci)}/${x.code}`));
+    const named = r.xids.flatMap((x) => {
+        const m = x.code === 45 ? /caused by previous Xid (\d+)\b/.exec(x.line) : null;
+        return m && !direct.has(`${shortBdf(x.pci)}/${m[1]}`) ? [{ ...x, code: Number(m[1]), via45: true }] : [];
+    });
     // newest first: the most recent occurrence of a code on a GPU decides
-    for (const x of [...r.xids].reverse()) {
+    for (const x of [...r.xids.map((e) => ({ ...e, via45: false })), ...named].reverse()) {
         const key = `${shortBdf(x.pci)}/${x.gpuInstance ?? ""}/${x.code}`;
         if (seen.has(key)) continue;
         seen.add(key);
         const info = xidInfo(x.code);
         const gpu = `GPU ${x.pci}${x.gpuInstance ? ` ${x.gpuInstance}` : ""}`;
-        const what = `Xid ${x.code} (${info.meaning}) on ${gpu}`;
+        const what = `Xid ${x.code} (${info.meaning}) on ${gpu}${x.via45 ? " (named by an Xid 45 line; its own line is not in the log)" : ""}`;
         if (!exp.nvidia || !xidNeedsOwner(x.code, x.line)) {
             g.h.notes.push(`${what}: NVIDIA's catalog says ${info.resolution ? info.resolution.toLowerCase().replace(/_/g, " ") : "nothing (not listed)"}; not graded`);
             continue;
@@ -370,6 +391,23 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         if (stateLine) g.fail("xid", f, `${what}; the GPU still asks for action (${stateLine})`, clip(x.line), "persistent");
         else if (ageS === undefined) g.fail("xid", f, `${what} (the line has no time: cannot show it is old)`, clip(x.line), "transient");
         else if (ageS <= windowS) g.fail("xid", f, `${what}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, clip(x.line), "transient");
+        else g.h.notes.push(`${what}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window, and the GPU's state asks for nothing`);
+    }
+    // a GPU lost without an Xid line (at probe, or with the Xid suppressed): judged as the Xid 79 it stands for, once a
+    // GPU, and not at all where an Xid 79 of that GPU was graded above
+    const lostSeen = new Set(r.xids.filter((x) => x.code === 79).map((x) => shortBdf(x.pci)));
+    for (const x of [...r.lost].reverse()) {
+        const key = shortBdf(x.pci);
+        if (lostSeen.has(key)) continue;
+        lostSeen.add(key);
+        const what = `GPU ${x.pci} lost by the driver (fallen off the bus or not initialised; what Xid 79 reports)`;
+        const newest = x.time ? r.newest[x.time.kind] : undefined;
+        const ageS = x.time && newest !== undefined ? newest - x.time.s : undefined;
+        const stateLine = state.get(key);
+        if (!exp.nvidia) g.h.notes.push(`${what}: not an NVIDIA stack; not graded`);
+        else if (stateLine) g.fail("gpu", f, `${what}; the GPU still asks for action (${stateLine})`, clip(x.line), "persistent");
+        else if (ageS === undefined) g.fail("gpu", f, `${what} (the line has no time: cannot show it is old)`, clip(x.line), "transient");
+        else if (ageS <= windowS) g.fail("gpu", f, `${what}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, clip(x.line), "transient");
         else g.h.notes.push(`${what}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window, and the GPU's state asks for nothing`);
     }
     // PCIe AER (drivers/pci/pcie/aer.c): corrected errors are retried by the link and routine on Gen5; uncorrected ones fail

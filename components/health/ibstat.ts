@@ -35,6 +35,12 @@ export interface IbstatReport {
     cas: Array<{ name: string; type?: string; ports: IbPort[] }>;
     /** ibpanic / error lines the tool printed */
     errors: string[];
+    /**
+     * where the text stops inside a device: ibstat.c prints a "Port N:" section for each port of a CA and, per port, "State:"
+     * first and "Link layer:" last (where built with link layers, as every capture in test/fixtures/health is), so a last
+     * CA without ports, or a last port without its State or its Link layer while the ports before have one, was cut short
+     */
+    cut?: string;
 }
 
 export function parseIbstat(text: string): IbstatReport {
@@ -77,7 +83,18 @@ export function parseIbstat(text: string): IbstatReport {
         } else if (key === "Link layer") [port.linkLayer, port.lines.linkLayer] = [value, evidence];
     }
     if (cas.length === 0 && errors.length === 0 && text.trim()) throw new HealthParseError("holds no \"CA '<name>'\" section: not ibstat output");
-    return { cas, errors };
+    return { cas, errors, cut: cutShort(cas) };
+}
+
+function cutShort(cas: IbstatReport["cas"]): string | undefined {
+    const last = cas[cas.length - 1];
+    if (!last) return undefined;
+    if (last.ports.length === 0) return `${last.name} has no "Port N:" section`;
+    const port = last.ports[last.ports.length - 1];
+    if (port.state === undefined) return `${last.name} port ${port.port} has no "State:" line`;
+    const layered = cas.flatMap((c) => c.ports).some((p) => p !== port && p.linkLayer !== undefined);
+    if (layered && port.linkLayer === undefined) return `${last.name} port ${port.port} ends before its "Link layer:" line`;
+    return undefined;
 }
 
 export interface FiInfoReport {

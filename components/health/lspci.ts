@@ -9,6 +9,8 @@
  *   	Capabilities: <access denied>                                           not run as root: no link information
  * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
  * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
+ * Plain `lspci` / `lspci -nn` (device lines only, no indented detail: leptonai/gpud testdata lspci.gb200, lspci.nn.a10)
+ * is another command's output and is refused by name: read as -vv it would show no link, and no link is no finding.
  */
 import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
@@ -29,6 +31,8 @@ export interface PciDevice {
     cap?: PcieLink;
     sta?: PcieLink;
     accessDenied: boolean;
+    /** any indented detail line under the device line (lspci -v and more) */
+    detailed: boolean;
 }
 
 const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
@@ -50,6 +54,7 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
     const devices: PciDevice[] = [];
     let cur: PciDevice | undefined;
     let total = 0;
+    let details = 0;
     for (const raw of boundedLines(text)) {
         // pciutils' own warnings (stderr, kept by 2>&1): "pcilib: sysfs_read_vpd: read failed", "lspci: Unable to load libkmod"
         if (!raw.trim() || raw.startsWith("#") || /^(pcilib|lspci): /.test(raw)) continue;
@@ -60,17 +65,20 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
             const kind = kindOf(m[2], m[3]);
             cur = kind ? {
                 bdf: m[1].toLowerCase(), line: raw.trim(), kind, revFF: /\(rev ff\)/i.test(m[3]),
-                virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false,
+                virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false, detailed: false,
             } : undefined;
             if (cur) devices.push(cur);
             continue;
         }
+        details++;
         if (!cur) continue;
+        cur.detailed = true;
         const t = raw.trim();
         if (/^LnkCap:/.test(t)) cur.cap = link(`${cur.bdf} ${t}`);
         else if (/^LnkSta:/.test(t)) cur.sta = link(`${cur.bdf} ${t}`);
         else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
     }
     if (total === 0) throw new HealthParseError("lists no PCI device: not lspci -vv output");
+    if (details === 0) throw new HealthParseError(`lists ${total} device line(s) and no detail under any: plain lspci, not lspci -vv (run as root: lspci -vv)`);
     return { devices, total };
 }

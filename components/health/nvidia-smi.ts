@@ -59,6 +59,12 @@ export interface SmiGpu {
     memoryMiB?: number;
     /** "Remapped Rows > Uncorrectable Error : N" above zero: rows already repaired by remapping */
     remappedUncorrectable?: string;
+    /**
+     * the section holds its "Processes" field. Every GPU section of a whole `nvidia-smi -q` has one, near its end (last
+     * before R560, followed only by "Capabilities" since: every capture in test/fixtures/health, drivers 470 to 565), so
+     * a section without it was cut short, or is `nvidia-smi -q -d <sections>`: what follows the cut is not checked
+     */
+    complete: boolean;
 }
 
 export interface SmiReport {
@@ -177,6 +183,7 @@ function gpuFacts(n: Node): SmiGpu {
         unrepairable: find(n, /^Unrepairable Memory$/i).find((c) => /^yes$/i.test(c.value ?? ""))?.line,
         memoryMiB: num(/^(\d+) MiB$/.exec(val(n, "FB Memory Usage", "Total") ?? "")?.[1]),
         remappedUncorrectable: /^[1-9]\d*$/.test(val(remap, "Uncorrectable Error") ?? "") ? at(remap, "Uncorrectable Error")?.line : undefined,
+        complete: child(n, "Processes") !== undefined,
         fabricHealth: (() => {
             const h = at(fabric, "Health", "Summary");
             return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.line}` : undefined;

@@ -8,7 +8,7 @@ import * as path from "path";
 import type { Command } from "commander";
 import { exitOnUsage, printOutput, stackFileOf } from "../cli/verb";
 import { expectationFor } from "../plan/expectation";
-import { parseNcclLog, isNcclTestsLog } from "./parse";
+import { parseNcclLog, isNcclTestsLog, notLogReason } from "./parse";
 import { gradeLog, nodesOf } from "./grade";
 import { buildReport, classifyLogName, formatText, renderChartSvg, type ReportEntry } from "./report";
 import { findSlowNodes, type PairLog } from "./slow";
@@ -186,7 +186,7 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
         const name = path.basename(file);
         const parsed = parseNcclLog(text, { name });
         if (!isNcclTestsLog(parsed)) {
-            err.push(`${file}: not an nccl-tests log (no result table, rank list or test header found)`);
+            err.push(`${file}: ${notLogReason(text)}`);
             notLogs++;
             continue;
         }

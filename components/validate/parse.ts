@@ -78,8 +78,20 @@ interface Columns {
 
 const HEADER = /^\s*(?:#\s*)?(size|bytes)\s+(count|N)\s+type\b.*\b(time|cputime)\b/;
 
+// source: NVIDIA/nccl-tests@a0b82b2 src/util.cu: `-S 1` (report_timestamps) adds a last header column `timestamp` and
+// ends each row, after the in-place placement, with writeTimestamp's "%21s" of TIME_STRING_FORMAT "%Y-%m-%d %H:%M:%S"
+const TIMESTAMP_TAIL = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+
+/** The row without a `-S 1` timestamp at its end (checked on the last 19 characters: linear). */
+function withoutTimestamp(text: string): string {
+    const t = text.trimEnd();
+    return TIMESTAMP_TAIL.test(t.slice(-19)) ? t.slice(0, -19) : text;
+}
+
 function columnsFromHeader(text: string): Columns {
-    const tokens = text.replace(/^\s*#/, "").trim().split(/\s+/);
+    const all = text.replace(/^\s*#/, "").trim().split(/\s+/);
+    // the timestamp is no placement column (its row cell is dropped by withoutTimestamp)
+    const tokens = all[all.length - 1] === "timestamp" ? all.slice(0, -1) : all;
     const first = tokens.findIndex((t) => t === "time" || t === "cputime");
     const prefix = tokens.slice(0, first);
     const rest = tokens.slice(first);
@@ -431,10 +443,10 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         // a result row, possibly written in pieces
         const cur0 = d as Draft | null;
         const pending = cur0?.pending.get(source);
-        let candidate = text;
+        let candidate = withoutTimestamp(text);
         let rowLine = lineNo;
         if (pending && /^\s*[-+0-9.N]/.test(text) && !ROW_START.test(text)) {
-            candidate = pending.text + " " + text;
+            candidate = pending.text + " " + withoutTimestamp(text);
             rowLine = pending.line;
         }
         if (ROW_START.test(candidate)) {
@@ -480,6 +492,19 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
     }
     if (d && (d as Draft).stage > Stage.None) runs.push(finish(d, name));
     return { name, lineCount: rawLines.length, runs, transport: scanTransport(rawLines), launcherErrors };
+}
+
+/**
+ * Why a text that holds no nccl-tests run is not one, in words for the refusal. nccl-tests 2.17+ writes a JSON document
+ * with `-J/--output_file <file>.json` (src/util.cu jsonOutputInit: "version", "start_time", "args", "env",
+ * "nccl_version", then "results"): another grammar than the printed log the kit grades, named as such.
+ */
+export function notLogReason(text: string): string {
+    const head = text.trimStart().slice(0, 4096);
+    if (head.startsWith("{") && /"nccl_version"\s*:|"results"\s*:/.test(text.slice(0, 1 << 20))) {
+        return "is nccl-tests' -J/--output_file JSON document, not its printed log: grade the run's stdout";
+    }
+    return "not an nccl-tests log (no result table, rank list or test header found)";
 }
 
 /** True when the text holds at least one nccl-tests run: a table header, rows, a rank list or the footer's check line. */
