@@ -445,6 +445,22 @@ test("nvidia-smi -q's grammar: CRLF line ends, trailing spaces, [N/A] and Unknow
     }
 });
 
+test("nvidia-smi -q: a GPU whose PCIe link runs narrower than its Max fails pcie in P0; in an idle P-state it is a note", () => {
+    // constructed from the real capture: the second GPU's "Link Width > Current" 16x -> 8x, its P-state P0 or P8
+    const text = cap("nvidia-smi-q.h100-565.57.01.txt");
+    const sections = text.split(/(?=^GPU [0-9A-F]{8}:)/m);
+    const second = (state: string) => sections[2].replace(/(Link Width\n\s+Max\s+: 16x\n\s+Current\s+: )16x/, "$18x").replace(/(Performance State\s+: )P0/, `$1${state}`);
+    assert.notEqual(second("P0"), sections[2]);
+    const withSecond = (state: string) => [...sections.slice(0, 2), second(state), ...sections.slice(3)].join("");
+    const busy = gradeNode("n", { ...node(), "nvidia-smi-q.txt": withSecond("P0") }, H100);
+    assert.deepEqual(components(busy), ["pcie"]);
+    assert.match(busy.findings[0].message, /PCIe link at x8 in P0, capable of x16/);
+    assert.match(busy.findings[0].message, new RegExp(/^GPU [0-9A-F:.]+/.exec(sections[2])![0].slice(4).replace(/[.:]/g, "."), "i"));
+    const idle = gradeNode("n", { ...node(), "nvidia-smi-q.txt": withSecond("P8") }, H100);
+    assert.equal(idle.verdict, "healthy", JSON.stringify(idle.findings));
+    assert.ok(idle.notes.some((n) => /PCIe x8 of x16 in P8/.test(n)), JSON.stringify(idle.notes));
+});
+
 test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output): a warning line before the document, null entries between tests", () => {
     const swap = { "dcgmi-diag.txt": null, "dcgmi-diag.json": "dcgmi-diag.3.1.0-warning-nulls.json" };
     const ok = gradeNode("n", node(swap), H100);

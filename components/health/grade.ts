@@ -108,8 +108,12 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
             else g.fail("clocks", f, `${where} clocks are held down`, s, "transient");
         }
         const p = gpu.pcie;
+        // the current width, like the generation, "may be reduced when the GPU is not in use" (nvidia-smi
+        // --help-query-gpu, pcie.link.width.current; Max is "possible with this GPU and system configuration", so a
+        // narrower slot lowers Max too): graded in P0 only, a note otherwise
         if (p.widthCurrent !== undefined && p.widthMax !== undefined && p.widthCurrent < p.widthMax) {
-            g.fail("pcie", f, `${where} PCIe link at x${p.widthCurrent}, capable of x${p.widthMax}`, p.lines.find((l) => /x$/.test(l)));
+            if (gpu.performanceState === "P0") g.fail("pcie", f, `${where} PCIe link at x${p.widthCurrent} in P0, capable of x${p.widthMax}`, p.lines.find((l) => /x$/.test(l)));
+            else g.h.notes.push(`${where}: PCIe x${p.widthCurrent} of x${p.widthMax} in ${gpu.performanceState ?? "an unknown P-state"} (idle GPUs may narrow the link; not graded)`);
         }
         // GPUs lower the link speed when idle (P8 at Gen1 in the gpud captures): graded only in P0
         if (p.genCurrent !== undefined && p.genMax !== undefined && p.genCurrent < p.genMax) {
