@@ -220,9 +220,11 @@ function gdrVerdict(t: TransportEvidence): Verdict {
     return {
         check: "gpudirect", ok, expected,
         seen: `${withGdr} of ${t.netChannels.count} NET channel line(s) with /GDRDMA` +
-            (t.cudaRegisterFailed.count ? `; ${t.cudaRegisterFailed.count} 'Failed to register CUDA buffer'` : ""),
+            (t.cudaRegisterFailed.count ? `; ${t.cudaRegisterFailed.count} 'Failed to register CUDA buffer'` : "") +
+            // NCCL's own reason (`... GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)`: src/transport/net_ib.cc)
+            (!ok && t.gdrDisabled.count ? `; NCCL says: ${t.gdrDisabled.lines[0].text.replace(/^.*?NCCL INFO\s*/, "")}` : ""),
         hint: ok ? undefined : HINTS.gdr,
-        evidence: ok ? ev(t.gdr) : evidenceOf(t.netChannelsWithoutGdr, t.cudaRegisterFailed),
+        evidence: ok ? ev(t.gdr) : evidenceOf(t.gdrDisabled, t.netChannelsWithoutGdr, t.cudaRegisterFailed),
     };
 }
 

@@ -2,8 +2,9 @@
  * Pure grader: a parsed nccl-tests log against the plan's expectation. Every verdict states what was expected,
  * what was seen, and what to do when it fails.
  */
-import type { BusbwPoint, Expectation, LogGrade, NcclRow, NcclRun, ParsedLog, RunGrade, Verdict } from "./types";
+import type { BusbwPoint, Expectation, LineText, LogGrade, NcclRow, NcclRun, ParsedLog, RunGrade, TransportEvidence, Verdict } from "./types";
 import { evidenceOf } from "./transport";
+import { failureHost } from "./parse";
 import { proveFabric, REPLACED_BY_FABRIC, type FabricRequirement } from "./fabric";
 
 /** `17179869184` → `16 GiB`. */
@@ -62,23 +63,43 @@ export function nodesOf(run: NcclRun): number | null {
     return run.hosts.length;
 }
 
-function gradeRun(run: NcclRun, index: number, exp: Expectation): RunGrade {
+/**
+ * The NCCL WARN that names why a run failed: the last one before its first failure line (NCCL prints the error, then
+ * unwinds: `enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'`, then `group.cc:242 -> 1` ...), else the first
+ * one after it (another rank's view of the same error).
+ */
+function causeWarning(run: NcclRun, t: TransportEvidence | undefined): LineText | null {
+    if (!t || run.failures.length === 0) return null;
+    const first = run.failures[0].line;
+    const before = t.warnLines.filter((l) => l.line < first && l.line >= run.firstLine);
+    return before[before.length - 1] ?? t.warnLines.find((l) => l.line > first) ?? null;
+}
+
+const FOOTER = "its footer ('# Out of bounds values' and '# Avg bus bandwidth')";
+
+function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEvidence): RunGrade {
     const verdicts: Verdict[] = [];
     // 1. completed
     if (run.completed) {
         verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}` });
     } else if (run.failures.length > 0) {
+        // the node nccl-tests names in `<host>: Test NCCL failure ...` (src/common.h), and the first NCCL WARN
+        const nodes = [...new Set(run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null))];
+        const warn = causeWarning(run, t);
         verdicts.push({
-            check: "completed", ok: false, expected: "run finished with its footer",
-            seen: `aborted: ${run.failures[0].text}`,
+            check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
+            seen: `aborted${nodes.length ? ` on ${nodes.join(", ")}` : ""}${run.rows.length ? ` after ${run.rows.length} row(s)` : ""}: ${run.failures[0].text}` +
+                (warn ? `; NCCL WARN (line ${warn.line}): ${warn.text.replace(/^.*?NCCL WARN\s*/, "")}` : ""),
             hint: "nccl-tests stopped on an error. A 'remote process exited or there was a network error' means a peer died or the fabric " +
                 "dropped the connection: look at the first NCCL WARN line of each rank, check the links (ibv_devinfo / fi_info -p efa) and rerun.",
-            evidence: run.failures.slice(0, 5),
+            evidence: [...(warn ? [warn] : []), ...run.failures].sort((a, b) => a.line - b.line).slice(0, 5),
         });
     } else {
+        const last = run.rows[run.rows.length - 1];
         verdicts.push({
-            check: "completed", ok: false, expected: "run finished with its footer",
-            seen: run.rows.length === 0 ? "no result rows and no footer" : `log ends after ${run.rows.length} rows without '# Avg bus bandwidth'`,
+            check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
+            seen: run.rows.length === 0 ? "truncated: no result rows and no footer"
+                : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`,
             hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
         });
     }
@@ -140,6 +161,15 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation): RunGrade {
             hint: ok ? undefined : "Bus bandwidth is below the plan's threshold. Check the transport verdicts first (socket fallback, missing " +
                 "GPUDirect), then run the single-node test on every node and the pairwise schedule to name the slow node(s).",
             evidence: [{ line: worst.line, text: `size ${worst.sizeBytes}` }],
+        });
+    }
+    // 4. nccl-tests' own floor (NCCL_TESTS_MIN_BW): it exits non-zero on FAILED (src/common.cu)
+    if (run.avgBusbwCheck && !run.avgBusbwCheck.ok) {
+        verdicts.push({
+            check: "min-bw", ok: false, expected: "nccl-tests' NCCL_TESTS_MIN_BW check OK", seen: run.avgBusbwCheck.text,
+            hint: "The average bus bandwidth is below 0.9 x NCCL_TESTS_MIN_BW, the floor the run was given: check the transport verdicts " +
+                "and run the single-node and pair tests to find the slow node.",
+            evidence: [{ line: run.avgBusbwCheck.line, text: run.avgBusbwCheck.text }],
         });
     }
     const pass = verdicts.every((v) => v.ok);
@@ -230,14 +260,15 @@ function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
         const seen = t.netChannels.count === 0
             ? "no `via NET/...` channel lines (need NCCL_DEBUG_SUBSYS to include INIT)"
             : `${t.gdr.count} NET channel line(s) with /GDRDMA, ${t.netChannelsWithoutGdr.count} without` +
-              (t.cudaRegisterFailed.count ? `; ${t.cudaRegisterFailed.count} 'Failed to register CUDA buffer'` : "");
+              (t.cudaRegisterFailed.count ? `; ${t.cudaRegisterFailed.count} 'Failed to register CUDA buffer'` : "") +
+              (!ok && t.gdrDisabled.count ? `; NCCL says: ${t.gdrDisabled.lines[0].text.replace(/^.*?NCCL INFO\s*/, "")}` : "");
         v.push({
             check: "gpudirect", ok, expected: "every NET channel via .../GDRDMA", seen,
             // source: research aws-efa.md §3.3 (DMA-BUF vs efa_nv_peermem/nvidia_peermem), ansible-stack.md §2
             hint: ok ? undefined : "GPUDirect RDMA is off, so data bounces through host memory: load nvidia_peermem (`lsmod | grep " +
                 "nvidia_peermem`; efa_nv_peermem on EFA) or use DMA-BUF (kernel >= 5.12 with the open GPU driver), and check " +
                 "NCCL_NET_GDR_LEVEL is not forcing it off.",
-            evidence: evidenceOf(t.netChannelsWithoutGdr, t.cudaRegisterFailed, t.gdr),
+            evidence: evidenceOf(t.gdrDisabled, t.netChannelsWithoutGdr, t.cudaRegisterFailed, t.gdr),
         });
     }
     return v;
@@ -248,7 +279,7 @@ function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
  * multi-node run of that fabric (fabric.ts), whose verdicts replace the plain transport checks.
  */
 export function gradeLog(log: ParsedLog, exp: Expectation, fabric?: FabricRequirement): LogGrade {
-    const runs = log.runs.map((r, i) => gradeRun(r, i, exp));
+    const runs = log.runs.map((r, i) => gradeRun(r, i, exp, log.transport));
     const verdicts = fabric
         ? [...fileVerdicts(log, exp).filter((v) => !REPLACED_BY_FABRIC.has(v.check)), ...proveFabric(log, fabric)]
         : fileVerdicts(log, exp);

@@ -210,12 +210,22 @@ const VERSION_LINE = /^\s*#\s*nccl-tests version\s+(\S+)/;
 const STARTING_LINE = /^\s*#\s*Collective test starting:\s*(\S+)/;
 const CONCLUDED_LINE = /^\s*#\s*Collective test concluded:\s*(\S+)/;
 const OOB_LINE = /^\s*(?:#\s*)?Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
-const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)/i;
+// `# %-20s : %g %s`: the average, then `OK`/`FAILED` only when NCCL_TESTS_MIN_BW is set (src/util.cu writeResultFooter)
+const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)(?:\s+(OK|FAILED))?/i;
 const BANNER_LINE = /^\s*#\s*out-of-place\s+in-place\s*$/;
 const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
 // source: src/common.cu TESTCHECK/NCCLCHECK/CUDACHECK print `host: Test NCCL failure file:line '...'`, then
 // ` .. host pid N: Test failure file:line`; `-T` prints `Test timeout` (FORMAT.md §1).
 const FAILURE_LINE = /Test (?:NCCL|CUDA) failure|: Test failure |Test timeout \(\d+s\)/;
+// The host nccl-tests names in its failure lines (src/common.h: getHostName, then `%s: Test ... failure`,
+// ` .. %s pid %d: Test failure`; src/common.cu: `%s: Test timeout (%ds)`).
+const FAILURE_HOST = /^\s*(?:\.\.\s+)?([A-Za-z0-9][\w.-]*)(?: pid \d+)?: Test (?:NCCL failure|CUDA failure|failure|timeout)\b/;
+
+/** The host a failure line of nccl-tests names, or null (launcher lines name none). */
+export function failureHost(text: string): string | null {
+    const m = text.match(FAILURE_HOST);
+    return m ? m[1] : null;
+}
 // Launcher messages that end a job early (Open MPI / PRRTE, Slurm).
 const LAUNCHER_ERROR = /(?:mpirun|prterun) (?:noticed|has exited)|MPI_ABORT was invoked|ORTE has lost communication|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
 const TRUNCATED_NOTE = /^\s*#\s*Truncated\b/i;
@@ -237,7 +247,7 @@ function newDraft(line: number, commandHint: string | null): Draft {
         run: {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
             layout: "unknown", checkColumn: null, missingColumns: [], columnsFrom: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
-            hosts: [], rows: [], avgBusbwGBps: null, outOfBounds: null, completed: false, failures: [], notes: [],
+            hosts: [], rows: [], avgBusbwGBps: null, avgBusbwCheck: null, outOfBounds: null, completed: false, failures: [], notes: [],
         },
         stage: Stage.None,
         cols: null,
@@ -408,6 +418,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         if ((m = text.match(AVG_LINE))) {
             const cur: Draft = d !== null && (d as Draft).stage <= Stage.Footer ? (d as Draft) : open(lineNo);
             cur.run.avgBusbwGBps = num(m[1]);
+            if (m[2]) cur.run.avgBusbwCheck = { ok: m[2].toUpperCase() === "OK", line: lineNo, text: text.trim() };
             cur.stage = Stage.Footer;
             cur.run.lastLine = lineNo;
             continue;
@@ -422,6 +433,15 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
                 cur.stage = Stage.Concluded;
                 cur.run.lastLine = lineNo;
             }
+            continue;
+        }
+        if (FAILURE_LINE.test(text) && !(d !== null && (d as Draft).stage >= Stage.Footer)) {
+            // nccl-tests' own failure line: the run it ends, even one that printed nothing before it (a CUDA failure at
+            // `# Using devices`: NVIDIA/nccl-tests#338), so that log is a failed run, not "not an nccl-tests log"
+            const cur: Draft = (d as Draft | null) ?? open(lineNo);
+            if (cur.stage === Stage.None) cur.stage = Stage.Version;
+            cur.run.failures.push({ line: lineNo, text: text.trim() });
+            cur.run.lastLine = lineNo;
             continue;
         }
         if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
@@ -501,13 +521,24 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
  */
 export function notLogReason(text: string): string {
     const head = text.trimStart().slice(0, 4096);
+    if (head === "") return `is empty: ${EXPECTED}`;
     if (head.startsWith("{") && /"nccl_version"\s*:|"results"\s*:/.test(text.slice(0, 1 << 20))) {
         return "is nccl-tests' -J/--output_file JSON document, not its printed log: grade the run's stdout";
     }
-    return "not an nccl-tests log (no result table, rank list or test header found)";
+    // linux-rdma/perftest prints ` #bytes     #iterations    BW peak[Gb/sec] ...` (`ib_write_bw`, `ib_read_bw`, `ib_send_bw`;
+    // test/fixtures/incast/perftest-write-bw-gbits.txt) and ` #bytes #iterations    t_min[usec] ...` for the latency tests
+    if (/^\s*#bytes\s+#iterations\s/m.test(text.slice(0, 1 << 16))) {
+        return `is perftest output (ib_write_bw / ib_read_bw / ib_send_bw / *_lat), not nccl-tests: ${EXPECTED}`;
+    }
+    return `not an nccl-tests log (no result table, rank list, test header or nccl-tests failure line found): ${EXPECTED}`;
 }
+
+/** What a readable nccl-tests log holds, for refusals (src/util.cu writeDeviceReport, writeResultHeader, writeResultFooter). */
+const EXPECTED = "expected nccl-tests' printed output: the '# nThread .. nGpus ..' parameter line, the '# Using devices' rank list, " +
+    "the '#  size  count  type ..' column header, result rows and the '# Avg bus bandwidth' footer";
 
 /** True when the text holds at least one nccl-tests run: a table header, rows, a rank list or the footer's check line. */
 export function isNcclTestsLog(parsed: ParsedLog): boolean {
-    return parsed.runs.some((r) => r.rows.length > 0 || r.checkColumn !== null || r.ranks.length > 0 || r.outOfBounds !== null);
+    return parsed.runs.some((r) => r.rows.length > 0 || r.checkColumn !== null || r.ranks.length > 0 || r.outOfBounds !== null ||
+        r.failures.some((f) => FAILURE_LINE.test(f.text)));
 }

@@ -11,6 +11,8 @@
 import type { EvidenceSet, LineText, TransportEvidence } from "./types";
 
 const KEEP = 5;
+/** WARN lines kept for finding the one before a failure: a bound on what an untrusted log can make us hold. */
+const MAX_WARN_LINES = 2000;
 
 function set(): EvidenceSet {
     return { count: 0, lines: [] };
@@ -36,8 +38,15 @@ const GDR_ENABLED = /GPU Direct RDMA Enabled/;
 // source: NVIDIA/nccl src/plugin/net.cc prints these when no external net plugin could be loaded.
 const PLUGIN_MISSING = /NET\/Plugin ?: ?(?:No plugin found|Could not find:? libnccl-net|Plugin load returned|.*cannot open shared object file)|Failed to initialize any NET plugin|NET\/Plugin: Using internal network plugin/;
 const CUDA_REGISTER = /Failed to register CUDA buffer/;
-// `host:pid:tid [dev] NCCL INFO` (source: NVIDIA/nccl src/debug.cc, the `%s:%d:%d [%d] NCCL INFO` header)
-const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)/;
+// `host:pid:tid [dev] NCCL INFO`, `host:pid:tid [dev] file.cc:123 NCCL WARN` (source: NVIDIA/nccl src/debug.cc: `%s:%d:%d `,
+// then `[%d] NCCL INFO ` or `[%d] %s:%d NCCL WARN `)
+const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE)/;
+// NCCL >= 2.26 names the network it gives the communicator: `Assigned NET plugin Socket to comm` (src/plugin/net.cc)
+const ASSIGNED_NET = /NCCL INFO Assigned NET plugin (.+?) to comm\s*$/;
+// Why GPUDirect RDMA is off: `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)` (NCCL <= 2.18, no
+// nvidia_peermem), `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` (2.19+), `GPU Direct RDMA Disabled for GPU
+// 1b000 / HCA 0 (distance 5 > 4)` (src/transport/net_ib.cc, src/graph/paths.cc ncclTopoCheckGdr)
+const GDR_DISABLED = /GPU Direct RDMA Disabled for /;
 // `ncclCommInitRank comm 0x.. rank 13 nranks 16 cudaDev 5 ...` (src/init.cc); older `comm 0x.. rank 0 nranks 32 ...`
 const NRANKS = /\brank \d+ nranks (\d+)\b/;
 // `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit)
@@ -53,7 +62,7 @@ export function scanTransport(lines: string[]): TransportEvidence {
     const ev: TransportEvidence = {
         ncclDebugLines: 0, networks: [], ofiProviders: [], ib: set(), ofi: set(), netChannels: set(), gdr: set(),
         netChannelsWithoutGdr: set(), socket: set(), pluginMissing: set(), cudaRegisterFailed: set(), warnings: set(),
-        ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibVirtualDevices: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(),
+        ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibVirtualDevices: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(), gdrDisabled: set(), warnLines: [],
     };
     for (let i = 0; i < lines.length; i++) {
         const raw = lines[i];
@@ -77,8 +86,13 @@ export function scanTransport(lines: string[]): TransportEvidence {
         const vdev = text.match(IB_VIRTUAL);
         if (vdev) ev.ibVirtualDevices[vdev[1]] ??= vdev[2].split("+");
         if (LOCAL_CHANNEL.test(text)) add(ev.localChannels, lineNo, raw);
-        if (/NCCL WARN/.test(text)) add(ev.warnings, lineNo, raw);
-        let m = text.match(USING_NETWORK);
+        if (/NCCL WARN/.test(text)) {
+            add(ev.warnings, lineNo, raw);
+            // every WARN up to a bound (the one just before a failure is its cause, often past the first few)
+            if (ev.warnLines.length < MAX_WARN_LINES) ev.warnLines.push({ line: lineNo, text: raw.trim().slice(0, 400) });
+        }
+        if (GDR_DISABLED.test(text)) add(ev.gdrDisabled, lineNo, raw);
+        let m = text.match(USING_NETWORK) ?? text.match(ASSIGNED_NET);
         if (m) {
             const net = m[1];
             if (!ev.networks.includes(net)) ev.networks.push(net);

@@ -102,6 +102,11 @@ export interface NcclRun {
     hosts: string[];
     rows: NcclRow[];
     avgBusbwGBps: number | null;
+    /**
+     * nccl-tests' own floor check on the average: `OK` / `FAILED` after `# Avg bus bandwidth` when NCCL_TESTS_MIN_BW is
+     * set (FAILED below 0.9 x that floor; NVIDIA/nccl-tests src/util.cu writeResultFooter, src/common.cu), else null.
+     */
+    avgBusbwCheck: { ok: boolean; line: number; text: string } | null;
     outOfBounds: { count: number; ok: boolean; line: number } | null;
     /** Footer printed and no failure before it. */
     completed: boolean;
@@ -139,6 +144,10 @@ export interface TransportEvidence {
     /** libfabric could not register GPU memory with EFA: no peer-to-peer path. */
     cudaRegisterFailed: EvidenceSet;
     warnings: EvidenceSet;
+    /** Every `NCCL WARN` line (the first 2000), for the one printed just before a failure. */
+    warnLines: LineText[];
+    /** `GPU Direct RDMA Disabled for ...` lines: why NCCL staged through host memory. */
+    gdrDisabled: EvidenceSet;
     /** Host names from the `host:pid:tid [dev] NCCL INFO` prefix, in order of appearance, without repeats. */
     ncclHosts: string[];
     /** Largest `nranks N` NCCL printed when a communicator was made (`ncclCommInitRank ... nranks 16`); null if none. */
