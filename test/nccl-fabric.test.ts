@@ -150,8 +150,8 @@ test("correctness: a run with -c 0 (validation: 0, N/A check cells) fails; a che
 });
 
 test("completed: a log without its footer fails; a complete one passes", () => {
-    expectCheck("ref:04-efa-p5-2node-srun-prefix-allreduce.log", EFA, "completed", false, /without '# Avg bus bandwidth'/);
-    expectCheck("nccl-tests-350-ib-2node-gather.log", IB, "completed", false, /9 rows without/);
+    expectCheck("ref:04-efa-p5-2node-srun-prefix-allreduce.log", EFA, "completed", false, /truncated: the log ends mid-table after \d+ row\(s\) .* without its footer/);
+    expectCheck("nccl-tests-350-ib-2node-gather.log", IB, "completed", false, /after 9 row\(s\) \(last .*\) without its footer/);
     expectCheck("ref:06-efa-p5-2node-tagged-fragments-allreduce.log", EFA, "completed", true);
     expectCheck("nccl-tests-319-ib-hpcx-sharp-plugin-2x8.log", { fabric: "ib" }, "completed", true);
     expectCheck("moc-roce-h100-2node-allreduce.log", { fabric: "roce" }, "completed", true);
