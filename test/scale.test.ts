@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { benchOne } from "../bench/scale";
+import { benchOne, cpuRatios, type BenchRow } from "../bench/scale";
 
 /*
  * Program evaluation stays flat as clusters grow: the same resources at 8 and 1,024 nodes (the node group and the
@@ -47,4 +47,11 @@ test("bare metal: a 2,048-host two-tier fabric (256 leaves, 128 spines) needs on
     // now, the switch configurations on the pushes' stdin most of it; docs/state-size.md). A copy per check or per step
     // coming back fails here.
     assert.ok(large.inputBytes / 2048 < 14 * 1024, `2,048 hosts: ${(large.inputBytes / 2048 / 1024).toFixed(1)} KB of resource inputs a host`);
+});
+
+test("the bench's CPU ratios: each row over its fabric's smallest stack of the same run, a variant over its plain example", () => {
+    const row = (example: string, nodes: number, cpuSeconds: number): BenchRow => ({ example, nodes, resources: 1, seconds: 1, cpuSeconds, inputBytes: 1, code: 0 });
+    const rows = [row("aws-p5.yaml", 1024, 3), row("aws-p5.yaml", 8, 2), row("roce-h100.yaml", 8, 1.5), row("roce-h100.yaml", 2048, 4.5),
+        row("roce-h100.yaml (no scheduler)", 2048, 3), row("azure-h100.yaml", 4, -1), row("azure-h100.yaml", 300, 2)];
+    assert.deepEqual(cpuRatios(rows), [1.5, 1, 1, 3, 2, undefined, undefined]);
 });
