@@ -9,6 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { keepNodeTargets, sha256, unpackRunInput } from "../components/provision/ansible";
 import { keepInput, readKeptInput } from "../components/kept-input";
+import { fanoutNodes } from "../components/provision/fanout";
+import { nodeTargets } from "../components/provision/node-local";
 
 const INVENTORY = "all:\n  hosts:\n    n0: {ansible_host: 10.0.0.10, ansible_user: ubuntu}\n    n1: {ansible_host: 10.0.0.11, ansible_user: ubuntu}\n";
 const VARS = '{"a":1}';
@@ -31,7 +33,10 @@ test("the node list and the inventory come from the kept files, by digest; a cha
     const ok = unpack(dir, { extraVars: VARS }, { ...nodes, RDMAKIT_INVENTORY_INPUT: inv.file });
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal(fs.readFileSync(path.join(dir, "inventory.yml"), "utf8"), INVENTORY);
-    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8")).map((n: { name: string; address: string }) => [n.name, n.address]), [["n0", "10.0.0.10"], ["n1", "10.0.0.11"]]);
+    // the kept list carries the group's variables once; the fan-out joins them into each node's own inventory
+    const kept = JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8"));
+    assert.deepEqual(kept.nodes.map((n: { name: string; address: string }) => [n.name, n.address]), [["n0", "10.0.0.10"], ["n1", "10.0.0.11"]]);
+    assert.deepEqual(fanoutNodes(kept), nodeTargets(INVENTORY));
     // a node list someone edited since the program wrote it
     fs.appendFileSync(path.join(dir, nodes.RDMAKIT_NODES_FILE), " ");
     const bad = unpack(dir, { inventory: INVENTORY, extraVars: VARS }, nodes);
