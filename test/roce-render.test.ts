@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { planQos } from "../components/roce/qos";
-import { renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
+import { renderedDigest, renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
 import { renderSonic, SONIC_NAMES } from "../components/roce/switches/sonic";
 import { nvueText, renderNvue } from "../components/roce/switches/nvue";
 import { renderEos } from "../components/roce/switches/eos";
@@ -217,6 +217,16 @@ describe("renderSwitchConfigs", () => {
         assert.deepEqual(again.map((c) => c.digest), a.map((c) => c.digest));
         const other = renderSwitchConfigs(planQos(spec({ ecn: { minBytes: 200000, maxBytes: 1500000, maxProbabilityPct: 100 } })));
         for (let i = 0; i < a.length; i++) assert.notEqual(other[i].digest, a[i].digest, a[i].switch);
+    });
+
+    it("renderedDigest: a text read back with the characters of a rendered one has its digest; any other text has none", () => {
+        const a = renderSwitchConfigs(planQos(spec()));
+        for (const c of a) {
+            // a copy of the characters, as a kept file reads back (the policy pack's readKeptText)
+            const copy = Buffer.from(c.text, "utf8").toString("utf8");
+            assert.deepEqual(renderedDigest(copy), { text: c.text, digest: sha256(c.text) });
+            assert.equal(renderedDigest(copy + " "), undefined);
+        }
     });
 });
 

@@ -55,12 +55,23 @@ function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unkno
     const key = JSON.stringify([plan.mode, plan.roce, plan.cnp, plan.pfc, plan.ecn, plan.ets, plan.hostMtu, sw]);
     const hit = rendered.get(key);
     if (hit) return hit;
-    // the text's digest with it: hashed once per text, not once per render (hundreds of kilobytes a fabric, each time)
-    const r = { ...render(plan, sw), digest: "" };
-    r.digest = sha256(r.text);
+    // the text's digest with it: hashed once per text, not once per render (hundreds of kilobytes a fabric, each time).
+    // A text another switch rendered already (a rail fabric's leaves share one text, as do its spines) is that
+    // switch's: one string, its digest and its parsed structure, not one copy of each per switch
+    const fresh = render(plan, sw);
+    const r = byText.get(fresh.text) ?? { ...fresh, digest: sha256(fresh.text) };
+    if (byText.size >= MAX_REMEMBERED) byText.delete(byText.keys().next().value!);
+    byText.set(r.text, r);
     if (rendered.size >= MAX_REMEMBERED) rendered.delete(rendered.keys().next().value!);
     rendered.set(key, r);
     return r;
+}
+const byText = new Map<string, { text: string; value: unknown; digest: string }>();
+
+/** The sha256 of `text` when this process rendered that very text (any string of the same characters), else undefined. */
+export function renderedDigest(text: string): { text: string; digest: string } | undefined {
+    const r = byText.get(text);
+    return r && { text: r.text, digest: r.digest };
 }
 
 export function renderSwitchConfig(plan: QosPlan, sw: SwitchPlan): RenderedSwitchConfig {
