@@ -62,3 +62,21 @@ test("content-addressed: the same content is one file, a preview writes none", (
     assert.deepEqual(fs.readdirSync(path.join(dir, "inputs")), [path.basename(a.file)]);
     assert.ok(!fs.existsSync(c.file));
 });
+
+test("one text kept under two names: the second is a link to the first this process wrote, or written when that one is gone", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-kept-"));
+    const text = `leaf text ${dir}\n`;
+    const a = keepInput(dir, "switch-leaf-0", "nvue.yaml", text, true);
+    const b = keepInput(dir, "switch-leaf-1", "nvue.yaml", text, true, a.digest);
+    assert.equal(b.digest, sha256(text));
+    assert.equal(fs.statSync(b.file).ino, fs.statSync(a.file).ino);
+    for (const k of [a, b]) {
+        assert.equal(readKeptInput(k.file, k.digest), text);
+        assert.equal((fs.statSync(k.file).mode & 0o777).toString(8), "600");
+    }
+    fs.rmSync(a.file);
+    fs.rmSync(b.file);
+    const c = keepInput(dir, "switch-leaf-2", "nvue.yaml", text, true);
+    assert.equal(readKeptInput(c.file, c.digest), text);
+    assert.deepEqual(fs.readdirSync(path.join(dir, "inputs")), [path.basename(c.file)]);
+});
