@@ -38,9 +38,10 @@ test("bare metal: a 2,048-host two-tier fabric (256 leaves, 128 spines) needs on
     // 3 s is the target on an idle machine (npm run bench prints the figure); this only catches a return to the
     // quadratic or re-parsing costs, on 2 cores shared with other tests (103 s was seen at load average 15)
     assert.ok(large.seconds < 300, `2,048 hosts took ${large.seconds}s`);
-    // CPU, which a loaded machine inflates far less than the wall clock: one bench run measured 13.5 s at 2,048 hosts
-    // against 3.7 s at 8 (3.7x, docs/state-size.md; 4.8x before the spec was parsed once and the inventory's names and
-    // addresses printed once a shape), and 64 hosts cost no less than 8. 6x leaves room for noise and fails when a
+    // CPU, which a loaded machine inflates far less than the wall clock: one bench run measured 4.0 s at 2,048 hosts
+    // against 1.2 s at 8 (3.4x, docs/state-size.md; 4.8x before the spec was parsed once and the inventory's names and
+    // addresses printed once a shape, 4.2x before the node list shared the group's variables and alike switches were
+    // rendered once), and 64 hosts cost no less than 8. 6x leaves room for noise and fails when a
     // per-host or per-switch cost of seconds comes back (another parse of the spec, the fabric re-validated per stage).
     assert.ok(large.cpuSeconds < small.cpuSeconds * 6, `2,048 hosts took ${large.cpuSeconds} s of CPU, 64 hosts ${small.cpuSeconds} s`);
     // the state: the stage checks carry no fabric and the inventory is there once (issue 37: 19 KB a host before, 13 KB
