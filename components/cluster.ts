@@ -221,7 +221,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 break;
             }
             case "roce": {
-                const roce = new RoceCluster(`${name}-roce`, { spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
+                // the spec as given, not as parsed: RoceCluster's parse of it is then the one decide() made (spec.ts
+                // parseClusterSpec answers a spec it parsed before from memory), and its QoS plan the one planned here
+                // from the same parse; a parse of the parsed spec was a second full parse (0.1 s at 2,048 hosts)
+                const roce = new RoceCluster(`${name}-roce`, { spec: args.spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
                 if (plan.scheduler.type === "slurm") {

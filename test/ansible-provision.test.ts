@@ -11,7 +11,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { keySocketPath } from "../components/provision/keysocket";
-import type { FanoutNode } from "../components/provision/fanout";
+import { fanoutNodes } from "../components/provision/fanout";
 
 interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
 const recorded: Recorded[] = [];
@@ -236,12 +236,13 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         // the targets: each node as the inventory reaches it (its hop, its user) and its own one-host inventory
         const input = ansible.readAnsibleRunInput(recorded.find((r) => r.name === "nl-run")!.inputs.stdin as string);
         assert.equal(input.inventory, inventory);
-        // the targets are not in the run's input (3.5 KB a node in the state): the file kept beside the stack, by digest
+        // the targets are not in the run's input (10 KB a node with the group's variables): the file kept beside the stack, by digest
         assert.deepEqual(Object.keys(input).sort(), ["extraVars", "inventory"]);
         const nodesText = fs.readFileSync(env.RDMAKIT_NODES_FILE, "utf8");
         assert.equal(createHash("sha256").update(nodesText).digest("hex"), env.RDMAKIT_NODES_HASH);
         assert.equal(env.RDMAKIT_NODES_FILE, path.join(outDir, "inputs", `nodes-${env.RDMAKIT_NODES_HASH}.json`));
-        const nodes = JSON.parse(nodesText) as FanoutNode[];
+        // the group's variables once in the file, joined into each node's own inventory by the fan-out
+        const nodes = fanoutNodes(JSON.parse(nodesText));
         assert.deepEqual(nodes.map((n) => [n.name, n.address, n.port, n.user]), [["n0", "10.0.0.10", 22, "ubuntu"], ["n1", "10.0.0.11", 22, "ubuntu"]]);
         assert.equal(nodes[0].sshArgs, sshCommonArgs({ bastion: { address: "203.0.113.7", user: "admin" }, knownHostsFile: "out/dev/known_hosts" }));
         const own = parse(nodes[1].inventory, { customTags: [{ tag: "!unsafe", resolve: (v: string) => `unsafe:${v}` }] }) as { all: { hosts: Record<string, Record<string, unknown>>; vars: Record<string, unknown> } };

@@ -10,6 +10,7 @@ import { join, relative, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import type * as ClusterModule from "../components/cluster";
 import { NODE_LOCAL_RUN_SCRIPT, readAnsibleRunInput } from "../components/provision/ansible";
+import { fanoutNodes } from "../components/provision/fanout";
 import { armFetch, b2sSku, d8sv5Sku, h100Sku, usages, vmssNics } from "./fixtures/azure/arm-answers";
 import { parseInventory } from "../components/provision/inventory-read";
 
@@ -99,7 +100,7 @@ for (const [file, fabricType, count] of [
         assert.equal(env.RDMAKIT_RUN_SCRIPT, NODE_LOCAL_RUN_SCRIPT);
         assert.match(env.RDMAKIT_BUNDLE_DIGEST, /^[0-9a-f]{64}$/);
         // the targets are kept once beside the stack (a file named by its digest), not in the run's input
-        const nodes = JSON.parse(readFileSync(env.RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; address: string }>;
+        const nodes = fanoutNodes(JSON.parse(readFileSync(env.RDMAKIT_NODES_FILE, "utf8")));
         assert.equal(createHash("sha256").update(readFileSync(env.RDMAKIT_NODES_FILE)).digest("hex"), env.RDMAKIT_NODES_HASH);
         assert.deepEqual(nodes.filter((n) => n.name in hosts).map((n) => [n.name, n.address]), c.plan.validation.hostNames.map((n, i) => [n, ips[i]]));
         const nccl = registered.find((r) => r.name === "demo-validation-nccl");
@@ -118,7 +119,7 @@ for (const [file, fabricType, count] of [
         assert.deepEqual(Object.keys(validated.all.hosts), [...c.plan.validation.hostNames, ...(head ? [head] : [])]);
         for (const n of c.plan.validation.hostNames) assert.deepEqual(validated.all.hosts[n], hosts[n], n);
         assert.equal(vars.nccl_validate_head, head);
-        assert.deepEqual(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")).map((n: { name: string }) => n.name), c.plan.validation.hostNames);
+        assert.deepEqual(fanoutNodes(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8"))).map((n) => n.name), c.plan.validation.hostNames);
         assert.equal(vars.nccl_validate_group, "all");
         assert.deepEqual(vars.nccl_validate_hosts, c.plan.validation.hostNames.map((name, i) => ({ name, address: ips[i] })));
         // the role writes the hostfile from them, one `<ip> slots=8` line per node
@@ -154,7 +155,7 @@ test("roce with scheduler.controller: the named controller is in the software ru
     for (const name of c.plan.validation.hostNames) assert.equal(inventory.all.hosts[name].ansible_ssh_common_args, undefined, name);
     assert.equal(readFileSync(file, "utf8"), `${ctl.address} ${ctl.hostKey.split(" ").slice(0, 2).join(" ")}\n`);
     // node-local: the fan-out reaches the controller with its own arguments, the nodes with the group's
-    const targets = JSON.parse(readFileSync(envOf(run).RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string; sshArgs: string; inventory: string }>;
+    const targets = fanoutNodes(JSON.parse(readFileSync(envOf(run).RDMAKIT_NODES_FILE, "utf8")));
     const t = targets.find((x) => x.name === ctl.name)!;
     assert.equal(t.sshArgs, head.ansible_ssh_common_args);
     assert.ok(targets.filter((x) => x.name !== ctl.name).every((x) => x.sshArgs === inventory.all.vars.ansible_ssh_common_args));
@@ -169,7 +170,7 @@ test("roce with scheduler.controller: the named controller is in the software ru
     const vinv = parseYaml(readFileSync(envOf(nccl).RDMAKIT_INVENTORY_INPUT, "utf8")).all;
     assert.deepEqual(Object.keys(vinv.hosts), [...c.plan.validation.hostNames, ctl.name]);
     assert.match(vinv.hosts[ctl.name].ansible_ssh_common_args, new RegExp(`UserKnownHostsFile=${relative(join(__dirname, ".."), resolve(file)).replace(/\./g, "\\.")}`));
-    const sessions = JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")) as Array<{ name: string }>;
+    const sessions = fanoutNodes(JSON.parse(readFileSync(envOf(nccl).RDMAKIT_NODES_FILE, "utf8")));
     assert.deepEqual(sessions.map((n) => n.name), c.plan.validation.hostNames);
     // scheduler none: no head node, no Slurm variables (today's behaviour)
     registered = [];

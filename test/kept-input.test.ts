@@ -9,6 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { keepNodeTargets, sha256, unpackRunInput } from "../components/provision/ansible";
 import { keepInput, readKeptInput } from "../components/kept-input";
+import { fanoutNodes } from "../components/provision/fanout";
+import { nodeTargets } from "../components/provision/node-local";
 
 const INVENTORY = "all:\n  hosts:\n    n0: {ansible_host: 10.0.0.10, ansible_user: ubuntu}\n    n1: {ansible_host: 10.0.0.11, ansible_user: ubuntu}\n";
 const VARS = '{"a":1}';
@@ -31,7 +33,10 @@ test("the node list and the inventory come from the kept files, by digest; a cha
     const ok = unpack(dir, { extraVars: VARS }, { ...nodes, RDMAKIT_INVENTORY_INPUT: inv.file });
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal(fs.readFileSync(path.join(dir, "inventory.yml"), "utf8"), INVENTORY);
-    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8")).map((n: { name: string; address: string }) => [n.name, n.address]), [["n0", "10.0.0.10"], ["n1", "10.0.0.11"]]);
+    // the kept list carries the group's variables once; the fan-out joins them into each node's own inventory
+    const kept = JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8"));
+    assert.deepEqual(kept.nodes.map((n: { name: string; address: string }) => [n.name, n.address]), [["n0", "10.0.0.10"], ["n1", "10.0.0.11"]]);
+    assert.deepEqual(fanoutNodes(kept), nodeTargets(INVENTORY));
     // a node list someone edited since the program wrote it
     fs.appendFileSync(path.join(dir, nodes.RDMAKIT_NODES_FILE), " ");
     const bad = unpack(dir, { inventory: INVENTORY, extraVars: VARS }, nodes);
@@ -56,4 +61,22 @@ test("content-addressed: the same content is one file, a preview writes none", (
     assert.equal(a.file, b.file);
     assert.deepEqual(fs.readdirSync(path.join(dir, "inputs")), [path.basename(a.file)]);
     assert.ok(!fs.existsSync(c.file));
+});
+
+test("one text kept under two names: the second is a link to the first this process wrote, or written when that one is gone", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-kept-"));
+    const text = `leaf text ${dir}\n`;
+    const a = keepInput(dir, "switch-leaf-0", "nvue.yaml", text, true);
+    const b = keepInput(dir, "switch-leaf-1", "nvue.yaml", text, true, a.digest);
+    assert.equal(b.digest, sha256(text));
+    assert.equal(fs.statSync(b.file).ino, fs.statSync(a.file).ino);
+    for (const k of [a, b]) {
+        assert.equal(readKeptInput(k.file, k.digest), text);
+        assert.equal((fs.statSync(k.file).mode & 0o777).toString(8), "600");
+    }
+    fs.rmSync(a.file);
+    fs.rmSync(b.file);
+    const c = keepInput(dir, "switch-leaf-2", "nvue.yaml", text, true);
+    assert.equal(readKeptInput(c.file, c.digest), text);
+    assert.deepEqual(fs.readdirSync(path.join(dir, "inputs")), [path.basename(c.file)]);
 });

@@ -8,11 +8,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { collectedFile, createProgress, fanoutExitStatus, fanoutScript, kexPreference, nodeLogSection, parseNodeProgress, remoteCommand, splitShellWords } from "../components/provision/fanout";
+import { collectedFile, createProgress, fanoutExitStatus, fanoutNodes, fanoutScript, kexPreference, nodeLogSection, parseNodeProgress, remoteCommand, splitShellWords } from "../components/provision/fanout";
 import { decideRun, parseAnsibleLog } from "../components/provision/summarise";
 import { bundleDigest, keepWheelEntry, prepareScript, readZip } from "../components/provision/bundle";
 import { NODE_PYTHON_ARTIFACTS, distinctProjectBatches, missingArtifacts, requirementsText } from "../components/provision/node-python";
-import { nodeTargets } from "../components/provision/node-local";
+import { keptNodeTargets, nodeTargets } from "../components/provision/node-local";
 import { renderInventory, sshCommonArgs } from "../components/provision/inventory";
 import { NODE_RUN_SCRIPT, NODE_UPLOAD_SCRIPT } from "../components/provision/node-scripts";
 
@@ -101,6 +101,27 @@ test("nodeTargets: each host's connection from the inventory, and an inventory o
     assert.match(t.inventory, /a: !unsafe "\{\{ x \}\}"|a: !unsafe '\{\{ x \}\}'/);
     assert.doesNotMatch(t.inventory, /ansible_ssh_private_key_file|ansible_ssh_common_args/);
     assert.throws(() => nodeTargets("all:\n  hosts:\n    h9: {}\n"), /inventory host h9 has no ansible_host or ansible_user/);
+});
+
+test("keptNodeTargets: the group's variables once, joined by fanoutNodes into the very inventory each node gets", () => {
+    const inv = renderInventory({
+        hosts: ["h1", "h2", "h3"].map((name, i) => ({ name, address: `10.0.0.${i + 1}`, user: "root", vars: { roce_host_mtu: 4200 + i } })),
+        vars: { a: "{{ x }}", slurm_files: { "slurm.conf": "ClusterName=c\nNodeName=h[1-3]\n" } },
+    });
+    const kept = keptNodeTargets(inv, ["h2"]);
+    assert.deepEqual(kept.nodes.map((n) => [n.name, n.shared]), [["h1", true], ["h3", true]]);
+    // the variables are in the shared part only, and each node's own part names that node alone
+    assert.match(kept.shared, /^ {2}vars:\n/);
+    assert.match(kept.shared, /ClusterName=c/);
+    for (const n of kept.nodes) assert.doesNotMatch(n.inventory, /ClusterName|vars:/);
+    const joined = fanoutNodes(JSON.parse(JSON.stringify(kept)));
+    assert.deepEqual(joined, nodeTargets(inv, ["h2"]));
+    assert.equal(joined[1].inventory, kept.nodes[1].inventory + kept.shared);
+    assert.ok(!("shared" in joined[0]));
+    // `rdmakit check`'s plain list passes as it is; anything else is refused
+    assert.equal(fanoutNodes(joined), joined);
+    assert.throws(() => fanoutNodes({ nodes: [] }), /neither a list of nodes nor \{ shared, nodes \}/);
+    assert.throws(() => fanoutNodes(null), /neither a list of nodes/);
 });
 
 test("bundle: wheel entries kept and dropped, a zip read back, the digest follows the playbooks, the pins are complete", () => {

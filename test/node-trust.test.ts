@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fanoutScript } from "../components/provision/fanout";
 import { summariserScript, parseRunOutcome } from "../components/provision/summarise";
-import { nodeTargets } from "../components/provision/node-local";
+import { keptNodeTargets } from "../components/provision/node-local";
 import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
 import { sshCommonArgs } from "../components/provision/inventory";
@@ -68,7 +68,8 @@ function fanout(nodes: Record<string, string[]>, maxFailPercentage: number, coll
         "",
     ].join("\n"), { mode: 0o755 });
     const inv = renderInventory({ hosts: names.map((name, i) => ({ name, address: "127.0.0.1", user: "root", port: 2001 + i })), vars: {}, knownHostsFile: path.join(dir, "kh") });
-    fs.writeFileSync(path.join(dir, "nodes.json"), JSON.stringify(nodeTargets(inv)));
+    // the node list as the program keeps it (the group's variables once): what the fan-out and the summariser read
+    fs.writeFileSync(path.join(dir, "nodes.json"), JSON.stringify(keptNodeTargets(inv)));
     fs.writeFileSync(path.join(dir, "vars.json"), "{}");
     fs.writeFileSync(path.join(dir, "fanout.cjs"), fanoutScript());
     fs.writeFileSync(path.join(dir, "summarise.cjs"), summariserScript());

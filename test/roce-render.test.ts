@@ -1,10 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { planQos } from "../components/roce/qos";
-import { renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
-import { renderSonic, SONIC_NAMES } from "../components/roce/switches/sonic";
-import { nvueText, renderNvue } from "../components/roce/switches/nvue";
+import { planQos, switchRenderInput } from "../components/roce/qos";
+import { parseClusterSpec } from "../components/spec";
+import { scaledStack } from "../bench/scale";
+import { renderedDigest, renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
+import { renderSonic, renderSonicText, SONIC_NAMES } from "../components/roce/switches/sonic";
+import { nvueText, renderNvue, renderNvueText } from "../components/roce/switches/nvue";
 import { renderEos } from "../components/roce/switches/eos";
 import { fabricSpec, NON_DEFAULT_LOSSY, spec, yangAvailable, yanglint } from "./fixtures/roce/helpers";
 
@@ -217,6 +219,44 @@ describe("renderSwitchConfigs", () => {
         assert.deepEqual(again.map((c) => c.digest), a.map((c) => c.digest));
         const other = renderSwitchConfigs(planQos(spec({ ecn: { minBytes: 200000, maxBytes: 1500000, maxProbabilityPct: 100 } })));
         for (let i = 0; i < a.length; i++) assert.notEqual(other[i].digest, a[i].digest, a[i].switch);
+    });
+
+    it("renderedDigest: a text read back with the characters of a rendered one has its digest; any other text has none", () => {
+        const a = renderSwitchConfigs(planQos(spec()));
+        for (const c of a) {
+            // a copy of the characters, as a kept file reads back (the policy pack's readKeptText)
+            const copy = Buffer.from(c.text, "utf8").toString("utf8");
+            assert.deepEqual(renderedDigest(copy), { text: c.text, digest: sha256(c.text) });
+            assert.equal(renderedDigest(copy + " "), undefined);
+        }
+    });
+});
+
+describe("switches alike in what the renderers read take one text", () => {
+    // the bench's rail fabric at 128 hosts: 8 rails of 2 leaves and 2 spines, leaves alike but for name, address and peers
+    const cluster = parseClusterSpec((scaledStack("roce-h100.yaml", 128) as { config: Record<string, unknown> }).config["rdmakit:cluster"]);
+    const plan = planQos(cluster.roce!);
+
+    it("switchRenderInput holds the renderers' fields alone, no name, address, key or peer", () => {
+        const leaf = plan.switches.find((s) => s.role === "leaf")!;
+        const input = switchRenderInput(leaf);
+        assert.deepEqual(Object.keys(input).sort(), ["cableLengthM", "cnp", "mtu", "os", "other", "pfcToPgMap", "ports", "roce"]);
+        assert.deepEqual(input.ports.map((p) => Object.keys(p)), leaf.ports.map(() => ["name", "cableLengthM"]));
+    });
+
+    it("the leaves share one text and the spines another, the same as each renders alone; another cable makes another text", () => {
+        const all = renderSwitchConfigs(plan);
+        const texts = (role: string) => new Set(all.filter((c) => plan.switches.find((s) => s.name === c.switch)!.role === role).map((c) => c.text));
+        assert.equal(texts("leaf").size, 1);
+        assert.equal(texts("spine").size, 1);
+        // what each switch's own render gives, written out by the renderer without the memory (renderNvueText, renderSonicText)
+        for (const sw of plan.switches) {
+            const alone = sw.os === "nvue" ? renderNvueText(plan, sw) : renderSonicText(plan, sw);
+            assert.equal(all.find((c) => c.switch === sw.name)!.text, alone, sw.name);
+        }
+        const leaf = plan.switches.find((s) => s.role === "leaf")!;
+        const longer = { ...leaf, name: "leaf-longer", ports: leaf.ports.map((p, i) => (i === 0 ? { ...p, cableLengthM: 300 } : p)) };
+        assert.notEqual(renderSwitchConfig(plan, longer).text, all.find((c) => c.switch === leaf.name)!.text);
     });
 });
 

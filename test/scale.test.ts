@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { benchOne } from "../bench/scale";
+import { benchOne, cpuRatios, type BenchRow } from "../bench/scale";
 
 /*
  * Program evaluation stays flat as clusters grow: the same resources at 8 and 1,024 nodes (the node group and the
@@ -38,13 +38,21 @@ test("bare metal: a 2,048-host two-tier fabric (256 leaves, 128 spines) needs on
     // 3 s is the target on an idle machine (npm run bench prints the figure); this only catches a return to the
     // quadratic or re-parsing costs, on 2 cores shared with other tests (103 s was seen at load average 15)
     assert.ok(large.seconds < 300, `2,048 hosts took ${large.seconds}s`);
-    // CPU, which a loaded machine inflates far less than the wall clock: one bench run measured 13.5 s at 2,048 hosts
-    // against 3.7 s at 8 (3.7x, docs/state-size.md; 4.8x before the spec was parsed once and the inventory's names and
-    // addresses printed once a shape), and 64 hosts cost no less than 8. 6x leaves room for noise and fails when a
+    // CPU, which a loaded machine inflates far less than the wall clock: one bench run measured 4.0 s at 2,048 hosts
+    // against 1.2 s at 8 (3.4x, docs/state-size.md; 4.8x before the spec was parsed once and the inventory's names and
+    // addresses printed once a shape, 4.2x before the node list shared the group's variables and alike switches were
+    // rendered once), and 64 hosts cost no less than 8. 6x leaves room for noise and fails when a
     // per-host or per-switch cost of seconds comes back (another parse of the spec, the fabric re-validated per stage).
     assert.ok(large.cpuSeconds < small.cpuSeconds * 6, `2,048 hosts took ${large.cpuSeconds} s of CPU, 64 hosts ${small.cpuSeconds} s`);
     // the state: the stage checks carry no fabric and the inventory is there once (issue 37: 19 KB a host before, 13 KB
     // now, the switch configurations on the pushes' stdin most of it; docs/state-size.md). A copy per check or per step
     // coming back fails here.
     assert.ok(large.inputBytes / 2048 < 14 * 1024, `2,048 hosts: ${(large.inputBytes / 2048 / 1024).toFixed(1)} KB of resource inputs a host`);
+});
+
+test("the bench's CPU ratios: each row over its fabric's smallest stack of the same run, a variant over its plain example", () => {
+    const row = (example: string, nodes: number, cpuSeconds: number): BenchRow => ({ example, nodes, resources: 1, seconds: 1, cpuSeconds, inputBytes: 1, code: 0 });
+    const rows = [row("aws-p5.yaml", 1024, 3), row("aws-p5.yaml", 8, 2), row("roce-h100.yaml", 8, 1.5), row("roce-h100.yaml", 2048, 4.5),
+        row("roce-h100.yaml (no scheduler)", 2048, 3), row("azure-h100.yaml", 4, -1), row("azure-h100.yaml", 300, 2)];
+    assert.deepEqual(cpuRatios(rows), [1.5, 1, 1, 3, 2, undefined, undefined]);
 });

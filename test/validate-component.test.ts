@@ -17,7 +17,7 @@ import { buildNcclCommands } from "../components/validate/commands";
 import { keySocketPath } from "../components/provision/keysocket";
 import { hashFolder } from "../components/provision/ansible";
 import { bundleDigest } from "../components/provision/bundle";
-import { fanoutScript } from "../components/provision/fanout";
+import { fanoutNodes, fanoutScript } from "../components/provision/fanout";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -280,7 +280,7 @@ test("node-local (the default): the fan-out's targets kept beside the stack, the
     const outDir = path.relative(ROOT, path.resolve("out", "dev"));
     assert.deepEqual(Object.keys(JSON.parse(cmd.stdin)), ["extraVars"]);
     assert.equal(cmd.environment.RDMAKIT_NODES_FILE, path.join(outDir, "inputs", `nodes-${cmd.environment.RDMAKIT_NODES_HASH}.json`));
-    const nodes = JSON.parse(fs.readFileSync(path.join(ROOT, cmd.environment.RDMAKIT_NODES_FILE), "utf8"));
+    const nodes = fanoutNodes(JSON.parse(fs.readFileSync(path.join(ROOT, cmd.environment.RDMAKIT_NODES_FILE), "utf8")));
     assert.deepEqual(nodes.map((n: { name: string; address: string; user: string }) => [n.name, n.address, n.user]), [["node-0", "10.0.1.10", "ubuntu"]]);
     const digest = bundleDigest(hashFolder(path.join(ROOT, "playbooks")));
     assert.equal(cmd.environment.RDMAKIT_FANOUT, path.join(outDir, "ansible-fanout.cjs"));

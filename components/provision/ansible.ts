@@ -12,7 +12,7 @@ import { planRetry, readRunRecord, retryEnvironment, runRecordPath } from "./res
 import { planChangedHosts, readInventoryFile } from "./changed-hosts";
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
-import { nodeTargets } from "./node-local";
+import { keptNodeTargets } from "./node-local";
 import { keepInput } from "../kept-input";
 import type { AnsibleMode } from "../types";
 
@@ -141,14 +141,14 @@ export interface AnsibleRunInput {
 }
 
 /**
- * Node-local mode: the fan-out's targets, derived from the inventory (node-local.ts nodeTargets: each node's own
- * inventory, about 3.5 KB a node), kept once per deployment beside the stack (kept-input.ts) rather than in the run's
+ * Node-local mode: the fan-out's targets, derived from the inventory (node-local.ts keptNodeTargets: each node's own
+ * inventory, about 1.3 KB a node, and the group's variables once), kept once per deployment beside the stack (kept-input.ts) rather than in the run's
  * input: the provisioning run and validation read the same file, by path and digest (`$RDMAKIT_NODES_FILE`,
  * `$RDMAKIT_NODES_HASH`). Returns those two variables; writes the file when `write`.
  */
 export function keepNodeTargets(outDir: string, inventory: string, write: boolean, from?: string, leaveOut: readonly string[] = []): { RDMAKIT_NODES_FILE: string; RDMAKIT_NODES_HASH: string } {
     // leaveOut: inventory hosts no per-node play runs on (validation's Slurm head node): no session, no verdict
-    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(nodeTargets(inventory, leaveOut)), write);
+    const kept = keepInput(outDir, "nodes", "json", JSON.stringify(keptNodeTargets(inventory, leaveOut)), write);
     // named as outDir names it, or relative to `from` (the folder a command runs in)
     return { RDMAKIT_NODES_FILE: from === undefined ? kept.file : path.relative(path.resolve(from), path.resolve(kept.file)), RDMAKIT_NODES_HASH: kept.digest };
 }

@@ -36,6 +36,33 @@ export interface FanoutNode {
     inventory: string;
 }
 
+/**
+ * The node list as the program keeps it for a run (node-local.ts keptNodeTargets, ansible.ts keepNodeTargets): the
+ * group's variables, which end every node's own inventory, once. A node marked `shared` has its own part in
+ * `inventory`, and `shared` follows it.
+ */
+export interface KeptNodes {
+    shared: string;
+    nodes: Array<FanoutNode & { shared?: true }>;
+}
+
+/**
+ * The fan-out's nodes from a node list as read from its JSON: a kept list (KeptNodes), each node's inventory joined
+ * with the shared part, or a plain FanoutNode array (what `rdmakit check` hands on stdin). Self-contained: the
+ * generated script (fanoutScript) carries it. Throws on anything else, which the script reports as a failed fan-out.
+ */
+export function fanoutNodes(list: unknown): FanoutNode[] {
+    if (Array.isArray(list)) return list as FanoutNode[];
+    const kept = list as KeptNodes | null;
+    if (kept === null || typeof kept !== "object" || typeof kept.shared !== "string" || !Array.isArray(kept.nodes)) {
+        throw new Error("the node list is neither a list of nodes nor { shared, nodes }");
+    }
+    return kept.nodes.map((n) => {
+        const { shared, ...node } = n;
+        return shared === true ? { ...node, inventory: node.inventory + kept.shared } : node;
+    });
+}
+
 /** What the run gives the fan-out (the generated script reads it from the run's environment and files). */
 export interface FanoutConfig {
     nodes: FanoutNode[];
@@ -619,7 +646,8 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 }
 
 /**
- * The Node script (CommonJS) the node-local run starts: `node fanout.cjs <nodes.json> <vars.json>` with the run's
+ * The Node script (CommonJS) the node-local run starts: `node fanout.cjs <nodes.json> <vars.json>` (the node list
+ * as fanoutNodes reads it) with the run's
  * environment (RDMAKIT_BUNDLE_FILE, RDMAKIT_BUNDLE_DIGEST, RDMAKIT_PLAYBOOK_NAME, RDMAKIT_PROGRESS_LABEL,
  * RDMAKIT_ANSIBLE_LOG, RDMAKIT_NODE_LOG_DIR, ANSIBLE_SSH_CONTROL_PATH_DIR, RDMAKIT_RETRY_NODES, RDMAKIT_FANOUT_*,
  * RDMAKIT_COLLECT / RDMAKIT_COLLECT_DIR (a run whose per-node results come back: FanoutConfig.collect),
@@ -628,11 +656,11 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
 export function fanoutScript(): string {
     return [
         ...generatedScriptHead("components/provision/fanout.ts",
-            { splitShellWords, parseNodeProgress, createProgress, parseAnsibleLog, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout }),
+            { splitShellWords, parseNodeProgress, createProgress, parseAnsibleLog, nodeLogSection, fanoutExitStatus, collectedFile, kexPreference, remoteCommand, runFanout, fanoutNodes }),
         "var fs = require('fs'), env = process.env;",
         "var num = function (v, d) { var n = Number(v); return Number.isFinite(n) && n > 0 ? n : d; };",
         "var cfg = {",
-        "  nodes: JSON.parse(fs.readFileSync(process.argv[2], 'utf8')), varsJson: fs.readFileSync(process.argv[3], 'utf8'),",
+        "  nodes: fanoutNodes(JSON.parse(fs.readFileSync(process.argv[2], 'utf8'))), varsJson: fs.readFileSync(process.argv[3], 'utf8'),",
         "  bundleFile: env.RDMAKIT_BUNDLE_FILE, bundleDigest: env.RDMAKIT_BUNDLE_DIGEST, playbook: env.RDMAKIT_PLAYBOOK_NAME,",
         "  label: env.RDMAKIT_PROGRESS_LABEL || 'site', limit: (env.RDMAKIT_RETRY_NODES || '').split(',').filter(Boolean),",
         "  runTags: env.ANSIBLE_RUN_TAGS || '', skipTags: env.ANSIBLE_SKIP_TAGS || '', log: env.RDMAKIT_ANSIBLE_LOG,",

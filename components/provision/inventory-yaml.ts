@@ -198,11 +198,22 @@ function printKeyLines(names: string[], mark: (v: unknown) => unknown): string[]
 
 /** The inventory as `yaml` prints it (see the file comment). `mark` tags Jinja-looking strings (markUnsafe). */
 export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown): string {
+    const { hosts, vars } = inventoryYamlParts(doc, mark);
+    return hosts + vars;
+}
+
+/**
+ * inventoryYaml's text in two parts whose concatenation it is: the head and the hosts, then the `vars:` item (printed
+ * once per vars object, varsOf), so that texts of many documents with the same vars can share that part (the fan-out's
+ * per-node inventories, node-local.ts). A document printed whole by the library is all in `hosts`, with `vars` "".
+ */
+export function inventoryYamlParts(doc: InventoryDoc, mark: (v: unknown) => unknown): { hosts: string; vars: string } {
+    const whole = () => ({ hosts: inventoryYamlByLibrary(doc, mark), vars: "" });
     const { hosts, vars } = doc.all;
     const names = Object.keys(hosts);
     // `vars` is printed whole by `yaml` (varsOf) as the last item, as in the document: any value may be there (the
     // Slurm files are strings of many lines); only the hosts, printed pair by pair, must be plain one-line data
-    if (names.length === 0 || !plainOneLine(hosts)) return inventoryYamlByLibrary(doc, mark);
+    if (names.length === 0 || !plainOneLine(hosts)) return whole();
     // each distinct `key: value` pair, and which pairs each host has, in order (a key whose value is undefined is
     // left out, as yaml leaves it out)
     const ids = new Map<string, number>();
@@ -218,16 +229,16 @@ export function inventoryYaml(doc: InventoryDoc, mark: (v: unknown) => unknown):
         }
         return i;
     }));
-    if (byHost.some((pairs) => pairs.length === 0)) return inventoryYamlByLibrary(doc, mark);
+    if (byHost.some((pairs) => pairs.length === 0)) return whole();
     const pairText = pairLines(distinct, distinctIds, mark);
     // every host's own line (keyLines); a key printed in another form is left to the library with the whole document
     const keyed = keyLines(names, mark);
     const varsText = varsOf(vars, mark);
-    if (!pairText || !keyed || varsText === undefined) return inventoryYamlByLibrary(doc, mark);
+    if (!pairText || !keyed || varsText === undefined) return whole();
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {
         out += keyed[h];
         for (const i of byHost[h]) out += pairText[i];
     }
-    return out + varsText;
+    return { hosts: out, vars: varsText };
 }

@@ -274,7 +274,8 @@ export function summariserScript(): string {
         "  var retry = (env.RDMAKIT_RETRY_NODES || '') !== '';",
         "  var parsed = parseAnsibleLog(text);",
         // node-local runs name their nodes (the fan-out's, from the inventory): the hosts are counted from them
-        "  var nodes; try { nodes = env.RDMAKIT_NODES_FILE ? JSON.parse(require('fs').readFileSync(env.RDMAKIT_NODES_FILE, 'utf8')).map(function (n) { return String(n.name); }) : undefined; } catch (e) { nodes = undefined; }",
+        // a list of nodes (`rdmakit check`) or the kept { shared, nodes } (fanout.ts KeptNodes)
+        "  var nodes; try { nodes = env.RDMAKIT_NODES_FILE ? (function (v) { return Array.isArray(v) ? v : v.nodes; })(JSON.parse(require('fs').readFileSync(env.RDMAKIT_NODES_FILE, 'utf8'))).map(function (n) { return String(n.name); }) : undefined; } catch (e) { nodes = undefined; }",
         "  var o = decideRun(parsed, rc, Number(process.argv[4] || 0), log, retry ? Number(env.RDMAKIT_RETRY_HOSTS) || undefined : undefined, nodes);",
         "  var rec = recordRun(o, runSettled(parsed, rc), env);",
         '  if (env.RDMAKIT_RUN_RECORD && rec) require("fs").writeFileSync(env.RDMAKIT_RUN_RECORD, JSON.stringify(rec) + "\\n");',

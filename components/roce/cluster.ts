@@ -120,7 +120,8 @@ export class RoceCluster extends pulumi.ComponentResource {
             // Each switch's rendered text, kept the same way: its push carries the file and the text's sha256, not the
             // text. Written at a preview too, so the policy pack (policies/rules/roce.ts) reads the texts that would be
             // pushed before anything is created.
-            const configs = new Map(rendered.map((r) => [r.switch, keepInput(outDir, `switch-${r.switch}`, FORMAT[r.os].ext, r.text, true)]));
+            // (each with the digest its render computed from the text: 384 texts are not hashed again)
+            const configs = new Map(rendered.map((r) => [r.switch, keepInput(outDir, `switch-${r.switch}`, FORMAT[r.os].ext, r.text, true, r.digest)]));
             // With a served key, the run's key prelude (SSH_KEY_PRELUDE) is kept once and each push sources it, so the
             // state holds it once, not once per switch.
             const keyPrelude = agentKey ? keepInput(outDir, "run-key-prelude", "sh", SSH_KEY_PRELUDE.join("\n") + "\n", true) : undefined;

@@ -70,6 +70,25 @@ export interface SwitchPlan {
 }
 
 /**
+ * What the switch renderers (switches/nvue.ts, sonic.ts, eos.ts) read of a switch: its OS, MTU, default cable, class
+ * layout, the SONiC PG map and EOS queue keyword, and each port's name and cable. Not its name, addresses, key or
+ * peers, so switches alike in these (a rail fabric's leaves, its spines) take one text (render.ts renders it once).
+ * The renderers are typed to this, and given switchRenderInput's copy, so what they read is what the copy holds.
+ */
+export type SwitchRenderInput = Pick<SwitchPlan, "os" | "mtu" | "cableLengthM" | "roce" | "cnp" | "other" | "pfcToPgMap" | "eosQueueKeyword"> & {
+    ports: Array<Pick<PortPlan, "name" | "cableLengthM">>;
+};
+
+/** The render input of a switch: a copy of those fields alone (an absent optional one stays absent). */
+export function switchRenderInput(sw: SwitchPlan): SwitchRenderInput {
+    return {
+        os: sw.os, mtu: sw.mtu, cableLengthM: sw.cableLengthM, roce: sw.roce, cnp: sw.cnp, other: sw.other, pfcToPgMap: sw.pfcToPgMap,
+        ...(sw.eosQueueKeyword !== undefined ? { eosQueueKeyword: sw.eosQueueKeyword } : {}),
+        ports: sw.ports.map((p) => ({ name: p.name, cableLengthM: p.cableLengthM })),
+    };
+}
+
+/**
  * Host NIC settings for the roce_host Ansible role; one set per host (rail names and GID index may differ).
  * Names shared with the role's meta/argument_specs.yml (roce_host_interfaces, _dscp, _priority, _cnp_dscp,
  * _cnp_priority, _mtu, _pfc, _ecn) keep the role's meaning; the role applies and checks the rest too (playbooks/roles/roce_host). The host's NCCL

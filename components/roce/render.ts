@@ -3,7 +3,7 @@
  * goes into the push command's inputs, so a switch is re-configured exactly when its rendered text changes.
  */
 import { createHash } from "node:crypto";
-import type { QosPlan, SwitchPlan } from "./qos";
+import { switchRenderInput, type QosPlan, type SwitchPlan, type SwitchRenderInput } from "./qos";
 import type { NetworkOs } from "./spec";
 import { MAX_REMEMBERED, rememberParsed } from "../parsed";
 import { renderEos } from "./switches/eos";
@@ -33,7 +33,7 @@ export function sha256(text: string): string {
 }
 
 /** The text each OS takes and the structure it was serialised from. */
-function render(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown } {
+function render(plan: QosPlan, sw: SwitchRenderInput): { text: string; value: unknown } {
     if (sw.os === "nvue") {
         const value = renderNvue(plan, sw);
         return { value, text: nvueText(value) };
@@ -47,20 +47,34 @@ function render(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown }
 }
 
 /**
- * What a switch's text depends on: the switch and the fabric-wide QoS (not the hosts). `pulumi up` and `rdmakit plan`
- * render the same switches twice (the component, then the plan's artifacts), so the second render is a lookup.
+ * What a switch's text depends on: what the renderers read of the switch (qos.ts SwitchRenderInput: not its name or
+ * peers) and the fabric-wide QoS (not the hosts). Switches alike in those are rendered once (a rail fabric of 384
+ * switches renders 2 texts), and `pulumi up` and `rdmakit plan` render the same switches again (the component, then
+ * the plan's artifacts): a lookup.
  */
 const rendered = new Map<string, { text: string; value: unknown; digest: string }>();
 function renderOnce(plan: QosPlan, sw: SwitchPlan): { text: string; value: unknown; digest: string } {
-    const key = JSON.stringify([plan.mode, plan.roce, plan.cnp, plan.pfc, plan.ecn, plan.ets, plan.hostMtu, sw]);
+    const input = switchRenderInput(sw);
+    const key = JSON.stringify([plan.mode, plan.roce, plan.cnp, plan.pfc, plan.ecn, plan.ets, plan.hostMtu, input]);
     const hit = rendered.get(key);
     if (hit) return hit;
-    // the text's digest with it: hashed once per text, not once per render (hundreds of kilobytes a fabric, each time)
-    const r = { ...render(plan, sw), digest: "" };
-    r.digest = sha256(r.text);
+    // the text's digest with it: hashed once per text, not once per render (hundreds of kilobytes a fabric, each time).
+    // A text another switch rendered already (a rail fabric's leaves share one text, as do its spines) is that
+    // switch's: one string, its digest and its parsed structure, not one copy of each per switch
+    const fresh = render(plan, input);
+    const r = byText.get(fresh.text) ?? { ...fresh, digest: sha256(fresh.text) };
+    if (byText.size >= MAX_REMEMBERED) byText.delete(byText.keys().next().value!);
+    byText.set(r.text, r);
     if (rendered.size >= MAX_REMEMBERED) rendered.delete(rendered.keys().next().value!);
     rendered.set(key, r);
     return r;
+}
+const byText = new Map<string, { text: string; value: unknown; digest: string }>();
+
+/** The sha256 of `text` when this process rendered that very text (any string of the same characters), else undefined. */
+export function renderedDigest(text: string): { text: string; digest: string } | undefined {
+    const r = byText.get(text);
+    return r && { text: r.text, digest: r.digest };
 }
 
 export function renderSwitchConfig(plan: QosPlan, sw: SwitchPlan): RenderedSwitchConfig {

@@ -24,7 +24,7 @@ import { parseInventory } from "../../components/provision/inventory-read";
 import { parsedOf } from "../../components/parsed";
 import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
-import { FORMAT, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
+import { FORMAT, renderedDigest, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
 import type { NetworkOs } from "../../components/roce/spec";
 import { known, TYPES } from "../support";
 import { stackPolicy } from "./define";
@@ -62,8 +62,12 @@ export function readKeptText(file: string, digest: string): { text: string } | {
         } catch {
             continue;
         }
-        if (sha256(text) === digest) return { text };
-        other = `${f} has sha256 ${sha256(text)}`;
+        // a text this process rendered (rdmakit plan, a preview) has its digest already, and its one string stands for
+        // the copy read here (render.ts renderedDigest: the same characters, so the same sha256)
+        const rendered = renderedDigest(text);
+        const got = rendered?.digest ?? sha256(text);
+        if (got === digest) return { text: rendered?.text ?? text };
+        other = `${f} has sha256 ${got}`;
     }
     return { why: other ? `${other}, the push expects ${digest}` : `its text ${file} is not found under ${where.map((f) => path.dirname(f)).join(", ")} (run pulumi in the project folder, or set RDMAKIT_PROJECT_DIR to it)` };
 }

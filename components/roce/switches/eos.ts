@@ -5,7 +5,7 @@
  * priority-flow-control.j2} (roce.md §4c), and the Arista 7388 DCQCN example in
  * ROCm/gpu-cluster-networking:docs/how-to/roce-network-config.rst.
  */
-import type { QosPlan, SwitchPlan } from "../qos";
+import type { QosPlan, SwitchRenderInput } from "../qos";
 
 /** Name of the qos profile applied to host ports with `service-profile`. */
 export const EOS_PROFILE = "RDMAKIT_ROCE";
@@ -20,8 +20,8 @@ function seconds(ms: number): string {
 }
 
 /** Renders the EOS CLI for one switch. Pure. */
-export function renderEos(plan: QosPlan, sw: SwitchPlan): string[] {
-    if (sw.os !== "eos") throw new Error(`renderEos: switch ${sw.name} runs ${sw.os}`);
+export function renderEos(plan: QosPlan, sw: SwitchRenderInput): string[] {
+    if (sw.os !== "eos") throw new Error(`renderEos: the switch runs ${sw.os}`);
     const lossless = plan.mode === "lossless";
     const L: string[] = [];
     L.push(`! rdmakit RoCE QoS (${plan.mode}): DSCP ${plan.roce.dscp} -> priority ${sw.roce.priority}, CNP DSCP ${plan.cnp.dscp} -> priority ${sw.cnp.priority}`);
@@ -97,6 +97,6 @@ export function renderEos(plan: QosPlan, sw: SwitchPlan): string[] {
     return L;
 }
 
-export function renderEosText(plan: QosPlan, sw: SwitchPlan): string {
+export function renderEosText(plan: QosPlan, sw: SwitchRenderInput): string {
     return renderEos(plan, sw).join("\n") + "\n";
 }

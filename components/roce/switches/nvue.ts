@@ -9,7 +9,7 @@
  * .../Quality-of-Service/_index.md, content/nvue-reference/Set-and-Unset-Commands/QoS.md. Check them against
  * `nv config show -o yaml` on the target release (roce.md: M confidence for the YAML tree).
  */
-import type { QosPlan, SwitchPlan } from "../qos";
+import type { QosPlan, SwitchRenderInput } from "../qos";
 
 /** The profile NVUE applies to every port unless a port names another. source: CL-QoS ("modify the default PFC profile (default-global)") */
 export const NVUE_PROFILE = "default-global";
@@ -19,8 +19,8 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 export type NvuePatch = [{ set: Record<string, unknown> }];
 
 /** Renders the NVUE patch document for one switch. Pure. */
-export function renderNvue(plan: QosPlan, sw: SwitchPlan): NvuePatch {
-    if (sw.os !== "nvue") throw new Error(`renderNvue: switch ${sw.name} runs ${sw.os}`);
+export function renderNvue(plan: QosPlan, sw: SwitchRenderInput): NvuePatch {
+    if (sw.os !== "nvue") throw new Error(`renderNvue: the switch runs ${sw.os}`);
     const lossless = plan.mode === "lossless";
 
     // `nv set qos roce mode lossless|lossy` (CL-RoCE). Everything below pins what the profile would default, so the
@@ -140,6 +140,6 @@ function yamlScalar(v: string | number): string {
 }
 
 /** The file `nv config patch` takes. */
-export function renderNvueText(plan: QosPlan, sw: SwitchPlan): string {
+export function renderNvueText(plan: QosPlan, sw: SwitchRenderInput): string {
     return nvueText(renderNvue(plan, sw));
 }

@@ -9,7 +9,7 @@
  * Table and field names: sonic-net/sonic-buildimage:src/sonic-yang-models/yang-models/*.yang (the tests run yanglint
  * on them: test/fixtures/roce/helpers.ts) and roce.md §4b. References are plain names (leafrefs), not `[TABLE|key]`.
  */
-import type { QosPlan, SwitchPlan } from "../qos";
+import type { QosPlan, SwitchRenderInput } from "../qos";
 
 export type SonicTable = Record<string, Record<string, string>>;
 export type SonicConfigDb = Record<string, SonicTable | Record<string, Record<string, string>>>;
@@ -46,8 +46,8 @@ export function queueRanges(qs: readonly number[]): string[] {
 }
 
 /** Renders the config_db.json fragment for one SONiC switch. Pure. */
-export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
-    if (sw.os !== "sonic") throw new Error(`renderSonic: switch ${sw.name} runs ${sw.os}`);
+export function renderSonic(plan: QosPlan, sw: SwitchRenderInput): SonicConfigDb {
+    if (sw.os !== "sonic") throw new Error(`renderSonic: the switch runs ${sw.os}`);
     const lossless = plan.mode === "lossless";
     const n = SONIC_NAMES;
     const pfc = plan.pfc.priorities.join(","); // "" when lossy: pattern ([0-7](,[0-7])*)? allows empty (sonic-port-qos-map.yang)
@@ -174,6 +174,6 @@ export function renderSonic(plan: QosPlan, sw: SwitchPlan): SonicConfigDb {
 }
 
 /** The file the switch takes: config_db.json text, stable key order, trailing newline. */
-export function renderSonicText(plan: QosPlan, sw: SwitchPlan): string {
+export function renderSonicText(plan: QosPlan, sw: SwitchRenderInput): string {
     return JSON.stringify(renderSonic(plan, sw), null, 4) + "\n";
 }
