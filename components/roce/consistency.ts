@@ -128,6 +128,18 @@ function bareReferences(db: Db): Db {
     return out;
 }
 
+/**
+ * The queue or PG indexes of a `PORT|<i>` or `PORT|<a>-<b>` key: every index of the range (`0-2` is 0, 1 and 2, as
+ * sonic-buildimage's buffers_config.j2 writes `BUFFER_QUEUE port|0-2`). An index that is not a number or range gives
+ * none, so the port reads as without that row rather than with a wrong one.
+ */
+function indexRange(s: string | undefined): number[] {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(s ?? "");
+    if (!m) return [];
+    const a = Number(m[1]), b = Number(m[2] ?? m[1]);
+    return b >= a && b - a < 64 ? Array.from({ length: b - a + 1 }, (_, i) => a + i) : [];
+}
+
 export function readSonic(name: string, text: string | Db): SwitchView {
     const db = bareReferences((typeof text === "string" ? JSON.parse(text) : text) as Db);
     const t = (table: string) => db[table] ?? {};
@@ -162,7 +174,7 @@ export function readSonic(name: string, text: string | Db): SwitchView {
         const strictQueues: number[] = [];
         const ecnMinBytes: Record<number, number> = {};
         for (const [k, q] of queues) {
-            const idx = nums(k.split("|")[1].replace("-", ","));
+            const idx = indexRange(k.split("|")[1]);
             const wred = q.wred_profile ? t("WRED_PROFILE")[q.wred_profile] : undefined;
             if (wred && wred.ecn && wred.ecn !== "ecn_none") {
                 ecnQueues.push(...idx);
@@ -173,7 +185,7 @@ export function readSonic(name: string, text: string | Db): SwitchView {
         }
         const pgs = (pgRows.get(port) ?? [])
             .filter(([, v]) => v.profile === "NULL" || /lossless/.test(v.profile ?? ""))
-            .flatMap(([k]) => { const [a, b] = k.split("|")[1].split("-").map(Number); return Array.from({ length: (b ?? a) - a + 1 }, (_, i) => a + i); });
+            .flatMap(([k]) => indexRange(k.split("|")[1]));
         const cable = cableRows.map((row) => row[port]).find((v) => v !== undefined);
         const pw = wd[port];
         ports.push({

@@ -13,7 +13,7 @@
  * reported unreadable: never as passing.
  */
 import { checkViews, formatViolation, readSwitchView, RULES, type PortView, type RuleId, type SwitchView, type Violation } from "./consistency";
-import { parseHostState, parseLldp, parseNvueRoceOper, runningSwitchView, type HostState, type Neighbour, type RailState } from "./fabric-state";
+import { parseHostState, parseLldp, parseNvueRoceOper, runningSwitchView, sonicConfigDb, type HostState, type Neighbour, type RailState } from "./fabric-state";
 import { pfcVector, type HostPlan, type QosPlan, type RoceHostVars, type SwitchPlan } from "./qos";
 import { parseSonicOper, sonicOperFindings } from "./sonic-oper";
 import { renderSwitchConfigs } from "./render";
@@ -281,7 +281,7 @@ function dcbxFindings(report: DriftReport, name: string, r: RailState): void {
 
 /** SONiC advertises a port's alias as its LLDP port id (PORT|<name>.alias): name → alias from its CONFIG_DB. */
 function sonicAliases(text: string): Map<string, string> {
-    const db = JSON.parse(text) as Record<string, Record<string, Record<string, string>>>;
+    const db = sonicConfigDb(JSON.parse(text));
     return new Map(Object.entries(db.PORT ?? {}).filter(([, p]) => p.alias).map(([n, p]) => [n, p.alias]));
 }
 

@@ -50,12 +50,58 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
 export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
     const doc = sw.os === "eos" ? text : JSON.parse(text);
     // NVUE may print the document bare ({set: …}) or as the op list; the reader takes the list
-    const view = sw.os === "sonic" ? readSonic(sw.name, doc) : sw.os === "nvue" ? readNvue(sw.name, Array.isArray(doc) ? doc : [{ set: doc.set ?? doc }]) : readEos(sw.name, doc);
+    const view = sw.os === "sonic" ? readSonic(sw.name, sonicConfigDb(doc)) : sw.os === "nvue" ? readNvue(sw.name, nvueOps(doc)) : readEos(sw.name, doc);
     const owned = new Set(sw.ports.map((p) => p.name));
     const ports = view.ports.filter((p) => owned.has(p.port));
     // NVUE names the mode (qos roce mode); elsewhere the mode follows from PFC on the kit's ports only
     const mode = sw.os === "nvue" ? view.mode : ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy";
     return { ...view, ports, mode };
+}
+
+type Rows = Record<string, Record<string, Record<string, string>>>;
+
+/**
+ * CONFIG_DB as `sonic-cfggen -d --print-data` prints it (`{"PORT": {"Ethernet0": {…}}, …}`), or in the flat form of
+ * redis keys (`{"PORT|Ethernet0": {…}, "QUEUE|Ethernet0|3": {…}}`: sonic-net/sonic-utilities tests/mock_tables/
+ * config_db.json and tests/db_migrator_input/config_db/*.json, what a CONFIG_DB dump by key looks like), which is
+ * nested by the table name before the first `|`. Anything else, or a document without a PORT or PORT_QOS_MAP table,
+ * is refused: an empty reading would make every planned port look unconfigured.
+ */
+export function sonicConfigDb(doc: unknown): Rows {
+    if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("expected a JSON object of CONFIG_DB tables (sonic-cfggen -d --print-data)");
+    const top = Object.entries(doc as Record<string, unknown>);
+    const flat = top.filter(([k]) => k.includes("|"));
+    let db = doc as Rows;
+    if (flat.length && flat.length >= top.length / 2) {
+        db = {};
+        for (const [k, v] of flat) {
+            if (!v || typeof v !== "object") continue;
+            const i = k.indexOf("|");
+            (db[k.slice(0, i)] ??= {})[k.slice(i + 1)] = v as Record<string, string>;
+        }
+    }
+    if (!db.PORT && !db.PORT_QOS_MAP) throw new Error(`no PORT or PORT_QOS_MAP table among ${Object.keys(db).slice(0, 8).join(", ") || "(no keys)"}: not CONFIG_DB (expected sonic-cfggen -d --print-data)`);
+    return db;
+}
+
+/**
+ * `nv config show -o json`: the op list `[{"header": …}, {"set": {…}}]` (NVUE-CLI "Show Switch Configuration"), or the
+ * bare tree. Anything that is neither (an error object, a list without a `set`) is refused, never read as a switch
+ * with nothing configured.
+ */
+function nvueOps(doc: unknown): Array<Record<string, any>> {
+    if (Array.isArray(doc)) {
+        if (doc.some((op) => op && typeof op === "object" && op.set && typeof op.set === "object")) return doc;
+        // a list whose tree is not under `set` (some tools store it so): the element that holds the tree
+        const tree = doc.find((op) => op && typeof op === "object" && (op.interface || op.qos || op.system));
+        if (tree) return [{ set: tree }];
+        throw new Error("the NVUE op list has no 'set' object (expected nv config show -o json: [{header}, {set}])");
+    }
+    if (!doc || typeof doc !== "object") throw new Error("expected the NVUE configuration as JSON (nv config show -o json)");
+    const d = doc as Record<string, any>;
+    const set = d.set ?? d;
+    if (!set || typeof set !== "object" || (!set.interface && !set.qos && !set.system)) throw new Error(`no interface, qos or system object in the NVUE configuration (keys: ${Object.keys(set ?? {}).slice(0, 8).join(", ") || "(none)"})`);
+    return [{ set }];
 }
 
 /** One LLDP neighbour as the local device sees it. */
@@ -71,17 +117,33 @@ export interface Neighbour {
 type J0 = Array<Record<string, any>> | undefined;
 const v0 = (x: J0): string | undefined => (Array.isArray(x) && x[0] && typeof x[0].value === "string" ? x[0].value : undefined);
 
-/** LLDP neighbours from `lldpctl -f json0` or EOS `show lldp neighbors | json`. Throws on text that is neither. */
+/**
+ * LLDP neighbours from `lldpctl -f json0`, lldpctl's plain `-f json`, or EOS `show lldp neighbors | json`. Throws on
+ * text that is none of them.
+ *
+ * lldpd's two JSON forms (lldpd/lldpd:src/client/json_writer.c; tests/integration/test_lldpcli.py test_json_output and
+ * test_json0_output hold the expected documents): json0 keeps every element as a list (`"lldp": [{"interface":
+ * [{"name": "eth0", "chassis": [{"name": [{"value": …}]}], …}]}]`). Plain json (json_element_cleanup) unwraps every
+ * one-element list and every `{"value": x}`, and turns an object with a "name" string into `{<name>: {…rest}}`: one
+ * interface is `"interface": {"eth0": {…}}`, several are a list of such one-key objects, the chassis is
+ * `{"<system name>": {"id": …, "mgmt-ip": "…" or […]}}` (or the bare object when the neighbour sends no name), and the
+ * port is `{"id": {"type", "value"}, "descr": "…"}`. A build with --enable-json0 prints json0 for `-f json` too.
+ */
 export function parseLldp(os: NetworkOs | "host", text: string): Neighbour[] {
     const doc = JSON.parse(text) as any;
     if (os === "eos") {
-        if (!Array.isArray(doc?.lldpNeighbors)) throw new Error("no lldpNeighbors list in the EOS output");
+        if (!Array.isArray(doc?.lldpNeighbors)) throw new Error("no lldpNeighbors list in the EOS output (expected show lldp neighbors | json)");
         return doc.lldpNeighbors.map((n: any): Neighbour => ({ local: String(n.port), sysName: n.neighborDevice, mgmtIps: [], portId: n.neighborPort }));
     }
-    if (!Array.isArray(doc?.lldp)) throw new Error("no lldp list in the lldpctl -f json0 output");
+    if (Array.isArray(doc?.lldp)) return lldpJson0(doc.lldp);
+    if (doc?.lldp && typeof doc.lldp === "object") return lldpJson(doc.lldp);
+    throw new Error("no lldp object in the lldpctl output (expected lldpctl -f json0 or -f json)");
+}
+
+function lldpJson0(lldp: Array<Record<string, any>>): Neighbour[] {
     const out: Neighbour[] = [];
-    for (const l of doc.lldp) {
-        for (const i of (l.interface ?? []) as Array<Record<string, any>>) {
+    for (const l of lldp) {
+        for (const i of (l?.interface ?? []) as Array<Record<string, any>>) {
             const ch = (i.chassis ?? [])[0] ?? {};
             const port = (i.port ?? [])[0] ?? {};
             out.push({
@@ -90,6 +152,32 @@ export function parseLldp(os: NetworkOs | "host", text: string): Neighbour[] {
                 mgmtIps: ((ch["mgmt-ip"] ?? []) as Array<{ value: string }>).map((m) => m.value),
                 portId: v0(port.id),
                 portDescr: v0(port.descr),
+            });
+        }
+    }
+    return out;
+}
+
+const str = (x: unknown): string | undefined => (typeof x === "string" ? x : undefined);
+const asList = (x: unknown): unknown[] => (Array.isArray(x) ? x : x === undefined || x === null ? [] : [x]);
+
+function lldpJson(lldp: Record<string, any>): Neighbour[] {
+    const out: Neighbour[] = [];
+    // one interface: {eth0: {…}}; several: [{eth0: {…}}, {eth1: {…}}] (an interface heard twice is listed twice)
+    for (const entry of asList(lldp.interface) as Array<Record<string, any>>) {
+        for (const [local, i] of Object.entries(entry ?? {})) {
+            if (!i || typeof i !== "object") continue;
+            const chassis = (i.chassis ?? {}) as Record<string, any>;
+            // keyed by the system name, unless the neighbour sent none (then the chassis fields are at the top)
+            const named = !("id" in chassis) && Object.keys(chassis).length === 1;
+            const [sysName, ch] = named ? [Object.keys(chassis)[0], Object.values(chassis)[0] as Record<string, any>] : [undefined, chassis];
+            const port = (i.port ?? {}) as Record<string, any>;
+            out.push({
+                local,
+                sysName,
+                mgmtIps: asList(ch?.["mgmt-ip"]).map(str).filter((x): x is string => x !== undefined),
+                portId: str(port.id?.value) ?? str(port.id),
+                portDescr: str(port.descr),
             });
         }
     }
@@ -108,7 +196,10 @@ export interface RailState {
     dscp2prio?: Record<number, number>;
     pfcEnabled?: number[];
     cableLenM?: number;
+    /** 802.3x pause as the MAC runs it: configured, or negotiated when pause autonegotiation is on (ethtool -a). */
     globalPause?: { rx: boolean; tx: boolean };
+    /** ethtool -a "Autonegotiate" (pause autonegotiation), when printed. */
+    pauseAutoneg?: boolean;
     ecnNp?: number[];
     ecnRp?: number[];
     cnpDscp?: number;
@@ -214,24 +305,9 @@ export function parseHostState(text: string): HostState {
 function railSection(r: RailState, section: string, b: string[]): void {
     const text = b.join("\n");
     if (section === "mtu") { const n = Number(text.trim()); if (Number.isInteger(n) && n > 0) r.mtu = n; else r.errors.push(`mtu: unreadable '${text.trim()}'`); }
-    else if (section === "mlnx_qos") {
-        const dcbx = text.match(/^DCBX mode:\s*(.+?)\s*$/m);
-        if (dcbx) r.dcbxMode = dcbx[1];
-        const trust = text.match(/^Priority trust state:\s*(\S+)/m);
-        if (trust) r.trust = trust[1];
-        const d2p: Record<number, number> = {};
-        for (const m of text.matchAll(/prio:(\d)\s+dscp:([\d,]+)/g)) for (const d of m[2].split(",").filter(Boolean)) d2p[Number(d)] = Number(m[1]);
-        if (Object.keys(d2p).length) r.dscp2prio = d2p;
-        const cable = text.match(/^Cable len:\s*(\d+)/m);
-        if (cable) r.cableLenM = Number(cable[1]);
-        const en = text.match(/^\s*enabled((?:\s+[01])+)\s*$/m);
-        if (en) r.pfcEnabled = en[1].trim().split(/\s+/).map((x, i) => (x === "1" ? i : -1)).filter((i) => i >= 0);
-        if (!trust || !en) r.errors.push("mlnx_qos: output without a trust state or PFC row (not the mlnx_qos -i format)");
-    } else if (section === "ethtool-a") {
-        const rx = text.match(/^RX:\s*(on|off)/m), tx = text.match(/^TX:\s*(on|off)/m);
-        if (rx && tx) r.globalPause = { rx: rx[1] === "on", tx: tx[1] === "on" };
-        else r.errors.push(`ethtool -a: no RX/TX pause rows (${text.trim().split("\n")[0] ?? ""})`);
-    } else if (section === "ecn") {
+    else if (section === "mlnx_qos") readMlnxQos(r, text);
+    else if (section === "ethtool-a") readEthtoolPause(r, text);
+    else if (section === "ecn") {
         const np: number[] = [], rp: number[] = [];
         for (const l of b) {
             const m = l.match(/^(np|rp) (\d) (\d)?$/);
@@ -248,6 +324,60 @@ function railSection(r: RailState, section: string, b: string[]): void {
         const m = text.trim().match(/(\d+)\s*$/);
         if (m) r.trafficClass = Number(m[1]);
     }
+}
+
+/**
+ * `mlnx_qos -i <if>` as Mellanox/mlnx-tools prints it (python/mlnx_qos pretty_print, every version from 80fb22e to
+ * 374d9b5 read): "DCBX mode: OS controlled|Firmware controlled" (from d1b0709, OFED 4.2), the trust line, which 5c00758
+ * (2017) printed as "Priority trust mode: pcp|dscp|both|none" and every later version as "Priority trust state:",
+ * the dscp2prio rows "\tprio:N dscp:dd,dd," (printAppSelector / print_dscp2prio_sysfs wrap a priority's list after 8
+ * entries and start the next row with the same "prio:N dscp:", so one priority can have several rows), optional
+ * "default priority:" (a60252a..374d9b5, followed by "\tprio:N" rows without dscp), "Receive buffer size (bytes):",
+ * "Cable len: N", then "PFC configuration:" with the "\tpriority    0   1 ...", "\tenabled     0   0 ..." and, where the
+ * buffer commands work, "\tbuffer ..." rows, then the "tc: N ratelimit: ..., tsa: ets|strict|vendor" blocks. The
+ * oldest version (80fb22e) has no trust line: without one (or without an 8-column enabled row) the rail's QoS is
+ * unreadable, never read as planned.
+ */
+function readMlnxQos(r: RailState, text: string): void {
+    const dcbx = text.match(/^DCBX mode:\s*(.+?)\s*$/m);
+    if (dcbx) r.dcbxMode = dcbx[1];
+    const trust = text.match(/^Priority trust (?:state|mode):\s*(\S+)/m);
+    if (trust) r.trust = trust[1];
+    const d2p: Record<number, number> = {};
+    for (const m of text.matchAll(/prio:(\d)\s+dscp:([\d,]+)/g)) for (const d of m[2].split(",").filter(Boolean)) d2p[Number(d)] = Number(m[1]);
+    if (Object.keys(d2p).length) r.dscp2prio = d2p;
+    const cable = text.match(/^Cable len:\s*(\d+)/m);
+    if (cable) r.cableLenM = Number(cable[1]);
+    const en = text.match(/^\s*enabled((?:\s+[01]){8})\s*$/m);
+    if (en) r.pfcEnabled = en[1].trim().split(/\s+/).map((x, i) => (x === "1" ? i : -1)).filter((i) => i >= 0);
+    if (!trust || !en) {
+        const first = text.trim().split("\n")[0]?.slice(0, 120) ?? "";
+        r.errors.push(`mlnx_qos: expected a 'Priority trust state:' line and an 8-column 'enabled' PFC row (mlnx_qos -i <if>, MLNX_OFED 4.2 or later), found ${trust ? "no PFC row" : "no trust line"}; first line '${first}'`);
+    }
+}
+
+/**
+ * `ethtool -a <if>`: "Pause parameters for <if>:", "Autonegotiate:\ton|off", "RX:\t\ton|off", "TX:\t\ton|off"; with
+ * pause autonegotiation on, ethtool also prints "RX negotiated: on|off" and "TX negotiated: on|off", which it resolves
+ * from its own and the link partner's Pause/Asym_Pause advertisements (ethtool netlink/pause.c pause_autoneg_cb), and
+ * with --include-statistics a "Statistics:" block (captures: test/fixtures/roce/running/README.md). With
+ * autonegotiation on, RX/TX are only what the NIC advertises; what the MAC runs is the negotiated pair, so a port that
+ * advertises no pause can still run it (the netdev thread <aSa8Gkl1AP1U2C9j@pengutronix.de>: RX off, RX negotiated
+ * on). Pause counts as on when either row says on.
+ * Rows are read with any leading indentation (published captures are often indented). "Cannot get device pause
+ * settings" or any text without the rows is unreadable.
+ */
+function readEthtoolPause(r: RailState, text: string): void {
+    const row = (name: string) => text.match(new RegExp(`^\\s*${name}:\\s*(on|off)\\s*$`, "m"))?.[1];
+    const rx = row("RX"), tx = row("TX");
+    if (rx === undefined || tx === undefined) {
+        r.errors.push(`ethtool -a: expected 'RX:' and 'TX:' pause rows (on|off), found '${text.trim().split("\n").slice(0, 2).join(" / ").slice(0, 160)}'`);
+        return;
+    }
+    const rxNeg = row("RX negotiated"), txNeg = row("TX negotiated");
+    r.globalPause = { rx: rx === "on" || rxNeg === "on", tx: tx === "on" || txNeg === "on" };
+    const auto = row("Autonegotiate");
+    if (auto !== undefined) r.pauseAutoneg = auto === "on";
 }
 
 /**
