@@ -2,12 +2,11 @@
 // (test/hosts/site-plain.ts: install, changed=0, failure, partial failure and retry) and a DLAMI-like and an
 // ubuntu-hpc-like host (test/hosts/site-images.ts: the image's stack reused and untouched, a reboot, changed=0), and
 // Slurm on a head node and two nodes (test/hosts/slurm.ts).
-// Both scenarios boot their hosts and run at once in this one test process: they spend much of their time waiting
-// (boots, a reboot, SSH, the package mirror), and as one file they hold one of `npm test`'s two test slots instead
-// of both, so the other slot keeps the CPUs busy with the rest of the suite meanwhile.
-// They are CPU-bound in the hosts (Ansible and dpkg in seven containers): with three test files at once beside them
-// the scenarios took twice as long, so `npm test` runs two. Bound: 25 min (about 15 min on a quiet 2-core machine
-// with the Slurm scenario's replaced host).
+// The scenarios boot their hosts and run at once in this one test process: they spend much of their time waiting
+// (boots, a reboot, SSH, the package mirror), and as one file they hold one of `npm test`'s four test slots, so the
+// others keep the CPUs busy with the rest of the suite meanwhile. Measured: 530 s beside one other file, 466 s
+// beside three on a quiet 2-core machine (the other files wait more than they compute: 631 s of CPU in 1,259 s of
+// their wall time, one file at a time). Bound: 25 min.
 // Needs root, debootstrap, systemd-nspawn and ansible-playbook; fails without them unless RDMAKIT_SKIP_HOST_TESTS=1.
 import { test } from "node:test";
 import assert from "node:assert/strict";
