@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { parseInventory } from "../components/provision/inventory-read";
 import { renderInventory } from "../components/provision/inventory";
 import { SpecError } from "../components/errors";
 
@@ -20,7 +20,7 @@ const hosts = [
 ];
 
 test("the inventory: instance ids as addresses, the Session Manager hop for every host, the region and profile", () => {
-    const inv = parseYaml(renderInventory({ hosts, ssm: { region: "us-east-2", profile: "gpu-admin" }, vars: {} }));
+    const inv: any = parseInventory(renderInventory({ hosts, ssm: { region: "us-east-2", profile: "gpu-admin" }, vars: {} }));
     assert.equal(inv.all.hosts["node-1"].ansible_host, "i-0f1e2d3c4b5a69788");
     assert.equal(inv.all.vars.ansible_ssh_common_args, "-o ForwardAgent=no -o ClearAllForwardings=yes -o StrictHostKeyChecking=accept-new -o ProxyCommand=\"aws ssm start-session " +
         "--target %h --document-name AWS-StartSSHSession --parameters portNumber=%p --region us-east-2 --profile gpu-admin\"");
