@@ -87,10 +87,18 @@ describe("host captures: ethtool -a", () => {
         const f = r.findings.find((x) => x.rule === "C5" && x.device.includes("gpu01:ens1f0np0"));
         assert.deepEqual([f?.expected, f?.found], [{ roce_host_global_pause: false }, { roce_host_global_pause: true }], show(r));
     });
-    it("RX/TX off but negotiated on (netdev <aSa8Gkl1AP1U2C9j@pengutronix.de>, indented): the MAC runs pause, so C5", () => {
+    it("RX/TX off but negotiated on (netdev <aSa8Gkl1AP1U2C9j@pengutronix.de>, indented): configured off, as planned", () => {
+        // the negotiated rows are ethtool's userspace guess from the advertisements (netlink/pause.c), and the kernel
+        // applies no link-wide pause where PFC runs (Documentation/networking/flow_control.rst): RX/TX decide
         const st = parseHostState(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") }));
-        assert.deepEqual([st.rails[0].globalPause, st.rails[0].pauseAutoneg], [{ rx: true, tx: true }, true]);
-        assert.ok(rulesOn(hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") })), "gpu01:ens1f0np0").includes("C5"));
+        assert.deepEqual([st.rails[0].globalPause, st.rails[0].pauseAutoneg], [{ rx: false, tx: false }, true]);
+        const r = hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") }));
+        assert.deepEqual([r.findings, r.unreadable], [[], []], show(r));
+    });
+    it("RX/TX on but negotiated off (a constructed variant of the openwrt#14988 capture, RX/TX set on): configured on, C5", () => {
+        const text = fixture("ethtool-a-openwrt14988.txt").replace(/^RX:( +)off$/m, "RX:$1on").replace(/^TX:( +)off$/m, "TX:$1on");
+        assert.match(text, /^RX: +on$/m);
+        assert.ok(rulesOn(hostDrift(hostOutput(GPU01, { ethtool: text })), "gpu01:ens1f0np0").includes("C5"));
     });
     it("a NIC without pause support is refused by rail, naming what was expected", () => {
         const r = hostDrift(hostOutput(GPU01, { ethtool: "Cannot get device pause settings: Operation not supported\n" }));
