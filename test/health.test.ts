@@ -461,6 +461,23 @@ test("nvidia-smi -q: a GPU whose PCIe link runs narrower than its Max fails pcie
     assert.ok(idle.notes.some((n) => /PCIe x8 of x16 in P8/.test(n)), JSON.stringify(idle.notes));
 });
 
+test("lspci -vv: a GPU's LnkSta narrower than its LnkCap fails pcie in P0 and is a note in an idle P-state, as nvidia-smi's width", () => {
+    // constructed from the real captures of one machine (lspci-vv.h100-gpud.txt and the 535.161.08 nvidia-smi -q, bus ids
+    // 19 ... db): 19:00.0's "LnkSta: Speed 32GT/s (ok), Width x16 (ok)" -> "Width x8 (downgraded)"; its P-state P0 or P8
+    const lspci = cap("lspci-vv.h100-gpud.txt").replace("LnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)", "LnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)");
+    assert.notEqual(lspci, cap("lspci-vv.h100-gpud.txt"));
+    const smi = cap("nvidia-smi-q.h100-535.161.08-powerbrake.txt");
+    const first = smi.indexOf("GPU 00000000:19:00.0"), next = smi.indexOf("\nGPU ", first + 1);
+    const inState = (ps: string) => smi.slice(0, first) + smi.slice(first, next).replace(/(Performance State\s+: )P0/, `$1${ps}`) + smi.slice(next);
+    assert.notEqual(inState("P8"), smi);
+    const pcie = (ps: string) => gradeNode("n", { ...node(), "lspci-vv.txt": lspci, "nvidia-smi-q.txt": inState(ps) }, H100);
+    const busy = pcie("P0");
+    assert.deepEqual(busy.findings.filter((f) => f.component === "pcie").map((f) => f.message), ["GPU 19:00.0 link trained at 32GT/s x8, capable of 32GT/s x16"]);
+    const idle = pcie("P8");
+    assert.deepEqual(idle.findings.filter((f) => f.component === "pcie"), [], JSON.stringify(idle.findings));
+    assert.ok(idle.notes.some((n) => /^GPU 19:00\.0: x8 of x16 while P8 \(idle GPUs may lower/.test(n)), JSON.stringify(idle.notes));
+});
+
 test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output): a warning line before the document, null entries between tests", () => {
     const swap = { "dcgmi-diag.txt": null, "dcgmi-diag.json": "dcgmi-diag.3.1.0-warning-nulls.json" };
     const ok = gradeNode("n", node(swap), H100);

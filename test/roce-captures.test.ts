@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fabricDrift, formatDriftReport, type DriftReport, type SwitchReading } from "../components/roce/drift";
 import { parseHostState, parseLldp, runningSwitchView, sonicConfigDb } from "../components/roce/fabric-state";
+import { readSonic } from "../components/roce/consistency";
 import { planQos, type HostPlan, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import { roceSpecSchema } from "../components/roce/spec";
@@ -87,10 +88,18 @@ describe("host captures: ethtool -a", () => {
         const f = r.findings.find((x) => x.rule === "C5" && x.device.includes("gpu01:ens1f0np0"));
         assert.deepEqual([f?.expected, f?.found], [{ roce_host_global_pause: false }, { roce_host_global_pause: true }], show(r));
     });
-    it("RX/TX off but negotiated on (netdev <aSa8Gkl1AP1U2C9j@pengutronix.de>, indented): the MAC runs pause, so C5", () => {
+    it("RX/TX off but negotiated on (netdev <aSa8Gkl1AP1U2C9j@pengutronix.de>, indented): configured off, as planned", () => {
+        // the negotiated rows are ethtool's userspace guess from the advertisements (netlink/pause.c), and the kernel
+        // applies no link-wide pause where PFC runs (Documentation/networking/flow_control.rst): RX/TX decide
         const st = parseHostState(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") }));
-        assert.deepEqual([st.rails[0].globalPause, st.rails[0].pauseAutoneg], [{ rx: true, tx: true }, true]);
-        assert.ok(rulesOn(hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") })), "gpu01:ens1f0np0").includes("C5"));
+        assert.deepEqual([st.rails[0].globalPause, st.rails[0].pauseAutoneg], [{ rx: false, tx: false }, true]);
+        const r = hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-netdev-negotiated.txt") }));
+        assert.deepEqual([r.findings, r.unreadable], [[], []], show(r));
+    });
+    it("RX/TX on but negotiated off (a constructed variant of the openwrt#14988 capture, RX/TX set on): configured on, C5", () => {
+        const text = fixture("ethtool-a-openwrt14988.txt").replace(/^RX:( +)off$/m, "RX:$1on").replace(/^TX:( +)off$/m, "TX:$1on");
+        assert.match(text, /^RX: +on$/m);
+        assert.ok(rulesOn(hostDrift(hostOutput(GPU01, { ethtool: text })), "gpu01:ens1f0np0").includes("C5"));
     });
     it("a NIC without pause support is refused by rail, naming what was expected", () => {
         const r = hostDrift(hostOutput(GPU01, { ethtool: "Cannot get device pause settings: Operation not supported\n" }));
@@ -148,6 +157,32 @@ describe("SONiC CONFIG_DB captures", () => {
     it("a QUEUE range row (`Ethernet0|0-2`) covers every queue of the range", () => {
         const db = { PORT: { Ethernet0: { mtu: "9100" } }, PORT_QOS_MAP: { Ethernet0: { pfc_enable: "3" } }, SCHEDULER: { s: { type: "STRICT" } }, QUEUE: { "Ethernet0|0-2": { scheduler: "s" } } };
         assert.deepEqual(runningSwitchView(sw, JSON.stringify(db)).ports.find((x) => x.port === "Ethernet0")!.strictQueues, [0, 1, 2]);
+    });
+    it("keys naming several ports (`QUEUE|Ethernet0,Ethernet4|3`, `PORT_QOS_MAP|Ethernet0,Ethernet4`) apply to each port, as orchagent reads them", () => {
+        // constructed from the mock CONFIG_DB: every QUEUE row of Ethernet0 whose twin on Ethernet4 holds the same fields
+        // becomes one `Ethernet0,Ethernet4|<i>` row (the port list orchagent's qosorch.cpp tokenizes at ','), and the two
+        // PORT_QOS_MAP rows one `Ethernet0,Ethernet4` row with Ethernet4's fields
+        const flat = JSON.parse(fixture("sonic-mock-config_db.json")) as Record<string, Record<string, string>>;
+        const grouped: Record<string, Record<string, string>> = { ...flat };
+        let merged = 0;
+        for (const k of Object.keys(flat).filter((x) => x.startsWith("QUEUE|Ethernet0|"))) {
+            const twin = k.replace("|Ethernet0|", "|Ethernet4|");
+            if (JSON.stringify(flat[k]) !== JSON.stringify(flat[twin])) continue;
+            delete grouped[k];
+            delete grouped[twin];
+            grouped[k.replace("|Ethernet0|", "|Ethernet0,Ethernet4|")] = flat[k];
+            merged++;
+        }
+        delete grouped["PORT_QOS_MAP|Ethernet0"];
+        delete grouped["PORT_QOS_MAP|Ethernet4"];
+        grouped["PORT_QOS_MAP|Ethernet0,Ethernet4"] = flat["PORT_QOS_MAP|Ethernet4"];
+        assert.ok(merged >= 3, `merged ${merged}`);
+        const view = (db: unknown, port: string) => {
+            const p = readSonic("s", sonicConfigDb(db)).ports.find((x) => x.port === port);
+            return p && [p.pfcPriorities, [...p.ecnQueues].sort(), [...p.strictQueues].sort()];
+        };
+        for (const port of ["Ethernet0", "Ethernet4"]) assert.deepEqual(view(grouped, port), view(flat, port), port);
+        assert.deepEqual(view(grouped, "Ethernet0")![1], [3, 4]);
     });
     it("what is not CONFIG_DB is refused by switch, never read as a switch without QoS", () => {
         const refuse = (config: string) => fabricDrift(PLAN, [{ switch: sw.name, config } as SwitchReading], []).unreadable.find((u) => u.device === sw.name)?.why ?? "";

@@ -273,12 +273,16 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             g.h.notChecked.push({ component: "pcie", file: f, reason: `${who} shows no ${!cap?.width ? "LnkCap" : "LnkSta"} width (lspci -vv as root prints both for a PCIe device): its link is not checked` });
         }
         if (!cap || !sta || !sta.width || !cap.width) continue;
-        const narrow = sta.width < cap.width;
+        let narrow = sta.width < cap.width;
         let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
-        if (slow && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
+        // a GPU's link speed and width "may be reduced when the GPU is not in use" (nvidia-smi --help-query-gpu,
+        // pcie.link.gen.current and pcie.link.width.current): LnkSta shows the same link, so both are graded in P0 only,
+        // as gradeSmi grades nvidia-smi's own Current/Max
+        if ((slow || narrow) && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
             const ps = pstate.get(shortBdf(d.bdf));
-            g.h.notes.push(`${who}: ${sta.gts}GT/s of ${cap.gts}GT/s while ${ps ?? "its P-state is unknown"} (idle GPUs lower the link speed; not graded)`);
-            slow = false;
+            const what = [slow ? `${sta.gts}GT/s of ${cap.gts}GT/s` : "", narrow ? `x${sta.width} of x${cap.width}` : ""].filter(Boolean).join(", ");
+            g.h.notes.push(`${who}: ${what} while ${ps ?? "its P-state is unknown"} (idle GPUs may lower the link speed and width; not graded)`);
+            slow = narrow = false;
         }
         if (narrow || slow) {
             const at = `${sta.gts ?? "?"}GT/s x${sta.width}`;

@@ -154,19 +154,23 @@ export function readSonic(name: string, text: string | Db): SwitchView {
         if (!m) maps.set(key, (m = toNumMap(t(table)[name ?? ""])));
         return m;
     };
-    // rows of a `PORT|index` table grouped by port once, so a 1,000-port switch is read in linear time
+    // rows of a `PORT|index` table grouped by port once, so a 1,000-port switch is read in linear time. A key may name
+    // several ports, `Ethernet0,Ethernet4|3-4`: orchagent splits the port part at ',' (sonic-swss orchagent/qosorch.cpp
+    // and bufferorch.cpp, tokenize(tokens[0], list_item_delimiter)); sonic-mgmt-common's CVL tests validate such keys
+    const ofPorts = (key: string) => key.split(",").map((p) => p.trim()).filter(Boolean);
     const byPort = (table: string) => {
         const m = new Map<string, Array<[string, any]>>();
         for (const e of Object.entries(t(table))) {
-            const port = e[0].split("|")[0];
-            (m.get(port) ?? m.set(port, []).get(port)!).push(e);
+            for (const port of ofPorts(e[0].split("|")[0])) (m.get(port) ?? m.set(port, []).get(port)!).push(e);
         }
         return m;
     };
     const queueRows = byPort("QUEUE");
     const pgRows = byPort("BUFFER_PG");
     const cableRows = Object.values(t("CABLE_LENGTH"));
-    for (const [port, qm] of Object.entries(t("PORT_QOS_MAP"))) {
+    // PORT_QOS_MAP keys may name several ports too (qosorch.cpp handlePortQosMapTable splits its key the same way)
+    const qosMaps = Object.entries(t("PORT_QOS_MAP")).flatMap(([key, qm]) => ofPorts(key).map((port) => [port, qm] as const));
+    for (const [port, qm] of qosMaps) {
         if (port === "global") continue;
         const pfc = nums(qm.pfc_enable ?? "");
         const queues = queueRows.get(port) ?? [];

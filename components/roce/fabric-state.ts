@@ -196,7 +196,7 @@ export interface RailState {
     dscp2prio?: Record<number, number>;
     pfcEnabled?: number[];
     cableLenM?: number;
-    /** 802.3x pause as the MAC runs it: configured, or negotiated when pause autonegotiation is on (ethtool -a). */
+    /** 802.3x pause as configured (ethtool -a "RX:" and "TX:"; the negotiated rows are ethtool's guess, not read). */
     globalPause?: { rx: boolean; tx: boolean };
     /** ethtool -a "Autonegotiate" (pause autonegotiation), when printed. */
     pauseAutoneg?: boolean;
@@ -358,12 +358,16 @@ function readMlnxQos(r: RailState, text: string): void {
 
 /**
  * `ethtool -a <if>`: "Pause parameters for <if>:", "Autonegotiate:\ton|off", "RX:\t\ton|off", "TX:\t\ton|off"; with
- * pause autonegotiation on, ethtool also prints "RX negotiated: on|off" and "TX negotiated: on|off", which it resolves
- * from its own and the link partner's Pause/Asym_Pause advertisements (ethtool netlink/pause.c pause_autoneg_cb), and
- * with --include-statistics a "Statistics:" block (captures: test/fixtures/roce/running/README.md). With
- * autonegotiation on, RX/TX are only what the NIC advertises; what the MAC runs is the negotiated pair, so a port that
- * advertises no pause can still run it (the netdev thread <aSa8Gkl1AP1U2C9j@pengutronix.de>: RX off, RX negotiated
- * on). Pause counts as on when either row says on.
+ * pause autonegotiation on, ethtool also prints "RX negotiated: on|off" and "TX negotiated: on|off", and with
+ * --include-statistics a "Statistics:" block (captures: test/fixtures/roce/running/README.md).
+ * RX/TX are the configured policy, what `ethtool -A <if> rx off tx off` (the roce_host role) sets and what its agent
+ * reads back: that is what the plan's "global pause off" is compared with. The negotiated rows are not read from the
+ * kernel or the NIC: ethtool works them out in userspace from the advertised and the link partner's Pause/Asym_Pause
+ * link-mode bits (ethtool netlink/pause.c pause_autoneg_cb), "a guess of the resolved state" that "can be wrong"
+ * (Oleksij Rempel, netdev <aSa8Gkl1AP1U2C9j@pengutronix.de>, whose example prints RX/TX off and negotiated on), and
+ * the kernel does not apply link-wide PAUSE where PFC runs ("Link-wide PAUSE cannot be used together with
+ * Priority-based Flow Control", Documentation/networking/flow_control.rst, torvalds/linux@7bd80ed89d72). So a
+ * negotiated row never turns pause on or off here.
  * Rows are read with any leading indentation (published captures are often indented). "Cannot get device pause
  * settings" or any text without the rows is unreadable.
  */
@@ -374,8 +378,7 @@ function readEthtoolPause(r: RailState, text: string): void {
         r.errors.push(`ethtool -a: expected 'RX:' and 'TX:' pause rows (on|off), found '${text.trim().split("\n").slice(0, 2).join(" / ").slice(0, 160)}'`);
         return;
     }
-    const rxNeg = row("RX negotiated"), txNeg = row("TX negotiated");
-    r.globalPause = { rx: rx === "on" || rxNeg === "on", tx: tx === "on" || txNeg === "on" };
+    r.globalPause = { rx: rx === "on", tx: tx === "on" };
     const auto = row("Autonegotiate");
     if (auto !== undefined) r.pauseAutoneg = auto === "on";
 }
