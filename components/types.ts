@@ -64,6 +64,8 @@ export const HealthComponent = {
     Nvlink: "nvlink",
     Nic: "nic",
     Xid: "xid",
+    /** NVSwitch SXids in the kernel log (NVSwitch boards only) */
+    Nvswitch: "nvswitch",
     Dcgm: "dcgm",
     Clocks: "clocks",
 } as const;
