@@ -368,7 +368,7 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     }
     if (r.denied) {
         g.h.notChecked.push({ component: "xid", file: f, reason: `the kernel log could not be read: ${r.denied}` });
-        sxidsNotChecked(`the kernel log could not be read`);
+        sxidsNotChecked(`the kernel log could not be read (${r.denied})`);
         return;
     }
     if (r.lines === 0) {
