@@ -128,7 +128,7 @@ const healthSchema = z
     .strictObject({
         require: z.array(z.enum(HEALTH_COMPONENTS)).default([...DEFAULT_HEALTH_REQUIRE])
             .describe("components a node must have checked to pass (a required one not checked fails it); default every component but dcgm"),
-        xidWindowMinutes: z.int().min(1).max(43200).default(XID_WINDOW_MINUTES).describe("an Xid that needs a reset fails the node within this many minutes of the kernel log's newest line"),
+        xidWindowMinutes: z.int().min(1).max(43200).default(XID_WINDOW_MINUTES).describe("an Xid that needs a reset, or a fatal NVSwitch SXid, fails the node within this many minutes of the kernel log's newest line"),
         dcgmLevel: z.int().min(1).max(4).default(DEFAULT_DCGM_LEVEL).describe("dcgmi diag -r level: 1 quick, 2 medium, 3 long, 4 extended"),
     })
     .describe("the node health gate (docs/health.md)");

@@ -64,6 +64,8 @@ export const HealthComponent = {
     Nvlink: "nvlink",
     Nic: "nic",
     Xid: "xid",
+    /** NVSwitch SXids in the kernel log (NVSwitch boards only) */
+    Nvswitch: "nvswitch",
     Dcgm: "dcgm",
     Clocks: "clocks",
 } as const;
@@ -216,7 +218,10 @@ export interface HealthValidationSpecInput {
      * or refusing) fails the node, one not required is a note. @default every component but dcgm
      */
     require?: HealthComponent[];
-    /** Minutes before the kernel log's newest line within which an Xid that needs a reset fails the node. @default 120 */
+    /**
+     * Minutes before the kernel log's newest line within which an Xid that needs a reset, or a fatal
+     * NVSwitch SXid, fails the node. @default 120
+     */
     xidWindowMinutes?: number;
     /** `dcgmi diag -r` level: 1 quick, 2 medium (minutes), 3 long, 4 extended. @default 2 */
     dcgmLevel?: number;

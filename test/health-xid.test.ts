@@ -171,7 +171,7 @@ test("finding 11/12: cluster.validation.health is checked by name and reaches th
     const { validationArgsFromPlan } = await import("../components/validate/fromPlan");
     const bad = structuredClone(raw);
     bad.validation = { health: { require: ["gpu", "disk"], dcgmLevel: 5 } };
-    assert.throws(() => parseClusterSpec(bad), (e: Error) => /cluster\.validation\.health\.require\[1\]: is not one of the allowed values \(got "disk"\); allowed: gpu, ecc, pcie, nvlink, nic, xid, dcgm, clocks/.test(e.message)
+    assert.throws(() => parseClusterSpec(bad), (e: Error) => /cluster\.validation\.health\.require\[1\]: is not one of the allowed values \(got "disk"\); allowed: gpu, ecc, pcie, nvlink, nic, xid, nvswitch, dcgm, clocks/.test(e.message)
         && /cluster\.validation\.health\.dcgmLevel: is too large \(got 5\)/.test(e.message));
     const good = structuredClone(raw);
     good.validation = { health: { require: ["gpu", "dcgm"], xidWindowMinutes: 30, dcgmLevel: 3 } };
@@ -182,7 +182,7 @@ test("finding 11/12: cluster.validation.health is checked by name and reaches th
     assert.equal(validationVars(args, args.hosts.map((_, i) => `10.0.0.${i + 1}`), "out/dev/nccl").node_health_dcgm_level, 3);
     // the defaults
     const d = healthExpectation(planCluster(parseClusterSpec(raw)));
-    assert.deepEqual([d.require, d.xidWindowMinutes, d.dcgmLevel], [["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"], 120, 2]);
+    assert.deepEqual([d.require, d.xidWindowMinutes, d.dcgmLevel], [["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "nvswitch", "clocks"], 120, 2]);
 });
 
 test("kernel-log forms: journalctl short-precise, dmesg -x and dmesg -r carry their times; a GPU past the stack's count with every NVLink down fails", () => {

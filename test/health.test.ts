@@ -108,7 +108,7 @@ test("rdmakit health exits 0 when every node is healthy, 2 on a file that is not
     const noDcgm = layOut({ a: {}, b: { "dcgmi-diag.txt": null } });
     const relaxed = runHealth({ config: AZURE_H100, from: noDcgm });
     assert.equal(relaxed.code, 0, relaxed.stdout);
-    assert.match(relaxed.stdout, /^rule: a node passes with no finding, every file readable, and gpu, ecc, pcie, nvlink, nic, xid, clocks checked \(dcgm not required/m);
+    assert.match(relaxed.stdout, /^rule: a node passes with no finding, every file readable, and gpu, ecc, pcie, nvlink, nic, xid, nvswitch, clocks checked \(dcgm not required/m);
     assert.match(relaxed.stdout, /note {4}dcgm not checked \(not required\): dcgmi-diag\.txt is missing/);
     const doc = parseYaml(fs.readFileSync(AZURE_H100, "utf8")) as { config: Record<string, any> };
     doc.config["rdmakit:cluster"].validation = { ...doc.config["rdmakit:cluster"].validation, health: { require: ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks", "dcgm"] } };

@@ -18,10 +18,17 @@
  * "NVRM: GPU 0000:5d:00.0: RmInitAdapter failed! (0x..)"; and the kernel's driver core refusing the device, "nvidia: probe
  * of 0000:5d:00.0 failed with error -1" (drivers/base/dd.c before 6.x) or "nvidia 0000:5d:00.0: probe with driver nvidia
  * failed with error -1" (after). Each is a lost GPU in `lost`, read as an Xid 79 would be.
+ * NVSwitch SXids (open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID):
+ * "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)": the
+ * switch's device name, its PCI function, the SXid as %05d, then the message. An event's first line carries the
+ * driver's word for it, "Fatal, " / "Non-fatal, " / "Correctable, " (intr_nvswitch.h, error_nvswitch.h NVSWITCH_REPORT_*),
+ * its "Severity %d Engine instance ..." line the same as a number (NVSWITCH_ERROR_SEVERITY_TYPE: 0 non-fatal, 1 fatal;
+ * error_nvswitch.c), its "Data {...}" lines none.
  * "Operation not permitted" counts as the tool's refusal only as dmesg's own message ("dmesg: read kernel buffer
  * failed: Operation not permitted", util-linux dmesg.c), never when a kernel line says it.
  */
 import { boundedLines } from "./text";
+import type { SxidSeverity } from "../catalog/sxid";
 import { HealthParseError } from "./types";
 
 /** A line's time: seconds since boot, or seconds of the wall clock (dated forms; the year may be a guess, see wallTime) */
@@ -46,6 +53,20 @@ export interface AerEvent {
     line: string;
 }
 
+export interface SxidEvent {
+    /** the NVSwitch's PCI function as the line names it, e.g. "0000:05:00.0" */
+    pci: string;
+    /** the driver's device name, e.g. "nvswitch3" */
+    device?: string;
+    code: number;
+    /** the driver's word on this line; undefined on a line that carries none (Data lines) */
+    severity?: SxidSeverity;
+    /** "Link NN" of the first line */
+    link?: number;
+    line: string;
+    time?: LogTime;
+}
+
 /** A GPU the driver says it lost (fell off the bus, failed to initialise, refused at probe) on a line that is no Xid. */
 export interface LostGpu {
     /** the GPU's function as the line names it, e.g. "0000:5d:00.0" */
@@ -56,6 +77,7 @@ export interface LostGpu {
 
 export interface DmesgReport {
     xids: XidEvent[];
+    sxids: SxidEvent[];
     lost: LostGpu[];
     mlx5Errors: string[];
     aer: AerEvent[];
@@ -120,6 +142,8 @@ const LOST_DEV = new RegExp(`NVRM: GPU ${PCI_FN}: (?:GPU has fallen off the bus|
 const LOST_PROBE_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN}$`);
 // drivers/base/dd.c: "<driver>: probe of <dev> failed with error <n>" (before 6.x), "<driver> <dev>: probe with driver <driver> failed with error <n>"
 const PROBE_FAILED = new RegExp(`\\bnvidia(?:: probe of ${PCI_FN}| ${PCI_FN}: probe with driver nvidia) failed with error`);
+// the driver's form; older captures without the device name before "SXid" are read too
+const SXID = new RegExp(`(?:\\bnvidia-(nvswitch\\d{1,3}): )?SXid \\(PCI:${PCI_FN}\\): (\\d{1,6}), ?`);
 const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: (GPU-I:\d+))?\): (\d+)\b/;
 // mlx5_core's own failures; each a fixed phrase, matched one at a time (no ".*" between alternatives)
 const MLX5_PHRASES = ["health compromised", "fw_fatal", "firmware internal error", "fatal error", "internal error", "command timeout",
@@ -138,12 +162,21 @@ function mlx5Error(l: string): boolean {
     return /\bmodule \d+/.test(low) && low.includes("error");
 }
 
+/** The driver's severity word and the link, from what follows "SXid (PCI:...): NNNNN, ". */
+function sxidWords(rest: string): { severity?: SxidSeverity; link?: number } {
+    const w = /^(Fatal|Non-fatal|Correctable), (?:Link (\d{1,3})\b)?/.exec(rest);
+    if (w) return { severity: w[1] === "Fatal" ? "fatal" : w[1] === "Non-fatal" ? "non-fatal" : "correctable", link: w[2] === undefined ? undefined : Number(w[2]) };
+    const s = /^Severity (\d) /.exec(rest);
+    if (s) return { severity: s[1] === "1" ? "fatal" : "non-fatal" };
+    return {};
+}
+
 export function parseDmesg(text: string): DmesgReport {
     const lines = boundedLines(text).filter((l) => l.trim());
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
-    const report: DmesgReport = { xids: [], lost: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    const report: DmesgReport = { xids: [], sxids: [], lost: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
     // the GPU named by the last "NVRM: The NVIDIA GPU <fn>" line, for the "fallen off the bus" line two lines below it
     let probeHead: { pci: string; at: number } | undefined;
     if (denied) return { ...report, denied: denied.trim() };
@@ -156,6 +189,11 @@ export function parseDmesg(text: string): DmesgReport {
         const x = l.includes("NVRM: Xid") ? XID.exec(l) : null;
         if (x) {
             report.xids.push({ pci: x[1].toLowerCase(), code: Number(x[3]), line: l.trim(), gpuInstance: x[2], time: p.time });
+            continue;
+        }
+        const sx = l.includes("SXid (PCI:") ? SXID.exec(l) : null;
+        if (sx) {
+            report.sxids.push({ ...sxidWords(l.slice(sx.index + sx[0].length)), pci: sx[2].toLowerCase(), device: sx[1], code: Number(sx[3]), line: l.trim(), time: p.time });
             continue;
         }
         if (l.includes("NVRM") || l.includes("nvidia")) {
@@ -176,7 +214,7 @@ export function parseDmesg(text: string): DmesgReport {
         }
         if (mlx5Error(l)) report.mlx5Errors.push(l.trim());
     }
-    if (lines.length > 0 && prefixed === 0 && report.xids.length === 0) {
+    if (lines.length > 0 && prefixed === 0 && report.xids.length === 0 && report.sxids.length === 0) {
         throw new HealthParseError("has no line in a kernel-log form (\"[  12.345678] \", \"[Sun Feb 23 16:24:18 2025] \", ISO time, syslog \"Feb 23 16:24:18 host kernel:\", kmsg \"6,1,2,-;\")");
     }
     return report;

@@ -3,9 +3,10 @@
  * → a verdict with each finding's component and evidence line. Nothing is healthy by default: a file that is missing
  * or a tool that said it could not answer is "not checked", and a node with anything not checked is not healthy.
  */
+import { sxidInfo, sxidNeedsOwner, type SxidInfo } from "../catalog/sxid";
 import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
-import { parseDmesg } from "./dmesg";
+import { parseDmesg, type DmesgReport, type SxidEvent } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
 import { parseLspci, type PciDevice } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
@@ -360,14 +361,23 @@ function gpusNeedingAction(smi: SmiReport | undefined): Map<string, string> {
  */
 function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefined): void {
     const f = FILES.dmesg.name;
+    // the kernel log is the only source of NVSwitch SXids: where it is not read, they are not checked on NVSwitch boards
+    const sxidsNotChecked = (reason: string): void => {
+        if (exp.nvswitch) g.h.notChecked.push({ component: "nvswitch", file: f, reason: `${reason}: no NVSwitch SXid could be read` });
+    };
     const r = g.read("xid", f, parseDmesg);
-    if (!r) return;
+    if (!r) {
+        if (g.files[f] === undefined) sxidsNotChecked(`${f} is missing`);
+        return;
+    }
     if (r.denied) {
         g.h.notChecked.push({ component: "xid", file: f, reason: `the kernel log could not be read: ${r.denied}` });
+        sxidsNotChecked(`the kernel log could not be read (${r.denied})`);
         return;
     }
     if (r.lines === 0) {
         g.h.notChecked.push({ component: "xid", file: f, reason: `${f} is empty (dmesg needs root where kernel.dmesg_restrict=1)` });
+        sxidsNotChecked(`${f} is empty`);
         return;
     }
     const windowS = (exp.xidWindowMinutes ?? XID_WINDOW_MINUTES) * 60;
@@ -424,6 +434,65 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const corrected = r.aer.length - aer.length;
     if (corrected) g.h.notes.push(`${corrected} corrected PCIe AER error line(s) (the link retried them; not graded): ${clip(r.aer.find((a) => a.severity === "corrected")!.line, 160)}`);
     for (const e of r.mlx5Errors.slice(0, 5)) g.fail("nic", f, "mlx5 driver error", clip(e), "transient");
+    gradeSxids(g, exp, r, windowS);
+}
+
+// SXid (switch, code) pairs listed one by one, of each kind (findings, notes); past this a log of many switches and
+// codes is summed up in one note (a failing pair is never dropped unseen: the node already fails on the first 20)
+const SXID_LISTED = 20;
+
+function guideSays(info: SxidInfo): string {
+    if (!info.table) return "the Fabric Manager guide gives no severity for it (unknown)";
+    const table = { "non-fatal": "non-fatal", fatal: "fatal", "always-fatal": "always fatal", notable: info.fatal ? "fatal (other notable)" : "not fatal (other notable)" }[info.table];
+    return `the Fabric Manager guide lists it ${table}${info.recovery ? ` (recovery: ${info.recovery})` : ""}`;
+}
+
+/**
+ * NVSwitch SXids: the Fabric Manager guide's table decides whether a code can fail the node, the driver's words for the
+ * event whether this one did (catalog/sxid.ts sxidNeedsOwner). Per switch and code, the lines with a word decide: any
+ * "Fatal" (or "Severity 1") line makes it fatal, else a "Non-fatal"/"Correctable"/"Severity 0" line makes it not; with
+ * no word at all (a capture of its Data lines) the table decides. One that needs the owner is judged as an Xid without
+ * a state field is: by its newest deciding line, transient within the window or without a time (no file of the node
+ * holds the switch's own state to confirm it), a note past the window. Everything else is a note.
+ */
+function gradeSxids(g: Grader, exp: HealthExpectation, r: DmesgReport, windowS: number): void {
+    const f = FILES.dmesg.name;
+    const byKey = new Map<string, SxidEvent[]>();
+    for (const e of r.sxids) {
+        const key = `${e.pci}/${e.code}`;
+        const list = byKey.get(key);
+        if (list) list.push(e);
+        else byKey.set(key, [e]);
+    }
+    const fails: Array<[string, string]> = [];
+    const notes: string[] = [];
+    for (const events of byKey.values()) {
+        const { pci, code, device } = events[0];
+        const info = sxidInfo(code);
+        const fatal = events.filter((e) => e.severity === "fatal");
+        const worded = events.filter((e) => e.severity !== undefined);
+        const deciding = fatal.length ? fatal : worded.length ? worded : events;
+        const severity = deciding[deciding.length - 1].severity;
+        const links = [...new Set(events.flatMap((e) => (e.link === undefined ? [] : [e.link])))].sort((a, b) => a - b);
+        const what = `SXid ${code} (${info.meaning}) on NVSwitch ${pci}${device ? ` (${device})` : ""}` +
+            (links.length ? `, link${links.length > 1 ? "s" : ""} ${links.join(", ")}` : "") + `, ${events.length} line(s)`;
+        const said = severity ? `the driver logged it ${severity}` : "no line of it carries the driver's severity word";
+        if (!exp.nvidia || !sxidNeedsOwner(code, severity)) {
+            notes.push(`${what}: ${guideSays(info)}; ${said}; not graded`);
+            continue;
+        }
+        const line = deciding[deciding.length - 1];
+        const newest = line.time ? r.newest[line.time.kind] : undefined;
+        const ageS = line.time && newest !== undefined ? newest - line.time.s : undefined;
+        const why = `${what}: ${guideSays(info)}; ${said}`;
+        if (ageS === undefined) fails.push([`${why} (the line has no time: cannot show it is old)`, line.line]);
+        else if (ageS <= windowS) fails.push([`${why}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, line.line]);
+        else notes.push(`${why}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window; not graded`);
+    }
+    for (const [message, line] of fails.slice(0, SXID_LISTED)) g.fail("nvswitch", f, message, clip(line), "transient");
+    g.h.notes.push(...notes.slice(0, SXID_LISTED));
+    const more = Math.max(0, fails.length - SXID_LISTED) + Math.max(0, notes.length - SXID_LISTED);
+    if (more) g.h.notes.push(`${more} more NVSwitch SXid (switch, code) pair(s) in the log not listed one by one (the first ${SXID_LISTED} findings and ${SXID_LISTED} notes are)`);
 }
 
 /** Grades one node folder's files against the expectation. */

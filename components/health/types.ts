@@ -16,7 +16,7 @@ export const FILES = {
     rdmaDevices: { name: "rdma-devices.txt", command: "ls -l /sys/class/infiniband/" },
 } as const;
 
-export const HEALTH_COMPONENTS = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "dcgm", "clocks"] as const;
+export const HEALTH_COMPONENTS = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "nvswitch", "dcgm", "clocks"] as const;
 export type Component = (typeof HEALTH_COMPONENTS)[number];
 
 /**
@@ -25,7 +25,7 @@ export type Component = (typeof HEALTH_COMPONENTS)[number];
  * `rdmakit health` and the validation gate: a node passes with no finding, every file readable, and every required
  * component checked; a component not required that could not be checked is a note.
  */
-export const DEFAULT_HEALTH_REQUIRE: readonly Component[] = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "clocks"];
+export const DEFAULT_HEALTH_REQUIRE: readonly Component[] = ["gpu", "ecc", "pcie", "nvlink", "nic", "xid", "nvswitch", "clocks"];
 
 /** dcgmi diag -r level (1 quick, 2 medium: a few minutes, 3 long, 4 extended; NVIDIA DCGM user guide, "Run Levels"). */
 export const DEFAULT_DCGM_LEVEL = 2;
@@ -34,7 +34,8 @@ export const DEFAULT_DCGM_LEVEL = 2;
  * How lasting a finding is (README "Node health"): "persistent" the node's current state shows it (a GPU missing, a
  * link down, a reset required, a DCGM test failed); "transient" an event in the kernel log within the Xid window or a
  * one-snapshot reading (clocks held down) while the current state shows nothing: check again before acting;
- * "note" does not fail the node. Findings carry "persistent" or "transient"; notes are NodeHealth.notes.
+ * "note" does not fail the node. An NVSwitch SXid (component "nvswitch", kernel log) is never persistent: no file of the
+ * node folder holds the switch's own state. Findings carry "persistent" or "transient"; notes are NodeHealth.notes.
  */
 export type Persistence = "persistent" | "transient" | "note";
 
