@@ -5,13 +5,8 @@
  * garbled: a healthy node stays unnamed, a sick one is named with its component, and what cannot be read is refused.
  */
 import { test } from "node:test";
+import { cap, stack } from "./fixtures/health/stacks";
 import assert from "node:assert/strict";
-import * as fs from "fs";
-import * as path from "path";
-import { parse as parseYaml } from "yaml";
-import { planCluster } from "../components/plan";
-import { parseClusterSpec } from "../components/spec";
-import { healthExpectation } from "../components/health/expect";
 import { gradeNode } from "../components/health/grade";
 import { parseDmesg } from "../components/health/dmesg";
 import { parseIbstat } from "../components/health/ibstat";
@@ -19,15 +14,6 @@ import { parseLspci } from "../components/health/lspci";
 import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
 import type { Component, HealthExpectation, NodeHealth } from "../components/health/types";
 
-const ROOT = path.resolve(__dirname, "..");
-const CAP = path.join(__dirname, "fixtures/health/captures");
-const cap = (name: string): string => fs.readFileSync(path.join(CAP, name), "utf8");
-
-function stack(file: string, edit?: (cluster: any) => void): HealthExpectation {
-    const raw = (parseYaml(fs.readFileSync(path.join(ROOT, file), "utf8")) as { config: Record<string, any> }).config["rdmakit:cluster"];
-    edit?.(raw);
-    return healthExpectation(planCluster(parseClusterSpec(raw)));
-}
 const H100 = stack("examples/azure-h100.yaml");
 const A100 = stack("examples/azure-h100.yaml", (c) => { c.azure.vmSize = "Standard_ND96amsr_A100_v4"; });
 const summary = (h: NodeHealth) => ({ verdict: h.verdict, findings: h.findings.map((f) => [f.component, f.message]), notChecked: h.notChecked.map((n) => n.component) });

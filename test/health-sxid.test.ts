@@ -6,26 +6,15 @@
  * changes), as said where it is done.
  */
 import { test } from "node:test";
+import { cap, stack } from "./fixtures/health/stacks";
 import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { parse as parseYaml } from "yaml";
 import { SXID_CATALOG, sxidInfo, sxidNeedsOwner, type SxidTable } from "../components/catalog/sxid";
-import { planCluster } from "../components/plan";
-import { parseClusterSpec } from "../components/spec";
-import { healthExpectation } from "../components/health/expect";
 import { gradeNode } from "../components/health/grade";
 import { parseDmesg } from "../components/health/dmesg";
 import { DEFAULT_HEALTH_REQUIRE, type Component, type HealthExpectation, type NodeHealth } from "../components/health/types";
 
-const ROOT = path.resolve(__dirname, "..");
-const CAP = path.join(__dirname, "fixtures/health/captures");
-const cap = (name: string): string => fs.readFileSync(path.join(CAP, name), "utf8");
-function stack(file: string, edit?: (cluster: any) => void): HealthExpectation {
-    const raw = (parseYaml(fs.readFileSync(path.join(ROOT, file), "utf8")) as { config: Record<string, any> }).config["rdmakit:cluster"];
-    edit?.(raw);
-    return healthExpectation(planCluster(parseClusterSpec(raw)));
-}
 const H100 = stack("examples/azure-h100.yaml");
 const only = (exp: HealthExpectation, require: Component[]): HealthExpectation => ({ ...exp, require });
 const SMI = cap("nvidia-smi-q.h100-565.57.01.txt");
