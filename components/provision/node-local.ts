@@ -2,10 +2,10 @@
  * The program's side of node-local mode: the fan-out's targets from the inventory the run gets (the same text push
  * mode hands ansible-playbook, so both modes reach a node the same way), each with its own one-host inventory.
  */
-import { parseDocument } from "yaml";
 import { fanoutNodes, type FanoutNode, type KeptNodes } from "./fanout";
 import { inventoryYamlParts } from "./inventory-yaml";
 import { markUnsafe } from "./inventory";
+import { inventoryDocument } from "./inventory-read";
 import { parsedOf } from "../parsed";
 
 /** The connection variables of the controller's inventory; a node's own inventory has no use for them. */
@@ -35,7 +35,7 @@ export function keptNodeTargets(inventory: string, leaveOut: readonly string[] =
     // markUnsafe tags are plain strings there, as the `!unsafe` tag reads them here)
     let value = parsedOf(inventory);
     if (value === undefined) {
-        const doc = parseDocument(inventory, { customTags: [{ tag: "!unsafe", resolve: (s: string) => s }] });
+        const doc = inventoryDocument(inventory);
         if (doc.errors.length > 0) throw new Error(`rdmakit: the inventory does not parse: ${doc.errors[0].message}`);
         value = doc.toJS();
     }
