@@ -6,7 +6,7 @@
 import { sxidInfo, sxidNeedsOwner, type SxidInfo } from "../catalog/sxid";
 import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
-import { parseDmesg, type DmesgReport, type SxidEvent } from "./dmesg";
+import { parseDmesg, type DmesgReport, type LogTime, type SxidEvent } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
 import { parseLspci, type PciDevice } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
@@ -354,6 +354,19 @@ function gpusNeedingAction(smi: SmiReport | undefined): Map<string, string> {
 }
 
 /**
+ * A kernel-log event against the Xid window, its age taken from the newest line of the same clock: within it (or
+ * without a time, so not shown to be old) the text a transient finding carries after the event, past it the text of
+ * the note.
+ */
+function byWindow(time: LogTime | undefined, r: DmesgReport, windowS: number): { within: boolean; text: string } {
+    const newest = time ? r.newest[time.kind] : undefined;
+    if (!time || newest === undefined) return { within: true, text: " (the line has no time: cannot show it is old)" };
+    const ageS = newest - time.s;
+    const min = `${Math.round(ageS / 60)} min before the log's last line`;
+    return ageS <= windowS ? { within: true, text: `, ${min} (window ${windowS / 60} min)` } : { within: false, text: `: ${min}, past the ${windowS / 60} min window` };
+}
+
+/**
  * Xids: NVIDIA's catalog decides whether a code needs the node's owner (catalog/xid.ts); one that does fails the
  * node while the GPU's state still asks for action (persistent), or when it was logged within the window before the
  * log's newest line (transient: the state does not confirm it), or when its time cannot be read (no prefix). Older
@@ -404,12 +417,10 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             continue;
         }
         const stateLine = state.get(shortBdf(x.pci));
-        const newest = x.time ? r.newest[x.time.kind] : undefined;
-        const ageS = x.time && newest !== undefined ? newest - x.time.s : undefined;
+        const age = byWindow(x.time, r, windowS);
         if (stateLine) g.fail("xid", f, `${what}; the GPU still asks for action (${stateLine})`, clip(x.line), "persistent");
-        else if (ageS === undefined) g.fail("xid", f, `${what} (the line has no time: cannot show it is old)`, clip(x.line), "transient");
-        else if (ageS <= windowS) g.fail("xid", f, `${what}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, clip(x.line), "transient");
-        else g.h.notes.push(`${what}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window, and the GPU's state asks for nothing`);
+        else if (age.within) g.fail("xid", f, `${what}${age.text}`, clip(x.line), "transient");
+        else g.h.notes.push(`${what}${age.text}, and the GPU's state asks for nothing`);
     }
     // a GPU lost without an Xid line (at probe, or with the Xid suppressed): judged as the Xid 79 it stands for, once a
     // GPU, and not at all where an Xid 79 of that GPU was graded above
@@ -419,14 +430,12 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         if (lostSeen.has(key)) continue;
         lostSeen.add(key);
         const what = `GPU ${x.pci} lost by the driver (fallen off the bus or not initialised; what Xid 79 reports)`;
-        const newest = x.time ? r.newest[x.time.kind] : undefined;
-        const ageS = x.time && newest !== undefined ? newest - x.time.s : undefined;
+        const age = byWindow(x.time, r, windowS);
         const stateLine = state.get(key);
         if (!exp.nvidia) g.h.notes.push(`${what}: not an NVIDIA stack; not graded`);
         else if (stateLine) g.fail("gpu", f, `${what}; the GPU still asks for action (${stateLine})`, clip(x.line), "persistent");
-        else if (ageS === undefined) g.fail("gpu", f, `${what} (the line has no time: cannot show it is old)`, clip(x.line), "transient");
-        else if (ageS <= windowS) g.fail("gpu", f, `${what}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, clip(x.line), "transient");
-        else g.h.notes.push(`${what}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window, and the GPU's state asks for nothing`);
+        else if (age.within) g.fail("gpu", f, `${what}${age.text}`, clip(x.line), "transient");
+        else g.h.notes.push(`${what}${age.text}, and the GPU's state asks for nothing`);
     }
     // PCIe AER (drivers/pci/pcie/aer.c): corrected errors are retried by the link and routine on Gen5; uncorrected ones fail
     const aer = r.aer.filter((a) => a.severity === "uncorrected");
@@ -482,12 +491,10 @@ function gradeSxids(g: Grader, exp: HealthExpectation, r: DmesgReport, windowS: 
             continue;
         }
         const line = deciding[deciding.length - 1];
-        const newest = line.time ? r.newest[line.time.kind] : undefined;
-        const ageS = line.time && newest !== undefined ? newest - line.time.s : undefined;
         const why = `${what}: ${guideSays(info)}; ${said}`;
-        if (ageS === undefined) fails.push([`${why} (the line has no time: cannot show it is old)`, line.line]);
-        else if (ageS <= windowS) fails.push([`${why}, ${Math.round(ageS / 60)} min before the log's last line (window ${windowS / 60} min)`, line.line]);
-        else notes.push(`${why}: ${Math.round(ageS / 60)} min before the log's last line, past the ${windowS / 60} min window; not graded`);
+        const age = byWindow(line.time, r, windowS);
+        if (age.within) fails.push([`${why}${age.text}`, line.line]);
+        else notes.push(`${why}${age.text}; not graded`);
     }
     for (const [message, line] of fails.slice(0, SXID_LISTED)) g.fail("nvswitch", f, message, clip(line), "transient");
     g.h.notes.push(...notes.slice(0, SXID_LISTED));
