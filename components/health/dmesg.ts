@@ -18,6 +18,11 @@
  * "NVRM: GPU 0000:5d:00.0: RmInitAdapter failed! (0x..)"; and the kernel's driver core refusing the device, "nvidia: probe
  * of 0000:5d:00.0 failed with error -1" (drivers/base/dd.c before 6.x) or "nvidia 0000:5d:00.0: probe with driver nvidia
  * failed with error -1" (after). Each is a lost GPU in `lost`, read as an Xid 79 would be.
+ * A GPU the driver refuses as unsupported (osapi.c rm_is_supported_device: "NVRM: The NVIDIA GPU <fn> (PCI ID: v:d)" then
+ * "NVRM: installed in this system is not supported by open" / "... by the" (a release that does not know it), the
+ * vGPU host form "installed in this vGPU host system is not supported by"; drivers up to ~3xx print "(PCI ID: v:d)
+ * installed" / "NVRM: in this system is not supported by the 280.13 NVIDIA Linux"; nv-pci.c nv_pci_probe: "NVRM:
+ * ignoring the legacy GPU <fn>") goes to `refused`: its probe failure that follows is the refusal, not a lost GPU.
  * NVSwitch SXids (open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID):
  * "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)": the
  * switch's device name, its PCI function, the SXid as %05d, then the message. An event's first line carries the
@@ -75,10 +80,22 @@ export interface LostGpu {
     time?: LogTime;
 }
 
+/** A GPU the loaded driver refuses to drive (not supported by this release or by the open module, or a legacy GPU). */
+export interface RefusedGpu {
+    pci: string;
+    /** "10de:2331", where the message gives it */
+    pciId?: string;
+    /** the driver's reason in a few words */
+    reason: string;
+    line: string;
+    time?: LogTime;
+}
+
 export interface DmesgReport {
     xids: XidEvent[];
     sxids: SxidEvent[];
     lost: LostGpu[];
+    refused: RefusedGpu[];
     mlx5Errors: string[];
     aer: AerEvent[];
     /** dmesg said it could not read the log */
@@ -142,6 +159,11 @@ const LOST_DEV = new RegExp(`NVRM: GPU ${PCI_FN}: (?:GPU has fallen off the bus|
 const LOST_PROBE_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN}$`);
 // drivers/base/dd.c: "<driver>: probe of <dev> failed with error <n>" (before 6.x), "<driver> <dev>: probe with driver <driver> failed with error <n>"
 const PROBE_FAILED = new RegExp(`\\bnvidia(?:: probe of ${PCI_FN}| ${PCI_FN}: probe with driver nvidia) failed with error`);
+// osapi.c rm_is_supported_device's first line, and the older drivers' one-line start of the same message
+const REFUSED_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN} \\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\\)`);
+// what the next lines say (read joined, without their "NVRM: " prefixes): the driver's reason
+const REFUSED_WHY = /installed (?:in this (?:vGPU host )?system )?is not supported by (open nvidia\.ko|the NVIDIA [\w.-]+ driver release|the [\w.-]+ NVIDIA Linux)/;
+const LEGACY = new RegExp(`NVRM: ignoring the legacy GPU ${PCI_FN}`);
 // the driver's form; older captures without the device name before "SXid" are read too
 const SXID = new RegExp(`(?:\\bnvidia-(nvswitch\\d{1,3}): )?SXid \\(PCI:${PCI_FN}\\): (\\d{1,6}), ?`);
 const XID = /NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)(?: (GPU-I:\d+))?\): (\d+)\b/;
@@ -171,12 +193,25 @@ function sxidWords(rest: string): { severity?: SxidSeverity; link?: number } {
     return {};
 }
 
+/** A refusal that starts on line `l` (the message's next lines in `next`), or undefined. */
+function refusal(l: string, next: readonly string[]): Omit<RefusedGpu, "line" | "time"> | undefined {
+    const legacy = LEGACY.exec(l);
+    if (legacy) return { pci: legacy[1].toLowerCase(), reason: "a legacy GPU this driver does not support" };
+    const head = REFUSED_HEAD.exec(l);
+    if (!head) return undefined;
+    // the head's own rest and the next two lines, each without its time prefix and "NVRM: " (dmesg indents continuations)
+    const words = [l.slice(head.index + head[0].length), ...next.map((n) => n.replace(/^.*?NVRM:\s*/, ""))].join(" ").replace(/\s+/g, " ");
+    const why = REFUSED_WHY.exec(words);
+    if (!why) return undefined;
+    return { pci: head[1].toLowerCase(), pciId: head[2].toLowerCase(), reason: `not supported by ${why[1]}` };
+}
+
 export function parseDmesg(text: string): DmesgReport {
     const lines = boundedLines(text).filter((l) => l.trim());
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
-    const report: DmesgReport = { xids: [], sxids: [], lost: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    const report: DmesgReport = { xids: [], sxids: [], lost: [], refused: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
     // the GPU named by the last "NVRM: The NVIDIA GPU <fn>" line, for the "fallen off the bus" line two lines below it
     let probeHead: { pci: string; at: number } | undefined;
     if (denied) return { ...report, denied: denied.trim() };
@@ -199,6 +234,11 @@ export function parseDmesg(text: string): DmesgReport {
         if (l.includes("NVRM") || l.includes("nvidia")) {
             const head = LOST_PROBE_HEAD.exec(l.trimEnd());
             if (head) probeHead = { pci: head[1].toLowerCase(), at: i };
+            const refused = refusal(l, lines.slice(i + 1, i + 3));
+            if (refused) {
+                report.refused.push({ ...refused, line: l.trim(), time: p.time });
+                continue;
+            }
             const dev = LOST_DEV.exec(l) ?? PROBE_FAILED.exec(l);
             if (dev) report.lost.push({ pci: (dev[1] ?? dev[2]).toLowerCase(), line: l.trim(), time: p.time });
             else if (probeHead && i - probeHead.at <= 2 && l.includes("NVRM: fallen off the bus and is not responding to commands")) {

@@ -425,6 +425,9 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     // a GPU lost without an Xid line (at probe, or with the Xid suppressed): judged as the Xid 79 it stands for, once a
     // GPU, and not at all where an Xid 79 of that GPU was graded above
     const lostSeen = new Set(r.xids.filter((x) => x.code === 79).map((x) => shortBdf(x.pci)));
+    // a GPU the driver refused as unsupported: its probe failure is that refusal, not a GPU lost
+    gradeRefused(g, exp, r, smi, windowS);
+    for (const x of r.refused) lostSeen.add(shortBdf(x.pci));
     for (const x of [...r.lost].reverse()) {
         const key = shortBdf(x.pci);
         if (lostSeen.has(key)) continue;
@@ -444,6 +447,28 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     if (corrected) g.h.notes.push(`${corrected} corrected PCIe AER error line(s) (the link retried them; not graded): ${clip(r.aer.find((a) => a.severity === "corrected")!.line, 160)}`);
     for (const e of r.mlx5Errors.slice(0, 5)) g.fail("nic", f, "mlx5 driver error", clip(e), "transient");
     gradeSxids(g, exp, r, windowS);
+}
+
+/**
+ * GPUs the loaded driver refused (not supported by this release or by the open module; a legacy GPU). Where nvidia-smi
+ * shows every GPU the node should have, the refused one is not among them (an extra card): a note. Otherwise it may be
+ * one of them, and the node fails on it like on a GPU lost at probe, naming the driver's reason: within the Xid window
+ * or without a time transient, older a note (nvidia-smi's GPU count is what shows the GPU missing now).
+ */
+function gradeRefused(g: Grader, exp: HealthExpectation, r: DmesgReport, smi: SmiReport | undefined, windowS: number): void {
+    const f = FILES.dmesg.name;
+    const seen = new Set<string>();
+    for (const x of [...r.refused].reverse()) {
+        const key = shortBdf(x.pci);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const what = `GPU ${x.pci}${x.pciId ? ` (PCI ID ${x.pciId})` : ""} refused by the driver: ${x.reason}`;
+        const age = byWindow(x.time, r, windowS);
+        if (!exp.nvidia) g.h.notes.push(`${what}: not an NVIDIA stack; not graded`);
+        else if (smi !== undefined && smi.gpus.length >= exp.gpus) g.h.notes.push(`${what}; nvidia-smi shows the ${exp.gpus} GPU(s) the node should have, so it is another card`);
+        else if (age.within) g.fail("gpu", f, `${what}${age.text}`, clip(x.line), "transient");
+        else g.h.notes.push(`${what}${age.text}`);
+    }
 }
 
 // SXid (switch, code) pairs listed one by one, of each kind (findings, notes); past this a log of many switches and
