@@ -136,3 +136,18 @@ test("NCCL WARN prefixes give hosts; 'Assigned NET plugin' names the network; 'G
     assert.match(gdr?.seen ?? "", /NCCL says: NET\/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' \(no module\)$/);
     assert.equal(gdr?.evidence?.[0].line, 1);
 });
+
+test("a failure before any header, then a retry in the same file without a version line: two runs, the failed one and the retry (two real logs joined here, as a retry appends to one file)", () => {
+    const joined = read("nccl-tests-338-cuda-failure-at-devices.log") + read("moc-roce-h100-2node-allreduce.log");
+    const p = parseNcclLog(joined, { name: "retry.log" });
+    assert.equal(p.runs.length, 2);
+    assert.deepEqual(p.runs.map((r) => [r.failures.length, r.rows.length, r.hosts]), [
+        [2, 0, []],
+        [0, parseNcclLog(read("moc-roce-h100-2node-allreduce.log")).runs[0].rows.length, ["MOC-R4PCC04U37", "MOC-R4PCC04U35"]],
+    ]);
+    // the file fails on its first run, naming the host that failed; the retry is graded on its own rows
+    const g = gradeLog(p, ANY);
+    assert.equal(g.pass, false);
+    assert.match(g.runs[0].verdicts.find((v) => v.check === "completed")?.seen ?? "", /^aborted on gpu: gpu: Test CUDA failure/);
+    assert.equal(g.runs[1].pass, true);
+});

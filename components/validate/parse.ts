@@ -341,10 +341,14 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         commandHint = null;
         return d;
     };
-    /** The current run if it has not reached `stage` yet, else a new run. */
+    /**
+     * The current run if it has not reached `stage` yet, else a new run. A run that already failed ends there: nccl-tests
+     * exits after its failure lines (src/common.cu TESTCHECK), so the preamble of a run after them (its version, test or
+     * `# nThread` line) is the next process's, a retry in the same file, even where no version line opens it.
+     */
     const at = (stage: Stage, line: number): Draft => {
         const cur: Draft | null = d;
-        if (!cur || cur.stage >= stage) return open(line);
+        if (!cur || cur.stage >= stage || (stage <= Stage.Params && cur.run.failures.length > 0)) return open(line);
         return cur;
     };
 
