@@ -104,10 +104,19 @@ export interface FiInfoReport {
     errors: string[];
 }
 
+// Open MPI's `--tag-output` prefix (`[jobid,rank]<stdout>:`), as `mpirun ... fi_info -p efa` writes every node's
+// lines into one text (aws-ia/terraform-aws-eks-blueprints patterns/elastic-fabric-adapter/README.md, the EFA test)
+const MPI_TAG = /^\[\d+,\d+\]<std(?:out|err)>:/;
+
 export function parseFiInfo(text: string): FiInfoReport {
     const entries: FiInfoReport["entries"] = [];
     const errors: string[] = [];
-    for (const raw of boundedLines(text)) {
+    const lines = boundedLines(text);
+    // several nodes' answers in one file cannot say how many devices this node has: refused by name, not read as one
+    if (lines.some((l) => MPI_TAG.test(l.trim()))) {
+        throw new HealthParseError("is fi_info run through mpirun (\"[job,rank]<stdout>:\" tags): several processes' outputs in one file; the kit reads one node's own fi_info -p efa");
+    }
+    for (const raw of lines) {
         const line = raw.trim();
         if (!line || line.startsWith("# ")) continue;
         if (/^fi_getinfo:|^fi_info:|^libfabric:/.test(line) && !/^fi_info:$/.test(line)) {

@@ -176,7 +176,10 @@ function gpuFacts(n: Node): SmiGpu {
         slowdowns: clocks(n),
         recoveryAction: val(n, "GPU Recovery Action") && !/^(none|n\/a)$/i.test(val(n, "GPU Recovery Action") ?? "") ? at(n, "GPU Recovery Action")?.line : undefined,
         sramThreshold: /^yes$/i.test(val(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded") ?? "") ? at(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded")?.line : undefined,
-        fabric: fabric && fabric.children.length ? { state: val(fabric, "State"), status: val(fabric, "Status"), line: fabric.children.map((c) => c.line).join(", ") } : undefined,
+        // evidence as "Key : value" without the tool's column padding (R580 widened it to 55 characters), sections left out
+        fabric: fabric && fabric.children.length
+            ? { state: val(fabric, "State"), status: val(fabric, "Status"), line: fabric.children.filter((c) => c.value !== undefined).map((c) => `${c.key} : ${c.value}`).join(", ") }
+            : undefined,
         migMode: val(n, "MIG Mode", "Current"),
         eccMode: val(n, "ECC Mode", "Current"),
         repairPending: find(n, /^(Channel|TPC) Repair Pending$/i).filter((c) => !/^(no|n\/a)$/i.test(c.value ?? "")).map((c) => c.line),
@@ -186,7 +189,7 @@ function gpuFacts(n: Node): SmiGpu {
         complete: child(n, "Processes") !== undefined,
         fabricHealth: (() => {
             const h = at(fabric, "Health", "Summary");
-            return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.line}` : undefined;
+            return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.key} : ${h.value ?? ""}` : undefined;
         })(),
     };
 }

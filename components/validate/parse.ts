@@ -264,6 +264,35 @@ export function busbwFactor(collective: string, nRanks: number): number {
     return 1;
 }
 
+/**
+ * The rank count every printed busbw/algbw pair of the run allows, or null when more than one count fits. nccl-tests
+ * prints both with "%6.2f" in every era (src/common.cu, the result row's PRINT: `%7s  %6.2f  %6.2f`; 2017's `%5.2f`),
+ * so each is known to +-0.005 only; busbw = algbw * factor(n) (FORMAT.md §4: all_reduce 2(n-1)/n, the gather family
+ * (n-1)/n) gives an interval of n per placement, and the run's count must lie in all of them. Large runs (256 ranks:
+ * 71.55 / 35.92, NVIDIA/nccl-tests#78) fit dozens of counts: the log does not say, and no count is made up.
+ */
+function ranksFromFactor(rows: NcclRow[], collective: string): number | null {
+    const allReduce = collective === "all_reduce";
+    if (!allReduce && !["all_gather", "reduce_scatter", "alltoall", "gather", "scatter"].includes(collective)) return null;
+    // n as a function of the ratio r, increasing: all_reduce r = 2(n-1)/n, the gather family r = (n-1)/n
+    const limit = allReduce ? 2 : 1;
+    const nOf = (r: number): number => (r >= limit ? Infinity : limit / (limit - r));
+    let lo = 2;
+    let hi = Infinity;
+    let seen = false;
+    for (const row of rows) {
+        for (const p of [row.outOfPlace, row.inPlace]) {
+            if (!p?.algbwGBps || !p.busbwGBps || p.algbwGBps <= 0.005) continue;
+            seen = true;
+            lo = Math.max(lo, nOf((p.busbwGBps - 0.005) / (p.algbwGBps + 0.005)));
+            hi = Math.min(hi, nOf((p.busbwGBps + 0.005) / (p.algbwGBps - 0.005)));
+        }
+    }
+    if (!seen) return null;
+    const first = Math.ceil(lo - 1e-9);
+    return first <= hi + 1e-9 && first + 1 > hi + 1e-9 ? first : null;
+}
+
 /** The row with the largest size whose bandwidths are big enough to give a precise ratio. */
 function ratioRow(rows: NcclRow[]): { ratio: number } | null {
     for (let i = rows.length - 1; i >= 0; i--) {
@@ -306,12 +335,9 @@ function finish(d: Draft, fileName: string): NcclRun {
             run.collectiveFrom = "file-name";
         }
     }
-    if (run.nRanks === null && r && run.collective) {
-        const c = run.collective.replace(/_perf$/, "");
-        let n: number | null = null;
-        if (c === "all_reduce" && r.ratio > 1 && r.ratio < 2) n = Math.round(2 / (2 - r.ratio));
-        else if (["all_gather", "reduce_scatter", "alltoall", "gather", "scatter"].includes(c) && r.ratio < 1) n = Math.round(1 / (1 - r.ratio));
-        if (n !== null && n >= 2) {
+    if (run.nRanks === null && run.collective) {
+        const n = ranksFromFactor(run.rows, run.collective.replace(/_perf$/, ""));
+        if (n !== null) {
             run.nRanks = n;
             run.nRanksFrom = "busbw-factor";
         }
