@@ -15,6 +15,14 @@
 # printed is the one holding that `pulumi`, and its language hosts and plugins are whatever the user installed.
 # Builds run under `nice`, with GOFLAGS=-trimpath and the version stamped the way Pulumi's release builds do
 # (-X .../sdk/v3/go/common/version.Version, pulumi/pulumi:pkg/cmd/pulumi and scripts/ldflags), one at a time.
+#
+# pulumi-resource-command from local checkouts (the proxy refuses its module, pins.sh): with
+# RDMAKIT_COMMAND_SRC=<dir>, where <dir>/pulumi-command is a git checkout of github.com/pulumi/pulumi-command at
+# PULUMI_COMMAND_COMMIT (and, optionally, <dir>/pulumi-go-provider one of github.com/pulumi/pulumi-go-provider at
+# PULUMI_GO_PROVIDER_COMMIT), a proxy build that fails is followed by one whose wrapper replaces those modules with
+# the checkouts; every other module still comes from the proxy, checked against go.sum's database. A checkout at
+# another commit, or with any modified, untracked or ignored file, is refused (its reason goes into the .missing
+# file). The proxy stays the first try; without the variable the binary stays missing with the proxy's reason.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,13 +68,15 @@ wrapper() {
 
 #   build_one <name> <package> <version> <wrapper dir> [<main.go>]   (wrapper already made; the version stamps the
 #   binary too). With a main.go, that file is the wrapper's own main package and <package> is the one it needs.
+#   BUILD_STAMP_VAR=<package path>.<var>: one more variable stamped with the version (without its "v").
 build_one() {
     local name=$1 pkg=$2 stamp=$3 dir=$4 src=${5:-} log=$cache/logs/$1.log target=$2
     local start; start=$(date +%s)
+    local ldflags="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$stamp -X main.version=${stamp#v}"
+    [ -n "${BUILD_STAMP_VAR:-}" ] && ldflags="$ldflags -X $BUILD_STAMP_VAR=${stamp#v}"
     if [ -n "$src" ]; then cp "$src" "$dir/main.go"; target=.; fi
     if (cd "$dir" && nice -n 19 go get "$pkg@$stamp" && nice -n 19 go build -mod=mod -trimpath \
-            -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$stamp -X main.version=${stamp#v}" \
-            -o "$bin/$name.tmp" "$target") >"$log" 2>&1; then
+            -ldflags "$ldflags" -o "$bin/$name.tmp" "$target") >"$log" 2>&1; then
         mv "$bin/$name.tmp" "$bin/$name"
         rm -f "$bin/$name.missing"
         echo "build.sh: built $name ($stamp) in $(( $(date +%s) - start )) s" >&2
@@ -82,11 +92,44 @@ build_one() {
     fi
 }
 
-# Whether <name> must be built: not there yet, and not known to be unbuildable (RDMAKIT_ENGINE_RETRY=1 tries again).
+# Whether <name> must be built: not there yet, and not known to be unbuildable (RDMAKIT_ENGINE_RETRY=1 tries again;
+# so does a RDMAKIT_COMMAND_SRC that the command provider's .missing does not name, i.e. was not tried yet).
 need() {
     [ -x "$bin/$1" ] && return 1
-    [ -f "$bin/$1.missing" ] && [ "${RDMAKIT_ENGINE_RETRY:-}" != 1 ] && return 1
-    return 0
+    [ -f "$bin/$1.missing" ] || return 0
+    [ "${RDMAKIT_ENGINE_RETRY:-}" = 1 ] && return 0
+    [ "$1" = pulumi-resource-command ] && [ -n "${RDMAKIT_COMMAND_SRC:-}" ] \
+        && ! grep -qF "RDMAKIT_COMMAND_SRC=$RDMAKIT_COMMAND_SRC:" "$bin/$1.missing" && return 0
+    return 1
+}
+
+# Why <dir> is not a clean git checkout of <commit> (nothing printed, status 0, when it is): the commit id is the
+# pin, and a modified, untracked or ignored file (a stray .go file compiles too) would build something else.
+checkout_problem() {
+    local dir=$1 commit=$2 head dirty
+    [ -e "$dir/.git" ] || { echo "$dir is not a git checkout"; return 1; }
+    head=$(git -C "$dir" rev-parse HEAD 2>/dev/null) || { echo "$dir: git rev-parse HEAD failed"; return 1; }
+    [ "$head" = "$commit" ] || { echo "$dir is at $head, not $commit"; return 1; }
+    dirty=$(git -C "$dir" status --porcelain --ignored 2>&1 | head -3 | tr '\n' ' ') || true
+    [ -z "$dirty" ] || { echo "$dir has changed, untracked or ignored files: $dirty"; return 1; }
+}
+
+# pulumi-resource-command from the checkouts in RDMAKIT_COMMAND_SRC (header), after the proxy build failed.
+command_from_src() {
+    local src=$1 why problem
+    why="RDMAKIT_COMMAND_SRC=$src: "
+    if ! problem=$(checkout_problem "$src/pulumi-command" "$PULUMI_COMMAND_COMMIT"); then echo "$why$problem"; return 1; fi
+    local replaces=("github.com/pulumi/pulumi-command/provider=$src/pulumi-command/provider" "$PULUMI_COMMAND_MAPSTRUCTURE_REPLACE")
+    if [ -e "$src/pulumi-go-provider" ]; then
+        if ! problem=$(checkout_problem "$src/pulumi-go-provider" "$PULUMI_GO_PROVIDER_COMMIT"); then echo "$why$problem"; return 1; fi
+        replaces+=("github.com/pulumi/pulumi-go-provider=$src/pulumi-go-provider")
+    fi
+    wrapper "$work/command" 1.25.0 "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_VERSION" -- "${replaces[@]}"
+    BUILD_STAMP_VAR=$PULUMI_COMMAND_VERSION_VAR build_one pulumi-resource-command \
+        github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command "$PULUMI_COMMAND_VERSION" "$work/command"
+    [ -x "$bin/pulumi-resource-command" ] && return 0
+    echo "$why$(cat "$bin/pulumi-resource-command.missing")"
+    return 1
 }
 
 if [ "$mode" != --status ]; then
@@ -105,9 +148,22 @@ if [ "$mode" != --status ]; then
             "$work/python-codegen" "$here/python-codegen/main.go"
     fi
     if need pulumi-resource-command; then
-        wrapper "$work/command" 1.21 "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_VERSION"
-        build_one pulumi-resource-command github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command \
-            "$PULUMI_COMMAND_VERSION" "$work/command"
+        wrapper "$work/command" 1.25.0 "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_VERSION" \
+            -- "$PULUMI_COMMAND_MAPSTRUCTURE_REPLACE"
+        BUILD_STAMP_VAR=$PULUMI_COMMAND_VERSION_VAR build_one pulumi-resource-command \
+            github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command "$PULUMI_COMMAND_VERSION" "$work/command"
+        if [ ! -x "$bin/pulumi-resource-command" ]; then
+            # the proxy's log stays beside the source build's
+            mv "$cache/logs/pulumi-resource-command.log" "$cache/logs/pulumi-resource-command.proxy.log"
+            proxy_why=$(sed 's|pulumi-resource-command\.log|pulumi-resource-command.proxy.log|' "$bin/pulumi-resource-command.missing")
+            if [ -z "${RDMAKIT_COMMAND_SRC:-}" ]; then
+                echo "$proxy_why; RDMAKIT_COMMAND_SRC is not set (a folder with a pulumi-command checkout at $PULUMI_COMMAND_COMMIT builds it from source, test/engine/README.md)" \
+                    >"$bin/pulumi-resource-command.missing"
+            elif ! src_why=$(command_from_src "$RDMAKIT_COMMAND_SRC"); then
+                echo "$proxy_why; $src_why" >"$bin/pulumi-resource-command.missing"
+                echo "build.sh: cannot build pulumi-resource-command from $RDMAKIT_COMMAND_SRC: $src_why" >&2
+            fi
+        fi
     fi
     # The Python programs' SDK, from PyPI, in a venv beside the binaries (python3 -m venv: Debian's python3-venv),
     # with the two packages every SDK `gen-sdk --language python` generates requires besides pulumi (parver, semver:

@@ -96,6 +96,8 @@ export class Engine {
     readonly passphrase = "rdmakit engine test passphrase";
     /** the program module the inline program requires: the repository's own stack program */
     program = path.join(ROOT, "index.ts");
+    /** more environment for every CLI and program run (e.g. stand-in switch commands first on PATH) */
+    extraEnv: NodeJS.ProcessEnv = {};
 
     /**
      * `project`: the Pulumi.yaml name and runtime (default: rdmakit, nodejs, as the repository's) and the provider
@@ -128,6 +130,7 @@ export class Engine {
             PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
             PULUMI_SKIP_CONFIRMATIONS: "true",
             NO_COLOR: "1",
+            ...this.extraEnv,
             ...extra,
         };
     }
