@@ -15,7 +15,7 @@ import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
 import { sshCommonArgs } from "../components/provision/inventory";
 import { splitShellWords } from "../components/provision/fanout";
-import { sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { MAX_ANSWER_BYTES, readFabric, sshArgs as switchSshArgs } from "../components/roce/fabric-read";
 import { keepInput } from "../components/kept-input";
 import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
@@ -294,4 +294,22 @@ test("rdmakit fabric check prints a switch's ssh error and a host's answer as pl
     assert.match(text, new RegExp(`^UNREADABLE ${sw.name}: show running-config: exit 1: banner .* PASS$`, "m"));
     assert.doesNotMatch(text, CONTROL);
     assert.doesNotMatch(text, /^PASS$/m);
+});
+
+// Found by the trust review (w9): fabric check kept all a switch or host sent within the timeout, so one answering
+// without end exhausted the controller's memory (a string past V8's limit threw "Invalid string length" in the
+// reader, an uncaught exception that ended the whole check).
+test("rdmakit fabric check stops a switch that answers more than MAX_ANSWER_BYTES: that switch unreadable, the others read", { timeout: 60_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-flood-"));
+    const plan = planQos(roceSpec());
+    const [flood, ...rest] = plan.switches;
+    // the stand-in: the first switch's address answers without end, every other one a line
+    const ssh = path.join(dir, "ssh");
+    fs.writeFileSync(ssh, `#!/bin/sh\nfor a in "$@"; do prev=\${last:-}; last=$a; done\ncase "$prev" in *@${flood.managementAddress}) exec yes 0123456789abcdef0123456789abcdef ;; esac\necho ok\n`, { mode: 0o755 });
+    const got = await readFabric(plan, { ssh, hosts: false, timeoutS: 50 });
+    const bad = got.switches.find((s) => s.switch === flood.name)!;
+    assert.equal(bad.config, undefined);
+    assert.match(bad.error ?? "", new RegExp(`answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read`));
+    for (const s of rest) assert.equal(got.switches.find((x) => x.switch === s.name)?.config, "ok\n");
+    fs.rmSync(dir, { recursive: true, force: true });
 });
