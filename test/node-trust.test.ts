@@ -26,6 +26,7 @@ import { cap, stack } from "./fixtures/health/stacks";
 import { runNcclReport } from "../components/validate/cli";
 import { fabricDrift, formatDriftReport } from "../components/roce/drift";
 
+const ROOT_DIR = path.resolve(__dirname, "..");
 const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
 
 /**
@@ -311,5 +312,48 @@ test("rdmakit fabric check stops a switch that answers more than MAX_ANSWER_BYTE
     assert.equal(bad.config, undefined);
     assert.match(bad.error ?? "", new RegExp(`answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read`));
     for (const s of rest) assert.equal(got.switches.find((x) => x.switch === s.name)?.config, "ok\n");
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// Found by the trust review (w9): a launching node's public key file and resolved addresses went into every other
+// node's authorized_keys as they came (tasks/run_key.yml), so a launcher could add a line of its own (a newline in its
+// key file: no restrict, no from=, no run label, so run_key_remove.yml left it there after the run) or end from="..."
+// with a quote and add options. The role's real template, rendered by ansible-playbook as the task renders it.
+test("the run's authorized_keys lines take a launcher's key and addresses only when they are one key and plain addresses", { timeout: 60_000 }, (t) => {
+    if (spawnSync("sh", ["-c", "command -v ansible-playbook"]).status !== 0) return t.skip("ansible-playbook is not installed: the template was not rendered");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-keys-"));
+    const k = (c: string) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${c.repeat(43)} rdmakit-mpirun-run=20260101T000000Z-1 `;
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    const hosts = {
+        // a second line of the launcher's choosing after its key: its own key is taken, the second line never
+        n1: { pub: `${k("A")}n1\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEVILEVILEVILEVILEVILEVILEVILEVILEVILEVILEVI evil\n`, from: ["10.0.0.1"] },
+        // an honest key, one address and one that ends the quoted list
+        n2: { pub: `${k("B")}n2\n`, from: ["10.0.0.2", '10.0.0.9",command="sh'] },
+        // only an address that is a name pattern: nothing left to limit the key to
+        n3: { pub: `${k("C")}n3\n`, from: ["*"] },
+        // an IPv6 launcher, honest
+        n4: { pub: `${k("D")}n4\n`, from: ["fd00::4"] },
+    };
+    const inventory = { all: { hosts: Object.fromEntries(Object.entries(hosts).map(([h, v]) => [h, { ansible_connection: "local",
+        nccl_validate_run_pub: { content: b64(v.pub) }, nccl_validate_run_from: v.from }])) } };
+    fs.writeFileSync(path.join(dir, "inventory.json"), JSON.stringify(inventory));
+    const out = path.join(dir, "authorized_keys");
+    fs.writeFileSync(path.join(dir, "play.yml"), [
+        "- hosts: n4", "  gather_facts: false", "  vars:", "    nccl_validate_launchers: [n1, n2, n3, n4]",
+        "    nccl_validate_run_label: rdmakit-mpirun-run=20260101T000000Z-1", "  tasks:", "    - ansible.builtin.copy:",
+        `        content: "{{ lookup('ansible.builtin.template', '${path.join(ROOT_DIR, "playbooks", "roles", "nccl_validate", "templates", "run-keys.j2")}') }}"`,
+        `        dest: ${out}`, "",
+    ].join("\n"));
+    const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inventory.json"), path.join(dir, "play.yml")],
+        { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_PYTHON_INTERPRETER: "auto_silent" } });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const label = "rdmakit-mpirun-run=20260101T000000Z-1";
+    const text = fs.readFileSync(out, "utf8");
+    assert.doesNotMatch(text, /EVIL|evil|command=|\*/);
+    assert.deepEqual(text.trim().split("\n"), [
+        `restrict,from="10.0.0.1" ${k("A").split(" ").slice(0, 2).join(" ")} ${label} n1`,
+        `restrict,from="10.0.0.2" ${k("B").split(" ").slice(0, 2).join(" ")} ${label} n2`,
+        `restrict,from="fd00::4" ${k("D").split(" ").slice(0, 2).join(" ")} ${label} n4`,
+    ]);
     fs.rmSync(dir, { recursive: true, force: true });
 });
