@@ -247,7 +247,11 @@ test("a node's terminal escapes never reach the operator: progress, log and summ
     // eslint-disable-next-line no-control-regex
     const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
     assert.match(r.run.stdout, /TASK .*RECAP/, "the node's task line is shown, as plain text");
-    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr]]) {
+    // the failed node's own log file too (out/<stack>/nodes/<node>.log, what an operator reads on a failure): found by
+    // the trust review (w9), it was the node's text as sent
+    const own = fs.readFileSync(path.join(r.dir, "nodes", "n1.log"), "utf8");
+    assert.match(own, /fatal: \[n1\]: FAILED!/);
+    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr], ["the node's own log", own]]) {
         assert.doesNotMatch(text, control, `${what} holds a control character`);
     }
     fs.rmSync(r.dir, { recursive: true, force: true });
