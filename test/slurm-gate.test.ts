@@ -170,3 +170,32 @@ test("slurm-gate.sh: resumes what rdmakit drained, drains the failed with the re
     assert.deepEqual(mixed.calls, ["[update][NodeName=gpu-a,gpu-c][State=RESUME]", "[update][NodeName=gpu-d][State=DRAIN][Reason=rdmakit: slow, 31% below the others]"]);
     assert.match(mixed.out, /kept \(drained by an operator\): gpu-b/);
 });
+
+// Found by the trust review (w9): a node's own preflight `seen` text reaches the drain reason, and slurm-gate.json is
+// handed to Ansible as extra variables (-e @file), which Ansible templates when the gate's plan file is rendered on the
+// controller: `{{ lookup(...) }}` in it ran a command on the controller (quotes are stripped, but Jinja needs none:
+// `dict(id=1)|first` is the string "id"). source: docs.ansible.com playbook_guide/playbooks_advanced_syntax.html
+// ("Unsafe or raw strings"); Jinja "Template Designer Documentation" (delimiters `{{`, `{%`, `{#`).
+test("a node's preflight text carrying a Jinja payload is drained as text: the real slurm-gate.yml runs no lookup on the controller", (t) => {
+    if (spawnSync("sh", ["-c", "command -v ansible-playbook"]).status !== 0) return t.skip("ansible-playbook is not installed: the gate's play was not run");
+    const dir = runDir({});
+    const marker = path.join(dir, "pwned");
+    // `touch <marker>` without a quote: the command from an environment variable this test sets, its name from dict()
+    const payload = "{{ lookup(dict(pipe=1)|first, lookup(dict(env=1)|first, dict(RDMAKIT_T9=1)|first)) }}";
+    fs.writeFileSync(path.join(dir, "preflight", "gpu-b.json"), JSON.stringify({ host: "gpu-b", checks: [{ check: "memlock", expected: "unlimited", ok: false, seen: payload }] }));
+    fs.writeFileSync(path.join(dir, "preflight", "gpu-a.json"), JSON.stringify({ host: "gpu-a", checks: [{ check: "memlock", expected: "unlimited", ok: true, seen: "unlimited" }] }));
+    assert.equal(report(dir).code, 1);
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "sinfo"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\nfor a in "$@"; do printf '[%s]' "$a"; done >>${dir}/calls; echo >>${dir}/calls\n`, { mode: 0o755 });
+    const r = spawnSync("ansible-playbook", ["-i", "head01,", "-c", "local", path.join(ROOT, "playbooks", "slurm-gate.yml"),
+        "-e", `@${path.join(dir, SLURM_GATE_FILE)}`, "-e", "slurm_gate_head=head01", "-e", `slurm_gate_applied_file=${path.join(dir, "applied")}`,
+        "-e", `nccl_validate_remote_dir=${path.join(dir, "remote")}`, "-e", "ansible_user=root", "-e", `ansible_python_interpreter=${spawnSync("sh", ["-c", "command -v python3"], { encoding: "utf8" }).stdout.trim()}`],
+    { encoding: "utf8", cwd: path.join(ROOT, "playbooks"), env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, RDMAKIT_T9: `touch ${marker}`, ANSIBLE_NOCOLOR: "1" } });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.ok(!fs.existsSync(marker), "the node's payload ran a command on the controller");
+    const calls = fs.readFileSync(path.join(dir, "calls"), "utf8");
+    assert.match(calls, /\[NodeName=gpu-b\]\[State=DRAIN\]\[Reason=rdmakit: preflight memlock: seen [^\]]*lookup\(dict\(pipe=1\)/);
+    fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -6,6 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { gradeNode, type NodeFiles } from "./grade";
 import { MAX_FILE_CHARS } from "./text";
+import { printableLine } from "../redact";
 import { FILES, type HealthExpectation, type NodeHealth } from "./types";
 
 const NAMES = new Set<string>(Object.values(FILES).map((f) => f.name));
@@ -58,7 +59,8 @@ const VERDICT: Record<NodeHealth["verdict"], string> = {
 export const verdictWord = (h: NodeHealth): string => VERDICT[h.verdict];
 
 export function formatHealth(nodes: NodeHealth[], head: string): string {
-    const out = [head];
+    // the head is the kit's own text, one line or more
+    const out = head.split("\n");
     const width = Math.max(4, ...nodes.map((n) => n.node.length));
     for (const n of nodes) {
         out.push(`${n.node.padEnd(width)}  ${VERDICT[n.verdict]}`);
@@ -78,5 +80,6 @@ export function formatHealth(nodes: NodeHealth[], head: string): string {
     if (failing.length) summary.push(`failing: ${failing.map((n) => `${n.node} (${[...new Set(n.findings.map((f) => f.component))].join(", ")})`).join(", ")}`);
     if (other.length) summary.push(`${other.map((n) => `${n.node} ${VERDICT[n.verdict]}`).join(", ")}`);
     out.push(summary.join("; "));
-    return out.join("\n") + "\n";
+    // a node's own text (an evidence line, a GPU name) is printed: no control character reaches the terminal
+    return out.map(printableLine).join("\n") + "\n";
 }

@@ -631,7 +631,12 @@ export async function runFanout(deps: Deps, cfg: FanoutConfig, scripts: { run: s
             progress.phase(r.name, r.kind === "ok" ? "done" : r.kind, Date.now());
             const own = path.join(cfg.nodeLogDir, `${r.name}.log`);
             if (r.kind === "ok") fs.rmSync(own, { force: true });
-            else { fs.mkdirSync(cfg.nodeLogDir, { recursive: true }); fs.writeFileSync(own, r.log ?? nodeLogSection(r, parse)); }
+            else {
+                fs.mkdirSync(cfg.nodeLogDir, { recursive: true });
+                // the node's own text, read by an operator on a failure: no control character but tab and newline
+                // eslint-disable-next-line no-control-regex
+                fs.writeFileSync(own, (r.log ?? nodeLogSection(r, parse)).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, " "));
+            }
         }
     };
     try {

@@ -17,6 +17,7 @@ import { parseHostState, parseLldp, parseNvueRoceOper, runningSwitchView, sonicC
 import { pfcVector, type HostPlan, type QosPlan, type RoceHostVars, type SwitchPlan } from "./qos";
 import { parseSonicOper, sonicOperFindings } from "./sonic-oper";
 import { renderSwitchConfigs } from "./render";
+import { printableLine } from "../redact";
 
 export type DriftRule = RuleId | "C18" | "C19" | "C20";
 
@@ -358,5 +359,6 @@ export function formatDriftReport(r: DriftReport): string {
     }
     for (const u of r.unreadable) out.push(`UNREADABLE ${u.device}: ${u.why}`);
     for (const n of r.notChecked) out.push(`NOT CHECKED ${n.device}: ${n.what}`);
-    return out.join("\n") + "\n";
+    // a switch's or host's own text is printed (an ssh error, a value it reported): one line each, no control character
+    return out.map(printableLine).join("\n") + "\n";
 }

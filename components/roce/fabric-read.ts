@@ -52,15 +52,33 @@ export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     return Object.fromEntries(Object.entries(env).filter(([k, v]) => !/SSH_KEY|PRIVATE_KEY/i.test(k) && !/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(v ?? "")));
 }
 
+/**
+ * The most one command's answer may hold: a switch or host is untrusted, and one answering gigabytes within the timeout
+ * would exhaust the controller's memory (a string past V8's limit throws in the reader). The largest answer read is a
+ * SONiC CONFIG_DB (test/fixtures/roce/sonic-base-config_db.json, a whole base config: 8 KB); 64 MiB is the health captures'
+ * bound too (health/text.ts MAX_FILE_CHARS). An error's text keeps its last 8,000 characters.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 function run(ctx: Ctx, cmd: string, args: string[], stdin: string, timeoutS: number): Promise<Run> {
     return new Promise((resolve) => {
         const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], env: ctx.env });
         ctx.children.add(child);
-        let out = "", err = "", done = false;
+        let out = "", err = "", done = false, bytes = 0;
         const finish = (r: Run) => { if (!done) { done = true; clearTimeout(timer); ctx.children.delete(child); resolve(r); } };
         const timer = setTimeout(() => { child.kill("SIGKILL"); finish({ ok: false, stdout: out, why: `no answer within ${timeoutS} s` }); }, timeoutS * 1000);
-        child.stdout.on("data", (d: Buffer) => { out += d.toString("utf8"); });
-        child.stderr.on("data", (d: Buffer) => { err += d.toString("utf8"); });
+        child.stdout.on("data", (d: Buffer) => {
+            if (done) return;
+            bytes += d.length;
+            if (bytes > MAX_ANSWER_BYTES) {
+                child.kill("SIGKILL");
+                out = "";
+                finish({ ok: false, stdout: "", why: `answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read` });
+                return;
+            }
+            out += d.toString("utf8");
+        });
+        child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
         child.on("error", (e) => finish({ ok: false, stdout: out, why: `cannot run ${cmd}: ${e.message}` }));
         child.on("close", (code) => finish(code === 0 ? { ok: true, stdout: out, why: "" } : { ok: false, stdout: out, why: `exit ${code}: ${err.trim().split("\n").slice(-3).join(" / ") || "(no message)"}` }));
         child.stdin.on("error", () => undefined);

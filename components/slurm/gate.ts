@@ -19,9 +19,15 @@ export interface GateNode {
     why?: string;
 }
 
-/** Printable ASCII without quotes or backslashes, at most MAX_REASON characters. */
+/**
+ * Printable ASCII without quotes, backslashes or braces, at most MAX_REASON characters. No brace: a reason carries a
+ * node's own text (its preflight `seen`) into slurm-gate.json, which Ansible reads as extra variables and templates, so
+ * a `{{ lookup(...) }}` there would run on the controller; without `{` Jinja sees no delimiter (`{{`, `{%`, `{#`).
+ * source: Jinja "Template Designer Documentation" (default delimiters); docs.ansible.com
+ * playbook_guide/playbooks_advanced_syntax.html ("Unsafe or raw strings": variables are templated unless marked).
+ */
 export function cleanReason(text: string): string {
-    return text.replace(/[^ -~]/g, " ").replace(/["'\\`$]/g, "").replace(/\s+/g, " ").trim().slice(0, MAX_REASON);
+    return text.replace(/[^ -~]/g, " ").replace(/["'\\`${}]/g, "").replace(/\s+/g, " ").trim().slice(0, MAX_REASON);
 }
 
 /** The reason a failed node is drained with: `rdmakit health: <component> ...` or `rdmakit: <why>`. */

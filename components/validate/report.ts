@@ -7,6 +7,7 @@ import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grad
 import type { SlowNodeReport } from "./slow";
 import { pkeyMismatches, preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
 import type { NodeHealth } from "../health/types";
+import { printableLine } from "../redact";
 
 /** What a log was in the validation: names follow the playbook's convention (see `classifyLogName`). */
 export type LogKind = "all-fixed" | "all-sweep" | "single" | "pair" | "other";
@@ -207,7 +208,8 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         for (const l of s.lines) out.push(`    ${l}`);
         if (s.followUp.length) out.push(`  next: ${s.followUp.map((r, i) => `round ${i + 1}: ${r.map(([a, b]) => `${a}+${b}`).join(" ")}`).join("; ")}`);
     }
-    return out.join("\n") + "\n";
+    // nodes' own text is printed (a preflight `seen`, a log line, a health finding): one line each, no control character
+    return out.map(printableLine).join("\n") + "\n";
 }
 
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
