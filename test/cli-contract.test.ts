@@ -172,3 +172,9 @@ test("status, repair and scale: 0 no node fails, 1 one does; acting without a te
     assert.ok(!fs.existsSync(path.join(d, "touched")), "no pulumi up, no aws call");
     fs.rmSync(d, { recursive: true, force: true });
 });
+
+test("fabric check --only repeats (a rollout stage's check writes 12 switches to a line): the names add up, an unknown one is refused by name (2)", () => {
+    const r = rdmakit(["fabric", "check", "--config", ROCE, "--switches-only", "--only", "leaf-sonic,nope1", "--only", "leaf-nvue,nope2"]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /^--only: no switch named nope1, nope2 in the spec; allowed: /m);
+});

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import * as path from "node:path";
 import { parsePushCommand, pushScriptsDigest, rolloutStages } from "../components/roce/push";
+import { fabricCheckCommand } from "../components/roce/fabric-cli";
 import { readKeptInput } from "../components/kept-input";
 import { SSH_KEY_PRELUDE } from "../components/provision/ansible";
 import { planQos } from "../components/roce/qos";
@@ -96,6 +97,10 @@ describe("RoceCluster under mocks", () => {
             assert.equal(inputs.update, undefined);
             assert.doesNotMatch(inputs.delete, /unset|config load/);
             assert.ok(inputs.create.split("\n").every((l: string) => l.length <= 300), "short lines, for pulumi preview --diff");
+            // what the text is made from, in words (the diff of a QoS change shows these, not only a new digest)
+            assert.match(inputs.create, /--plan 'mtu \d+, default cable [\d.]+ m[^']*'/);
+            assert.match(inputs.create, /--plan 'roce priority 3 tc 3 queue 3 pg 3; cnp priority 6 [^']*'/);
+            assert.match(inputs.create, /--plan 'cable [\d.]+ m(, headroom \d+ B)?: \d+ ports?'/);
             const m = /--key-prelude '([^']+)' \\\n\s*--key-prelude-sha256 ([0-9a-f]{64})/.exec(inputs.create);
             assert.ok(m, inputs.create);
             assert.equal(readKeptInput(m[1], m[2]), SSH_KEY_PRELUDE.join("\n") + "\n");
@@ -125,9 +130,13 @@ describe("RoceCluster under mocks", () => {
         assert.deepEqual(sw, ["leaf-sonic", "leaf-nvue", "leaf-eos"]);
         assert.deepEqual(c.checks.length, 2);
         const byName = byNameOf("stg");
-        assert.match(byName["stage0-check"].inputs.create, /fabric check --spec-file '[^']+' --spec-sha256 [0-9a-f]{64} --switches-only --only leaf-sonic 9>&- &/);
+        assert.match(byName["stage0-check"].inputs.create, /fabric check \\\n\s+--spec-file '[^']+' \\\n\s+--spec-sha256 [0-9a-f]{64} \\\n\s+--switches-only \\\n\s+--only leaf-sonic 9>&- &/);
         assert.deepEqual(byName["stage0-check"].inputs.triggers, [c.switchConfigs[0].digest]);
         assert.doesNotMatch(byName["fabric-check"].inputs.create, /--only/);
+        // a 64-switch wave's check: 12 switches to an --only line, every line short enough to read in a diff
+        const wave = fabricCheckCommand({ file: "out/s/inputs/roce-spec-x.json", digest: "0".repeat(64) }, [], ".", { only: Array.from({ length: 64 }, (_, i) => `leaf-r${i % 8}-${i}`) });
+        assert.equal(wave.create.match(/--only /g)?.length, 6);
+        assert.ok(wave.create.split("\n").every((l) => l.length <= 300), wave.create);
         assert.deepEqual(rolloutStages(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], 2, 4), [["a"], ["b", "c"], ["d", "e", "f", "g"], ["h", "i", "j", "k"]]);
         // 384 switches: the canary, then 8, 16, 32 and 64-switch waves (9 stages after the canary)
         const big = rolloutStages(Array.from({ length: 384 }, (_, i) => `s${i}`));
@@ -180,7 +189,7 @@ describe("RoceCluster under mocks", () => {
         const c = await build("chk");
         const chk = byName("chk")["fabric-check"];
         assert.equal(chk.type, "command:local:Command");
-        const m = /node bin\/rdmakit\.cjs fabric check --spec-file '([^']+)' --spec-sha256 ([0-9a-f]{64}) --switches-only/.exec(chk.inputs.create);
+        const m = /node bin\/rdmakit\.cjs fabric check \\\n\s+--spec-file '([^']+)' \\\n\s+--spec-sha256 ([0-9a-f]{64}) \\\n\s+--switches-only/.exec(chk.inputs.create);
         assert.ok(m, chk.inputs.create);
         // the spec is not among the check's inputs: the file (named relative to the kit's root, where the check runs)
         // holds it once for every check, checked by its digest

@@ -106,7 +106,8 @@ export function registerFabric(program: Command): Command {
         .option("--spec-sha256 <hex>", "the SHA-256 the --spec-file must have; any other content is refused")
         .option("--switches-only", "read the switches only (what `pulumi up` checks after its pushes)")
         .option("--host-known-hosts <file>", "known_hosts for the GPU hosts; default: out/<stack>/known_hosts beside a Pulumi.<stack>.yaml when it exists, else ssh's own (never trust on first use)")
-        .option("--only <switches>", "read only these switches (comma-separated names): a rollout stage's check")
+        .option("--only <switches>", "read only these switches (comma-separated names; the option may repeat): a rollout stage's check",
+            (v: string, prev: string | undefined) => (prev === undefined ? v : `${prev},${v}`))
         .option("--timeout <seconds>", "per command; a device slower than this is unreadable", "30")
         .option("--json", "print the report as JSON")
         .action(async (opts: { stack?: string; config?: string; specStdin?: boolean; specFile?: string; specSha256?: string; switchesOnly?: boolean; only?: string; hostKnownHosts?: string; timeout: string; json?: boolean }) => {
@@ -179,7 +180,10 @@ export interface FabricCheckCommand {
  */
 export function fabricCheckCommand(spec: KeptInput, digests: readonly string[], dir: string, o: { only?: string[]; agentKey?: boolean } = {}): FabricCheckCommand {
     const file = `'${spec.file.replace(/'/g, `'\\''`)}'`;
-    const cli = `node bin/rdmakit.cjs fabric check --spec-file ${file} --spec-sha256 ${spec.digest} --switches-only${o.only ? ` --only ${o.only.join(",")}` : ""}`;
+    // one option a line and at most 12 switches to an --only (it repeats), so `pulumi preview --diff` shows short lines
+    const only: string[] = [];
+    for (let i = 0; o.only && i < o.only.length; i += 12) only.push(`--only ${o.only.slice(i, i + 12).join(",")}`);
+    const cli = ["node bin/rdmakit.cjs fabric check", `--spec-file ${file}`, `--spec-sha256 ${spec.digest}`, "--switches-only", ...only].join(" \\\n    ");
     return {
         // bin/rdmakit.cjs, not `node --import tsx`: a key in the environment leaves it before tsx starts its esbuild child
         create: o.agentKey ? [...SSH_KEY_PRELUDE, ...runChild(cli), 'exit "$rc"'].join("\n") : cli,

@@ -90,6 +90,27 @@ function speedArgs(sw: SwitchPlan): string[] {
     return lines;
 }
 
+/**
+ * What the switch's text is made from (qos.ts switchRenderInput), in words: the push's `--plan` lines. They make
+ * `pulumi preview --diff` of a QoS change show the values that change on the switch (its text is a kept file, named in
+ * the command by path and digest only), and push.sh prints them after the apply; nothing is applied from them. The
+ * ports are grouped by their cable and headroom (a rail leaf's 64 host ports are one line).
+ */
+export function planLines(sw: SwitchPlan): string[] {
+    const cls = (name: string, c: SwitchPlan["roce"]) => `${name} priority ${c.priority} tc ${c.trafficClass} queue ${c.queue} pg ${c.priorityGroup}`;
+    const groups = new Map<string, number>();
+    for (const p of sw.ports) {
+        const key = `${p.cableLengthM} m${p.headroomBytes === undefined ? "" : `, headroom ${p.headroomBytes} B`}`;
+        groups.set(key, (groups.get(key) ?? 0) + 1);
+    }
+    return [
+        `mtu ${sw.mtu}, default cable ${sw.cableLengthM} m` + (sw.os === "sonic" ? `, pfc-to-pg map ${sw.pfcToPgMap ? "on" : "off"}` : "") +
+            (sw.eosQueueKeyword ? `, queue keyword ${sw.eosQueueKeyword}` : ""),
+        `${cls("roce", sw.roce)}; ${cls("cnp", sw.cnp)}; ${cls("other", sw.other)}`,
+        ...[...groups].map(([key, n]) => `cable ${key}: ${n} port${n === 1 ? "" : "s"}`),
+    ];
+}
+
 export interface PushWhere {
     /** The kept file of the rendered text (kept-input.ts), as the command's working directory reaches it. */
     config: KeptInput;
@@ -123,6 +144,7 @@ export function pushCommandFor(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossle
         `--scripts-sha256 ${pushScriptsDigest(sw.os)}`,
         `--mode ${lossless ? "lossless" : "lossy"}` + (lossless ? ` --priority-group ${sw.roce.priorityGroup}` : ""),
         ...(where.keyPrelude ? [`--key-prelude ${shq(where.keyPrelude.file)}`, `--key-prelude-sha256 ${where.keyPrelude.digest}`] : []),
+        ...planLines(sw).map((l) => `--plan ${shq(l)}`),
         ...list("--ports", sw.ports.map((p) => p.name)),
         ...(sw.os === "sonic" ? speedArgs(sw) : []),
     ];

@@ -183,9 +183,18 @@ test("pulumi preview --diff of a QoS change names only the changed pushes, reada
     assert.match(text, new RegExp(`\\+.*--config-sha256 ${d1}`), text);
     assert.match(text, new RegExp(`\\+ +--config '[^']*-${d1}\\.nvue\\.yaml' \\\\$`, "m"), text);
     assert.match(text, /^\s*~ create: $/m, text);
+    // and what the text is made from, in words (push.ts planLines): the cable of the leaf's ports, 5 m then 30 m
+    assert.match(text, /^\s*- +--plan 'mtu \d+, default cable 5 m' \\$/m, text);
+    assert.match(text, /^\s*\+ +--plan 'mtu \d+, default cable 30 m' \\$/m, text);
+    assert.match(text, /^\s*- +--plan 'cable 5 m(, headroom \d+ B)?: \d+ ports?' \\$/m, text);
+    assert.match(text, /^\s*\+ +--plan 'cable 30 m(, headroom \d+ B)?: \d+ ports?' \\$/m, text);
     // the lines around the change stay as context, the rest is elided; no other property of the push changes
     assert.match(text, /^\s*\.\.\.$/m, text);
     assert.deepEqual(push.slice(1).filter((l) => /^\s*[~+-] \w+\s*:/.test(l)).map((l) => l.trim().split(/\s*:/)[0]), ["~ create"], text);
     for (const line of push) assert.ok(line.length <= MAX_LINE, `a line of ${line.length} characters in the push's diff: ${line.slice(0, 120)}…`);
+    // the checks' commands are one option a line too
+    for (const name of ["roce-fabric-check", "roce-stage0-check"]) {
+        for (const line of blocks.get(name) ?? []) assert.ok(line.length <= MAX_LINE, `a line of ${line.length} characters in ${name}'s diff: ${line.slice(0, 120)}…`);
+    }
     process.stderr.write(`roce-diff: the changed push's diff:\n${text}\n`);
 });

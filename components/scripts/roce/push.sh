@@ -6,15 +6,18 @@
 #
 #   push.sh --os nvue|sonic|eos --switch NAME --address ADDR --port N --user USER --host-key 'TYPE BASE64'
 #           --config FILE --config-sha256 HEX --scripts-sha256 HEX --mode lossless|lossy [--priority-group N]
-#           [--ports 'P P …']… [--port-speed Mb/s] [--speeds 'P=Mb/s …']… [--key-prelude FILE --key-prelude-sha256 HEX]
+#           [--plan 'WORDS']… [--ports 'P P …']… [--port-speed Mb/s] [--speeds 'P=Mb/s …']…
+#           [--key-prelude FILE --key-prelude-sha256 HEX]
 #
+# --plan: what the config file is made from, in words (push.ts planLines), printed after the apply; nothing is applied
+# from it (the config file is).
 # --ports and --speeds may repeat (their words add up), so a long port list stays on short lines of the command.
 # SONiC: --port-speed is the speed of every port --speeds does not name.
 # --key-prelude: the run-key prelude the program kept (components/provision/ansible.ts SSH_KEY_PRELUDE): sourced
 # after its digest is checked, it loads the served switch key into this run's own ssh-agent. Without it, ssh uses
 # the caller's agent or ssh config.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) || exit 1
-ports=(); speeds=(); port_speed=""; key_prelude=""; key_prelude_sha=""; pg=""
+ports=(); speeds=(); plan=(); port_speed=""; key_prelude=""; key_prelude_sha=""; pg=""
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || { echo "rdmakit push.sh: $1 needs a value" >&2; exit 2; }
     case "$1" in
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
         --ports) read -ra more <<< "$2"; ports+=("${more[@]}") ;;
         --speeds) read -ra more <<< "$2"; speeds+=("${more[@]}") ;;
         --port-speed) port_speed=$2 ;;
+        --plan) plan+=("$2") ;;
         --key-prelude) key_prelude=$2 ;;
         --key-prelude-sha256) key_prelude_sha=$2 ;;
         *) echo "rdmakit push.sh: unknown option $1" >&2; exit 2 ;;
@@ -178,3 +182,5 @@ case "$os" in
         echo "rdmakit: applied $digest to $sw"
         ;;
 esac
+# what the applied text is made from, as the plan says it (push.ts planLines): the run's log shows the values live now
+for line in "${plan[@]}"; do echo "rdmakit: $sw: $line"; done
