@@ -498,4 +498,16 @@ test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output):
     assert.deepEqual(parseDcgmJson('Error: Unable to run diagnostic on unsupported GPU 0.\n{"DCGM GPU Diagnostic":{"version":"4.2.3"}}\n'),
         { tests: [], error: "Error: Unable to run diagnostic on unsupported GPU 0." });
     assert.throws(() => parseDcgmJson("WARNING: something\nno document here\n"), HealthParseError);
+    // the same document with one result DCGM did not run ("Not Run", dcgmi/Diag.cpp): a skip, not a pass and not a
+    // failure; every result "Not Run": nothing was tested, so dcgm is not checked; a word dcgmi never prints is refused
+    const one = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/("gpu_ids" : 3,\n\t+"status" : )"PASS"/, '$1"Not Run"');
+    assert.equal(parseDcgmJson(one).tests.find((t) => t.name === "Custom/software")?.status, "pass");
+    const none = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/"status" : "PASS"/g, '"status" : "Not Run"');
+    assert.ok(parseDcgmJson(none).tests.every((t) => t.status === "skip"));
+    const idle = gradeNode("n", { ...node(swap), "dcgmi-diag.json": none }, { ...H100, require: [...H100.require, "dcgm"] });
+    assert.match(idle.notChecked.find((c) => c.component === "dcgm")?.reason ?? idle.notes.join("\n"), /every test was skipped or not run/);
+    assert.notEqual(idle.verdict, "healthy");
+    const odd = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/"status" : "PASS"/, '"status" : "Unknown"');
+    assert.throws(() => parseDcgmJson(odd), /has the result "Unknown", not one of dcgmi's Pass, Fail, Warn, Skip, Not Run/);
+    assert.deepEqual(parseDcgmText("| Diagnostic | Result |\n| Denylist | Pass |\n| PCIe | Not Run |\n").tests.map((t) => [t.name, t.status]), [["Denylist", "pass"], ["PCIe", "skip"]]);
 });

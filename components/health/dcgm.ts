@@ -32,11 +32,17 @@ export interface DcgmReport {
     error?: string;
 }
 
-const STATUS = /^(Pass|Fail|Skip|Warn)\b/i;
-const ENTITY = /^GPU\s?\d+\s*:\s*(Pass|Fail|Skip|Warn)\b/i;
+// the words dcgmi prints for a result (dcgmi/Diag.cpp, DCGM_DIAG_RESULT_PASS/SKIP/WARN/FAIL/NOT_RUN: "Pass", "Skip",
+// "Warn", "Fail", "Not Run"); the JSON form carries the same words
+const WORDS = "Pass|Fail|Skip|Warn|Not Run";
+const STATUS = new RegExp(`^(${WORDS})\\b`, "i");
+const ENTITY = new RegExp(`^GPU\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
+const WORD = new RegExp(`^(?:${WORDS})$`, "i");
 
+/** A result word as the kit grades it: a test DCGM did not run counts as skipped (neither passed nor failed). */
 function status(word: string): DcgmTest["status"] {
-    return word.toLowerCase() as DcgmTest["status"];
+    const w = word.toLowerCase();
+    return w === "not run" ? "skip" : (w as DcgmTest["status"]);
 }
 
 export function parseDcgmText(text: string): DcgmReport {
@@ -131,8 +137,11 @@ export function parseDcgmJson(text: string): DcgmReport {
                 const words = [...(r.warnings ?? []).map((w) => w.warning).filter(Boolean), typeof r.error === "string" ? r.error : undefined].filter(Boolean);
                 if (r.status && !/^pass$/i.test(r.status)) test.evidence.push(`${name}${who !== undefined ? ` GPU ${String(who)}` : ""}: ${r.status}${words.length ? ` - ${words.join("; ")}` : ""}`);
             }
-            const lower = statuses.map((s) => s.toLowerCase());
-            test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.length && lower.every((s) => s === "skip") ? "skip" : "pass";
+            // a word that is none of dcgmi's is refused, never read as a pass; a test with no result at all ran nothing
+            const unknown = statuses.find((x) => !WORD.test(x.trim()));
+            if (unknown !== undefined) throw new HealthParseError(`test "${name}" has the result ${JSON.stringify(unknown.slice(0, 40))}, not one of dcgmi's Pass, Fail, Warn, Skip, Not Run`);
+            const lower = statuses.map((x) => status(x.trim()));
+            test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.every((x) => x === "skip") ? "skip" : "pass";
             tests.push(test);
         }
     }

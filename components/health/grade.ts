@@ -173,6 +173,11 @@ function gradeDcgm(g: Grader): void {
         g.h.notChecked.push({ component: "dcgm", file: f, reason: `${f} holds no test result` });
         return;
     }
+    // every test skipped or not run: nothing was tested, which is no pass
+    if (r.tests.every((t) => t.status === "skip")) {
+        g.h.notChecked.push({ component: "dcgm", file: f, reason: `${f}: every test was skipped or not run (${r.tests.length})` });
+        return;
+    }
     for (const t of r.tests) {
         if (t.status === "fail") g.fail("dcgm", f, `DCGM test "${t.name}" failed`, clip(t.evidence.join("; ")));
         else if (t.status === "warn") g.h.notes.push(`DCGM test "${t.name}" warned: ${clip(t.evidence.join("; "))}`);
