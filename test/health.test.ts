@@ -504,7 +504,7 @@ test("dcgmi diag -j as DCGM 3.1.0 printed it (NVIDIA's own test of real output):
     assert.equal(parseDcgmJson(one).tests.find((t) => t.name === "Custom/software")?.status, "pass");
     const none = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/"status" : "PASS"/g, '"status" : "Not Run"');
     assert.ok(parseDcgmJson(none).tests.every((t) => t.status === "skip"));
-    const idle = gradeNode("n", { ...node(swap), "dcgmi-diag.json": none }, { ...H100, require: [...H100.require, "dcgm"] });
+    const idle = gradeNode("n", { ...node(swap), "dcgmi-diag.json": none }, { ...H100, require: [...(H100.require ?? []), "dcgm"] });
     assert.match(idle.notChecked.find((c) => c.component === "dcgm")?.reason ?? idle.notes.join("\n"), /every test was skipped or not run/);
     assert.notEqual(idle.verdict, "healthy");
     const odd = cap("dcgmi-diag.3.1.0-warning-nulls.json").replace(/"status" : "PASS"/, '"status" : "Unknown"');
