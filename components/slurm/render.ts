@@ -87,12 +87,11 @@ function header(plan: FabricPlan, file: string): string {
 
 function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>): string[] {
     const n = s.node;
-    const hw: string[] = [];
-    if (n.cpus !== undefined) hw.push(`CPUs=${n.cpus}`);
+    const hw = [`CPUs=${n.cpus}`];
     if (n.sockets !== undefined) hw.push(`Sockets=${n.sockets}`);
     if (n.coresPerSocket !== undefined) hw.push(`CoresPerSocket=${n.coresPerSocket}`);
     if (n.threadsPerCore !== undefined) hw.push(`ThreadsPerCore=${n.threadsPerCore}`);
-    if (n.realMemoryMiB !== undefined) hw.push(`RealMemory=${n.realMemoryMiB}`);
+    hw.push(`RealMemory=${n.realMemoryMiB}`);
     if (n.gpus > 0) hw.push(`Gres=gpu:${n.gpus}`);
     const tail = [...hw, "State=DRAIN", `Reason="${NOT_VALIDATED_REASON}"`].join(" ");
     // nodes at known addresses (bare metal: the spec's; clouds at up: the private IPs) as NodeName/NodeAddr range pairs;
@@ -149,11 +148,7 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         `TaskProlog=${TASK_PROLOG}`,
     ];
     if (s.topology.kind === "tree" || s.topology.kind === "ec2") lines.push("TopologyPlugin=topology/tree");
-    if (s.node.fromSlurmd) {
-        lines.push("", `# CPUs and memory: ${s.node.source}; slurmctld takes each node's own report`, "SlurmdParameters=config_overrides");
-    } else {
-        lines.push("", `# CPUs and memory: ${s.node.source}; RealMemory 95 % of the catalog's figure (plan/scheduler.ts REAL_MEMORY_MARGIN)`);
-    }
+    lines.push("", `# CPUs and memory: ${s.node.source}; RealMemory 95 % of that figure (plan/scheduler.ts REAL_MEMORY_MARGIN)`);
     lines.push(...nodeLines(plan, s, roceAddr));
     lines.push(`PartitionName=${s.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`);
     return lines.join("\n") + "\n";
