@@ -77,6 +77,34 @@ test("the health program drains with the component named, from real failing capt
         { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
 });
 
+test("the health program ends before slurmd's 60 s kill: slow tools drain the node within its deadline, the drain's scontrol bounded too", () => {
+    // slurmd kills the program at 60 s (slurm.conf(5) HealthCheckProgram; slurmd.c run_script_health_check): here the
+    // deadline is 8 s, scontrol's share 2 x (2 + 1) s, so the probes have 2 s; each stand-in takes 3 s to answer healthy
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-health-late-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        const calls = path.join(dir, "scontrol.calls");
+        const q = path.join(CAPTURES, "nvidia-smi-q.h100-565.57.01.txt");
+        const nv = path.join(CAPTURES, "nvidia-smi-nvlink.h100x8-constructed.txt");
+        fs.writeFileSync(path.join(bin, "nvidia-smi"), `#!/bin/sh\nsleep 3\ncase "$1" in -q) cat '${q}' ;; *) cat '${nv}' ;; esac\n`, { mode: 0o755 });
+        for (const t of ["ibstat", "fi_info", "dmesg"]) fs.writeFileSync(path.join(bin, t), "#!/bin/sh\nsleep 3\n", { mode: 0o755 });
+        // scontrol show hangs (a controller that does not answer); update records its arguments
+        fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\n[ "$1" = show ] && exec sleep 100\necho "$@" >>'${calls}'\n`, { mode: 0o755 });
+        const env = path.join(dir, "env");
+        fs.writeFileSync(env, "RDMAKIT_HEALTH_GPUS=8\nRDMAKIT_HEALTH_DEADLINE=8\nRDMAKIT_HEALTH_CTL_TIMEOUT=2\n");
+        const started = Date.now();
+        const r = spawnSync("env", ["-i", "/bin/bash", "--norc", "--noprofile", "-c", `sed "s|^export PATH=|export PATH=${bin}:|" "$0" | bash --norc --noprofile -s -- --node n1 --env "$1"`, HEALTH, env],
+            { encoding: "utf8", timeout: 30_000 });
+        const took = (Date.now() - started) / 1000;
+        assert.equal(r.status, 0, r.stderr);
+        assert.ok(took < 8, `the program took ${took} s, past its 8 s deadline`);
+        assert.equal(fs.readFileSync(calls, "utf8"), "update nodename=n1 state=drain reason=rdmakit health: gpu probes did not finish within 2s\n");
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("the health program is shellcheck-clean and every probe runs under timeout", () => {
     const r = spawnSync("shellcheck", [HEALTH], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stdout);
