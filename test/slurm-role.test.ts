@@ -115,6 +115,31 @@ test("the health program is shellcheck-clean and every probe runs under timeout"
     }
 });
 
+test("the role refuses a Slurm without cgroup/v2 (21.08, Ubuntu 22.04's) on a host mounting cgroup v2 alone, before slurmd starts", () => {
+    // three local hosts, each its own cgroup root: v2 alone (cgroup.controllers at the root) or not, and a release
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-cgroup-"));
+    try {
+        const hosts = { old_v2: ["21.08", true], old_v1: ["21.08", false], new_v2: ["22.05", true], unknown_v2: ["unknown", true] } as const;
+        const inv = ["[all]"];
+        for (const [h, [version, v2]] of Object.entries(hosts)) {
+            fs.mkdirSync(path.join(dir, h));
+            if (v2) fs.writeFileSync(path.join(dir, h, "cgroup.controllers"), "cpuset cpu io memory hugetlb pids rdma misc\n");
+            inv.push(`${h} ansible_connection=local slurm_found_version=${version} slurm_cgroup_root=${path.join(dir, h)}`);
+        }
+        fs.writeFileSync(path.join(dir, "inv"), inv.join("\n") + "\n");
+        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "cgroup.yml")}\n`);
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 2, r.stdout + r.stderr);
+        const failed = [...r.stdout.matchAll(/fatal: \[(\w+)\]/g)].map((m) => m[1]).sort();
+        assert.deepEqual(failed, ["old_v2", "unknown_v2"], r.stdout);
+        assert.match(r.stdout, /old_v2 mounts cgroup v2 alone .* but runs Slurm 21\.08, which has no cgroup\/v2 plugin/);
+        for (const h of ["old_v1", "new_v2"]) assert.match(r.stdout, new RegExp(`${h}\\s+: ok=3 .*failed=0`), r.stdout);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("the role drains on exactly the catalog's node-action Xids (grade node)", () => {
     const defaults = parse(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8")) as { slurm_health_node_xids: number[] };
     const catalog = Object.values(XID_CATALOG).filter((x) => x.grade === "node").map((x) => x.code).sort((a, b) => a - b);
