@@ -5,7 +5,7 @@
 // unit starts it with the role's drop-in, takes the plan's node name on a host of another name. Bound: ~30 s.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -148,13 +148,33 @@ test("the role drains on exactly the catalog's node-action Xids (grade node)", (
 
 test("the munge key: a stdin section after the input ($10 bytes), staged 0400 on tmpfs; the fan-out drops it from its environment", () => {
     assert.equal(MUNGE_KEY_STAGE, "/run/rdmakit/munge.key");
-    assert.match(NODE_RUN_SCRIPT, /head -c "\$8" >"\$I"\nif \[ "\$\{10:-0\}" -gt 0 \]; then mkdir -p -m 0700 \/run\/rdmakit && \(umask 0377; rm -f \/run\/rdmakit\/munge\.key; head -c "\$\{10\}" >\/run\/rdmakit\/munge\.key\)/);
+    assert.match(NODE_RUN_SCRIPT, /head -c "\$8" >"\$I"\nif \[ "\$\{10:-0\}" -gt 0 \]; then trap "rm -f \$I \/run\/rdmakit\/munge\.key" EXIT; mkdir -p -m 0700 \/run\/rdmakit && \(umask 0377; rm -f \/run\/rdmakit\/munge\.key; head -c "\$\{10\}" >\/run\/rdmakit\/munge\.key\)/);
     const f = fanoutScript();
     assert.match(f, /secret: env\.RDMAKIT_MUNGE_KEY \? Buffer\.from\(env\.RDMAKIT_MUNGE_KEY, 'base64'\) : undefined/);
     assert.match(f, /\ndelete env\.RDMAKIT_MUNGE_KEY;\n/);
     // the key's length is a word of the command, never the key
     assert.match(f, /String\(input\.length\),\s*String\(bundleSize\),\s*String\(secret\.length\)/);
     assert.doesNotMatch(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8"), /munge_key/);
+});
+
+test("the munge key staged by a session that ends before the slurm role (here: no Python on the node) is not left behind", () => {
+    // the node script as the node runs it, its stage moved into a scratch folder; a PATH with the tools it needs, no python3
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-munge-stage-"));
+    try {
+        const stage = path.join(dir, "run", "munge.key");
+        const script = NODE_RUN_SCRIPT.split(MUNGE_KEY_STAGE).join(stage).split("/run/rdmakit").join(path.join(dir, "run"));
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        for (const t of ["head", "mktemp", "mkdir", "rm", "cat"]) fs.symlinkSync(execFileSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).trim(), path.join(bin, t));
+        const input = "{}";
+        const key = "k".repeat(1368);
+        const r = spawnSync("/bin/bash", ["-c", script, "node-run", "a".repeat(64), "site.yml", "n1", "site", "-", "-", "-", String(input.length), "0", String(key.length)],
+            { input: input + key, encoding: "utf8", env: { PATH: bin }, timeout: 20_000 });
+        assert.match(r.stdout, /@@rdmakit no-python/, r.stdout + r.stderr);
+        assert.ok(!fs.existsSync(stage), "the staged munge key is still there after the session ended");
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 });
 
 test("gateCommands: the passed nodes resumed in hostlist chunks, each failed node drained with its component named", () => {
