@@ -299,6 +299,8 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
     assert.match(got.config, /PropagateResourceLimitsExcept = MEMLOCK/);
     assert.match(got.config, /TaskPlugin\s+= task\/cgroup,task\/affinity/);
     assert.doesNotMatch(got.log, /fatal|error: .*(topology|gres|cgroup)\.conf/i, got.log);
+    // a job naming no memory gets its CPUs' share of the node, not all of it (DefMemPerCPU's default: unlimited)
+    assert.match(got.config, new RegExp(`DefMemPerCPU\\s+= ${Math.floor(s.node.realMemoryMiB / s.node.cpus)}\n`));
     // config_overrides would make slurmctld keep the line's figures and never drain a node reporting less
     assert.match(got.config, /SlurmdParameters\s+= \(null\)/);
     return s;

@@ -103,6 +103,11 @@ function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>
     return hostlistChunks(s.nodeNames).map((list) => `NodeName=${list} ${tail}`);
 }
 
+/** A CPU's share of a node's RealMemory (MiB, rounded down): what a job that names no memory gets per allocated CPU. */
+export function defMemPerCpu(s: SlurmPlan): number {
+    return Math.max(1, Math.floor(s.node.realMemoryMiB / s.node.cpus));
+}
+
 /** slurm.conf: the cluster, the controller, the plugins an RDMA GPU cluster needs, the nodes and the partition. */
 export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): string {
     const s = slurm(plan);
@@ -131,6 +136,10 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         "SchedulerType=sched/backfill",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core_Memory",
+        // memory is consumable: a job that names none would take the node's whole RealMemory (DefMemPerCPU's default is
+        // 0, unlimited) and keep every other job off its idle GPUs; each CPU brings its share instead (slurm.conf(5)
+        // CR_Core_Memory: "Setting a value for DefMemPerCPU is strongly recommended")
+        `DefMemPerCPU=${defMemPerCpu(s)}`,
         "GresTypes=gpu",
         "# jobs in cgroups, bound to their cores",
         "ProctrackType=proctrack/cgroup",
