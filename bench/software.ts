@@ -157,7 +157,9 @@ export async function benchSoftware(n: number, mode: BenchMode = "node-local", s
         const spec = parseClusterSpec({
             name: "rdmakit-bench", fabric: "roce", ssh: { allowedCidrs: ["127.0.0.0/8"] },
             software: { ofedSource: "inbox", gpudirect: "dmabuf" },
-            ...(slurm ? { scheduler: { type: "slurm", controller: { name: head.name, address: head.address, sshUser: "root", hostKey } } } : {}),
+            // node: figures every container host meets (slurmd drains a node reporting fewer; the bench runs no job)
+            ...(slurm ? { scheduler: { type: "slurm", controller: { name: head.name, address: head.address, sshUser: "root", hostKey },
+                node: { cpus: 1, sockets: 1, coresPerSocket: 1, threadsPerCore: 1, realMemory: 100 } } } : {}),
             roce: {
                 nicModel: "ConnectX-7",
                 hosts: names.map((name, i) => ({ name, address: addresses[i], sshUser: "root", railNics: ["mlx5_0", "mlx5_1"],

@@ -1,13 +1,14 @@
 import { DEFAULT_DCGM_LEVEL, DEFAULT_HEALTH_REQUIRE, HEALTH_COMPONENTS, XID_WINDOW_MINUTES } from "./health/types";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
+import { AWS_HOST_CPU_MEMORY, AWS_INSTANCE_TYPES, awsInstanceType } from "./catalog/aws";
 import {
     AZURE_IB_PARTITION,
     AZURE_NON_IB_SIZES,
     AZURE_RDMA_RESERVED_CIDR,
     AZURE_VM_SIZES,
     azureVmSize,
+    AZURE_HOST_CPU_MEMORY,
 } from "./catalog/azure";
 import { gpuModel, maxMessageBytes } from "./catalog/gpus";
 import { SOFTWARE_COMPONENTS } from "./catalog/images";
@@ -504,7 +505,11 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     // cloud node names are <cluster>-000... (plan/index.ts nodeNames): a head node of that form would clash
     const nodeLike = spec.roce?.hosts ?? (spec.scheduler?.controller?.name && new RegExp(`^${spec.name}-\\d{3,}$`).test(spec.scheduler.controller.name)
         ? [{ name: spec.scheduler.controller.name, address: "" }] : []);
-    issues.push(...schedulerIssues(spec.fabric, spec.scheduler, nodeLike));
+    // the catalogs' CPU and memory figures (slurm.conf's NodeName line); undefined for a type refused elsewhere
+    const catalogued = spec.fabric === "roce" ? false
+        : spec.fabric === "aws-efa" ? (awsInstanceType(spec.aws?.instanceType ?? "") ? (spec.aws?.instanceType ?? "") in AWS_HOST_CPU_MEMORY : undefined)
+            : azureVmSize(spec.azure?.vmSize ?? "") ? (spec.azure?.vmSize ?? "") in AZURE_HOST_CPU_MEMORY : undefined;
+    issues.push(...schedulerIssues(spec.fabric, spec.scheduler, nodeLike, catalogued));
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {

@@ -517,6 +517,17 @@ export interface SchedulerSpecInput {
     partition?: string;
     /** Export /home from the controller over NFS to every node. @default true on aws-efa and azure-ib, false on roce */
     homeNfs?: boolean;
+    /** One GPU node's CPUs and memory as `slurmd -C` prints them: required on bare metal and for a cloud size without catalog figures. */
+    node?: SchedulerNodeInput;
+}
+
+/** slurmd -C's figures of one GPU node (CPUs, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory in MiB). */
+export interface SchedulerNodeInput {
+    cpus: number;
+    sockets: number;
+    coresPerSocket: number;
+    threadsPerCore: number;
+    realMemory: number;
 }
 
 /** An RDMA GPU cluster: what `rdmakit:cluster` holds. */

@@ -93,6 +93,32 @@ test("bad scheduler blocks are refused naming the field, the value and what is a
     assert.ok(nfs.some((i) => i.startsWith("cluster.scheduler.homeNfs|needs a scheduler head node")), nfs.join("\n"));
 });
 
+test("scheduler.node: required where the catalog has no figures (bare metal, an uncatalogued size), refused where it has, CPUs the product", () => {
+    const roce = example("roce-h100");
+    const { node, ...noNode } = roce.scheduler;
+    const missing = issuesOf({ ...roce, scheduler: noNode });
+    assert.ok(missing.some((i) => i.startsWith("cluster.scheduler.node|is required: the kit has no CPU and memory figures")), missing.join("\n"));
+    const odd = issuesOf({ ...roce, scheduler: { ...roce.scheduler, node: { ...node, cpus: 112 } } });
+    assert.ok(odd.some((i) => i === "cluster.scheduler.node.cpus|differs from sockets x coresPerSocket x threadsPerCore (224), which slurmd -C prints it as|224"), odd.join("\n"));
+    const aws = example("aws-p5");
+    const twice = issuesOf({ ...aws, scheduler: { node } });
+    assert.ok(twice.some((i) => i.startsWith("cluster.scheduler.node|is set, but the kit's catalog has this node type's CPUs and memory")), twice.join("\n"));
+    // Standard_ND96isr_MI300X_v5: an Azure size the catalog holds no figures for (refused for its GPUs too, elsewhere)
+    const mi300 = { ...example("azure-h100"), azure: { ...example("azure-h100").azure, vmSize: "Standard_ND96isr_MI300X_v5" } };
+    assert.ok(issuesOf(mi300).some((i) => i.startsWith("cluster.scheduler.node|is required")), issuesOf(mi300).join("\n"));
+    assert.deepEqual(issuesOf({ ...mi300, scheduler: { type: "none" } }).filter((i) => i.startsWith("cluster.scheduler")), []);
+    assert.deepEqual(issuesOf({ ...mi300, scheduler: { node: { cpus: 96, sockets: 2, coresPerSocket: 48, threadsPerCore: 1, realMemory: 1894400 } } })
+        .filter((i) => i.startsWith("cluster.scheduler")), []);
+    // the H200 size: catalog figures (96 vCPUs, 1850 GiB), RealMemory with the margin
+    const h200 = planCluster(parseClusterSpec({ ...example("azure-h100"), azure: { ...example("azure-h100").azure, vmSize: "Standard_ND96isr_H200_v5" } })).scheduler;
+    assert.ok(h200.type === "slurm");
+    assert.deepEqual([h200.node.cpus, h200.node.realMemoryMiB], [96, Math.floor(1850 * 1024 * 0.95)]);
+    // the example's line: slurmd -C's figures, RealMemory with the margin
+    const files = slurmFiles(planCluster(parseClusterSpec(roce)));
+    assert.match(files["slurm.conf"], /^NodeName=gpu\[01-04\] NodeAddr=10\.20\.0\.\[11-14\] CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=1960044 Gres=gpu:8 State=DRAIN/m);
+    assert.doesNotMatch(files["slurm.conf"], /config_overrides/);
+});
+
 /** A two-tier rail-optimised fabric: `pods` pods of `hostsPerPod` hosts, rail r of pod p on leaf p-r, every leaf to every spine. */
 function twoTier(pods: number, hostsPerPod: number, rails: number, spines = 2, joined = true) {
     const hosts = [];
@@ -196,7 +222,7 @@ test("slurm-config writes the files and nodes.json; exit 2 on bad input, 1 when 
         for (const f of ["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "nodes.json"]) assert.ok(fs.existsSync(path.join(dir, f)), f);
         const nodes = JSON.parse(fs.readFileSync(path.join(dir, "nodes.json"), "utf8"));
         assert.deepEqual(nodes.nodes[0], { name: "gpu01", host: "gpu01", address: "10.20.0.11" });
-        assert.match(fs.readFileSync(path.join(dir, "slurm.conf"), "utf8"), /^NodeName=gpu\[01-04\] NodeAddr=10\.20\.0\.\[11-14\] Gres=gpu:8 State=DRAIN/m);
+        assert.match(fs.readFileSync(path.join(dir, "slurm.conf"), "utf8"), /^NodeName=gpu\[01-04\] NodeAddr=10\.20\.0\.\[11-14\] CPUs=224 .*Gres=gpu:8 State=DRAIN/m);
         assert.equal(runSlurmConfig({ out: dir }).code, 2);
         const bad = path.join(dir, "bad.yaml");
         fs.writeFileSync(bad, "config:\n  rdmakit:cluster:\n    name: x\n    fabric: roce\n");
@@ -262,8 +288,10 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
         if (addr.size > 0) assert.match(l, new RegExp(`NodeAddr=${addr.get(name)!.replace(/\./g, "\\.")} `), `${name} at its own address`);
         assert.match(l, /Reason=rdmakit: not validated yet/);
         assert.match(l, new RegExp(`Gres=gpu:${s.node.gpus}`));
-        if (s.node.cpus !== undefined) assert.match(l, new RegExp(`CPUTot=${s.node.cpus} `));
-        if (s.node.realMemoryMiB !== undefined) assert.match(l, new RegExp(`RealMemory=${s.node.realMemoryMiB} `));
+        // every node line states its CPUs and memory: Slurm schedules by the line, and one without them is 1 CPU, 1 MiB
+        assert.match(l, new RegExp(`CPUTot=${s.node.cpus} `));
+        assert.match(l, new RegExp(`RealMemory=${s.node.realMemoryMiB} `));
+        assert.ok(Number(/CPUTot=(\d+)/.exec(l)![1]) >= s.node.gpus && Number(/RealMemory=(\d+)/.exec(l)![1]) > 1024, `${name}: a GPU node of one CPU or 1 MiB: ${l}`);
     }
     assert.match(got.partitions, new RegExp(`PartitionName=${s.partition} .*TotalNodes=${s.nodeNames.length}`));
     assert.match(got.config, /SelectType\s+= select\/cons_tres/);
@@ -271,6 +299,10 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
     assert.match(got.config, /PropagateResourceLimitsExcept = MEMLOCK/);
     assert.match(got.config, /TaskPlugin\s+= task\/cgroup,task\/affinity/);
     assert.doesNotMatch(got.log, /fatal|error: .*(topology|gres|cgroup)\.conf/i, got.log);
+    // a job naming no memory gets its CPUs' share of the node, not all of it (DefMemPerCPU's default: unlimited)
+    assert.match(got.config, new RegExp(`DefMemPerCPU\\s+= ${Math.floor(s.node.realMemoryMiB / s.node.cpus)}\n`));
+    // config_overrides would make slurmctld keep the line's figures and never drain a node reporting less
+    assert.match(got.config, /SlurmdParameters\s+= \(null\)/);
     return s;
 }
 

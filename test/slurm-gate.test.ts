@@ -143,14 +143,20 @@ test("parseGateLine: the last gate line, node names and cleaned reasons only; no
 });
 
 const GATE_SH = path.join(ROOT, "playbooks", "roles", "nccl_validate", "files", "slurm-gate.sh");
+const RES_START = "2026-12-05T07:30:00";
 
-/** slurm-gate.sh with stand-ins for sinfo (printing `drained`) and scontrol (logging each call); its calls and output. */
+/**
+ * slurm-gate.sh with stand-ins for sinfo (printing `drained`, `node|reason timestamp|reason` as `-o '%n|%H|%E'` prints
+ * them) and scontrol (logging each call; `show reservation` prints the reservation begun at RES_START when it exists).
+ */
 function gateScript(drained: string, plan: string, reservation = true): { code: number | null; calls: string[]; out: string } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-gatesh-"));
     fs.writeFileSync(path.join(dir, "drained"), drained);
     fs.writeFileSync(path.join(dir, "plan"), plan);
     fs.writeFileSync(path.join(dir, "sinfo"), `#!/bin/sh\ncat ${dir}/drained\n`, { mode: 0o755 });
-    fs.writeFileSync(path.join(dir, "scontrol"), `#!/bin/sh\nif [ "$1" = show ]; then ${reservation ? "exit 0" : "exit 1"}; fi\n` +
+    // the line as Slurm 22.05 prints it (src/api/reservation_info.c: "ReservationName=%s StartTime=%s EndTime=%s ...")
+    const show = `echo 'ReservationName=${VALIDATION_RESERVATION} StartTime=${RES_START} EndTime=Unknown Duration=UNLIMITED'; exit 0`;
+    fs.writeFileSync(path.join(dir, "scontrol"), `#!/bin/sh\nif [ "$1" = show ]; then ${reservation ? show : "exit 1"}; fi\n` +
         `for a in "$@"; do printf '[%s]' "$a"; done >>${dir}/calls; echo >>${dir}/calls\n`, { mode: 0o755 });
     const r = spawnSync("sh", [GATE_SH, VALIDATION_RESERVATION, path.join(dir, "plan")],
         { encoding: "utf8", env: { PATH: `${dir}:${process.env.PATH}` } });
@@ -165,7 +171,7 @@ test("slurm-gate.sh: resumes what rdmakit drained, drains the failed with the re
     assert.equal(none.code, 0);
     assert.deepEqual(none.calls, ["[update][NodeName=gpu-b][State=DRAIN][Reason=rdmakit: preflight memlock: seen 8192]", "[delete][ReservationName=rdmakit-validate]"]);
     // drained by rdmakit (not validated yet) and by an operator: only rdmakit's come back
-    const mixed = gateScript("gpu-a|rdmakit: not validated yet\ngpu-b|operator: cable swap\ngpu-c|rdmakit health: pcie GPU 3 at x8\n",
+    const mixed = gateScript("gpu-a|2026-12-05T07:00:00|rdmakit: not validated yet\ngpu-b|2026-12-05T07:00:00|operator: cable swap\ngpu-c|2026-12-05T07:00:00|rdmakit health: pcie GPU 3 at x8\n",
         "resume\tgpu-a\nresume\tgpu-b\nresume\tgpu-c\ndrain\tgpu-d\trdmakit: slow, 31% below the others\n", false);
     assert.deepEqual(mixed.calls, ["[update][NodeName=gpu-a,gpu-c][State=RESUME]", "[update][NodeName=gpu-d][State=DRAIN][Reason=rdmakit: slow, 31% below the others]"]);
     assert.match(mixed.out, /kept \(drained by an operator\): gpu-b/);
@@ -198,4 +204,17 @@ test("a node's preflight text carrying a Jinja payload is drained as text: the r
     const calls = fs.readFileSync(path.join(dir, "calls"), "utf8");
     assert.match(calls, /\[NodeName=gpu-b\]\[State=DRAIN\]\[Reason=rdmakit: preflight memlock: seen [^\]]*lookup\(dict\(pipe=1\)/);
     fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("slurm-gate.sh: a node rdmakit drained after the validation's reservation began (the health program, mid-run) stays drained", () => {
+    // gpu-a: drained before the reservation (an earlier gate; the hold resumed it, so this is a stale line) comes back;
+    // gpu-b: the health program drained it at 07:41, during the run, after the captures the gate judged: kept
+    const drained = "gpu-a|2026-12-05T07:10:00|rdmakit: not validated yet\ngpu-b|2026-12-05T07:41:07|rdmakit health: xid Xid 79 on GPU 0000:9b:00\n";
+    const g = gateScript(drained, "resume\tgpu-a\nresume\tgpu-b\n");
+    assert.equal(g.code, 0);
+    assert.deepEqual(g.calls, ["[update][NodeName=gpu-a][State=RESUME]", "[delete][ReservationName=rdmakit-validate]"]);
+    assert.match(g.out, /kept \(drained during the validation: rdmakit health: xid Xid 79 on GPU 0000:9b:00\): gpu-b/);
+    // without the reservation (gone already) there is no run to compare with: every rdmakit drain is resumed as before
+    const gone = gateScript(drained, "resume\tgpu-a\nresume\tgpu-b\n", false);
+    assert.deepEqual(gone.calls, ["[update][NodeName=gpu-a,gpu-b][State=RESUME]"]);
 });

@@ -5,7 +5,7 @@
 // unit starts it with the role's drop-in, takes the plan's node name on a host of another name. Bound: ~30 s.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -77,6 +77,34 @@ test("the health program drains with the component named, from real failing capt
         { rc: 1, out: "rdmakit health: gpu nvidia-smi -q failed or did not answer within 20s" });
 });
 
+test("the health program ends before slurmd's 60 s kill: slow tools drain the node within its deadline, the drain's scontrol bounded too", () => {
+    // slurmd kills the program at 60 s (slurm.conf(5) HealthCheckProgram; slurmd.c run_script_health_check): here the
+    // deadline is 8 s, scontrol's share 2 x (2 + 1) s, so the probes have 2 s; each stand-in takes 3 s to answer healthy
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-health-late-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        const calls = path.join(dir, "scontrol.calls");
+        const q = path.join(CAPTURES, "nvidia-smi-q.h100-565.57.01.txt");
+        const nv = path.join(CAPTURES, "nvidia-smi-nvlink.h100x8-constructed.txt");
+        fs.writeFileSync(path.join(bin, "nvidia-smi"), `#!/bin/sh\nsleep 3\ncase "$1" in -q) cat '${q}' ;; *) cat '${nv}' ;; esac\n`, { mode: 0o755 });
+        for (const t of ["ibstat", "fi_info", "dmesg"]) fs.writeFileSync(path.join(bin, t), "#!/bin/sh\nsleep 3\n", { mode: 0o755 });
+        // scontrol show hangs (a controller that does not answer); update records its arguments
+        fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\n[ "$1" = show ] && exec sleep 100\necho "$@" >>'${calls}'\n`, { mode: 0o755 });
+        const env = path.join(dir, "env");
+        fs.writeFileSync(env, "RDMAKIT_HEALTH_GPUS=8\nRDMAKIT_HEALTH_DEADLINE=8\nRDMAKIT_HEALTH_CTL_TIMEOUT=2\n");
+        const started = Date.now();
+        const r = spawnSync("env", ["-i", "/bin/bash", "--norc", "--noprofile", "-c", `sed "s|^export PATH=|export PATH=${bin}:|" "$0" | bash --norc --noprofile -s -- --node n1 --env "$1"`, HEALTH, env],
+            { encoding: "utf8", timeout: 30_000 });
+        const took = (Date.now() - started) / 1000;
+        assert.equal(r.status, 0, r.stderr);
+        assert.ok(took < 8, `the program took ${took} s, past its 8 s deadline`);
+        assert.equal(fs.readFileSync(calls, "utf8"), "update nodename=n1 state=drain reason=rdmakit health: gpu probes did not finish within 2s\n");
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("the health program is shellcheck-clean and every probe runs under timeout", () => {
     const r = spawnSync("shellcheck", [HEALTH], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stdout);
@@ -84,6 +112,61 @@ test("the health program is shellcheck-clean and every probe runs under timeout"
     assert.doesNotMatch(text, /dcgmi/);
     for (const l of text.split("\n").filter((x) => /\b(nvidia-smi|ibstat|fi_info|dmesg|scontrol) /.test(x) && !x.trim().startsWith("#"))) {
         assert.match(l, /probe |timeout |command -v|echo /, l);
+    }
+});
+
+test("the role refuses a Slurm without cgroup/v2 (21.08, Ubuntu 22.04's) on a host mounting cgroup v2 alone, before slurmd starts", () => {
+    // three local hosts, each its own cgroup root: v2 alone (cgroup.controllers at the root) or not, and a release
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-cgroup-"));
+    try {
+        const hosts = { old_v2: ["21.08", true], old_v1: ["21.08", false], new_v2: ["22.05", true], unknown_v2: ["unknown", true] } as const;
+        const inv = ["[all]"];
+        for (const [h, [version, v2]] of Object.entries(hosts)) {
+            fs.mkdirSync(path.join(dir, h));
+            if (v2) fs.writeFileSync(path.join(dir, h, "cgroup.controllers"), "cpuset cpu io memory hugetlb pids rdma misc\n");
+            inv.push(`${h} ansible_connection=local slurm_found_version=${version} slurm_cgroup_root=${path.join(dir, h)}`);
+        }
+        fs.writeFileSync(path.join(dir, "inv"), inv.join("\n") + "\n");
+        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "cgroup.yml")}\n`);
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 2, r.stdout + r.stderr);
+        const failed = [...r.stdout.matchAll(/fatal: \[(\w+)\]/g)].map((m) => m[1]).sort();
+        assert.deepEqual(failed, ["old_v2", "unknown_v2"], r.stdout);
+        assert.match(r.stdout, /old_v2 mounts cgroup v2 alone .* but runs Slurm 21\.08, which has no cgroup\/v2 plugin/);
+        for (const h of ["old_v1", "new_v2"]) assert.match(r.stdout, new RegExp(`${h}\\s+: ok=3 .*failed=0`), r.stdout);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+test("the role drains a node before its first slurmd start, but never over an operator's drain (its reason survives)", () => {
+    // a stand-in scontrol: `-o show node <n>` prints state.<n> (fails without one, as for a name slurmctld does not
+    // know); `update` records its arguments
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-predrain-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\nif [ "$2" = show ]; then cat '${dir}'/state."$4" 2>/dev/null || exit 1; exit 0; fi\n` +
+            `echo "$*" >>'${dir}/calls'\n`, { mode: 0o755 });
+        // lines as Debian's scontrol 22.05 prints them (-o), cut to the fields that matter
+        const states: Record<string, string> = {
+            operator: "NodeName=operator CPUTot=224 State=IDLE+DRAIN ThreadsPerCore=2 Reason=bad DIMM, RMA [root@2026-12-05T07:00:00]",
+            health: "NodeName=health CPUTot=224 State=DOWN+DRAIN+NOT_RESPONDING ThreadsPerCore=2 Reason=rdmakit health: nvlink GPU 3 link 3 inactive [root@2026-12-05T07:00:00]",
+            gone: "NodeName=gone CPUTot=224 State=DOWN+NOT_RESPONDING ThreadsPerCore=2 Reason=Not responding [slurm@2026-12-05T07:00:00]",
+            idle: "NodeName=idle CPUTot=224 State=IDLE ThreadsPerCore=2",
+        };
+        for (const [n, line] of Object.entries(states)) fs.writeFileSync(path.join(dir, `state.${n}`), line + "\n");
+        fs.writeFileSync(path.join(dir, "inv"), ["[all]", ...["operator", "health", "gone", "idle", "unknown"].map((h) => `${h} ansible_connection=local`)].join("\n") + "\n");
+        const vars = { slurm_files: { "slurm.conf": 'NodeName=x[1-4] CPUs=2 State=DRAIN Reason="rdmakit: not validated yet"\n' } };
+        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "predrain.yml")}\n`);
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "1", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+        const calls = fs.readFileSync(path.join(dir, "calls"), "utf8").trim().split("\n").sort();
+        assert.deepEqual(calls, ["gone", "health", "idle", "unknown"].map((n) => `update nodename=${n} state=drain reason=rdmakit: not validated yet`));
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
     }
 });
 
@@ -95,13 +178,33 @@ test("the role drains on exactly the catalog's node-action Xids (grade node)", (
 
 test("the munge key: a stdin section after the input ($10 bytes), staged 0400 on tmpfs; the fan-out drops it from its environment", () => {
     assert.equal(MUNGE_KEY_STAGE, "/run/rdmakit/munge.key");
-    assert.match(NODE_RUN_SCRIPT, /head -c "\$8" >"\$I"\nif \[ "\$\{10:-0\}" -gt 0 \]; then mkdir -p -m 0700 \/run\/rdmakit && \(umask 0377; rm -f \/run\/rdmakit\/munge\.key; head -c "\$\{10\}" >\/run\/rdmakit\/munge\.key\)/);
+    assert.match(NODE_RUN_SCRIPT, /head -c "\$8" >"\$I"\nif \[ "\$\{10:-0\}" -gt 0 \]; then trap "rm -f \$I \/run\/rdmakit\/munge\.key" EXIT; mkdir -p -m 0700 \/run\/rdmakit && \(umask 0377; rm -f \/run\/rdmakit\/munge\.key; head -c "\$\{10\}" >\/run\/rdmakit\/munge\.key\)/);
     const f = fanoutScript();
     assert.match(f, /secret: env\.RDMAKIT_MUNGE_KEY \? Buffer\.from\(env\.RDMAKIT_MUNGE_KEY, 'base64'\) : undefined/);
     assert.match(f, /\ndelete env\.RDMAKIT_MUNGE_KEY;\n/);
     // the key's length is a word of the command, never the key
     assert.match(f, /String\(input\.length\),\s*String\(bundleSize\),\s*String\(secret\.length\)/);
     assert.doesNotMatch(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8"), /munge_key/);
+});
+
+test("the munge key staged by a session that ends before the slurm role (here: no Python on the node) is not left behind", () => {
+    // the node script as the node runs it, its stage moved into a scratch folder; a PATH with the tools it needs, no python3
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-munge-stage-"));
+    try {
+        const stage = path.join(dir, "run", "munge.key");
+        const script = NODE_RUN_SCRIPT.split(MUNGE_KEY_STAGE).join(stage).split("/run/rdmakit").join(path.join(dir, "run"));
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        for (const t of ["head", "mktemp", "mkdir", "rm", "cat"]) fs.symlinkSync(execFileSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).trim(), path.join(bin, t));
+        const input = "{}";
+        const key = "k".repeat(1368);
+        const r = spawnSync("/bin/bash", ["-c", script, "node-run", "a".repeat(64), "site.yml", "n1", "site", "-", "-", "-", String(input.length), "0", String(key.length)],
+            { input: input + key, encoding: "utf8", env: { PATH: bin }, timeout: 20_000 });
+        assert.match(r.stdout, /@@rdmakit no-python/, r.stdout + r.stderr);
+        assert.ok(!fs.existsSync(stage), "the staged munge key is still there after the session ended");
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 });
 
 test("gateCommands: the passed nodes resumed in hostlist chunks, each failed node drained with its component named", () => {

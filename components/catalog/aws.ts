@@ -229,7 +229,7 @@ export interface HostCpuMemory {
 
 const MOTO_TYPES = "getmoto/moto@0af643a5dbfc98797f08ee64f5be3ef8002d56ff:moto/ec2/resources/instance_types.json (DescribeInstanceTypes capture: VCpuInfo, MemoryInfo)";
 
-/** Per EFA type (AWS_INSTANCE_TYPES by name); a type missing here has its CPUs and memory from the node's own `slurmd -C`. */
+/** Per EFA type (AWS_INSTANCE_TYPES by name); a type missing here needs cluster.scheduler.node (slurm/spec.ts). */
 export const AWS_HOST_CPU_MEMORY: Readonly<Record<string, HostCpuMemory>> = {
     "p4d.24xlarge": { vcpus: 96, cores: 48, threadsPerCore: 2, memoryMiB: 1179648, source: MOTO_TYPES },
     "p4de.24xlarge": { vcpus: 96, cores: 48, threadsPerCore: 2, memoryMiB: 1179648, source: MOTO_TYPES },

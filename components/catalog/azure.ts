@@ -182,7 +182,7 @@ export function azureVmSize(name: string): AzureVmSize | undefined {
 /**
  * vCPUs and memory of the ND sizes, for Slurm's NodeName line (azure-ib.md §1, from the size pages the entries above
  * cite). Azure's size pages give neither cores nor threads per core, so the line carries CPUs only; a size missing
- * here (ND96isr_H200_v5: its memory is not in our sources) has its CPUs and memory from the node's own `slurmd -C`.
+ * here needs cluster.scheduler.node, the figures `slurmd -C` prints (slurm/spec.ts).
  */
 export const AZURE_HOST_CPU_MEMORY: Readonly<Record<string, { vcpus: number; memoryMiB: number; source: string }>> = {
     // source: azure-ib.md §1 "AMD EPYC 7V12, 900 GiB" (nda100-v4-series.md); 96 vCPUs: the size name's number (vm-naming-conventions)
@@ -191,4 +191,7 @@ export const AZURE_HOST_CPU_MEMORY: Readonly<Record<string, { vcpus: number; mem
     Standard_ND96amsr_A100_v4: { vcpus: 96, memoryMiB: 1900 * 1024, source: "MicrosoftDocs/azure-docs:articles/virtual-machines/ndm-a100-v4-series.md" },
     // source: azure-ib.md §1 "Sapphire Rapids, 1900 GiB" (ndh100v5-series-summary.md)
     Standard_ND96isr_H100_v5: { vcpus: 96, memoryMiB: 1900 * 1024, source: "MicrosoftDocs/azure-compute-docs:articles/virtual-machines/sizes/gpu-accelerated/includes/ndh100v5-series-summary.md" },
+    // source: microsoft/aspire@5bd693ae:src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs, "Standard_ND96isr_H200_v5 --
+    // 96 vCPUs -- 1850 GB RAM -- 8 GPU(s)" (the same list gives ND96isr_H100_v5 1900 GB, the size page's 1900 GiB)
+    Standard_ND96isr_H200_v5: { vcpus: 96, memoryMiB: 1850 * 1024, source: "microsoft/aspire:src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs" },
 };

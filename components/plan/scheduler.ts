@@ -13,21 +13,24 @@ export type { SlurmTopology, SlurmSwitch } from "../slurm/topology";
 
 export type SchedulerPlan = { type: "none" } | SlurmPlan;
 
-/** One node's CPUs, memory and GPUs as slurm.conf's NodeName line states them. */
+/**
+ * One node's CPUs, memory and GPUs as slurm.conf's NodeName line states them. Every line states CPUs and RealMemory:
+ * slurmctld schedules a node by its line (a line without them is 1 CPU and 1 MiB to Slurm), and drains a node whose
+ * slurmd reports fewer CPUs or less memory than the line ("Low CPUs", "Low RealMemory").
+ * source: slurm.conf(5) NodeName CPUs, RealMemory; src/slurmctld/node_mgr.c validate_node_specs (slurm-22-05-8-1)
+ */
 export interface SlurmNodeShape {
-    /** logical CPUs (vCPUs); undefined: from the node's own `slurmd -C` */
-    cpus?: number;
-    /** not published for the cloud types: undefined, and the line states CPUs, cores per socket and threads only */
+    /** logical CPUs (vCPUs) */
+    cpus: number;
+    /** not published for the cloud types: one socket of all the cores (AWS), or CPUs alone (Azure) */
     sockets?: number;
     coresPerSocket?: number;
     threadsPerCore?: number;
-    /** the catalog's memory less REAL_MEMORY_MARGIN; undefined: from the node's own `slurmd -C` */
-    realMemoryMiB: number | undefined;
+    /** the catalog's or scheduler.node's memory less REAL_MEMORY_MARGIN */
+    realMemoryMiB: number;
     gpus: number;
     /** gres.conf File= of the GPUs, e.g. /dev/nvidia[0-7] */
     gpuFiles: string;
-    /** true when some figure is unknown here and slurmctld takes the node's own report (SlurmdParameters=config_overrides) */
-    fromSlurmd: boolean;
     /** where the CPU and memory figures come from */
     source: string;
 }
@@ -156,17 +159,20 @@ function nodeShape(spec: ClusterSpec, gpus: number): SlurmNodeShape {
         if (t) {
             return {
                 ...base, cpus: t.vcpus, coresPerSocket: t.cores, sockets: 1, threadsPerCore: t.threadsPerCore,
-                realMemoryMiB: withMargin(t.memoryMiB), fromSlurmd: false,
+                realMemoryMiB: withMargin(t.memoryMiB),
                 source: `${t.source}; sockets not published: one socket of ${t.cores} cores (same core and thread totals as the host)`,
             };
         }
     } else if (spec.fabric === "azure-ib") {
         const z = AZURE_HOST_CPU_MEMORY[spec.azure!.vmSize];
-        if (z) return { ...base, cpus: z.vcpus, realMemoryMiB: withMargin(z.memoryMiB), fromSlurmd: false, source: z.source };
+        if (z) return { ...base, cpus: z.vcpus, realMemoryMiB: withMargin(z.memoryMiB), source: z.source };
     }
+    // bare metal, or a cloud size without catalog figures: the spec's scheduler.node (slurm/spec.ts requires it there)
+    const n = spec.scheduler.node;
+    if (!n) throw new Error(`cluster ${spec.name}: cluster.scheduler.node is required (the kit has no CPU and memory figures for these nodes)`);
     return {
-        ...base, realMemoryMiB: undefined, fromSlurmd: true,
-        source: spec.fabric === "roce" ? "each host's own slurmd -C (bare metal: the spec states no CPUs or memory)" : "each node's own slurmd -C (not in the catalog)",
+        ...base, cpus: n.cpus, sockets: n.sockets, coresPerSocket: n.coresPerSocket, threadsPerCore: n.threadsPerCore,
+        realMemoryMiB: withMargin(n.realMemory), source: "cluster.scheduler.node (one GPU node's slurmd -C)",
     };
 }
 

@@ -26,7 +26,8 @@ export const REBOOT_FLAG = "/run/rdmakit-reboot-required";
 /**
  * Where the node script leaves the munge key the session carried ($10 bytes after the input): a tmpfs (gone at the
  * next boot), 0400 root, in a 0700 folder; the slurm role moves it to /etc/munge/munge.key and removes it
- * (playbooks/roles/slurm/tasks/munge.yml). Never in the bundle, the inventory or the run's variables.
+ * (playbooks/roles/slurm/tasks/munge.yml), and the script removes it when the session ends in any case (a run that
+ * fails before the role). Never in the bundle, the inventory or the run's variables.
  */
 export const MUNGE_KEY_STAGE = "/run/rdmakit/munge.key";
 
@@ -68,7 +69,8 @@ export const NODE_RUN_SCRIPT = [
     'I=$(mktemp) || exit 98',
     'trap "rm -f $I" EXIT',
     'head -c "$8" >"$I"',
-    `if [ "\${10:-0}" -gt 0 ]; then mkdir -p -m 0700 /run/rdmakit && (umask 0377; rm -f ${MUNGE_KEY_STAGE}; head -c "\${10}" >${MUNGE_KEY_STAGE}) || exit 98; fi`,
+    // the staged key goes when the session ends, whatever happens before the slurm role moves it (a failed role, no Python)
+    `if [ "\${10:-0}" -gt 0 ]; then trap "rm -f $I ${MUNGE_KEY_STAGE}" EXIT; mkdir -p -m 0700 /run/rdmakit && (umask 0377; rm -f ${MUNGE_KEY_STAGE}; head -c "\${10}" >${MUNGE_KEY_STAGE}) || exit 98; fi`,
     // a prepared bundle whose Python has gone (an image update) is prepared again
     'if [ ! -f "$B/.ready" ] || [ ! -x "$(cat "$B/python" 2>/dev/null)" ]; then',
     "  PY=$(command -v python3 || command -v /usr/libexec/platform-python || true)",

@@ -87,12 +87,11 @@ function header(plan: FabricPlan, file: string): string {
 
 function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>): string[] {
     const n = s.node;
-    const hw: string[] = [];
-    if (n.cpus !== undefined) hw.push(`CPUs=${n.cpus}`);
+    const hw = [`CPUs=${n.cpus}`];
     if (n.sockets !== undefined) hw.push(`Sockets=${n.sockets}`);
     if (n.coresPerSocket !== undefined) hw.push(`CoresPerSocket=${n.coresPerSocket}`);
     if (n.threadsPerCore !== undefined) hw.push(`ThreadsPerCore=${n.threadsPerCore}`);
-    if (n.realMemoryMiB !== undefined) hw.push(`RealMemory=${n.realMemoryMiB}`);
+    hw.push(`RealMemory=${n.realMemoryMiB}`);
     if (n.gpus > 0) hw.push(`Gres=gpu:${n.gpus}`);
     const tail = [...hw, "State=DRAIN", `Reason="${NOT_VALIDATED_REASON}"`].join(" ");
     // nodes at known addresses (bare metal: the spec's; clouds at up: the private IPs) as NodeName/NodeAddr range pairs;
@@ -102,6 +101,11 @@ function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>
         return pairedRanges(s.nodeNames, s.nodeNames.map((n) => roceAddr.get(n)!)).map((r) => `NodeName=${r.names} NodeAddr=${r.addrs} ${tail}`);
     }
     return hostlistChunks(s.nodeNames).map((list) => `NodeName=${list} ${tail}`);
+}
+
+/** A CPU's share of a node's RealMemory (MiB, rounded down): what a job that names no memory gets per allocated CPU. */
+export function defMemPerCpu(s: SlurmPlan): number {
+    return Math.max(1, Math.floor(s.node.realMemoryMiB / s.node.cpus));
 }
 
 /** slurm.conf: the cluster, the controller, the plugins an RDMA GPU cluster needs, the nodes and the partition. */
@@ -132,6 +136,10 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         "SchedulerType=sched/backfill",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core_Memory",
+        // memory is consumable: a job that names none would take the node's whole RealMemory (DefMemPerCPU's default is
+        // 0, unlimited) and keep every other job off its idle GPUs; each CPU brings its share instead (slurm.conf(5)
+        // CR_Core_Memory: "Setting a value for DefMemPerCPU is strongly recommended")
+        `DefMemPerCPU=${defMemPerCpu(s)}`,
         "GresTypes=gpu",
         "# jobs in cgroups, bound to their cores",
         "ProctrackType=proctrack/cgroup",
@@ -149,11 +157,7 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         `TaskProlog=${TASK_PROLOG}`,
     ];
     if (s.topology.kind === "tree" || s.topology.kind === "ec2") lines.push("TopologyPlugin=topology/tree");
-    if (s.node.fromSlurmd) {
-        lines.push("", `# CPUs and memory: ${s.node.source}; slurmctld takes each node's own report`, "SlurmdParameters=config_overrides");
-    } else {
-        lines.push("", `# CPUs and memory: ${s.node.source}; RealMemory 95 % of the catalog's figure (plan/scheduler.ts REAL_MEMORY_MARGIN)`);
-    }
+    lines.push("", `# CPUs and memory: ${s.node.source}; RealMemory 95 % of that figure (plan/scheduler.ts REAL_MEMORY_MARGIN)`);
     lines.push(...nodeLines(plan, s, roceAddr));
     lines.push(`PartitionName=${s.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP`);
     return lines.join("\n") + "\n";
@@ -176,7 +180,8 @@ export function renderCgroupConf(plan: FabricPlan): string {
     slurm(plan);
     return [
         header(plan, "cgroup.conf"),
-        // autodetect picks cgroup v1 or v2 from the host's mount (Debian 12 and Ubuntu 22.04+ run v2)
+        // autodetect picks cgroup v1 or v2 from the host's mount (Debian 12 and Ubuntu 22.04+ run v2); cgroup/v2 exists
+        // from Slurm 22.05 only, and the role refuses an older Slurm on a v2 node (playbooks/roles/slurm/tasks/cgroup.yml)
         "CgroupPlugin=autodetect",
         "ConstrainCores=yes",
         "ConstrainRAMSpace=yes",

@@ -29,6 +29,23 @@ export const DEFAULT_HEAD_INSTANCE_TYPE = "m7i.2xlarge";
 export const DEFAULT_HEAD_VM_SIZE = "Standard_D8s_v5";
 export const DEFAULT_PARTITION = "gpu";
 
+/**
+ * One GPU node's figures as `slurmd -C` prints them (`CPUs= Boards= SocketsPerBoard= CoresPerSocket= ThreadsPerCore=
+ * RealMemory=`, slurmd(8) -C). slurm.conf(5): a NodeName line without them means CPUs=1 (Sockets, CoresPerSocket,
+ * ThreadsPerCore default to 1 and CPUs to their product) and RealMemory=1 MiB, and slurmctld schedules a node by its
+ * line, never by what its slurmd reports (src/slurmctld/node_mgr.c validate_node_specs only compares the report with
+ * the line, slurm-22-05-8-1), so a node of unknown size takes one task and 1 MiB. `sockets` is Boards x
+ * SocketsPerBoard; `realMemory` MiB as printed (the kit writes 95 % of it, plan/scheduler.ts REAL_MEMORY_MARGIN).
+ */
+const count = (max: number) => z.int().min(1).max(max);
+export const slurmNodeSchema = z.strictObject({
+    cpus: count(65535).describe("CPUs= of `slurmd -C`: logical CPUs, sockets x cores per socket x threads per core"),
+    sockets: count(1024).describe("SocketsPerBoard= (times Boards= when more than 1)"),
+    coresPerSocket: count(1024).describe("CoresPerSocket="),
+    threadsPerCore: count(16).describe("ThreadsPerCore="),
+    realMemory: count(2 ** 40).describe("RealMemory= in MiB (the node's MemTotal); the kit writes 95 % of it so hosts of the same model with a few MiB less still register"),
+});
+
 /** @internal */
 export const schedulerSchema = z.strictObject({
     type: z.enum(["none", "slurm"]).optional()
@@ -51,6 +68,8 @@ export const schedulerSchema = z.strictObject({
         .describe(`the Slurm partition the GPU nodes form; default ${DEFAULT_PARTITION}`),
     homeNfs: z.boolean().optional()
         .describe("export /home from the controller over NFS to every node; default true on aws-efa and azure-ib, false on roce (sites have their own shared filesystem)"),
+    node: slurmNodeSchema.optional()
+        .describe("one GPU node's CPUs and memory as `slurmd -C` prints them on it; required on bare metal and for a cloud size the kit has no figures for (Slurm takes a NodeName line without them as 1 CPU and 1 MiB)"),
 }).describe("the job scheduler on the validated nodes");
 
 type SchedulerRaw = z.infer<typeof schedulerSchema>;
@@ -61,6 +80,7 @@ export interface SchedulerSpecResolved {
     controller?: NonNullable<SchedulerRaw["controller"]>;
     partition: string;
     homeNfs: boolean;
+    node?: NonNullable<SchedulerRaw["node"]>;
 }
 
 type Fabric = "aws-efa" | "azure-ib" | "roce";
@@ -75,17 +95,24 @@ export function resolveScheduler(fabric: Fabric, raw: SchedulerRaw | undefined):
         partition: raw?.partition ?? DEFAULT_PARTITION,
         // off without Slurm: a resolved spec parses again to the same (the fabric components parse what RdmaCluster gives them)
         homeNfs: raw?.homeNfs ?? (cloud && type === "slurm"),
+        ...(raw?.node ? { node: raw.node } : {}),
     };
 }
 
-/** Checks that need the fabric and the hosts: what each fabric requires or refuses of the controller. */
-export function schedulerIssues(fabric: Fabric, raw: SchedulerRaw | undefined, hosts: { name: string; address: string }[]): SchedulerIssue[] {
+/**
+ * Checks that need the fabric and the hosts: what each fabric requires or refuses of the controller, and the node
+ * figures. `catalogued`: the node type's CPUs and memory are in the kit's catalog (components/catalog), false on bare
+ * metal, undefined when the type itself is unknown (refused elsewhere).
+ */
+export function schedulerIssues(fabric: Fabric, raw: SchedulerRaw | undefined, hosts: { name: string; address: string }[], catalogued?: boolean): SchedulerIssue[] {
     const issues: SchedulerIssue[] = [];
-    if (!raw) return issues;
     const p = "cluster.scheduler";
-    const c = raw.controller;
     const type = resolveScheduler(fabric, raw).type;
+    if (type === "slurm") issues.push(...nodeFigureIssues(raw?.node, catalogued));
+    if (!raw) return issues;
+    const c = raw.controller;
     if (type === "none") {
+        if (raw.node) issues.push({ path: `${p}.node`, value: "{…}", message: "is set but scheduler.type is none", allowed: "type: slurm, or leave node out" });
         if (c) issues.push({ path: `${p}.controller`, value: "{…}", message: "is set but scheduler.type is none", allowed: "type: slurm, or leave controller out" });
         if (raw.homeNfs === true) issues.push({ path: `${p}.homeNfs`, value: true, message: "needs a scheduler head node to export /home from, and scheduler.type is none", allowed: "type: slurm, or false" });
         return issues;
@@ -127,3 +154,21 @@ export function schedulerIssues(fabric: Fabric, raw: SchedulerRaw | undefined, h
 }
 
 type SchedulerIssue = SpecIssue;
+
+/** `scheduler.node`: required where the catalog has no figures, refused where it has (one source), and consistent. */
+function nodeFigureIssues(node: SchedulerRaw["node"], catalogued: boolean | undefined): SchedulerIssue[] {
+    const p = "cluster.scheduler.node";
+    const allowed = "{ cpus, sockets, coresPerSocket, threadsPerCore, realMemory } as `slurmd -C` prints them on one GPU node (CPUs, SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory)";
+    if (catalogued === false && !node) {
+        return [{ path: p, message: "is required: the kit has no CPU and memory figures for these nodes, and Slurm takes a NodeName line without them as 1 CPU and 1 MiB (every job step of more than one task refused, every job confined to a few MiB)", allowed }];
+    }
+    if (!node) return [];
+    if (catalogued === true) {
+        return [{ path: p, value: "{…}", message: "is set, but the kit's catalog has this node type's CPUs and memory (slurm.conf takes those)", allowed: "leave node out" }];
+    }
+    const product = node.sockets * node.coresPerSocket * node.threadsPerCore;
+    if (node.cpus !== product) {
+        return [{ path: `${p}.cpus`, value: node.cpus, message: `differs from sockets x coresPerSocket x threadsPerCore (${product}), which slurmd -C prints it as`, allowed: String(product) }];
+    }
+    return [];
+}

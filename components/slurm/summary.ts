@@ -6,8 +6,7 @@ export function formatSchedulerSection(s: SchedulerPlan): string[] {
     const c = s.controller;
     const where = c.address ? `${c.name} at ${c.address}` : `${c.name}, ${c.instanceType ?? c.vmSize ?? "a head node"} (planned)`;
     const n = s.node;
-    const hw = n.fromSlurmd ? "CPUs and memory from each node's slurmd -C"
-        : `${n.cpus} CPUs${n.threadsPerCore ? ` (${n.threadsPerCore} threads/core)` : ""}, RealMemory ${n.realMemoryMiB} MiB`;
+    const hw = `${n.cpus} CPUs${n.threadsPerCore ? ` (${n.threadsPerCore} threads/core)` : ""}, RealMemory ${n.realMemoryMiB} MiB`;
     const t = s.topology;
     const topo = t.kind === "tree"
         ? `tree, ${t.switches.filter((w) => w.nodes).length} leaf switch(es), ${t.switches.filter((w) => !w.nodes).length} above (${t.source})${t.warnings.map((w) => `; warning: ${w}`).join("")}`

@@ -211,8 +211,8 @@ export async function replacedNodeRejoins(t: TestContext, h: ReplaceHosts): Prom
     assert.match(text, /^sln2 +: ok=\d+ +changed=[1-9]\d* +unreachable=0 +failed=0/m, text.slice(-3000));
     assert.doesNotMatch(text, /^(slc|sln1) +: ok=/m);
     assert.match(nodeLog(h.tree(bad)), /slurm/i);
-    // the fresh host was drained by the role before its slurmd first started (roles/slurm/tasks/node.yml): a host the
-    // cloud replaced without a drain would otherwise come back idle under ReturnToService=1 before validation
+    // the fresh host was drained by the role before its slurmd first started (roles/slurm/tasks/predrain.yml: its
+    // record held an rdmakit drain, which the role replaces with "not validated yet"; an operator's would stay)
     const predrain = nodeLog(h.tree(bad)).split(/^TASK \[/m).find((b) => b.startsWith("slurm : Drain this node before its slurmd first starts]"));
     assert.match(predrain ?? "(no such task)", /^changed: \[sln2\]/m, "the role drained the new host before starting its slurmd");
     assert.deepEqual([untouched(0), untouched(peer)], before, "the head and sln1 were not visited again");

@@ -4,23 +4,37 @@
 #   resume<TAB><node>             the node passed: back into the partition if rdmakit drained it
 #   drain<TAB><node><TAB><reason>  the node failed: drained with the reason (component first)
 # A node an operator drained (a reason not starting "rdmakit") keeps its state and reason either way. A node that is
-# not drained is not resumed (scontrol refuses to resume an idle node). Then the validation's reservation
+# not drained is not resumed (scontrol refuses to resume an idle node). Nor is one rdmakit drained after the
+# validation's reservation began (slurm-hold.sh resumed every rdmakit drain into it): the health program (slurmd's
+# HealthCheckProgram) found it failing during the run, after the captures the gate judged, and resuming it would let
+# users' jobs land on it until the program's next turn. Then the validation's reservation
 # (slurm-hold.sh) goes, so the passed nodes take users' jobs only once the failed ones are drained.
 # Prints one line per action; exits non-zero when scontrol refused one.
 # source: https://slurm.schedmd.com/scontrol.html (update NodeName= State=RESUME | State=DRAIN Reason=; delete
-# ReservationName=); https://slurm.schedmd.com/sinfo.html (-R: drained and down nodes with their reasons).
+# ReservationName=); https://slurm.schedmd.com/sinfo.html (-R: drained and down nodes with their reasons; %H the
+# reason's timestamp). scontrol's StartTime= and sinfo's %H are both slurm_make_time_str, "%FT%T" unless
+# SLURM_TIME_FORMAT says otherwise (src/common/parse_time.c), so they compare as strings.
 set -eu
+export SLURM_TIME_FORMAT=standard
 res=$1
 plan=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tab=$(printf '\t')
-sinfo -h -R -N -o '%n|%E' >"$tmp/drained"
+# when the validation's reservation began ("" without one: every rdmakit drain counts as before it)
+since=$(scontrol show reservation "$res" 2>/dev/null | sed -n 's/.*StartTime=\([0-9T:-]*\).*/\1/p' | head -n 1)
+sinfo -h -R -N -o '%n|%H|%E' >"$tmp/drained"
 # resume: the plan's passed nodes that rdmakit drained; drain: the failed ones no operator drained (the first file is
 # told apart by name, not by FNR == NR, which also holds for the second file when the first is empty)
-awk -F'|' -v tab="$tab" '
-    FILENAME == ARGV[1] { if ($2 ~ /^rdmakit/) ours[$1] = 1; else op[$1] = 1; next }
+awk -F'|' -v tab="$tab" -v since="$since" '
+    FILENAME == ARGV[1] {
+        if ($3 !~ /^rdmakit/) op[$1] = 1
+        else if (since != "" && $2 >= since) late[$1] = $3
+        else ours[$1] = 1
+        next
+    }
     { split($0, f, tab) }
+    f[1] == "resume" && (f[2] in late) { print "kept (drained during the validation: " late[f[2]] "): " f[2]; next }
     f[1] == "resume" && (f[2] in ours) { print f[2] > "'"$tmp/resume"'"; next }
     f[1] == "resume" && (f[2] in op) { print "kept (drained by an operator): " f[2]; next }
     f[1] == "drain" && (f[2] in op) { print "kept (drained by an operator): " f[2]; next }
