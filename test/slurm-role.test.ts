@@ -15,6 +15,9 @@ import { NODE_RUN_SCRIPT, MUNGE_KEY_STAGE } from "../components/provision/node-s
 import { fanoutScript } from "../components/provision/fanout";
 import { drainReason, gateCommands, parseDrainStates } from "../components/slurm/gate";
 import { freePort } from "./fixtures/ports";
+import { planCluster } from "../components/plan";
+import { parseClusterSpec } from "../components/spec";
+import { slurmFiles } from "../components/slurm/render";
 
 const ROOT = path.resolve(__dirname, "..");
 const ROLE = path.join(ROOT, "playbooks", "roles", "slurm");
@@ -115,26 +118,46 @@ test("the health program is shellcheck-clean and every probe runs under timeout"
     }
 });
 
-test("the role refuses a Slurm without cgroup/v2 (21.08, Ubuntu 22.04's) on a host mounting cgroup v2 alone, before slurmd starts", () => {
-    // three local hosts, each its own cgroup root: v2 alone (cgroup.controllers at the root) or not, and a release
+test("on a Slurm without cgroup/v2 (21.08, Ubuntu 22.04's) the role writes slurm.conf with jobs tracked by process, the same on every host; an unreadable release on a cgroup v2 node is refused", () => {
+    // local hosts, each its own cgroup root (v2 alone: cgroup.controllers at the root), release and folder; the plan's
+    // real slurm.conf of the bundled AWS example (Slurm by default on the clouds)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-cgroup-"));
     try {
-        const hosts = { old_v2: ["21.08", true], old_v1: ["21.08", false], new_v2: ["22.05", true], unknown_v2: ["unknown", true] } as const;
+        const plan = planCluster(parseClusterSpec((parse(fs.readFileSync(path.join(ROOT, "examples", "aws-p5.yaml"), "utf8")) as { config: Record<string, unknown> }).config["rdmakit:cluster"]));
+        const files = slurmFiles(plan);
+        fs.writeFileSync(path.join(dir, "vars.json"), JSON.stringify({ slurm_files: files }));
+        const hosts = { old_v2: ["21.08.5", true, "node"], old_head: ["21.08.5", false, "controller"], new_v2: ["22.05.8", true, "node"], unknown_v2: ["unknown", true, "node"], unknown_v1: ["unknown", false, "node"] } as const;
         const inv = ["[all]"];
-        for (const [h, [version, v2]] of Object.entries(hosts)) {
-            fs.mkdirSync(path.join(dir, h));
+        for (const [h, [version, v2, role]] of Object.entries(hosts)) {
+            fs.mkdirSync(path.join(dir, h, "etc"), { recursive: true });
             if (v2) fs.writeFileSync(path.join(dir, h, "cgroup.controllers"), "cpuset cpu io memory hugetlb pids rdma misc\n");
-            inv.push(`${h} ansible_connection=local slurm_found_version=${version} slurm_cgroup_root=${path.join(dir, h)}`);
+            inv.push(`${h} ansible_connection=local slurm_role=${role} slurm_found_version=${version} slurm_cgroup_root=${path.join(dir, h)} slurm_conf_dir=${path.join(dir, h, "etc")}`);
         }
         fs.writeFileSync(path.join(dir, "inv"), inv.join("\n") + "\n");
-        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "cgroup.yml")}\n`);
-        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), path.join(dir, "pb.yml")],
+        const me = os.userInfo().username;
+        fs.writeFileSync(path.join(dir, "pb.yml"), [
+            "- hosts: all", "  gather_facts: false", "  tasks:",
+            `    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "cgroup.yml")}`,
+            // the role's own write (files.yml)
+            `    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "files.yml")}`,
+            "  handlers:", "    - { name: Reconfigure slurmctld, ansible.builtin.debug: { msg: reconfigure } }", "    - { name: Restart slurmd, ansible.builtin.debug: { msg: restart } }", "",
+        ].join("\n"));
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), path.join(dir, "pb.yml"), "-e", `@${path.join(dir, "vars.json")}`, "-e", `ansible_user=${me}`],
             { encoding: "utf8", timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
         assert.equal(r.status, 2, r.stdout + r.stderr);
         const failed = [...r.stdout.matchAll(/fatal: \[(\w+)\]/g)].map((m) => m[1]).sort();
-        assert.deepEqual(failed, ["old_v2", "unknown_v2"], r.stdout);
-        assert.match(r.stdout, /old_v2 mounts cgroup v2 alone .* but runs Slurm 21\.08, which has no cgroup\/v2 plugin/);
-        for (const h of ["old_v1", "new_v2"]) assert.match(r.stdout, new RegExp(`${h}\\s+: ok=3 .*failed=0`), r.stdout);
+        assert.deepEqual(failed, ["unknown_v2"], r.stdout);
+        assert.match(r.stdout, /unknown_v2 mounts cgroup v2 alone .* its Slurm release could not be read \(unknown\)/);
+        const conf = (h: string) => fs.readFileSync(path.join(dir, h, "etc", "slurm.conf"), "utf8");
+        // 21.08 on the node and on the head: one file, by process; every other line as planned
+        assert.equal(conf("old_v2"), conf("old_head"));
+        assert.match(conf("old_v2"), /^ProctrackType=proctrack\/linuxproc$/m);
+        assert.match(conf("old_v2"), /^TaskPlugin=task\/affinity$/m);
+        assert.equal(conf("old_v2").replace(/^(ProctrackType|TaskPlugin)=.*$/gm, ""), files["slurm.conf"].replace(/^(ProctrackType|TaskPlugin)=.*$/gm, ""));
+        // 22.05, and a release unread on a cgroup v1 node: the plan's file as it is
+        assert.equal(conf("new_v2"), files["slurm.conf"]);
+        assert.equal(conf("unknown_v1"), files["slurm.conf"]);
+        for (const f of ["gres.conf", "cgroup.conf", "topology.conf"]) assert.equal(fs.readFileSync(path.join(dir, "old_v2", "etc", f), "utf8"), files[f as keyof typeof files], f);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

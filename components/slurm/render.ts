@@ -181,7 +181,7 @@ export function renderCgroupConf(plan: FabricPlan): string {
     return [
         header(plan, "cgroup.conf"),
         // autodetect picks cgroup v1 or v2 from the host's mount (Debian 12 and Ubuntu 22.04+ run v2); cgroup/v2 exists
-        // from Slurm 22.05 only, and the role refuses an older Slurm on a v2 node (playbooks/roles/slurm/tasks/cgroup.yml)
+        // from Slurm 22.05 only: on an older release the role tracks jobs by process instead (playbooks/roles/slurm/tasks/cgroup.yml)
         "CgroupPlugin=autodetect",
         "ConstrainCores=yes",
         "ConstrainRAMSpace=yes",
