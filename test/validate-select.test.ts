@@ -14,10 +14,11 @@ import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { validationVars } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
-import { dropOverride, failedNodes, selectMain, selectNodes } from "../components/validate/select";
+import { dropOverride, failedNodes, selectMain, selectNodes, unavailableNodes } from "../components/validate/select";
 import { fillNp } from "../components/validate/commands";
 import { fillSrunNodes } from "../components/validate/srun";
 import { runNcclReport } from "../components/validate/cli";
+import { gateNodes } from "../components/slurm/gate";
 import type { NodeHealth } from "../components/health/types";
 import type { PreflightReport } from "../components/validate/preflight";
 
@@ -90,10 +91,13 @@ test("the variables for the others: mpirun's rank count and hostfile, srun's nod
     assert.equal(o.nccl_validate_slurm!.nodes, vars.nccl_validate_slurm!.nodes, "the reservation still holds every node until the gate");
     for (const round of o.nccl_validate_pair_rounds) for (const [a, b] of round) assert.ok(a < others.length && b < others.length && a !== b);
     assert.equal(o.nccl_validate_incast, null);
-    // without a tolerance the variables carry no templates, and nothing can be left out
-    const none = validationVars(validationArgsFromPlan(planCluster(parseClusterSpec(p5(5))), "dev"), ips, "nccl");
+    // without a tolerance and without Slurm the variables carry no templates, and nothing can be left out; under Slurm
+    // they do whatever the tolerance (the nodes Slurm cannot give the run are left out: unavailableNodes)
+    const none = validationVars(validationArgsFromPlan(planCluster(parseClusterSpec(p5(5, {}, { scheduler: { type: "none" } }))), "dev"), ips, "nccl");
     assert.equal(none.nccl_validate_drop_templates, undefined);
     assert.throws(() => dropOverride(none, [second]), /nccl_validate_drop_templates/);
+    const slurmOnly = validationVars(validationArgsFromPlan(planCluster(parseClusterSpec(p5(5))), "dev"), ips, "nccl");
+    assert.ok(slurmOnly.nccl_validate_drop_templates?.srun_fixed_cmd?.includes("--nodelist=@NODELIST@"));
 });
 
 test("select.ts as the script runs it: writes the override within the tolerance, stops beyond it, refuses a bad input", () => {
@@ -134,6 +138,60 @@ test("select.ts as the script runs it: writes the override within the tolerance,
         assert.match(lines.join("\n"), /2 node\(s\) failed, more than cluster.validation.maxFailedNodes 1: stopping before nccl-tests/);
         assert.equal(selectMain([varsFile, pre, "h", out], { RDMAKIT_MAX_FAILED_NODES: "x" }, () => undefined), 2);
         assert.equal(selectMain([path.join(dir, "nope.json"), pre, "h", out], { RDMAKIT_MAX_FAILED_NODES: "1" }, () => undefined), 2);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+// `sinfo -h -R -o '%n|%t|%E'` lines as the head node prints them, constructed from sinfo(1) (-R: "reasons nodes are in
+// the down, drained, fail or failing state"; %t the compact state with its NODE STATE CODES suffix; %E the reason)
+test("under Slurm the nodes it cannot give the run (an operator's drain, down, not responding) are left out whatever the tolerance; rdmakit's own drains are not", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-select-slurm-"));
+    try {
+        const plan = planCluster(parseClusterSpec(p5(4)));
+        const args = validationArgsFromPlan(plan, "dev");
+        const [a, b, c, d] = args.hosts;
+        assert.deepEqual(unavailableNodes([
+            `${a}|drain$|rdmakit: not validated yet`, // rdmakit's drain inside the validation's own MAINT reservation: resumed by the hold
+            `${b}|drain|operator: PSU swap`, `${c}|drng|rdmakit health: xid Xid 79`, `${d}|down*|Not responding`,
+            "other-host|down|not ours", "garbage line", `${a}|drain|second line for a node: ignored`,
+        ].join("\n"), args.hosts).map((n) => [n.node, n.why]), [[b, "Slurm: drain, operator: PSU swap"], [d, "Slurm: down*, Not responding"]]);
+        assert.deepEqual(unavailableNodes(`${c}|drain*|rdmakit: not validated yet\n${a}|fail|rdmakit: x\n`, args.hosts).map((n) => n.node), [a, c]);
+
+        const varsFile = path.join(dir, "vars.json");
+        fs.writeFileSync(varsFile, JSON.stringify(validationVars(args, ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"], "nccl")));
+        const states = path.join(dir, "sinfo.txt");
+        fs.writeFileSync(states, `${b}|drain|operator: PSU swap\n${d}|down*|Not responding\n${c}|drain|rdmakit: not validated yet\n`);
+        const out = path.join(dir, "override.json");
+        const lines: string[] = [];
+        // no tolerance (0) and no per-node results yet: only what Slurm says leaves nodes out
+        assert.equal(selectMain([varsFile, path.join(dir, "preflight"), path.join(dir, "health"), out], { RDMAKIT_SLURM_STATES: states }, (l) => lines.push(l)), 0);
+        const o = JSON.parse(fs.readFileSync(out, "utf8"));
+        assert.deepEqual(o.nccl_validate_dropped, [b, d]);
+        assert.deepEqual(o.nccl_validate_dropped_why, { [b]: "Slurm: drain, operator: PSU swap", [d]: "Slurm: down*, Not responding" });
+        assert.ok(o.nccl_validate_slurm.fixed_cmd.includes(` --nodelist=${[a, c].join(",")} --nodes=2 `), o.nccl_validate_slurm.fixed_cmd);
+        assert.deepEqual(lines, [
+            `left out of the all-node runs (Slurm cannot give it to the run): ${b}: Slurm: drain, operator: PSU swap`,
+            `left out of the all-node runs (Slurm cannot give it to the run): ${d}: Slurm: down*, Not responding`,
+        ]);
+        // the report names them with what Slurm said; the gate keeps them out with it (an operator's drain keeps its own)
+        const pre = path.join(dir, "preflight");
+        fs.mkdirSync(pre);
+        for (const h of [a, c]) fs.writeFileSync(path.join(pre, `${h}.json`), JSON.stringify(ok(h)));
+        const report = runNcclReport([], { preflight: pre, dropped: out, fabric: "efa", nodes: "4", gpusPerNode: "8" });
+        assert.equal(report.code, 0, report.stdout + report.stderr);
+        assert.match(report.stdout, /left out of the all-node runs \(Slurm cannot give them to the run\): 2 node\(s\)/);
+        assert.ok(report.stdout.includes(`    ${b}: Slurm: drain, operator: PSU swap\n`), report.stdout);
+        const gate = gateNodes({ nodes: args.hosts, preflight: [ok(a), ok(c)], allNodes: { pass: true }, leftOut: new Map([[b, "Slurm: drain, operator: PSU swap"]]) });
+        assert.deepEqual(gate.map((n) => [n.name, n.ok, n.why]), [[a, true, undefined], [b, false, "left out of the validation (Slurm: drain, operator: PSU swap)"],
+            [c, true, undefined], [d, false, "no preflight result from this node"]]);
+        // fewer than two left: stopped before nccl-tests
+        fs.writeFileSync(states, `${b}|drain|operator\n${c}|down|x\n${d}|maint|y\n`);
+        lines.length = 0;
+        fs.rmSync(out);
+        assert.equal(selectMain([varsFile, pre, path.join(dir, "health"), out], { RDMAKIT_SLURM_STATES: states }, (l) => lines.push(l)), 1);
+        assert.match(lines.join("\n"), /3 of 4 node\(s\) left out .*: fewer than two remain for the all-node runs; stopping before nccl-tests/);
+        assert.ok(!fs.existsSync(out));
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

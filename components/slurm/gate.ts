@@ -94,6 +94,8 @@ export interface GateInputs {
     suspects?: readonly string[];
     /** the all-node run: absent when it did not run (no log); its first failed verdict otherwise */
     allNodes?: { pass: boolean; why?: string };
+    /** nodes left out of the run because Slurm could not give them to it (validate/select.ts), with what sinfo said */
+    leftOut?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -109,6 +111,9 @@ export function gateNodes(i: GateInputs): GateNode[] {
     const slow = new Map((i.slow ?? []).map((s) => [s.host, s.reason]));
     const suspects = new Set(i.suspects ?? []);
     const why = (node: string): string | undefined => {
+        // not validated: kept out (an operator's drain keeps its own reason: slurm-gate.sh does not drain over it)
+        const away = i.leftOut?.get(node);
+        if (away !== undefined) return `left out of the validation (${away})`;
         const p = pre.get(node);
         if (i.preflight === undefined) return "no preflight results: the validation run stopped before them";
         if (!p) return "no preflight result from this node";

@@ -149,6 +149,7 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
     if (typeof resolver === "string") return { code: 2, stdout: "", stderr: resolver + "\n" };
     const dropped = opts.dropped !== undefined ? readNodeNames("--dropped", opts.dropped, "nccl_validate_dropped") : [];
     if (typeof dropped === "string") return { code: 2, stdout: "", stderr: dropped + "\n" };
+    const droppedWhy = opts.dropped !== undefined ? readDroppedWhy(opts.dropped, dropped) : {};
     const required = checkRequirement(opts.fabric, opts.nodes, opts.gpusPerNode);
     if (typeof required === "string") return { code: 2, stdout: "", stderr: required + "\n" };
     // the all-node runs spanned the nodes that were not left out
@@ -224,11 +225,11 @@ export function runNcclReport(files: string[], given: NcclReportOptions): NcclRe
         notJudged.push(`fabric: ${what.filter(Boolean).join("; ")}, but without --fabric (or --config/--stack) ` +
             "nothing was checked of its transport: NCCL may have used sockets or staged through host memory without GPUDirect RDMA");
     }
-    const judged = buildReport(entries, slow, preflight, health?.nodes, health?.rule, dropped);
+    const judged = buildReport(entries, slow, preflight, health?.nodes, health?.rule, dropped, droppedWhy);
     const built = notJudged.length > 0 ? { ...judged, pass: false, notJudged, ...(judged.pass ? { verdict: "NOT JUDGED" as const } : {}) } : judged;
     // the incast proof (RoCE) fails the run like a failed log does; its section follows the nccl-tests text
     const report = incast ? { ...built, pass: built.pass && incast.grade.pass, incast } : built;
-    const gate = gateOf ? gateFromReport(gateOf, entries, preflight, report) : undefined;
+    const gate = gateOf ? gateFromReport(gateOf, entries, preflight, report, droppedWhy) : undefined;
     const text = formatText(report, entries) + (opts.launcher ? `  all-node run launched by: ${opts.launcher}\n` : "") +
         (gate ? formatGate(gate) : "") + (incast ? "\n" + formatIncast(incast.plan, incast.grade) : "");
     const mainExp = (entries.find((e) => e.kind === "all-fixed" || e.kind === "all-sweep" || e.kind === "other") ?? entries[0])?.grade.expectation;
@@ -354,6 +355,27 @@ function readGateNodes(file: string, out: string | undefined): string[] | string
  * Node names from a JSON file: an array of names, or an object whose `key` holds them (names, or hosts `{name}` as
  * nccl_validate_hosts); each checked as an inventory name. An error names the flag and the file.
  */
+/**
+ * The reasons select.ts gave for left-out nodes whose own results cannot say why (`nccl_validate_dropped_why`: Slurm
+ * could not give them to the run), for the dropped nodes only; text from the head node's sinfo, cleaned and bounded.
+ */
+function readDroppedWhy(file: string, dropped: readonly string[]): Record<string, string> {
+    let v: unknown;
+    try {
+        v = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch {
+        return {};
+    }
+    const why = (v as Record<string, unknown> | null)?.nccl_validate_dropped_why;
+    if (typeof why !== "object" || why === null || Array.isArray(why)) return {};
+    const out: Record<string, string> = {};
+    for (const n of dropped) {
+        const w = (why as Record<string, unknown>)[n];
+        if (typeof w === "string") out[n] = w.replace(/\p{Cc}/gu, " ").slice(0, 200);
+    }
+    return out;
+}
+
 function readNodeNames(flag: string, file: string, key: string): string[] | string {
     let v: unknown;
     try {
@@ -371,7 +393,7 @@ function readNodeNames(flag: string, file: string, key: string): string[] | stri
 
 /** The gate's decision from what the report graded (components/slurm/gate.ts gateNodes). */
 function gateFromReport(nodes: string[], entries: ReportEntry[], preflight: ReturnType<typeof readPreflight> | undefined,
-    report: ReturnType<typeof buildReport>): GateNode[] {
+    report: ReturnType<typeof buildReport>, leftOut: Record<string, string> = {}): GateNode[] {
     const firstFail = (e: ReportEntry) => {
         const v = [...e.grade.verdicts, ...e.grade.runs.flatMap((r) => r.verdicts)].find((x) => !x.ok);
         return v ? `${v.check}: ${v.seen}` : undefined;
@@ -386,6 +408,7 @@ function gateFromReport(nodes: string[], entries: ReportEntry[], preflight: Retu
         single: singles.length ? new Map(singles.map((e) => [e.hosts[0], { pass: e.grade.pass, why: firstFail(e) }])) : undefined,
         slow: report.slowNodes?.slow.map((s) => ({ host: s.host, reason: s.reason })), suspects: report.slowNodes?.suspects,
         allNodes: all ? { pass: !allWhy, why: allWhy ? firstFail(allWhy) : undefined } : undefined,
+        leftOut: new Map(Object.entries(leftOut)),
     });
 }
 

@@ -460,7 +460,8 @@ export function validationVars(args: ValidationRunArgs, mpiHosts: string[], outD
         node_health_dcgm_level: args.health?.dcgmLevel ?? DEFAULT_DCGM_LEVEL,
         ...(args.slurm ? { nccl_validate_head: args.slurm.head } : {}),
         ...(args.slurm && args.slurm.launch !== false ? { nccl_validate_slurm: slurmVars(args, args.slurm, cmds.allNodeFixed, cmds.allNodeSweep) } : {}),
-        ...((args.maxFailedNodes ?? 0) > 0 ? {
+        // with a tolerance, or under Slurm (the nodes Slurm cannot give the run are left out: select.ts)
+        ...((args.maxFailedNodes ?? 0) > 0 || (args.slurm && args.slurm.launch !== false) ? {
             nccl_validate_drop_templates: {
                 fixed_cmd: cmds.allNodeTemplates.fixed, sweep_cmd: cmds.allNodeTemplates.sweep,
                 ...(args.slurm && args.slurm.launch !== false ? {
@@ -642,11 +643,19 @@ export const VALIDATE_SCRIPT = [
     ...runChild(`ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/validate.yml -e "@$vars" -e "nccl_validate_out_dir=$out_abs/nccl" --tags ${NODE_LOCAL_VALIDATE_TAGS} >>"$log" 2>&1`).map((l) => `  ${l}`),
     `  play=$rc; skip=${NODE_LOCAL_VALIDATE_TAGS}`,
     "fi",
+    // Slurm: the nodes it cannot give the run (down, or drained by someone other than rdmakit) as the head node lists
+    // them (playbooks/slurm-states.yml), so that select.ts leaves them out instead of the all-node srun failing on them
+    'states=""',
+    'if [ -n "${RDMAKIT_SLURM_HEAD:-}" ]; then',
+    ...runChild('ansible-playbook -i "$RDMAKIT_INVENTORY_FILE" playbooks/slurm-states.yml -e "slurm_states_head=$RDMAKIT_SLURM_HEAD" ' +
+        '-e "slurm_states_file=$tmp/slurm-before.txt" >>"$log" 2>&1').map((l) => `  ${l}`),
+    '  if [ "$rc" -eq 0 ] && [ -f "$tmp/slurm-before.txt" ]; then states="$tmp/slurm-before.txt"; else echo "could not read the node states on $RDMAKIT_SLURM_HEAD (full Ansible log: $log)" >&2; fi',
+    "fi",
     // the nodes that failed health or preflight, up to the tolerance, left out of the rest (select.ts): the run goes on
     // with the others and the report names them; more, and the run goes on as without a tolerance
     'drop=""',
-    'if [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ] && { [ "$play" -eq 0 ] || [ "$play" -eq 2 ] || [ "$play" -eq 4 ]; }; then',
-    '  node --import tsx components/validate/select.ts "$vars" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/health" "$tmp/dropped.json" 9>&-',
+    'if { [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ] || [ -n "$states" ]; } && { [ "$play" -eq 0 ] || [ "$play" -eq 2 ] || [ "$play" -eq 4 ]; }; then',
+    '  RDMAKIT_SLURM_STATES="$states" node --import tsx components/validate/select.ts "$vars" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/health" "$tmp/dropped.json" 9>&-',
     '  sel=$?',
     '  if [ "$sel" -eq 0 ] && [ -f "$tmp/dropped.json" ]; then drop="$tmp/dropped.json"; play=0; elif [ "$sel" -ne 0 ] && [ "$play" -eq 0 ]; then play=$sel; fi',
     "fi",

@@ -90,7 +90,7 @@ function ncclOfNode(node: string, entries: ReportEntry[], slowNodes: SlowNodeRep
 }
 
 export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | null = null, preflight?: PreflightReport, health?: NodeHealth[], healthRuleText?: string,
-    dropped: readonly string[] = []): ValidationReport {
+    dropped: readonly string[] = [], givenWhy: Readonly<Record<string, string>> = {}): ValidationReport {
     const main = mainEntry(entries);
     let headline: ValidationReport["headline"] = null;
     if (main) {
@@ -124,7 +124,7 @@ export function buildReport(entries: ReportEntry[], slowNodes: SlowNodeReport | 
         const p = leftOut.find((f) => f.where === `preflight ${node}`);
         const h = (health ?? []).find((x) => x.node === node);
         const f = h?.findings[0];
-        const why = p ? `preflight ${p.check}: expected ${p.expected}; seen ${p.seen}`
+        const why = givenWhy[node] !== undefined ? givenWhy[node] : p ? `preflight ${p.check}: expected ${p.expected}; seen ${p.seen}`
             : f ? `health ${f.component}: ${f.message}` : h && h.verdict !== "healthy" ? `health ${h.verdict}` : "no preflight result";
         return { node, why };
     });
@@ -146,8 +146,14 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         (failedChecks ? ` — ${failedChecks} failed check${failedChecks === 1 ? "" : "s"}` : ""));
     for (const n of report.notJudged ?? []) out.push(`  not judged: ${n}`);
     if (report.dropped?.length) {
-        out.push(`  left out of the all-node runs (cluster.validation.maxFailedNodes): ${report.dropped.length} node(s); the runs below are the others'`);
-        for (const d of report.dropped) out.push(`    ${d.node}: ${d.why.length > 160 ? d.why.slice(0, 157) + "..." : d.why}`);
+        // select.ts: the nodes Slurm could not give the run (their reason is what sinfo said), and those the tolerance left out
+        const bySlurm = report.dropped.filter((d) => d.why.startsWith("Slurm: "));
+        const byTolerance = report.dropped.filter((d) => !bySlurm.includes(d));
+        const groups: Array<[string, typeof bySlurm]> = [["Slurm cannot give them to the run", bySlurm], ["cluster.validation.maxFailedNodes", byTolerance]];
+        for (const [rule, ds] of groups.filter(([, g]) => g.length > 0)) {
+            out.push(`  left out of the all-node runs (${rule}): ${ds.length} node(s); the runs below are the others'`);
+            for (const d of ds) out.push(`    ${d.node}: ${d.why.length > 160 ? d.why.slice(0, 157) + "..." : d.why}`);
+        }
     }
     if (report.preflight) {
         const p = report.preflight;

@@ -6,6 +6,9 @@
  * names each left-out node with its failed component, and under Slurm the gate drains it. More failed nodes than the
  * tolerance: the run goes on as it does without one (a failed preflight stops it before nccl-tests; failed health
  * grades alone are graded with the run, which they fail).
+ * Under Slurm, whatever the tolerance, the nodes Slurm cannot give the run (down, or drained by someone other than
+ * rdmakit, as the head node's sinfo said before: $RDMAKIT_SLURM_STATES) are left out the same way, named with what sinfo
+ * said; the gate then keeps them out (an operator's drain keeps its reason).
  *
  *   node --import tsx components/validate/select.ts <vars.json> <preflight dir> <health dir> <override.json>
  *
@@ -22,13 +25,37 @@ import { planPairRounds } from "./slow";
 import { gradeHealthDir } from "../health/report";
 import type { HealthExpectation, NodeHealth } from "../health/types";
 import type { ValidationHost, ValidationVars } from "./component";
+import { parseDrainStates } from "../slurm/gate";
 
 /** A node that failed, with the first thing it failed on (component first, as the Slurm gate's drain reason). */
 export interface FailedNode {
     node: string;
-    /** "preflight" for a failed check or no result at all, "health" for a grade other than healthy */
-    kind: "preflight" | "health";
+    /**
+     * "preflight" for a failed check or no result at all, "health" for a grade other than healthy, "scheduler" for a
+     * node Slurm cannot give the run (unavailableNodes)
+     */
+    kind: "preflight" | "health" | "scheduler";
     why: string;
+}
+
+// sinfo(1) NODE STATE CODES: a node not responding (*), powered off or powering (~ # ! %), to be rebooted or rebooting
+// (@ ^); and the states in which it takes no job. `$` (a maintenance reservation) is left alone: the validation's own
+// reservation is one (slurm-hold.sh, Flags=MAINT) and a run an interruption left behind still holds it.
+// source: https://slurm.schedmd.com/sinfo.html ("NODE STATE CODES")
+const UNAVAILABLE_SUFFIX = /[*~#!%@^]/;
+const UNAVAILABLE_STATE = /^(down|fail|failg|inval|unk|futr)\b/;
+
+/**
+ * The plan's nodes Slurm cannot give the validation's job, from `sinfo -h -R -o '%n|%t|%E'` on the head node
+ * (components/slurm/gate.ts parseDrainStates, untrusted text): drained or down for a reason that is not rdmakit's (an
+ * operator's: slurm-hold.sh resumes only rdmakit's drains), or in a state or with a state code that takes no job. Left
+ * in, srun cannot allocate the whole node list, the all-node run fails naming no node, and the gate would drain every
+ * node. Pure.
+ */
+export function unavailableNodes(sinfoText: string, hosts: readonly string[]): FailedNode[] {
+    return parseDrainStates(sinfoText, hosts)
+        .filter((d) => !d.reason.startsWith("rdmakit") || UNAVAILABLE_STATE.test(d.state) || UNAVAILABLE_SUFFIX.test(d.state))
+        .map((d) => ({ node: d.node, kind: "scheduler", why: `Slurm: ${d.state}${d.reason ? `, ${d.reason}` : ""}` }));
 }
 
 export type Selection =
@@ -70,14 +97,16 @@ export function selectNodes(failed: readonly FailedNode[], maxFailed: number): S
 /** What replaces the plan's variables for the rest of the run once `dropped` are left out. Pure. */
 export type DropOverride = Pick<ValidationVars, "nccl_validate_hosts" | "nccl_validate_all_fixed_cmd" | "nccl_validate_all_sweep_cmd" | "nccl_validate_pair_rounds"> & {
     nccl_validate_dropped: string[];
+    /** why each was left out, where the node's own results cannot say (Slurm could not give it: unavailableNodes) */
+    nccl_validate_dropped_why?: Record<string, string>;
     /** the incast's plan names its hosts: it does not run on fewer (null: validate.yml skips it) */
     nccl_validate_incast: null;
     nccl_validate_slurm?: ValidationVars["nccl_validate_slurm"];
 };
 
-export function dropOverride(vars: ValidationVars, dropped: readonly string[]): DropOverride {
+export function dropOverride(vars: ValidationVars, dropped: readonly string[], why: Record<string, string> = {}): DropOverride {
     const t = vars.nccl_validate_drop_templates;
-    if (!t) throw new Error("the variables hold no nccl_validate_drop_templates (validationVars with maxFailedNodes > 0 writes them)");
+    if (!t) throw new Error("the variables hold no nccl_validate_drop_templates (validationVars writes them with maxFailedNodes > 0 or under Slurm)");
     const gone = new Set(dropped);
     const hosts: ValidationHost[] = vars.nccl_validate_hosts.filter((h) => !gone.has(h.name));
     const names = hosts.map((h) => h.name);
@@ -86,12 +115,14 @@ export function dropOverride(vars: ValidationVars, dropped: readonly string[]): 
     const slurm = vars.nccl_validate_slurm;
     return {
         nccl_validate_dropped: [...dropped],
+        ...(Object.keys(why).length ? { nccl_validate_dropped_why: { ...why } } : {}),
         nccl_validate_hosts: hosts,
         nccl_validate_all_fixed_cmd: fillNp(t.fixed_cmd, np),
         nccl_validate_all_sweep_cmd: fillNp(t.sweep_cmd, np),
         nccl_validate_pair_rounds: planPairRounds(names).map((round) => round.map(([a, b]): [number, number] => [index.get(a) as number, index.get(b) as number])),
         nccl_validate_incast: null,
         ...(slurm && t.srun_fixed_cmd && t.srun_sweep_cmd
+            // the reservation keeps every node until the gate (a MAINT reservation may overlap an operator's own)
             ? { nccl_validate_slurm: { ...slurm, fixed_cmd: fillSrunNodes(t.srun_fixed_cmd, names), sweep_cmd: fillSrunNodes(t.srun_sweep_cmd, names) } } : {}),
     };
 }
@@ -116,7 +147,7 @@ export function selectMain(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return 2;
     }
     if (!Array.isArray(vars.nccl_validate_hosts) || !vars.nccl_validate_drop_templates) {
-        err(`${varsFile}: no nccl_validate_hosts or nccl_validate_drop_templates (validationVars with maxFailedNodes > 0 writes them)`);
+        err(`${varsFile}: no nccl_validate_hosts or nccl_validate_drop_templates (validationVars writes them with maxFailedNodes > 0 or under Slurm)`);
         return 2;
     }
     const pre = fs.existsSync(preflightDir) ? readPreflight(preflightDir) : { nodes: [], badNodes: [] };
@@ -134,15 +165,27 @@ export function selectMain(argv: string[], env: NodeJS.ProcessEnv = process.env,
         }
     }
     const hosts = vars.nccl_validate_hosts.map((h) => h.name);
-    const sel = selectNodes(failedNodes(hosts, pre, health), maxFailed);
+    // the nodes Slurm cannot give the run (the head node's sinfo, read before: $RDMAKIT_SLURM_STATES) are left out
+    // whatever the tolerance; the others' own failures count against it only where the per-node plays ran first
+    const statesFile = env.RDMAKIT_SLURM_STATES;
+    const away = statesFile && fs.existsSync(statesFile) ? unavailableNodes(fs.readFileSync(statesFile, "utf8"), hosts) : [];
+    const gone = new Set(away.map((a) => a.node));
+    const sel = selectNodes(maxFailed > 0 ? failedNodes(hosts.filter((h) => !gone.has(h)), pre, health) : [], maxFailed);
     if (sel.action === "stop") {
         err(`${sel.failed.length} node(s) failed, more than cluster.validation.maxFailedNodes ${maxFailed}: stopping before nccl-tests`);
         return 1;
     }
-    if (sel.action === "drop") {
-        fs.writeFileSync(outFile, JSON.stringify(dropOverride(vars, sel.dropped.map((d) => d.node))) + "\n", { mode: 0o600 });
-        // what a node sent back, clipped to a line of its own
-        for (const d of sel.dropped) err(`left out of the all-node runs (cluster.validation.maxFailedNodes ${maxFailed}): ${d.node}: ${d.why.replace(/\p{Cc}/gu, " ").slice(0, 200)}`);
+    const dropped = [...away, ...(sel.action === "drop" ? sel.dropped : [])];
+    if (dropped.length === 0) return 0;
+    if (hosts.length - dropped.length < 2) {
+        err(`${dropped.length} of ${hosts.length} node(s) left out (${dropped.map((d) => d.node).join(", ")}): fewer than two remain for the all-node runs; stopping before nccl-tests`);
+        return 1;
+    }
+    fs.writeFileSync(outFile, JSON.stringify(dropOverride(vars, dropped.map((d) => d.node), Object.fromEntries(away.map((a) => [a.node, a.why])))) + "\n", { mode: 0o600 });
+    // what a node (or the head node's sinfo) sent back, clipped to a line of its own
+    for (const d of dropped) {
+        const rule = d.kind === "scheduler" ? "Slurm cannot give it to the run" : `cluster.validation.maxFailedNodes ${maxFailed}`;
+        err(`left out of the all-node runs (${rule}): ${d.node}: ${d.why.replace(/\p{Cc}/gu, " ").slice(0, 200)}`);
     }
     return 0;
 }
