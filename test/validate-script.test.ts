@@ -293,6 +293,44 @@ test("Slurm: the report names the launcher and decides the gate, the gate playbo
         assert.equal(parseGateLine(none.r.stdout), null);
     });
 
+test("Slurm: a node an operator drained is read from the head node first and left out of the run, named with its reason; the two others are validated and join",
+    { skip: missing.length ? `missing ${missing.join(", ")}` : false }, () => {
+        const LOG = path.join(REF, "01-efa-p4d-eks-allreduce-oldformat.log");
+        const expectation = { minBusbwGBps: 40, gradeFromBytes: 1 << 30, transport: "efa" as const, requireGdr: true, source: "test" };
+        const vars = JSON.stringify(validationVars({
+            stack: "dev", group: "all", fabric: "aws-efa", hosts: ["gpu-a", "gpu-b", "gpu-c"], gpusPerNode: 8, ncclEnv: {}, nccltestsDir: "/opt/nccl-tests/build",
+            mpiHome: "/opt/amazon/openmpi", fixedBytes: 1 << 30, sweepMaxBytes: 1 << 30, expectations: { all: expectation },
+            preflight: { gpus: 8, rdmaDevices: 32, gpudirect: "either", nvswitch: true }, slurm: { head: "head01", partition: "gpu", mpi: "pmix" },
+        }, ["10.0.0.1", "10.0.0.2", "10.0.0.3"], "nccl"));
+        const s = scratch();
+        // slurm-states.yml: what the head node's sinfo -R printed (constructed, sinfo(1) -o '%n|%t|%E'); validate.yml: the
+        // nodes it was given (the override's srun node list), two nodes' preflight, the two-node log
+        stub(s.bin, "ansible-playbook", [
+            'echo "argv: $*" >>"$RDMAKIT_OUT/argv.txt"',
+            'case "$*" in *slurm-states.yml*)',
+            '  for a in "$@"; do case "$a" in slurm_states_file=*) printf \'gpu-c|drain|operator: PSU swap\\ngpu-a|drain|rdmakit: not validated yet\\n\' >"${a#*=}";; esac; done;;',
+            '*validate.yml*)',
+            '  for a in "$@"; do case "$a" in @*dropped.json) cp "${a#@}" "$RDMAKIT_OUT/override-seen.json";; esac; done',
+            `  cp ${JSON.stringify(LOG)} "$RDMAKIT_OUT/nccl/all-fixed.log"; echo "srun --mpi=pmix from head01" >"$RDMAKIT_OUT/launcher.txt"`,
+            `  for h in gpu-a gpu-b; do echo "{\\"host\\":\\"$h\\",\\"checks\\":[{\\"check\\":\\"memlock\\",\\"ok\\":true,\\"expected\\":\\"unlimited\\",\\"seen\\":\\"unlimited\\"}]}" >"$RDMAKIT_OUT/preflight/$h.json"; done;;`,
+            "*slurm-gate.yml*)",
+            '  for a in "$@"; do case "$a" in slurm_gate_applied_file=*) echo applied >"${a#*=}";; esac; done;;',
+            "esac",
+        ].join("\n"));
+        const r = runScript(s, "all: {}\n", vars, {
+            RDMAKIT_EXPECT: JSON.stringify({ all: expectation }), RDMAKIT_FABRIC_ARGS: "--fabric efa --nodes 3 --gpus-per-node 8", RDMAKIT_SLURM_HEAD: "head01",
+        });
+        const argv = fs.readFileSync(path.join(s.out, "argv.txt"), "utf8");
+        assert.match(argv.split("\n")[0], /playbooks\/slurm-states\.yml -e slurm_states_head=head01 /, "the states are read before the validation");
+        const seen = JSON.parse(fs.readFileSync(path.join(s.out, "override-seen.json"), "utf8"));
+        assert.deepEqual(seen.nccl_validate_dropped, ["gpu-c"]);
+        assert.ok(seen.nccl_validate_slurm.fixed_cmd.includes(" --nodelist=gpu-a,gpu-b --nodes=2 "), seen.nccl_validate_slurm.fixed_cmd);
+        assert.match(r.stderr, /left out of the all-node runs \(Slurm cannot give it to the run\): gpu-c: Slurm: drain, operator: PSU swap/);
+        assert.match(r.stdout, /left out of the all-node runs \(Slurm cannot give them to the run\): 1 node\(s\)/);
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.deepEqual(parseGateLine(r.stdout), { resumed: ["gpu-a", "gpu-b"], drained: [{ node: "gpu-c", reason: "rdmakit: left out of the validation (Slurm: drain, operator: PSU swap)" }] });
+    });
+
 /**
  * cluster.validation.maxFailedNodes: three hosts that are all this machine, each running Ansible's modules through its
  * own interpreter wrapper (ansible_python_interpreter) that puts its own tools first on PATH: the third host's

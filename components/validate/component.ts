@@ -657,7 +657,9 @@ export const VALIDATE_SCRIPT = [
     'if { [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ] || [ -n "$states" ]; } && { [ "$play" -eq 0 ] || [ "$play" -eq 2 ] || [ "$play" -eq 4 ]; }; then',
     '  RDMAKIT_SLURM_STATES="$states" node --import tsx components/validate/select.ts "$vars" "$RDMAKIT_OUT/preflight" "$RDMAKIT_OUT/health" "$tmp/dropped.json" 9>&-',
     '  sel=$?',
-    '  if [ "$sel" -eq 0 ] && [ -f "$tmp/dropped.json" ]; then drop="$tmp/dropped.json"; play=0; elif [ "$sel" -ne 0 ] && [ "$play" -eq 0 ]; then play=$sel; fi',
+    // a drop within the tolerance clears the per-node plays' failure (those nodes are out); a drop of Slurm's alone does not
+    '  if [ "$sel" -eq 0 ] && [ -f "$tmp/dropped.json" ]; then drop="$tmp/dropped.json"; if [ "${RDMAKIT_MAX_FAILED_NODES:-0}" -gt 0 ]; then play=0; fi',
+    '  elif [ "$sel" -ne 0 ] && [ "$play" -eq 0 ]; then play=$sel; fi',
     "fi",
     // the preflight play is any_errors_fatal: a node failing its checks stops the run before nccl-tests, in both modes
     'if [ "$play" -eq 0 ] || [ "$play" -eq 4 ]; then',
