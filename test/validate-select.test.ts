@@ -157,6 +157,8 @@ test("under Slurm the nodes it cannot give the run (an operator's drain, down, n
             "other-host|down|not ours", "garbage line", `${a}|drain|second line for a node: ignored`,
         ].join("\n"), args.hosts).map((n) => [n.node, n.why]), [[b, "Slurm: drain, operator: PSU swap"], [d, "Slurm: down*, Not responding"]]);
         assert.deepEqual(unavailableNodes(`${c}|drain*|rdmakit: not validated yet\n${a}|fail|rdmakit: x\n`, args.hosts).map((n) => n.node), [a, c]);
+        // a replaced host DOWN with rdmakit's reason whose slurmd answers: the hold resumes it (not left out); not answering: out
+        assert.deepEqual(unavailableNodes(`${b}|down|rdmakit: not validated yet\n${d}|down*|rdmakit: not validated yet\n`, args.hosts).map((n) => n.node), [d]);
 
         const varsFile = path.join(dir, "vars.json");
         fs.writeFileSync(varsFile, JSON.stringify(validationVars(args, ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"], "nccl")));

@@ -39,16 +39,20 @@ export interface FailedNode {
 }
 
 // sinfo(1) NODE STATE CODES: a node not responding (*), powered off or powering (~ # ! %), to be rebooted or rebooting
-// (@ ^); and the states in which it takes no job. `$` (a maintenance reservation) is left alone: the validation's own
-// reservation is one (slurm-hold.sh, Flags=MAINT) and a run an interruption left behind still holds it.
-// source: https://slurm.schedmd.com/sinfo.html ("NODE STATE CODES")
+// (@ ^); and the states an administrator sets or Slurm cannot run a job in (fail, failing, invalid, unknown, future).
+// `$` (a maintenance reservation) is left alone: the validation's own reservation is one (slurm-hold.sh, Flags=MAINT)
+// and a run an interruption left behind still holds it. A node DOWN with rdmakit's reason whose slurmd answers (a
+// replaced host drained before its first start, predrain.yml) is the hold's to resume (scontrol update State=RESUME
+// returns a DOWN node to service), as before.
+// source: https://slurm.schedmd.com/sinfo.html ("NODE STATE CODES"); https://slurm.schedmd.com/scontrol.html (RESUME)
 const UNAVAILABLE_SUFFIX = /[*~#!%@^]/;
-const UNAVAILABLE_STATE = /^(down|fail|failg|inval|unk|futr)\b/;
+const UNAVAILABLE_STATE = /^(fail|failg|inval|unk|futr)\b/;
 
 /**
  * The plan's nodes Slurm cannot give the validation's job, from `sinfo -h -R -o '%n|%t|%E'` on the head node
  * (components/slurm/gate.ts parseDrainStates, untrusted text): drained or down for a reason that is not rdmakit's (an
- * operator's: slurm-hold.sh resumes only rdmakit's drains), or in a state or with a state code that takes no job. Left
+ * operator's, or Slurm's own such as "Not responding": slurm-hold.sh resumes only rdmakit's), or, whatever the reason,
+ * not responding, powered down or rebooting, or in a state that takes no job. Left
  * in, srun cannot allocate the whole node list, the all-node run fails naming no node, and the gate would drain every
  * node. Pure.
  */
