@@ -170,6 +170,13 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         assert.match(r.stderr, /printed an error/);
         assert.ok(has(r, "nv config apply --confirm-no") && !has(r, "--confirm-yes"), show(r));
     });
+    it("what the switch prints reaches the push's output without its control characters (an escape sequence from a switch never reaches a terminal)", () => {
+        // a switch answering with an OSC 52 clipboard write and a clear-screen among its error words
+        const r = run(c, { STUB_NV_APPLY_OUTPUT: "Error: bad\u001b]52;c;ZXZpbA==\u0007\u001b[2J\rdone" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.match(r.stderr, /Error: bad\]52;c;ZXZpbA==\[2Jdone/);
+        assert.doesNotMatch(r.stderr + r.stdout, /[\u0000-\u0008\u000b-\u001f\u007f]/);
+    });
     it("verify: an applied tree without the rendered PFC priority is rolled back, not confirmed", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
         nvueApplied(dir, c.stdin, (set) => { delete set.qos.pfc["default-global"]["switch-priority"]["3"]; });

@@ -98,6 +98,12 @@ fail() {
 # a trap only after the foreground command ends; `wait` returns at the signal); sets rc. Its stdin is named here: a
 # background command without a redirect of its own reads /dev/null.
 run_child() { local in=$1; shift; "$@" < "$in" 9>&- & child=$!; wait "$child"; rc=$?; child=""; }
+# shown <file> [out]: what a switch said, as untrusted text on this run's stderr (stdout with `out`): its last 64 KiB,
+# control characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal)
+shown() {
+    if [ "${2:-}" = out ]; then tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177'
+    else tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' >&2; fi
+}
 
 # a copy, so the text checked is the text sent even if the kept file changes meanwhile
 cp "$config" "$tmp/config" || fail "read the configuration $config" "exit $?"
@@ -118,12 +124,14 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 # NVUE and SONiC: <os>_push.sh runs on the switch (bash), sent as the ssh command with its arguments (the helper
 # programs among them: the switch gets nothing but this one command) and the configuration on its stdin. It prints
-# its own step failures; ssh's own failures are exit 255.
+# its own step failures (shown once the session ends); ssh's own failures are exit 255.
 remote_push() {
     local script=$1 cmd a; shift
     cmd="bash -c $(q "$(cat "$here/$script")") rdmakit-push"
     for a in "$@"; do cmd+=" $(q "$a")"; done
-    run_child "$tmp/config" "${sw_ssh[@]}" "$cmd"
+    run_child "$tmp/config" "${sw_ssh[@]}" "$cmd" > "$tmp/remote.out" 2> "$tmp/remote.err"
+    shown "$tmp/remote.out" out
+    shown "$tmp/remote.err"
     if [ "$rc" -eq 255 ]; then fail "ssh to the switch" "ssh exit 255: unreachable, no answer within $CONNECT_S s, a host key other than the pinned one, or the login refused"; fi
     if [ "$rc" -ne 0 ]; then echo "rdmakit: $sw: the push failed on the switch (exit $rc); see the messages above" >&2; exit 1; fi
 }
@@ -162,7 +170,7 @@ case "$os" in
             printf '%s\n' enable "$@" > "$tmp/in" || fail "$name" "exit $?"
             run_child "$tmp/in" "${sw_ssh[@]}" > "$tmp/out" 2>&1
             [ "$rc" -eq 0 ] || fail "$name" "ssh exit $rc"
-            if grep -q '^% ' "$tmp/out"; then cat "$tmp/out" >&2; fail "$name" "the switch refused a line"; fi
+            if grep -q '^% ' "$tmp/out"; then shown "$tmp/out"; fail "$name" "the switch refused a line"; fi
         }
         rollback() { printf '%s\n' enable "configure session $session abort" | "${sw_ssh[@]}"; }
         { echo enable; echo "configure session $session"; cat "$tmp/config"; echo end; } > "$tmp/in" || fail "build the session" "cannot write $tmp/in"
@@ -170,11 +178,11 @@ case "$os" in
         undo="rollback"
         run_child "$tmp/in" "${sw_ssh[@]}" > "$tmp/out" 2>&1
         [ "$rc" -eq 0 ] || fail "configure session (stage the configuration)" "ssh exit $rc"
-        if grep -q '^% ' "$tmp/out"; then cat "$tmp/out" >&2; fail "configure session (stage the configuration)" "the switch refused a line"; fi
+        if grep -q '^% ' "$tmp/out"; then shown "$tmp/out"; fail "configure session (stage the configuration)" "the switch refused a line"; fi
         # EOS-SESS / commit-timer TOI: live now, reverted when the timer ends unless committed again
         cli "commit timer" "configure session $session" "commit timer $(printf '%02d:%02d:%02d' $((CONFIRM_S / 3600)) $((CONFIRM_S / 60 % 60)) $((CONFIRM_S % 60)))"
         cli "verify (session and running config agree)" "show session-config named $session diffs"
-        if grep -qE '^[-+][^-+]' "$tmp/out"; then cat "$tmp/out" >&2; fail "verify (session and running config agree)" "the running config differs from the session"; fi
+        if grep -qE '^[-+][^-+]' "$tmp/out"; then shown "$tmp/out"; fail "verify (session and running config agree)" "the running config differs from the session"; fi
         cli "confirm (configure session commit)" "configure session $session commit"
         undo=""; state="the change is committed and live, but not saved to startup-config: push again"
         # a commit does not write startup-config (NVCM-EOS, roce-operations.md §1c)
