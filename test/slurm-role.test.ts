@@ -193,6 +193,24 @@ test("the role drains a node before its first slurmd start, but never over an op
     }
 });
 
+test("the health program drains on an Xid within the window only: a line older than it (a GPU reset since, no reboot) is past; a line without a time counts", (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-uptime-"));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const healthy = { "nvidia-smi -q": "nvidia-smi-q.h100-565.57.01.txt", "nvidia-smi nvlink": "nvidia-smi-nvlink.h100x8-constructed.txt", dmesg: "dmesg.h100-525-xid79.txt" };
+    // the capture's Xid 79 is at 4254 s after boot; /proc/uptime as the kernel would print it at three moments
+    const uptime = (s: number) => { const f = path.join(dir, `uptime-${s}`); fs.writeFileSync(f, `${s}.42 ${s * 2}.00\n`); return f; };
+    const at = (s: number) => grade(healthy, { GPUS: 8, NODE_XIDS: "79", XID_WINDOW_S: 7200, UPTIME_FILE: uptime(s) });
+    assert.deepEqual(at(4300), { rc: 1, out: "rdmakit health: xid Xid 79 on GPU 0000:5d:00" });
+    assert.deepEqual(at(4254 + 7200), { rc: 1, out: "rdmakit health: xid Xid 79 on GPU 0000:5d:00" });
+    assert.deepEqual(at(4254 + 7201), { rc: 0, out: "ok" });
+    // the window is the stack's (a day here)
+    assert.deepEqual(grade(healthy, { GPUS: 8, NODE_XIDS: "79", XID_WINDOW_S: 86400, UPTIME_FILE: uptime(20000) }).rc, 1);
+    // no readable clock: the line cannot be shown old
+    assert.deepEqual(grade(healthy, { GPUS: 8, NODE_XIDS: "79", XID_WINDOW_S: 7200, UPTIME_FILE: path.join(dir, "none") }).rc, 1);
+    // dmesg -T's wall-clock prefix carries no seconds since boot: the line counts whatever the clock says
+    assert.deepEqual(grade({ ...healthy, dmesg: "dmesg.h100-xid119.txt" }, { GPUS: 8, NODE_XIDS: "119", XID_WINDOW_S: 7200, UPTIME_FILE: uptime(999999) }).rc, 1);
+});
+
 test("the role drains on exactly the catalog's node-action Xids (grade node)", () => {
     const defaults = parse(fs.readFileSync(path.join(ROLE, "defaults", "main.yml"), "utf8")) as { slurm_health_node_xids: number[] };
     const catalog = Object.values(XID_CATALOG).filter((x) => x.grade === "node").map((x) => x.code).sort((a, b) => a - b);
@@ -321,7 +339,7 @@ test("slurmd starts under the plan's node name on a host called otherwise (the r
     assert.match(out, new RegExp(`^slurmd-${name}: slurmd started on`, "m"), out);
     // the node's health program drains the plan's name too (slurmd's SLURMD_NODENAME aside): the role writes it
     assert.match(renderTemplate("slurm-health.env.j2", {
-        slurm_fabric: "aws-efa", slurm_gpu_count: 8, slurm_rdma_device_count: 32, slurm_health_node_xids: [79], slurm_health_probe_timeout: 20,
+        slurm_fabric: "aws-efa", slurm_gpu_count: 8, slurm_rdma_device_count: 32, slurm_health_node_xids: [79], slurm_health_probe_timeout: 20, slurm_health_xid_window_s: 7200,
         inventory_hostname: name,
     }), new RegExp(`^RDMAKIT_HEALTH_NODE=${name}$`, "m"));
 });

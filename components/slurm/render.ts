@@ -279,5 +279,7 @@ export function slurmAnsibleVars(plan: FabricPlan): Record<string, unknown> {
         slurm_controller_address: s.controller.address ?? "",
         slurm_home_nfs: s.homeNfs,
         slurm_partition: s.partition,
+        // the health program's Xid window, the health gate's (components/health/grade.ts)
+        slurm_health_xid_window_s: plan.validation.health.xidWindowMinutes * 60,
     };
 }
