@@ -157,7 +157,17 @@ test("on a Slurm without cgroup/v2 (21.08, Ubuntu 22.04's) the role writes slurm
         // 22.05, and a release unread on a cgroup v1 node: the plan's file as it is
         assert.equal(conf("new_v2"), files["slurm.conf"]);
         assert.equal(conf("unknown_v1"), files["slurm.conf"]);
-        for (const f of ["gres.conf", "cgroup.conf", "topology.conf"]) assert.equal(fs.readFileSync(path.join(dir, "old_v2", "etc", f), "utf8"), files[f as keyof typeof files], f);
+        // slurmd 21.08 reads cgroup.conf and loads its CgroupPlugin at every start, whatever slurm.conf tracks jobs with
+        // (slurm-21-08-5-1 src/slurmd/slurmd/slurmd.c _slurmd_init: cgroup_g_init(), else "slurmd initialization
+        // failed"); autodetect is cgroup/v2 on this host, a plugin 21.08 does not have: there it names cgroup/v1, on
+        // every host alike, and the 22.05 host keeps the plan's file
+        const cg = (h: string) => fs.readFileSync(path.join(dir, h, "etc", "cgroup.conf"), "utf8");
+        assert.equal(cg("old_v2"), cg("old_head"));
+        assert.match(cg("old_v2"), /^CgroupPlugin=cgroup\/v1$/m);
+        assert.doesNotMatch(cg("old_v2"), /autodetect/);
+        assert.equal(cg("old_v2").replace(/^CgroupPlugin=.*$/m, ""), files["cgroup.conf"].replace(/^CgroupPlugin=.*$/m, ""));
+        assert.equal(cg("new_v2"), files["cgroup.conf"]);
+        for (const f of ["gres.conf", "topology.conf"]) assert.equal(fs.readFileSync(path.join(dir, "old_v2", "etc", f), "utf8"), files[f as keyof typeof files], f);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
