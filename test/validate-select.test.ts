@@ -166,8 +166,12 @@ test("under Slurm the nodes it cannot give the run (an operator's drain, down, n
         fs.writeFileSync(states, `${b}|drain|operator: PSU swap\n${d}|down*|Not responding\n${c}|drain|rdmakit: not validated yet\n`);
         const out = path.join(dir, "override.json");
         const lines: string[] = [];
-        // no tolerance (0) and no per-node results yet: only what Slurm says leaves nodes out
-        assert.equal(selectMain([varsFile, path.join(dir, "preflight"), path.join(dir, "health"), out], { RDMAKIT_SLURM_STATES: states }, (l) => lines.push(l)), 0);
+        // no tolerance (0): only what Slurm says leaves nodes out; the nodes' own results are not read (an unreadable
+        // one left by the per-node plays is the report's to refuse, as without Slurm)
+        const early = path.join(dir, "early-preflight");
+        fs.mkdirSync(early);
+        fs.writeFileSync(path.join(early, `${a}.json`), "{not json");
+        assert.equal(selectMain([varsFile, early, path.join(dir, "health"), out], { RDMAKIT_SLURM_STATES: states }, (l) => lines.push(l)), 0);
         const o = JSON.parse(fs.readFileSync(out, "utf8"));
         assert.deepEqual(o.nccl_validate_dropped, [b, d]);
         assert.deepEqual(o.nccl_validate_dropped_why, { [b]: "Slurm: drain, operator: PSU swap", [d]: "Slurm: down*, Not responding" });

@@ -154,13 +154,14 @@ export function selectMain(argv: string[], env: NodeJS.ProcessEnv = process.env,
         err(`${varsFile}: no nccl_validate_hosts or nccl_validate_drop_templates (validationVars writes them with maxFailedNodes > 0 or under Slurm)`);
         return 2;
     }
-    const pre = fs.existsSync(preflightDir) ? readPreflight(preflightDir) : { nodes: [], badNodes: [] };
+    // the nodes' own results count only with a tolerance (then the per-node plays ran first); without one they are not read
+    const pre = maxFailed > 0 && fs.existsSync(preflightDir) ? readPreflight(preflightDir) : { nodes: [], badNodes: [] };
     if (typeof pre === "string") {
         err(pre);
         return 2;
     }
     let health: NodeHealth[] | undefined;
-    if (env.RDMAKIT_HEALTH_EXPECT && fs.existsSync(healthDir)) {
+    if (maxFailed > 0 && env.RDMAKIT_HEALTH_EXPECT && fs.existsSync(healthDir)) {
         try {
             health = gradeHealthDir(healthDir, JSON.parse(env.RDMAKIT_HEALTH_EXPECT) as HealthExpectation);
         } catch (e) {
