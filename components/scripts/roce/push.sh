@@ -98,12 +98,9 @@ fail() {
 # a trap only after the foreground command ends; `wait` returns at the signal); sets rc. Its stdin is named here: a
 # background command without a redirect of its own reads /dev/null.
 run_child() { local in=$1; shift; "$@" < "$in" 9>&- & child=$!; wait "$child"; rc=$?; child=""; }
-# shown <file> [out]: what a switch said, as untrusted text on this run's stderr (stdout with `out`): its last 64 KiB,
-# control characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal)
-shown() {
-    if [ "${2:-}" = out ]; then tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177'
-    else tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' >&2; fi
-}
+# shown <file> [fd]: what a switch said, as untrusted text on this run's stderr (or fd 1): its last 64 KiB, control
+# characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal)
+shown() { tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' >&"${2:-2}"; }
 
 # a copy, so the text checked is the text sent even if the kept file changes meanwhile
 cp "$config" "$tmp/config" || fail "read the configuration $config" "exit $?"
@@ -130,7 +127,7 @@ remote_push() {
     cmd="bash -c $(q "$(cat "$here/$script")") rdmakit-push"
     for a in "$@"; do cmd+=" $(q "$a")"; done
     run_child "$tmp/config" "${sw_ssh[@]}" "$cmd" > "$tmp/remote.out" 2> "$tmp/remote.err"
-    shown "$tmp/remote.out" out
+    shown "$tmp/remote.out" 1
     shown "$tmp/remote.err"
     if [ "$rc" -eq 255 ]; then fail "ssh to the switch" "ssh exit 255: unreachable, no answer within $CONNECT_S s, a host key other than the pinned one, or the login refused"; fi
     if [ "$rc" -ne 0 ]; then echo "rdmakit: $sw: the push failed on the switch (exit $rc); see the messages above" >&2; exit 1; fi
