@@ -361,3 +361,56 @@ test("the run's authorized_keys lines take a launcher's key and addresses only w
     ]);
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// An nccl-tests log is written by the nodes: a hostile or broken one makes it as long as it likes. Found in session 6:
+// a run of 300k rank lines ended `nccl-report` with "Maximum call stack size exceeded" (Math.max over a spread of the
+// ranks), and a log naming 100k hosts, networks and devices cost minutes (includes() inside loops over the lines,
+// per-channel device lookups) and a 10 MB report (every name joined into one line).
+function rankLine(rank: number, host: string): string {
+    return `#  Rank ${String(rank).padStart(5)} Group  0 Pid ${String(1000 + rank).padStart(6)} on ${host} device  0 [0x1b] NVIDIA H100 80GB HBM3`;
+}
+const TABLE = [
+    "#                                                              out-of-place                       in-place          ",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+];
+const PARAMS = "# nThread 1 nGpus 1 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20 validation: 1 \n#\n# Using devices";
+
+test("nccl-report reads a log of 300k rank lines, each listed twice: the duplicate named, no crash", { timeout: 60_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-ranks-"));
+    const lines = [PARAMS];
+    for (let r = 0; r < 300_000; r++) lines.push(rankLine(r, `node${r >> 3}`), rankLine(r, `node${r >> 3}`));
+    fs.writeFileSync(path.join(dir, "all.log"), lines.join("\n") + "\n");
+    const r = runNcclReport([path.join(dir, "all.log")], { fabric: "roce" });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /each process is its own job \(Rank 0 listed more than once\)/);
+    assert.ok(r.stdout.length < 20_000, `a ${r.stdout.length}-character report`);
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("nccl-report reads a log naming 100k hosts, networks and devices in linear time, and names the first few", { timeout: 60_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-wide-"));
+    const N = 100_000, lines = [PARAMS];
+    const id = (k: number) => String(k).padStart(6, "0");
+    for (let k = 0; k < N; k++) lines.push(rankLine(k, `host${id(k)}`));
+    for (let k = 0; k < N; k++) {
+        const p = `host${id(k)}:1:1 [0] NCCL INFO`;
+        lines.push(`${p} Using network Net${id(k)}`, `${p} NET/IB : Using [${k}]mlx5_${k}:1/RoCE ; OOB eth0:10.0.0.1<0>`,
+            `${p} Channel 00/0 : 0[0] -> 1[0] [send] via NET/T${id(k)}/0`, `${p} Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/${k}`);
+    }
+    lines.push(...TABLE);
+    for (let k = 0; k < N; k++) lines.push(`         128            32     float     sum      -1    30.00    0.00    0.00      ${k % 2}    30.00    0.00    0.00      0`);
+    fs.writeFileSync(path.join(dir, "all.log"), lines.join("\n") + "\n");
+    const t0 = process.cpuUsage();
+    const r = runNcclReport([path.join(dir, "all.log")], { fabric: "roce" });
+    const cpu = process.cpuUsage(t0);
+    assert.equal(r.code, 1, r.stderr);
+    // the old code took ~40 s of CPU on this log (quadratic in its names); the new one ~2 s on the 2-core CI machine
+    assert.ok(cpu.user + cpu.system < 20e6, `${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU`);
+    assert.match(r.stdout, /networks: Net000000, Net000001, Net000002, Net000003, Net000004 and 99995 more/);
+    assert.match(r.stdout, /channels not on NET\/IB: 1 via NET\/T000000, .* and 99995 more/);
+    assert.match(r.stdout, /#wrong > 0 at 128 B(, 128 B){7} and 49992 more/);
+    assert.match(r.stdout, /100000 ranks on 100000 nodes/);
+    assert.ok(r.stdout.length < 20_000, `a ${r.stdout.length}-character report`);
+    fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -13,6 +13,7 @@
  * multi-node NVLink domain that blocks would describe, so only trees are rendered.
  */
 import type { RoceSpec } from "../spec-types";
+import { namedFew } from "../listing";
 
 export interface SlurmSwitch {
     name: string;
@@ -52,7 +53,7 @@ export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmT
     if (missing.length > 0) {
         return {
             kind: "flat",
-            why: `roce.hosts[].railPorts is declared on ${declared.length} of ${roce.hosts.length} hosts (missing: ${preview(missing)}); a partial tree would place those hosts nowhere, so the topology stays flat until every host declares its cabling`,
+            why: `roce.hosts[].railPorts is declared on ${declared.length} of ${roce.hosts.length} hosts (missing: ${namedFew(missing)}); a partial tree would place those hosts nowhere, so the topology stays flat until every host declares its cabling`,
         };
     }
     // leaf set per host -> one group per distinct set, in the order hosts first name them
@@ -103,6 +104,3 @@ export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmT
     return { kind: "tree", switches: [...leafSwitches, ...upper], warnings, source: "roce.hosts[].railPorts and roce.switches[].uplinks" };
 }
 
-function preview(names: string[]): string {
-    return names.length <= 5 ? names.join(", ") : `${names.slice(0, 5).join(", ")} and ${names.length - 5} more`;
-}

@@ -22,6 +22,7 @@
  */
 import type { EvidenceSet, LineText, NcclRun, ParsedLog, TransportEvidence, Verdict } from "./types";
 import { evidenceOf, IB_NET } from "./transport";
+import { namedFew } from "../listing";
 
 export const FABRICS = ["efa", "ib", "roce"] as const;
 export type FabricName = typeof FABRICS[number];
@@ -88,6 +89,12 @@ function gradedRuns(log: ParsedLog): NcclRun[] {
     return ran.length > 0 ? ran : log.runs;
 }
 
+/** The rank lines of ranks listed more than once; linear in the rank list, as long as the log makes it. */
+function duplicatesOf(r: NcclRun): NcclRun["ranks"] {
+    const dup = new Set(r.duplicateRanks);
+    return r.ranks.filter((x) => dup.has(x.rank));
+}
+
 function oneJob(log: ParsedLog): Verdict {
     const headers = log.runs.filter((r) => r.params.nThread !== undefined);
     // a parameter line with no table, ranks or failure before the next one: another process's header
@@ -102,12 +109,12 @@ function oneJob(log: ParsedLog): Verdict {
     if (orphans.length > 0) parts.push(`${orphans.length + 1} parameter lines printed back to back (one per process)`);
     for (const r of dup) {
         const count = r.ranks.filter((x) => x.rank === r.duplicateRanks[0]).length;
-        parts.push(`Rank ${r.duplicateRanks[0]} listed ${count} times (${[...new Set(r.ranks.map((x) => x.host))].join(", ")})`);
+        parts.push(`Rank ${r.duplicateRanks[0]} listed ${count} times (${namedFew([...new Set(r.ranks.map((x) => x.host))])})`);
     }
     return {
         check: "one-job", ok: false, expected, seen: `separate processes, not one job: ${parts.join("; ")}`, hint: HINTS.oneJob,
         evidence: [...orphans.map((r) => ({ line: r.firstLine, text: "# nThread ..." })),
-            ...dup.flatMap((r) => r.ranks.filter((x) => r.duplicateRanks.includes(x.rank)).slice(0, 3)
+            ...dup.flatMap((r) => duplicatesOf(r).slice(0, 3)
                 .map((x) => ({ line: r.firstLine, text: `Rank ${x.rank} on ${x.host} pid ${x.pid ?? "?"}` })))].slice(0, 5),
     };
 }
@@ -151,7 +158,7 @@ function transportVerdict(t: TransportEvidence, req: FabricRequirement): Verdict
     }
     const perNet = Object.entries(t.netChannelTransports);
     const channelsVia = (re: RegExp): number => perNet.filter(([n]) => re.test(n)).reduce((a, [, c]) => a + c, 0);
-    const otherNets = (re: RegExp): string => perNet.filter(([n]) => !re.test(n)).map(([n, c]) => `${c} via NET/${n}`).join(", ");
+    const otherNets = (re: RegExp): string => namedFew(perNet.filter(([n]) => !re.test(n)).map(([n, c]) => `${c} via NET/${n}`));
     const problems: string[] = [];
     let seenParts: string[];
     if (req.fabric === "efa") {
@@ -159,27 +166,30 @@ function transportVerdict(t: TransportEvidence, req: FabricRequirement): Verdict
         const libfabricNet = t.networks.some((n) => /Libfabric|OFI/i.test(n));
         const OFI = /^(?:AWS )?Libfabric$|^OFI$/;
         const ofiChannels = channelsVia(OFI);
-        if (!efa) problems.push(t.ofiProviders.length ? `OFI provider ${t.ofiProviders.join(", ")}, not efa` : "no `NET/OFI Selected Provider is efa` line");
+        if (!efa) problems.push(t.ofiProviders.length ? `OFI provider ${namedFew(t.ofiProviders)}, not efa` : "no `NET/OFI Selected Provider is efa` line");
         if (!libfabricNet && ofiChannels === 0) problems.push("no `Using network AWS Libfabric`/`Libfabric` line");
         if (t.netChannels.count === 0) problems.push("no channel went `via NET/...`: nothing crossed the network");
         else if (ofiChannels < t.netChannels.count) problems.push(`channels not on aws-ofi-nccl: ${otherNets(OFI)}`);
-        seenParts = [`networks: ${t.networks.join(", ") || "(none printed)"}`, `OFI provider: ${t.ofiProviders.join(", ") || "(none printed)"}`,
+        seenParts = [`networks: ${namedFew(t.networks) || "(none printed)"}`, `OFI provider: ${namedFew(t.ofiProviders) || "(none printed)"}`,
             `${t.netChannels.count} NET channel line(s)`];
     } else {
         const layer = req.fabric === "ib" ? "IB" : "RoCE";
-        const devices = t.ibDevices.filter((d) => new RegExp(`/${layer}(?:/|$)`).test(d));
-        const others = t.ibDevices.filter((d) => !devices.includes(d));
+        const onLayer = new RegExp(`/${layer}(?:/|$)`);
+        const devices = new Set(t.ibDevices.filter((d) => onLayer.test(d)));
+        const others = t.ibDevices.filter((d) => !devices.has(d));
         const ibChannels = channelsVia(IB_NET);
         if (t.ibDevices.length === 0) problems.push("no `NET/IB : Using [0]<device>` line (NCCL_DEBUG_SUBSYS must include INIT or NET)");
-        else if (devices.length === 0) problems.push(`devices ${others.join(" ")} are not ${layer}`);
+        else if (devices.size === 0) problems.push(`devices ${namedFew(others, 5, " ")} are not ${layer}`);
         else {
             // the devices the channels used must have the fabric's link layer (a host can list IB and RoCE ports)
-            const wrong = Object.keys(t.ibChannelDevices).flatMap((i) => channelDevice(t, i, layer, devices));
-            if (wrong.length > 0) problems.push(`channels on ${wrong.join(", ")}, not ${layer}`);
+            const byName = new Map<string, string>();
+            for (const d of t.ibDevices) if (!byName.has(d.split(":")[0])) byName.set(d.split(":")[0], d);
+            const wrong = Object.keys(t.ibChannelDevices).flatMap((i) => channelDevice(t, i, devices, byName));
+            if (wrong.length > 0) problems.push(`channels on ${namedFew(wrong)}, not ${layer}`);
         }
         if (t.netChannels.count === 0) problems.push("no channel went `via NET/...`: nothing crossed the network");
         else if (ibChannels < t.netChannels.count) problems.push(`channels not on NET/IB: ${otherNets(IB_NET)}`);
-        seenParts = [`networks: ${t.networks.join(", ") || "(none printed)"}`, `devices: ${t.ibDevices.join(" ") || "(none printed)"}`,
+        seenParts = [`networks: ${namedFew(t.networks) || "(none printed)"}`, `devices: ${namedFew(t.ibDevices, 5, " ") || "(none printed)"}`,
             `${t.netChannels.count} NET channel line(s)`];
     }
     if (t.netChannels.count === 0 && t.localChannels.count > 0) seenParts.push(`${t.localChannels.count} channel line(s) via P2P/SHM/NVLS inside a node`);
@@ -192,22 +202,23 @@ function transportVerdict(t: TransportEvidence, req: FabricRequirement): Verdict
 }
 
 /**
- * What a channel's device index `i` names, when it is not of `layer`: nothing when it is. An index past the `Using`
+ * What a channel's device index `i` names, when it is not one of `devices` (the listed ones of the fabric's link layer): nothing when it is. An index past the `Using`
  * list is a virtual device NCCL made of listed ones (NIC fusion, or one per NIC in the topology's vNICs), and NCCL
  * refuses to merge devices of different link layers ("Attempted to merge incompatible devices", NVIDIA/nccl
  * src/transport/net_ib.cc): its layer is its members' where `Made virtual device` names them, else the list's when
  * every listed device has the same one, else unknown.
  */
-function channelDevice(t: TransportEvidence, i: string, layer: string, devices: string[]): string[] {
+function channelDevice(t: TransportEvidence, i: string, devices: ReadonlySet<string>, byName: ReadonlyMap<string, string>): string[] {
     const listed = t.ibDeviceByIndex[i];
-    if (listed !== undefined) return devices.includes(listed) ? [] : [listed];
-    const members = t.ibVirtualDevices[i]?.map((name) => t.ibDevices.find((d) => d.startsWith(`${name}:`)) ?? name);
+    if (listed !== undefined) return devices.has(listed) ? [] : [listed];
+    // a member is named without its port: the first listed device of that name (`mlx5_0` -> `mlx5_0:1/RoCE`)
+    const members = t.ibVirtualDevices[i]?.map((name) => byName.get(name) ?? name);
     if (members) {
-        const off = members.filter((d) => !devices.includes(d));
-        return off.length ? [`virtual device #${i} (${off.join("+")})`] : [];
+        const off = members.filter((d) => !devices.has(d));
+        return off.length ? [`virtual device #${i} (${namedFew(off, 5, "+")})`] : [];
     }
-    if (t.ibDevices.length > 0 && devices.length === t.ibDevices.length) return [];
-    return [`virtual device #${i} of a list that mixes link layers (${t.ibDevices.join(" ")}; rerun with NCCL_DEBUG_SUBSYS=INIT,NET to name its members)`];
+    if (t.ibDevices.length > 0 && devices.size === t.ibDevices.length) return [];
+    return [`virtual device #${i} of a list that mixes link layers (${namedFew(t.ibDevices, 5, " ")}; rerun with NCCL_DEBUG_SUBSYS=INIT,NET to name its members)`];
 }
 
 function gdrVerdict(t: TransportEvidence): Verdict {

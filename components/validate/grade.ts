@@ -5,6 +5,7 @@
 import type { BusbwPoint, Expectation, LineText, LogGrade, NcclRow, NcclRun, ParsedLog, RunGrade, TransportEvidence, Verdict } from "./types";
 import { evidenceOf } from "./transport";
 import { failureHost } from "./parse";
+import { namedFew } from "../listing";
 import { proveFabric, REPLACED_BY_FABRIC, type FabricRequirement } from "./fabric";
 
 /** `17179869184` → `16 GiB`. */
@@ -88,7 +89,7 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const warn = causeWarning(run, t);
         verdicts.push({
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
-            seen: `aborted${nodes.length ? ` on ${nodes.join(", ")}` : ""}${run.rows.length ? ` after ${run.rows.length} row(s)` : ""}: ${run.failures[0].text}` +
+            seen: `aborted${nodes.length ? ` on ${namedFew(nodes)}` : ""}${run.rows.length ? ` after ${run.rows.length} row(s)` : ""}: ${run.failures[0].text}` +
                 (warn ? `; NCCL WARN (line ${warn.line}): ${warn.text.replace(/^.*?NCCL WARN\s*/, "")}` : ""),
             hint: "nccl-tests stopped on an error. A 'remote process exited or there was a network error' means a peer died or the fabric " +
                 "dropped the connection: look at the first NCCL WARN line of each rank, check the links (ibv_devinfo / fi_info -p efa) and rerun.",
@@ -120,7 +121,7 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
                 "(nccl-tests checks by default).",
         });
     } else if (wrong.length > 0 || (oob && oob.count > 0)) {
-        const rows = wrong.map((r) => formatBytes(r.sizeBytes)).join(", ");
+        const rows = namedFew(wrong.map((r) => formatBytes(r.sizeBytes)), 8);
         verdicts.push({
             check: "correctness", ok: false, expected: "0 wrong values",
             seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `#wrong > 0 at ${rows}` : null]

@@ -306,10 +306,15 @@ function finish(d: Draft, fileName: string): NcclRun {
     const run = d.run;
     // rank count and hosts
     if (run.ranks.length > 0) {
-        const maxRank = Math.max(...run.ranks.map((r) => r.rank));
-        const seen = new Set<number>();
+        // a loop, not Math.max(...ranks) nor includes(): a log's rank lines are as many as it says (linear in the file)
+        let maxRank = -1;
+        const seen = new Set<number>(), dup = new Set<number>();
         for (const r of run.ranks) {
-            if (seen.has(r.rank) && !run.duplicateRanks.includes(r.rank)) run.duplicateRanks.push(r.rank);
+            if (r.rank > maxRank) maxRank = r.rank;
+            if (seen.has(r.rank) && !dup.has(r.rank)) {
+                dup.add(r.rank);
+                run.duplicateRanks.push(r.rank);
+            }
             seen.add(r.rank);
         }
         // separate processes that each print their own rank list: the ranks of one of them, not their sum

@@ -244,10 +244,11 @@ export function renderChartSvg(entries: Array<{ name: string; parsed: ParsedLog 
     const H = T + ph + B, pw = W - L - R;
     const xs = series.flatMap((s) => [...s.oop, ...s.ip].map((p) => p[0]));
     const ys = series.flatMap((s) => [...s.oop, ...s.ip].map((p) => p[1]));
-    const xMin = xs.length ? Math.floor(Math.min(...xs)) : 3;
-    const xMax = xs.length ? Math.ceil(Math.max(...xs)) : 34;
+    // reduce, not Math.min(...xs): the points are as many as the logs' rows
+    const xMin = xs.length ? Math.floor(xs.reduce((a, b) => Math.min(a, b))) : 3;
+    const xMax = xs.length ? Math.ceil(xs.reduce((a, b) => Math.max(a, b))) : 34;
     const xSpan = Math.max(1, xMax - xMin);
-    const yTop = Math.max(1, ...ys, exp?.minBusbwGBps ?? 0, exp?.expectedBusbwGBps ?? 0) * 1.08;
+    const yTop = ys.reduce((a, b) => Math.max(a, b), Math.max(1, exp?.minBusbwGBps ?? 0, exp?.expectedBusbwGBps ?? 0)) * 1.08;
     const step = niceStep(yTop);
     const yMax = Math.ceil(yTop / step) * step;
     const X = (v: number): number => L + ((v - xMin) / xSpan) * pw;

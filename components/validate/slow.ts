@@ -70,7 +70,7 @@ export function measure(log: ParsedLog, gradeFromBytes?: number): Measured {
     if (!run) return { busbwGBps: null, completed: false, wrong: false };
     const rows = gradeFromBytes === undefined ? [] : run.rows.filter((r) => r.sizeBytes >= gradeFromBytes && rowBusbw(r) !== null);
     let bw: number | null = null;
-    if (rows.length > 0) bw = Math.min(...rows.map((r) => rowBusbw(r) as number));
+    if (rows.length > 0) bw = rows.reduce((m, r) => Math.min(m, rowBusbw(r) as number), Infinity);
     else {
         const p = largestPoint(run);
         const vals = p ? [p.outOfPlace, p.inPlace].filter((v): v is number => v !== null) : [];

@@ -64,6 +64,14 @@ export function scanTransport(lines: string[]): TransportEvidence {
         netChannelsWithoutGdr: set(), socket: set(), pluginMissing: set(), cudaRegisterFailed: set(), warnings: set(),
         ncclHosts: [], ncclRanks: null, ibDevices: [], ibDeviceByIndex: {}, ibVirtualDevices: {}, ibChannelDevices: {}, netChannelTransports: {}, localChannels: set(), gdrDisabled: set(), warnLines: [],
     };
+    // membership by Set, order by the arrays: a log of 2,048 hosts x 100 debug lines is 200k lookups (linear, not x hosts)
+    const hosts = new Set<string>(), devices = new Set<string>(), networks = new Set<string>(), providers = new Set<string>();
+    const once = (seen: Set<string>, list: string[], v: string): void => {
+        if (!seen.has(v)) {
+            seen.add(v);
+            list.push(v);
+        }
+    };
     for (let i = 0; i < lines.length; i++) {
         const raw = lines[i];
         const lineNo = i + 1;
@@ -72,14 +80,14 @@ export function scanTransport(lines: string[]): TransportEvidence {
         if (!DEBUG.test(raw)) continue;
         ev.ncclDebugLines++;
         const host = raw.match(NCCL_PREFIX);
-        if (host && !ev.ncclHosts.includes(host[1])) ev.ncclHosts.push(host[1]);
+        if (host) once(hosts, ev.ncclHosts, host[1]);
         const text = raw.slice(raw.search(DEBUG));
         const nranks = text.match(NRANKS);
         if (nranks) ev.ncclRanks = Math.max(ev.ncclRanks ?? 0, Number(nranks[1]));
         const devs = text.match(IB_DEVICES);
         if (devs) {
             for (const d of devs[1].matchAll(/\[(\d+)\]([^\s;]+)/g)) {
-                if (!ev.ibDevices.includes(d[2])) ev.ibDevices.push(d[2]);
+                once(devices, ev.ibDevices, d[2]);
                 ev.ibDeviceByIndex[d[1]] ??= d[2];
             }
         }
@@ -95,13 +103,13 @@ export function scanTransport(lines: string[]): TransportEvidence {
         let m = text.match(USING_NETWORK) ?? text.match(ASSIGNED_NET);
         if (m) {
             const net = m[1];
-            if (!ev.networks.includes(net)) ev.networks.push(net);
+            once(networks, ev.networks, net);
             if (/^Socket$/i.test(net)) add(ev.socket, lineNo, raw);
             else if (IB_NET.test(net)) add(ev.ib, lineNo, raw);
             else if (/Libfabric|OFI/i.test(net)) add(ev.ofi, lineNo, raw);
         }
         if ((m = text.match(OFI_PROVIDER))) {
-            if (!ev.ofiProviders.includes(m[1])) ev.ofiProviders.push(m[1]);
+            once(providers, ev.ofiProviders, m[1]);
             add(ev.ofi, lineNo, raw);
         }
         if (/NET\/IB : Using \[\d+\]/.test(text)) add(ev.ib, lineNo, raw);
