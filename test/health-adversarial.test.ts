@@ -8,7 +8,8 @@ import { test } from "node:test";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { gradeHealthDir } from "../components/health/report";
+import { formatHealth, gradeHealthDir } from "../components/health/report";
+import { stack } from "./fixtures/health/stacks";
 import assert from "node:assert/strict";
 import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
 import { parseDmesg } from "../components/health/dmesg";
@@ -105,6 +106,31 @@ test("a capture above the file cap is refused without being read line by line, a
         assert.ok(performance.now() - t0 < BOUND_MS);
         assert.equal(h.verdict, "unreadable");
         assert.match(h.unreadable.map((u) => `${u.file} ${u.reason}`).join("\n"), /dmesg\.txt is 1099511627776 bytes; no capture the kit reads is larger/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+// Found in session 6: every (GPU, Xid) pair of a dmesg was a finding, so a 33 MB log naming 65k PCI addresses made an
+// 8.5 MB health report for one node. Each pair is still graded; the report lists the first few, persistent ones first.
+test("a dmesg naming thousands of GPUs lists the first findings and counts the rest in a note the report shows", { timeout: 120_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-health-many-"));
+    try {
+        fs.mkdirSync(path.join(dir, "n1"));
+        const lines: string[] = [];
+        const codes = [13, 31, 43, 48, 63, 64, 74, 79, 92, 94, 95];
+        for (let k = 0; k < 20_000; k++) {
+            const bdf = `0000:${(k & 255).toString(16).padStart(2, "0")}:${((k >> 8) & 255).toString(16).padStart(2, "0")}.0`;
+            lines.push(`[${(k / 10).toFixed(6)}] NVRM: Xid (PCI:${bdf}): ${codes[k % codes.length]}, pid=${k}, name=p${k}, Ch ${k}`);
+        }
+        fs.writeFileSync(path.join(dir, "n1", "dmesg.txt"), lines.join("\n") + "\n");
+        const [h] = gradeHealthDir(dir, stack("examples/aws-p5.yaml"));
+        assert.equal(h.verdict, "failing");
+        assert.ok(h.findings.length <= 40, `${h.findings.length} findings listed`);
+        assert.match(h.notes[0], /^\d+ more finding\(s\)( and \d+ more note\(s\))? on this node not listed one by one/);
+        const text = formatHealth([h], "head");
+        assert.ok(text.length < 40_000, `a ${text.length}-character report`);
+        assert.match(text, /note {4}\d+ more finding\(s\)/);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

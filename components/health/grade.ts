@@ -12,7 +12,7 @@ import { parseLspci, type PciDevice } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
-import { DEFAULT_HEALTH_REQUIRE, FILES, HealthParseError, PCIE_GTS, XID_WINDOW_MINUTES, pcieGen, type Component, type Finding, type HealthExpectation, type NodeHealth } from "./types";
+import { DEFAULT_HEALTH_REQUIRE, FILES, HealthParseError, isTransient, PCIE_GTS, XID_WINDOW_MINUTES, pcieGen, type Component, type Finding, type HealthExpectation, type NodeHealth } from "./types";
 
 export type NodeFiles = Partial<Record<string, string>>;
 
@@ -551,5 +551,29 @@ export function gradeNode(node: string, files: NodeFiles, exp: HealthExpectation
     for (const n of h.notChecked.filter((c) => !req.includes(c.component))) h.notes.push(`${n.component} not checked (not required): ${n.reason}`);
     h.notChecked = h.notChecked.filter((c) => req.includes(c.component));
     h.verdict = h.unreadable.length ? "unreadable" : h.findings.length ? "failing" : h.notChecked.length ? "incomplete" : "healthy";
+    capListed(h);
     return h;
+}
+
+// Findings and notes listed one by one for a node. A healthy node of 16 GPUs has none; a failing one a handful. Past
+// these a node's log is naming more GPUs, codes or errors than a machine has (every (GPU, Xid) pair of a 400k-line
+// dmesg once made an 8 MB report): the rest is counted in one note.
+const FINDINGS_LISTED = 40;
+const NOTES_LISTED = 40;
+
+/** Keeps the first FINDINGS_LISTED findings, persistent ones first (what day 2 acts on), in their order, and the notes. */
+function capListed(h: NodeHealth): void {
+    const over = h.findings.length - FINDINGS_LISTED;
+    if (over > 0) {
+        const persistent = h.findings.filter((f) => !isTransient(f)).slice(0, FINDINGS_LISTED);
+        const keep = new Set([...persistent, ...h.findings.filter(isTransient).slice(0, FINDINGS_LISTED - persistent.length)]);
+        h.findings = h.findings.filter((f) => keep.has(f));
+    }
+    const notesOver = h.notes.length - NOTES_LISTED;
+    if (notesOver > 0) h.notes = h.notes.slice(0, NOTES_LISTED);
+    if (over > 0 || notesOver > 0) {
+        // first, so the report's few notes show it
+        h.notes.unshift(`${over > 0 ? `${over} more finding(s)` : ""}${over > 0 && notesOver > 0 ? " and " : ""}${notesOver > 0 ? `${notesOver} more note(s)` : ""} ` +
+            `on this node not listed one by one (the first ${FINDINGS_LISTED} of each are, persistent findings first)`);
+    }
 }
