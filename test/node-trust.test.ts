@@ -414,3 +414,30 @@ test("nccl-report reads a log naming 100k hosts, networks and devices in linear 
     assert.ok(r.stdout.length < 20_000, `a ${r.stdout.length}-character report`);
     fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// Found in session 6: one node's preflight result made the whole report as long as it liked (5,000 failed checks and
+// a 5 MB `seen` gave a 9.6 MB report) and added components the kit never probes.
+test("nccl-report bounds a node's preflight result: a big file refused by name, texts clipped, failed checks counted past 10", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-prebig-"));
+    const pre = path.join(dir, "preflight");
+    fs.mkdirSync(pre);
+    const checks = Array.from({ length: 5000 }, (_, i) => ({ check: `c${i}`, expected: "x", ok: false, seen: i === 0 ? "y".repeat(100_000) : "z" }));
+    fs.writeFileSync(path.join(pre, "n1.json"), JSON.stringify({ host: "n1", checks, software: { "nccl": { version: "2.21.5", action: "present" }, [`x${"q".repeat(50)}`]: { version: "1", action: "present" } } }));
+    fs.writeFileSync(path.join(pre, "n2.json"), JSON.stringify({ host: "n2", checks: [{ check: "memlock", expected: "unlimited", ok: true, seen: "unlimited" }] }));
+    const r = runNcclReport([], { preflight: pre, out: dir });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /FAIL preflight: 1 of 2 node\(s\) pass; bad node\(s\): n1/);
+    assert.match(r.stdout, /x c0 \[preflight n1\]: expected x; seen y{297}\.\.\./);
+    assert.match(r.stdout, /x c9 \[preflight n1\]/);
+    assert.doesNotMatch(r.stdout, /x c10 \[preflight n1\]/);
+    assert.match(r.stdout, /4990 more failed check\(s\) on n1, not listed one by one/);
+    assert.doesNotMatch(r.stdout, /qqqq/, "a component the kit does not probe is not listed");
+    assert.ok(r.stdout.length < 10_000, `a ${r.stdout.length}-character report`);
+
+    // a result past the bound is refused by name, not read
+    fs.writeFileSync(path.join(pre, "n1.json"), JSON.stringify({ host: "n1", checks: [{ check: "c", expected: "x", ok: false, seen: "y".repeat(2_000_000) }] }));
+    const big = runNcclReport([], { preflight: pre, out: dir });
+    assert.equal(big.code, 2);
+    assert.match(big.stderr, /n1\.json is \d+ bytes; a preflight result is at most 1048576/);
+    fs.rmSync(dir, { recursive: true, force: true });
+});

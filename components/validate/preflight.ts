@@ -10,6 +10,21 @@ import * as fs from "fs";
 import * as path from "path";
 import type { Verdict } from "./types";
 import { COMPONENT_LABEL, type SoftwareComponent } from "../catalog/images";
+import { namedFew } from "../listing";
+
+/**
+ * Bounds on what a node's result can make the report hold and print: a result the roles write is a few KB (some 15
+ * checks, 8 components), so a file past MAX_RESULT_BYTES is refused by name, a text is clipped at MAX_TEXT_CHARS and a
+ * node's failed checks past FAILED_LISTED are counted, not listed.
+ */
+export const MAX_RESULT_BYTES = 1024 * 1024;
+const MAX_TEXT_CHARS = 300;
+const FAILED_LISTED = 10;
+
+const clipped = (v: unknown): string => {
+    const s = String(v);
+    return s.length > MAX_TEXT_CHARS ? `${s.slice(0, MAX_TEXT_CHARS - 3)}...` : s;
+};
 
 export interface PreflightNode {
     host: string;
@@ -54,6 +69,8 @@ export function readPreflight(dir: string): PreflightReport | string {
     for (const f of names) {
         let obj: unknown;
         try {
+            const size = fs.statSync(path.join(dir, f)).size;
+            if (size > MAX_RESULT_BYTES) return `--preflight: ${path.join(dir, f)} is ${size} bytes; a preflight result is at most ${MAX_RESULT_BYTES}`;
             obj = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
         } catch (e) {
             return `--preflight: ${path.join(dir, f)} is not JSON (${(e as Error).message})`;
@@ -61,16 +78,33 @@ export function readPreflight(dir: string): PreflightReport | string {
         if (!isNode(obj)) return `--preflight: ${path.join(dir, f)} is not a preflight result ({host, checks: [{check, expected, seen, ok}], software?: {<component>: {version, action}}})`;
         // the node a result belongs to is the file's name, never the `host` inside it: a node-local run lets each node
         // write its own file only (fanout.ts collectedFile), and what a node writes into it may name anyone
-        nodes.push({ ...obj, host: f.slice(0, -".json".length) });
+        nodes.push(bounded(obj, f.slice(0, -".json".length)));
     }
     return { nodes, badNodes: nodes.filter((n) => n.checks.some((c) => !c.ok)).map((n) => n.host).sort() };
 }
 
-/** The failed checks as report verdicts, `where` naming the node. Pure. */
+/** A node's result with its texts clipped and only the components the kit's probes record (catalog/images.ts). */
+function bounded(n: PreflightNode, host: string): PreflightNode {
+    const checks = n.checks.map((c) => ({ check: clipped(c.check), expected: clipped(c.expected), seen: clipped(c.seen), ok: c.ok }));
+    if (n.software === undefined) return { host, checks };
+    const software = Object.fromEntries(Object.entries(n.software).filter(([c]) => c in COMPONENT_LABEL)
+        .map(([c, v]) => [c, { version: clipped(v.version), action: clipped(v.action) }]));
+    return { host, checks, software };
+}
+
+/** The failed checks as report verdicts, `where` naming the node: the first FAILED_LISTED of a node, then their count. Pure. */
 export function preflightFailures(p: PreflightReport): Array<Verdict & { where: string }> {
-    return p.nodes.flatMap((n) => n.checks.filter((c) => !c.ok).map((c) => ({
-        check: c.check, ok: false, expected: String(c.expected), seen: String(c.seen), where: `preflight ${n.host}`,
-    })));
+    return p.nodes.flatMap((n) => {
+        const failed = n.checks.filter((c) => !c.ok);
+        const listed: Array<Verdict & { where: string }> = failed.slice(0, FAILED_LISTED).map((c) => ({
+            check: c.check, ok: false, expected: String(c.expected), seen: String(c.seen), where: `preflight ${n.host}`,
+        }));
+        if (failed.length > FAILED_LISTED) {
+            listed.push({ check: "more-checks", ok: false, expected: "every preflight check passing", where: `preflight ${n.host}`,
+                seen: `${failed.length - FAILED_LISTED} more failed check(s) on ${n.host}, not listed one by one (preflight/${n.host}.json)` });
+        }
+        return listed;
+    });
 }
 
 /** Each component's versions across the nodes, in the roles' order (catalog/images.ts); nodes without a record apart. Pure. */
@@ -102,7 +136,7 @@ export function softwareMismatches(lines: SoftwareLine[]): Array<Verdict & { whe
     return lines.filter((l) => distinct(l).size > 1).map((l) => ({
         check: "software-versions", ok: false, where: "preflight software",
         expected: `one ${l.label} version on every node`,
-        seen: l.versions.map((v) => `${v.version} (${v.action}) on ${v.hosts.join(", ")}`).join("; "),
+        seen: l.versions.map((v) => `${v.version} (${v.action}) on ${namedFew(v.hosts, 8)}`).join("; "),
         hint: "boot every node from the same image release (the plan pins it) or let the kit install the same version everywhere",
     }));
 }
@@ -129,7 +163,7 @@ export function pkeyMismatches(p: PreflightReport): Array<Verdict & { where: str
     return [{
         check: "ib-pkey", ok: false, where: "preflight partition keys",
         expected: "the same full-member partition keys on every node",
-        seen: groups.map(([k, hosts]) => `${k} on ${hosts.join(", ")}`).join("; "),
+        seen: groups.map(([k, hosts]) => `${k} on ${namedFew(hosts, 8)}`).join("; "),
         hint: "every node of one job must be in the same InfiniBand partition: check the VMs are in one scale set / placement group",
     }];
 }

@@ -6,6 +6,7 @@ import type { Expectation, LogGrade, NcclRun, ParsedLog, Verdict } from "./types
 import { failures, formatBytes, formatGBps, largestPoint, nodesOf } from "./grade";
 import type { SlowNodeReport } from "./slow";
 import { pkeyMismatches, preflightFailures, softwareLines, softwareMismatches, type PreflightReport, type SoftwareLine } from "./preflight";
+import { namedFew } from "../listing";
 import type { NodeHealth } from "../health/types";
 import { printableLine } from "../redact";
 
@@ -185,9 +186,9 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
         for (const l of lines) {
             const one = l.versions.length === 1 && l.versions[0].hosts.length === all;
             out.push(`    ${l.label.padEnd(w)}  ` + (one ? `${l.versions[0].version} ${l.versions[0].action} (${all} node${all === 1 ? "" : "s"})`
-                : l.versions.map((v) => `${v.version} ${v.action} on ${v.hosts.join(", ")}`).join("; ")));
+                : l.versions.map((v) => `${v.version} ${v.action} on ${namedFew(v.hosts, 8)}`).join("; ")));
         }
-        if (unrecorded.length) out.push(`    no record on ${unrecorded.join(", ")} (site.yml has not finished there)`);
+        if (unrecorded.length) out.push(`    no record on ${namedFew(unrecorded, 8)} (site.yml has not finished there)`);
     }
     for (const e of entries) {
         for (const [i, r] of e.parsed.runs.entries()) {
