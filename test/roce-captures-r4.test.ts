@@ -82,6 +82,9 @@ describe("ethtool -a captures, round 4", () => {
         assert.deepEqual([st.rails[0].globalPause, st.rails[0].pauseAutoneg], [{ rx: false, tx: false }, true]);
         const r = hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-ice-stats.txt") }));
         assert.deepEqual([r.findings, r.unreadable], [[], []], show(r));
+        // constructed: the same capture with CRLF line ends reads the same
+        const crlf = parseHostState(hostOutput(GPU01, { ethtool: fixture("ethtool-a-ice-stats.txt").replace(/\n/g, "\r\n") }));
+        assert.deepEqual([crlf.rails[0].globalPause, crlf.rails[0].pauseAutoneg, crlf.rails[0].errors], [{ rx: false, tx: false }, true, []]);
     });
     it("ice with link pause on both ways (the driver's default): C5 by rail", () => {
         const r = hostDrift(hostOutput(GPU01, { ethtool: fixture("ethtool-a-ice-lp-advertising.txt") }));
