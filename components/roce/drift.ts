@@ -229,6 +229,16 @@ function operFindings(report: DriftReport, sw: SwitchPlan, plan: QosPlan, r: Swi
 
 function switchFinding(x: Violation, devs: string[], planned: Map<string, SwitchView>, running: Map<string, SwitchView>): Finding {
     const port = devs.find((d) => d.includes(":"));
+    // C5 / C14 name a switch and list the planned ports its configuration lacks (consistency.ts): on a running switch
+    // each is named `switch:port`, as every other port finding is, and the text says where they are missing
+    const missing = Array.isArray(x.values.missing) ? (x.values.missing as unknown[]).filter((p): p is string => typeof p === "string") : [];
+    if (!port && devs.length === 1 && missing.length && (x.rule === "C5" || x.rule === "C14")) {
+        return {
+            device: missing.map((p) => `${devs[0]}:${p}`).join(", "), rule: x.rule,
+            message: x.message.replace("in the rendered config", "in the running configuration"),
+            expected: { roceQos: "configured" }, found: { roceQos: "absent" },
+        };
+    }
     const fields = PORT_FIELDS[x.rule] ?? [];
     if (port && fields.length) {
         const [s, p] = [port.slice(0, port.indexOf(":")), port.slice(port.indexOf(":") + 1)];
