@@ -82,7 +82,9 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
     const verdicts: Verdict[] = [];
     // 1. completed
     if (run.completed) {
-        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}` });
+        // `# error:` is NCCL's last error string (src/util.cu writeErrors): worth showing, but a finished run's footer decides
+        const last = run.lastError ? `; NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}` : "";
+        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
     } else if (run.failures.length > 0) {
         // the node nccl-tests names in `<host>: Test NCCL failure ...` (src/common.h), and the first NCCL WARN
         const nodes = [...new Set(run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null))];
@@ -171,6 +173,18 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
             hint: "The average bus bandwidth is below 0.9 x NCCL_TESTS_MIN_BW, the floor the run was given: check the transport verdicts " +
                 "and run the single-node and pair tests to find the slow node.",
             evidence: [{ line: run.avgBusbwCheck.line, text: run.avgBusbwCheck.text }],
+        });
+    }
+    // 5. nccl-tests' exit trace after the footer (v2.17.3+): expected after a failed results check (graded above); after
+    // a clean footer it is a failure in the teardown (src/common.cu run(): frees, MPI_Finalize), so the run exited non-zero
+    const footerFailed = (oob !== null && oob.count > 0) || run.avgBusbwCheck?.ok === false;
+    if (run.afterFooter.length > 0 && !footerFailed) {
+        verdicts.push({
+            check: "exit", ok: false, expected: "nccl-tests exits 0 after a clean footer",
+            seen: `failed after its footer: ${run.afterFooter[0].text}`,
+            hint: "The results were printed but nccl-tests failed while tearing down (freeing buffers, destroying communicators): " +
+                "look at the NCCL WARN lines and the launcher's exit status before trusting this node.",
+            evidence: run.afterFooter.slice(0, 5),
         });
     }
     const pass = verdicts.every((v) => v.ok);

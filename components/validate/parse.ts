@@ -24,7 +24,15 @@ const COLLECTIVES = [
     "all_reduce", "all_gather", "reduce_scatter", "alltoallv", "alltoall", "broadcast", "reduce", "sendrecv",
     "gather", "scatter", "hypercube",
 ];
-const COMMAND_PERF = /\b(all_reduce|all_gather|reduce_scatter|alltoallv|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf\b/;
+// A binary is `<test>_perf` plus the build's NAME_SUFFIX (`all_gather_perf_mpi` with `NAME_SUFFIX=_mpi`: NVIDIA/nccl-tests
+// src/Makefile), and `# Collective test starting:` prints its basename (src/common.cu main: programName = argv[0]'s).
+const COMMAND_PERF = /\b(all_reduce|all_gather|reduce_scatter|alltoallv|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?![A-Za-z0-9])/;
+
+/** The test a printed program name runs: `all_gather_perf_mpi` -> `all_gather_perf`; other names as printed. */
+export function testOfProgram(name: string): string {
+    const m = name.match(COMMAND_PERF);
+    return m && m.index === 0 ? `${m[1]}_perf` : name;
+}
 // Loose names as people write them in file names ("allgather", "all-reduce", "reducescatter").
 const FILE_HINTS: Array<[RegExp, string]> = [
     [/all[_-]?reduce/i, "all_reduce_perf"], [/all[_-]?gather/i, "all_gather_perf"],
@@ -219,7 +227,15 @@ const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
 const FAILURE_LINE = /Test (?:NCCL|CUDA) failure|: Test failure |Test timeout \(\d+s\)/;
 // The host nccl-tests names in its failure lines (src/common.h: getHostName, then `%s: Test ... failure`,
 // ` .. %s pid %d: Test failure`; src/common.cu: `%s: Test timeout (%ds)`).
-const FAILURE_HOST = /^\s*(?:\.\.\s+)?([A-Za-z0-9][\w.-]*)(?: pid \d+)?: Test (?:NCCL failure|CUDA failure|failure|timeout)\b/;
+// Not anchored: a failure inside a row is printed after the row's preamble on the same line
+// (`     2097152         32768     float    none      -1 node0: Test CUDA failure common.cu:389 ...`, NVIDIA/nccl-tests#355).
+const FAILURE_HOST = /(?:^|\s)(?:\.\.\s+)?([A-Za-z0-9][\w.-]*)(?: pid \d+)?: Test (?:NCCL failure|CUDA failure|failure|timeout)\b/;
+// `# error: %s` after the footer (src/util.cu writeErrors, v2.17.3+)
+// main()'s TESTCHECK trace: ` .. host pid N: Test failure common.cu:L` (src/common.h TESTCHECK)
+const EXIT_TRACE = /^\s*\.\.\s+[A-Za-z0-9][\w.-]* pid \d+: Test failure /;
+const LAST_ERROR = /^\s*#\s*error:\s*(.+?)\s*$/;
+// A process's rank lines are cut at 2048 bytes and end in `...` (src/util.cu: MAX_LINE, `strcpy(line+MAX_LINE-5, "...\n")`)
+const RANK_CUT = /^\s*#\s*Rank\s+\d+\b.*\.\.\.\s*$/;
 
 /** The host a failure line of nccl-tests names, or null (launcher lines name none). */
 export function failureHost(text: string): string | null {
@@ -240,6 +256,8 @@ interface Draft {
     /** Rows waiting for the rest of their fields (row written in pieces), by launcher source. */
     pending: Map<string, { text: string; line: number }>;
     commandHint: string | null;
+    /** A failure head was printed after this run's footer: later trace lines are not its exit status. */
+    foreignTail: boolean;
 }
 
 function newDraft(line: number, commandHint: string | null): Draft {
@@ -248,11 +266,13 @@ function newDraft(line: number, commandHint: string | null): Draft {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
             layout: "unknown", checkColumn: null, missingColumns: [], columnsFrom: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
             hosts: [], rows: [], avgBusbwGBps: null, avgBusbwCheck: null, outOfBounds: null, completed: false, failures: [], notes: [],
+            afterFooter: [], lastError: null,
         },
         stage: Stage.None,
         cols: null,
         pending: new Map(),
         commandHint,
+        foreignTail: false,
     };
 }
 
@@ -399,7 +419,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         }
         if ((m = text.match(STARTING_LINE))) {
             const cur = at(Stage.Starting, lineNo);
-            cur.run.collective = m[1];
+            cur.run.collective = testOfProgram(m[1]);
             cur.run.collectiveFrom = "printed";
             cur.stage = Stage.Starting;
             cur.run.lastLine = lineNo;
@@ -410,6 +430,10 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             cur.run.params = parseParams(text);
             cur.stage = Stage.Params;
             cur.run.lastLine = lineNo;
+            continue;
+        }
+        if (RANK_CUT.test(text) && d !== null && (d as Draft).stage === Stage.Devices) {
+            (d as Draft).run.ranksElided = true;
             continue;
         }
         if ((m = text.match(RANK_LINE))) {
@@ -462,7 +486,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             if (d) {
                 const cur = d as Draft;
                 if (!cur.run.collective) {
-                    cur.run.collective = m[1];
+                    cur.run.collective = testOfProgram(m[1]);
                     cur.run.collectiveFrom = "printed";
                 }
                 cur.stage = Stage.Concluded;
@@ -479,6 +503,18 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             cur.run.lastLine = lineNo;
             continue;
         }
+        if (d !== null && (d as Draft).stage >= Stage.Footer && !(d as Draft).foreignTail &&
+            (EXIT_TRACE.test(text) || LAST_ERROR.test(text))) {
+            // nccl-tests' own lines after its footer belong to that run (FORMAT.md §1), not to the launcher: the
+            // ` .. host pid N: Test failure` trace without a `Test NCCL/CUDA failure` head is main()'s exit status
+            const cur = d as Draft;
+            const le = text.match(LAST_ERROR);
+            if (le) cur.run.lastError ??= { line: lineNo, text: le[1] };
+            else cur.run.afterFooter.push({ line: lineNo, text: text.trim() });
+            continue;
+        }
+        // a failure head after a footer is another process's (a retry, a separate job): its trace is not this run's
+        if (d !== null && (d as Draft).stage >= Stage.Footer && FAILURE_LINE.test(text)) (d as Draft).foreignTail = true;
         if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
             const cur = d as Draft | null;
             if (cur && cur.stage >= Stage.Params && cur.stage < Stage.Footer) {

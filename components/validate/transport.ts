@@ -47,6 +47,10 @@ const ASSIGNED_NET = /NCCL INFO Assigned NET plugin (.+?) to comm\s*$/;
 // nvidia_peermem), `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` (2.19+), `GPU Direct RDMA Disabled for GPU
 // 1b000 / HCA 0 (distance 5 > 4)` (src/transport/net_ib.cc, src/graph/paths.cc ncclTopoCheckGdr)
 const GDR_DISABLED = /GPU Direct RDMA Disabled for /;
+// GPUDirect turned off on purpose: `NCCL_NET_GDR_LEVEL set by environment to LOC` (LOC: no GPU-NIC path qualifies;
+// NVIDIA/nccl src/graph/paths.cc ncclGetLevel prints the path name, the old numbering `0` means LOC too), and
+// aws-ofi-nccl's `NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR` (src/nccl_ofi_ofiutils.cpp)
+const GDR_FORCED_OFF = /NCCL_NET_GDR_LEVEL set by environment to (?:LOC|0)\b|NET\/OFI .*disabling GDR/;
 // `ncclCommInitRank comm 0x.. rank 13 nranks 16 cudaDev 5 ...` (src/init.cc); older `comm 0x.. rank 0 nranks 32 ...`
 const NRANKS = /\brank \d+ nranks (\d+)\b/;
 // `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit)
@@ -99,7 +103,7 @@ export function scanTransport(lines: string[]): TransportEvidence {
             // every WARN up to a bound (the one just before a failure is its cause, often past the first few)
             if (ev.warnLines.length < MAX_WARN_LINES) ev.warnLines.push({ line: lineNo, text: raw.trim().slice(0, 400) });
         }
-        if (GDR_DISABLED.test(text)) add(ev.gdrDisabled, lineNo, raw);
+        if (GDR_DISABLED.test(text) || GDR_FORCED_OFF.test(text)) add(ev.gdrDisabled, lineNo, raw);
         let m = text.match(USING_NETWORK) ?? text.match(ASSIGNED_NET);
         if (m) {
             const net = m[1];

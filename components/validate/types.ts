@@ -114,6 +114,14 @@ export interface NcclRun {
     failures: LineText[];
     /** Author notes such as `# Truncated  smaller message sizes`. */
     notes: LineText[];
+    /**
+     * nccl-tests' own lines after its footer: since v2.17.3 main() ends a run whose results check failed (out-of-bounds
+     * values, NCCL_TESTS_MIN_BW) with ` .. host pid N: Test failure common.cu:L` (TESTCHECK on run()'s testNumResults),
+     * and a failure in the teardown prints the same (NVIDIA/nccl-tests@a0b82b2 src/common.cu main, run; FORMAT.md §1).
+     */
+    afterFooter: LineText[];
+    /** `# error: <text>` after the footer (v2.17.3+ writeErrors: NCCL's ncclGetLastError), else null. */
+    lastError: LineText | null;
 }
 
 /** Count plus the first few matching lines (1-based line numbers). */
