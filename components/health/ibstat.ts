@@ -7,8 +7,11 @@
  *   	CA type: MT4129 ... Port 1:
  *   		State: Active | Down | Initializing | Armed      Physical state: LinkUp | Polling | Disabled | ...
  *   		Rate: 400      Link layer: InfiniBand | Ethernet
- * indented with tabs (spaces where a terminal copy turned them), `ibwarn:` debug lines and an `ibpanic:` line when a
- * device vanished mid-run (leptonai/gpud testdata ibstat.39.0.a100.failed.ibpanic).
+ * indented with tabs (spaces where a terminal copy turned them), `ibwarn:` debug lines and an `ibpanic:` line where it
+ * could not open a device ("stat of IB device 'mlx5_8' failed"), after which it lists no more: on Azure the Accelerated
+ * Networking VF (mlx5_an0; Azure/azhpc-images#213; the gpud capture ibstat.39.0.a100.failed.ibpanic is of an Azure VM,
+ * its GUIDs start 00155d, the IEEE OUI 00-15-5D of Microsoft that Hyper-V VFs carry, as in azhpc-diagnostics#59, and it
+ * stops after eight HDR ports).
  *
  * fi_info (libfabric util/info.c, the default short form):
  *   provider: efa
