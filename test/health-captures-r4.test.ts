@@ -142,3 +142,19 @@ test("ls -la /sys/class/infiniband/ (SELinux dots, the folder's . and ..; an EFA
     // a target that does not end in the device's own name is still refused
     assert.throws(() => parseRdmaDevices(rxe.replace("infiniband/rxe0/", "infiniband/rxe1/")), /does not link rxe0 to a \.\.\.\/infiniband\/rxe0 folder/);
 });
+
+test("rdma-core v54+ warns and goes on (\"ibwarn: ... stat of IB device 'mlx5_an0' failed\"): a non-rail is a note and the HCAs after it are graded; a rail warned about fails", () => {
+    // constructed in memory: ibstat.c since rdma-core commit 703b52c6e prints IBWARN("stat of IB device '%s' failed")
+    // where older releases panic, then lists the other devices; here the warning of the azhpc-images#213 capture in that
+    // form, followed by the eight HCAs of the gpud Azure A100 capture (its own panic line left out)
+    const warn = "ibwarn: [769778] main: stat of IB device 'mlx5_an0' failed\n";
+    const hcas = cap("ibstat.a100-ibpanic.txt").replace(/^ibpanic:.*\n/m, "");
+    const nic = only(A100, ["nic"]);
+    const h = grade({ "ibstat.txt": warn + hcas }, nic);
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h.notes.some((n) => /^ibstat could not read mlx5_an0, which is no RDMA rail of the stack/.test(n)), h.notes.join("\n"));
+    const rail = grade({ "ibstat.txt": warn.replace("mlx5_an0", "mlx5_ib0") + hcas }, nic);
+    assert.deepEqual(rail.findings.map((f) => [f.message, f.evidence]), [["ibstat could not read a device", "ibwarn: [769778] main: stat of IB device 'mlx5_ib0' failed"]]);
+    // any other ibwarn line is still debug output
+    assert.equal(grade({ "ibstat.txt": "ibwarn: [1] main: umad_init: something\n" + hcas }, nic).verdict, "healthy");
+});

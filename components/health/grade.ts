@@ -315,16 +315,17 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     const present = exp.nics.names.filter((n) => r.cas.some((c) => c.name === n));
     const byName = exp.nics.names.length > 0 && (present.length > 0 || exp.fabric === "roce");
     const graded = byName ? ports.filter((p) => present.includes(p.ca)) : ports.filter((p) => p.linkLayer === exp.nics.linkLayer);
-    // ibstat without arguments stops at the first device it cannot open (ibpanic, "stat of IB device '<name>' failed"):
-    // on Azure that is the Accelerated Networking VF mlx5_an0, an Ethernet function beside the IB HCAs, on a healthy VM
-    // (Azure/azhpc-images#213, Azure/azhpc-diagnostics#59). A device that is not a rail of the stack says nothing about
-    // the rails: the devices it kept ibstat from listing are not checked, never missing; a named rail that failed fails.
-    const stopped = r.errors.map((e) => ({ line: e, device: /stat of IB device '([^']+)' failed/.exec(e)?.[1] }));
-    for (const e of stopped) {
+    // ibstat without arguments stops at the first device it cannot open (ibpanic, "stat of IB device '<name>' failed";
+    // rdma-core v54.0+ warns with ibwarn and goes on): on Azure that is the Accelerated Networking VF mlx5_an0, an
+    // Ethernet function beside the IB HCAs, on a healthy VM (Azure/azhpc-images#213, Azure/azhpc-diagnostics#59). A device
+    // that is not a rail of the stack says nothing about the rails: the devices a panic kept ibstat from listing are not
+    // checked, never missing; a named rail that could not be read fails.
+    const failed = r.errors.map((e) => ({ line: e, device: /stat of IB device '([^']+)' failed/.exec(e)?.[1], panic: /^ibpanic:/.test(e) }));
+    for (const e of failed) {
         if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
-        else g.h.notes.push(`ibstat stopped at ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
+        else g.h.notes.push(`ibstat ${e.panic ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
     }
-    const stoppedAt = stopped.find((e) => e.device !== undefined && !exp.nics.names.includes(e.device))?.device;
+    const stoppedAt = failed.find((e) => e.panic && e.device !== undefined && !exp.nics.names.includes(e.device))?.device;
     const short = (what: string): void => {
         if (stoppedAt) g.h.notChecked.push({ component: "nic", file: f, reason: `${what}, and ibstat stopped at ${stoppedAt} before listing the rest: they are not checked (ibstat <device> per rail reads each one)` });
         else g.fail("nic", f, what);

@@ -36,7 +36,7 @@ export interface IbPort {
 
 export interface IbstatReport {
     cas: Array<{ name: string; type?: string; ports: IbPort[] }>;
-    /** ibpanic / error lines the tool printed */
+    /** ibpanic / error lines the tool printed, and the v54+ "ibwarn: ... stat of IB device" line that replaces the panic */
     errors: string[];
     /**
      * where the text stops inside a device: ibstat.c prints a "Port N:" section for each port of a CA and, per port, "State:"
@@ -52,8 +52,12 @@ export function parseIbstat(text: string): IbstatReport {
     let port: IbPort | undefined;
     for (const raw of boundedLines(text)) {
         const line = raw.trim();
-        if (!line || line.startsWith("#") || /^ibwarn:/.test(line)) continue;
-        if (/^ibpanic:|^ibstat: |^Error/i.test(line)) {
+        // rdma-core v54.0+ (commit 703b52c6e, "ibdiags: Do not panic on ibstat query failure") warns and goes on where
+        // older ones panic: "ibwarn: [pid] main: stat of IB device '<name>' failed" (libibmad mad.h IBWARN); other
+        // ibwarn lines are debug output
+        const warned = /^ibwarn: \[\d+\] \w+: stat of IB device '/.test(line);
+        if (!line || line.startsWith("#") || (/^ibwarn:/.test(line) && !warned)) continue;
+        if (warned || /^ibpanic:|^ibstat: |^Error/i.test(line)) {
             errors.push(line);
             continue;
         }
