@@ -158,3 +158,15 @@ test("rdma-core v54+ warns and goes on (\"ibwarn: ... stat of IB device 'mlx5_an
     // any other ibwarn line is still debug output
     assert.equal(grade({ "ibstat.txt": "ibwarn: [1] main: umad_init: something\n" + hcas }, nic).verdict, "healthy");
 });
+
+test("ibstat of two ConnectX-6 Dx RoCE ports Down/Disabled (8-space indents; deepseek-ai/3FS#39) fails nic on each named rail", () => {
+    const roce = stack("examples/roce-h100.yaml");
+    const two = only({ ...roce, nics: { ...roce.nics, names: ["mlx5_0", "mlx5_1"], count: 2 } }, ["nic"]);
+    const h = grade({ "ibstat.txt": cap("ibstat.cx6dx-roce-down-3fs39.txt") }, two);
+    assert.deepEqual(summary(h), {
+        verdict: "failing",
+        findings: [["nic", "mlx5_0 port 1 is Down, expected Active"], ["nic", "mlx5_1 port 1 is Down, expected Active"]],
+        notChecked: [],
+    });
+    assert.deepEqual(h.findings.map((f) => f.evidence), ["mlx5_0 port 1: State: Down", "mlx5_1 port 1: State: Down"]);
+});
