@@ -32,6 +32,13 @@ export function functionKey(bdf: string): string {
     return `${domain}:${parts.slice(-2).join(":")}`;
 }
 
+/** The text without its trailing "/"s; a loop, not an unanchored regex (text.ts: linear on any line). */
+function trimSlashes(s: string): string {
+    let end = s.length;
+    while (end > 0 && s[end - 1] === "/") end--;
+    return s.slice(0, end);
+}
+
 export function parseRdmaDevices(text: string): RdmaDevices {
     const devices = new Map<string, string | undefined>();
     let noClass: string | undefined;
@@ -48,8 +55,8 @@ export function parseRdmaDevices(text: string): RdmaDevices {
         const arrow = line.indexOf(" -> ");
         if (arrow < 0) throw new HealthParseError(`line "${line.slice(0, 120)}" is not an ls -l line of /sys/class/infiniband ("<name> -> ../../devices/.../infiniband/<name>")`);
         // the device's own name, also where ls was given its path (".../infiniband/rxe0")
-        const name = (line.slice(0, arrow).split(" ").pop() ?? "").replace(/\/+$/, "").split("/").pop() ?? "";
-        const target = line.slice(arrow + 4).replace(/\/+$/, "").split("/");
+        const name = trimSlashes(line.slice(0, arrow).split(" ").pop() ?? "").split("/").pop() ?? "";
+        const target = trimSlashes(line.slice(arrow + 4)).split("/");
         // the link ends in infiniband/<its own name>; the folder above is the device's
         if (target.length < 3 || target[target.length - 1] !== name || target[target.length - 2] !== "infiniband") {
             throw new HealthParseError(`"${line.slice(0, 160)}" does not link ${name || "a device"} to a .../infiniband/${name || "<name>"} folder`);
