@@ -7,8 +7,11 @@
  *   	CA type: MT4129 ... Port 1:
  *   		State: Active | Down | Initializing | Armed      Physical state: LinkUp | Polling | Disabled | ...
  *   		Rate: 400      Link layer: InfiniBand | Ethernet
- * indented with tabs (spaces where a terminal copy turned them), `ibwarn:` debug lines and an `ibpanic:` line when a
- * device vanished mid-run (leptonai/gpud testdata ibstat.39.0.a100.failed.ibpanic).
+ * indented with tabs (spaces where a terminal copy turned them), `ibwarn:` debug lines and an `ibpanic:` line where it
+ * could not open a device ("stat of IB device 'mlx5_8' failed"), after which it lists no more: on Azure the Accelerated
+ * Networking VF (mlx5_an0; Azure/azhpc-images#213; the gpud capture ibstat.39.0.a100.failed.ibpanic is of an Azure VM,
+ * its GUIDs start 00155d, the IEEE OUI 00-15-5D of Microsoft that Hyper-V VFs carry, as in azhpc-diagnostics#59, and it
+ * stops after eight HDR ports).
  *
  * fi_info (libfabric util/info.c, the default short form):
  *   provider: efa
@@ -33,7 +36,7 @@ export interface IbPort {
 
 export interface IbstatReport {
     cas: Array<{ name: string; type?: string; ports: IbPort[] }>;
-    /** ibpanic / error lines the tool printed */
+    /** ibpanic / error lines the tool printed, and the v54+ "ibwarn: ... stat of IB device" line that replaces the panic */
     errors: string[];
     /**
      * where the text stops inside a device: ibstat.c prints a "Port N:" section for each port of a CA and, per port, "State:"
@@ -49,8 +52,12 @@ export function parseIbstat(text: string): IbstatReport {
     let port: IbPort | undefined;
     for (const raw of boundedLines(text)) {
         const line = raw.trim();
-        if (!line || line.startsWith("#") || /^ibwarn:/.test(line)) continue;
-        if (/^ibpanic:|^ibstat: |^Error/i.test(line)) {
+        // rdma-core v54.0+ (commit 703b52c6e, "ibdiags: Do not panic on ibstat query failure") warns and goes on where
+        // older ones panic: "ibwarn: [pid] main: stat of IB device '<name>' failed" (libibmad mad.h IBWARN); other
+        // ibwarn lines are debug output
+        const warned = /^ibwarn: \[\d+\] \w+: stat of IB device '/.test(line);
+        if (!line || line.startsWith("#") || (/^ibwarn:/.test(line) && !warned)) continue;
+        if (warned || /^ibpanic:|^ibstat: |^Error/i.test(line)) {
             errors.push(line);
             continue;
         }

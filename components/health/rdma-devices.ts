@@ -8,6 +8,10 @@
  * PR #17). `ls: cannot access '/sys/class/infiniband/': No such file or directory` is the answer of a kernel with no
  * RDMA device registered. This is what tells a Mellanox function that is an RDMA rail from one that is not (lspci
  * alone names the model, never the rail: test/fixtures/health/README.md).
+ * Spellings people send (test/fixtures/health/README.md, round 4): `ls -la` adds the folder's own `.` and `..` lines
+ * (gnosia93/training-on-eks, an EFA node), SELinux hosts print `lrwxrwxrwx.` (the same), `ls -l` of the device paths
+ * names each device by its path with the link's target ending in "/" (Linux commit a9d2e9ae953f's message:
+ * "/sys/class/infiniband/rxe0 -> ../../devices/virtual/infiniband/rxe0/").
  */
 import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
@@ -28,6 +32,13 @@ export function functionKey(bdf: string): string {
     return `${domain}:${parts.slice(-2).join(":")}`;
 }
 
+/** The text without its trailing "/"s; a loop, not an unanchored regex (text.ts: linear on any line). */
+function trimSlashes(s: string): string {
+    let end = s.length;
+    while (end > 0 && s[end - 1] === "/") end--;
+    return s.slice(0, end);
+}
+
 export function parseRdmaDevices(text: string): RdmaDevices {
     const devices = new Map<string, string | undefined>();
     let noClass: string | undefined;
@@ -35,14 +46,17 @@ export function parseRdmaDevices(text: string): RdmaDevices {
     for (const raw of boundedLines(text)) {
         const line = raw.trim();
         if (!line || /^total \d+$/.test(line)) continue;
+        // `ls -la`: the class folder itself and its parent, directories named "." and ".."
+        if (/^d\S* .* \.{1,2}$/.test(line)) continue;
         if (/^ls: cannot access .*\/sys\/class\/infiniband\/?'?: No such file or directory$/.test(line)) {
             noClass = line;
             continue;
         }
         const arrow = line.indexOf(" -> ");
         if (arrow < 0) throw new HealthParseError(`line "${line.slice(0, 120)}" is not an ls -l line of /sys/class/infiniband ("<name> -> ../../devices/.../infiniband/<name>")`);
-        const name = line.slice(0, arrow).split(" ").pop() ?? "";
-        const target = line.slice(arrow + 4).split("/");
+        // the device's own name, also where ls was given its path (".../infiniband/rxe0")
+        const name = trimSlashes(line.slice(0, arrow).split(" ").pop() ?? "").split("/").pop() ?? "";
+        const target = trimSlashes(line.slice(arrow + 4)).split("/");
         // the link ends in infiniband/<its own name>; the folder above is the device's
         if (target.length < 3 || target[target.length - 1] !== name || target[target.length - 2] !== "infiniband") {
             throw new HealthParseError(`"${line.slice(0, 160)}" does not link ${name || "a device"} to a .../infiniband/${name || "<name>"} folder`);
