@@ -18,6 +18,7 @@ import { freePort } from "./fixtures/ports";
 import { planCluster } from "../components/plan";
 import { parseClusterSpec } from "../components/spec";
 import { slurmFiles } from "../components/slurm/render";
+import { ibstatStandIn } from "./fixtures/ibstat-standin";
 
 const ROOT = path.resolve(__dirname, "..");
 const ROLE = path.join(ROOT, "playbooks", "roles", "slurm");
@@ -40,6 +41,7 @@ function grade(tools: Record<string, string>, expect: Record<string, string | nu
         // nvidia-smi is absent unless named (a node without GPUs)
         for (const t of ["ibstat", "fi_info", "dmesg"]) if (!byTool.has(t)) byTool.set(t, ["*) ;;"]);
         for (const [name, cases] of byTool) fs.writeFileSync(path.join(bin, name), `#!/bin/sh\ncase "$1" in\n${cases.join("\n")}\nesac\n`, { mode: 0o755 });
+        if (tools.ibstat) fs.writeFileSync(path.join(bin, "ibstat"), ibstatStandIn(path.join(CAPTURES, tools.ibstat), expect.AN0 === 1), { mode: 0o755 });
         const env = path.join(dir, "env");
         fs.writeFileSync(env, Object.entries(expect).map(([k, v]) => `RDMAKIT_HEALTH_${k}=${v}\n`).join(""));
         // the program sets its own PATH first (slurmd runs it bare); the stand-ins go where it looks first
@@ -69,6 +71,9 @@ test("the health program drains with the component named, from real failing capt
     assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-ib-400.txt" }, { GPUS: 8, RDMA_DEVICES: 8, FABRIC: "azure-ib" }), { rc: 0, out: "ok" });
     assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-roce-polling.txt" }, { GPUS: 8, RDMA_DEVICES: 12, FABRIC: "roce" }),
         { rc: 1, out: "rdmakit health: rdma 10 of 12 RDMA ports active (ibstat)" });
+    // an Azure VM with Accelerated Networking: ibstat cannot open mlx5_an0 (listed first), the 8 IB HCAs are active.
+    // Plain ibstat stopped there, so every such node was drained with "rdma 0 of 8"
+    assert.deepEqual(grade({ ...healthy, ibstat: "ibstat.h100-ib-400.txt" }, { GPUS: 8, RDMA_DEVICES: 8, FABRIC: "azure-ib", AN0: 1 }), { rc: 0, out: "ok" });
     assert.deepEqual(grade({ ...healthy, fi_info: "fi_info.no-efa.txt" }, { GPUS: 8, RDMA_DEVICES: 4, FABRIC: "aws-efa" }),
         { rc: 1, out: "rdmakit health: efa 0 of 4 EFA devices (fi_info -p efa)" });
     assert.deepEqual(grade({ ...healthy, fi_info: "fi_info.p4de-4efa.txt" }, { GPUS: 8, RDMA_DEVICES: 4, FABRIC: "aws-efa" }), { rc: 0, out: "ok" });

@@ -23,6 +23,7 @@ import { summariserScript } from "../components/provision/summarise";
 import { serveKeyLocally } from "../components/provision/keysocket";
 import { SUMMARISER_NAME, VALIDATE_SCRIPT, parseResultLine, validationVars, varsDigest } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
+import { AN0_PANIC, ibstatStandIn } from "./fixtures/ibstat-standin";
 
 const ROOT = path.resolve(__dirname, "..");
 const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
@@ -68,7 +69,8 @@ function healthTools(dir: string): string {
     const tool = (name: string, body: string): void => fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
     tool("nvidia-smi", `case "$1" in -q) cat '${cap("nvidia-smi-q.h100-565.57.01.txt")}';; nvlink) cat '${cap("nvidia-smi-nvlink.h100x8-constructed.txt")}';; *) exit 1;; esac`);
     tool("lspci", `cat '${cap("lspci-vv.h100-gpud-nic-downgraded.txt")}'`);
-    tool("ibstat", `cat '${cap("ibstat.h100-ib-400.txt")}'`);
+    // an Azure VM with Accelerated Networking: mlx5_an0 first, which ibstat cannot open (the role asks each device)
+    fs.writeFileSync(path.join(bin, "ibstat"), ibstatStandIn(cap("ibstat.h100-ib-400.txt"), true), { mode: 0o755 });
     tool("dmesg", `cat '${cap("dmesg.kmsg-clean.txt")}'`);
     // the role's listing of /sys/class/infiniband (this machine has none); every other ls is the real one
     tool("ls", `if [ "$*" = "-l /sys/class/infiniband/" ]; then cat '${cap("rdma-devices.h100-gpud-constructed.txt")}'; else exec /bin/ls "$@"; fi`);
@@ -137,8 +139,9 @@ test("Azure: failing health checks fail the node, with NHC's own failure lines i
     // report grades them (a ConnectX-7 rail at Gen4 x8) beside the node's nccl-tests verdict
     const captured = path.join(r.out, "health", "localhost");
     assert.deepEqual(fs.readdirSync(captured).sort(), ["dmesg.txt", "ibstat.txt", "lspci-vv.txt", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt", "rdma-devices.txt"]);
+    // each device asked on its own: the panic of mlx5_an0, then every HCA's block as the capture has them
     assert.equal(fs.readFileSync(path.join(captured, "ibstat.txt"), "utf8"),
-        fs.readFileSync(path.join(ROOT, "test/fixtures/health/captures/ibstat.h100-ib-400.txt"), "utf8"));
+        `${AN0_PANIC}\n` + fs.readFileSync(path.join(ROOT, "test/fixtures/health/captures/ibstat.h100-ib-400.txt"), "utf8").replace(/\n?$/, "\n"));
     assert.match(r.stdout, /FAIL node health: 0 of 1 node\(s\) healthy; bad node\(s\): localhost/);
     assert.match(r.stdout, /localhost\s+health FAILING\s+nccl-tests -\s+pcie: RDMA NIC 1a:00\.0 \(ConnectX-7\) link trained at 16GT\/s x8, capable of 32GT\/s x16 \(rail mlx5_0\)/);
     // the full-member key 0x8001 is there: the partition check passes on its own
