@@ -5,46 +5,12 @@
 // named by rule, device and port, and what cannot be read is refused by name.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { fabricDrift, formatDriftReport, type DriftReport } from "../components/roce/drift";
 import { parseHostState, runningSwitchView } from "../components/roce/fabric-state";
-import { planQos, type HostPlan, type QosPlan } from "../components/roce/qos";
-import { roceSpecSchema } from "../components/roce/spec";
-import { fabricSpecInput } from "./fixtures/roce/helpers";
+import { fixture, hostOutput, PLAN } from "./fixtures/roce/running-host";
 
-const RUNNING = path.join(__dirname, "fixtures", "roce", "running");
-const fixture = (f: string) => fs.readFileSync(path.join(RUNNING, f), "utf8");
-
-const PLAN: QosPlan = (() => {
-    const s = fabricSpecInput();
-    s.hosts.forEach((h, i) => { h.railPorts = [`leaf-nvue:swp${i + 1}`, `leaf-eos:Ethernet${i + 1}/1`]; });
-    return planQos(roceSpecSchema.parse(s));
-})();
 const GPU01 = PLAN.hosts.find((h) => h.name === "gpu01")!;
 
-/** One host's answer in hostReadScript's layout, the plan's state on every rail unless a section is given. */
-function hostOutput(h: HostPlan, over: { mlnxQos?: string; ethtool?: string } = {}): string {
-    const lines = ["@@rdmakit-host-state 1"];
-    h.railNics.forEach((dev, i) => {
-        const ifc = h.railNetdevs![i];
-        lines.push(`@@rail ${dev} ${ifc}`, "@@mtu", "9000");
-        lines.push("@@mlnx_qos", over.mlnxQos ?? fixture("mlnx_qos-planned.txt"), "");
-        lines.push("@@ethtool-a", (over.ethtool ?? fixture("ethtool-a.txt")).replace("IFC", ifc), "");
-        lines.push("@@ecn");
-        for (let p = 0; p < 8; p++) { const on = (h.vars.roce_host_cc_prio_mask >> p) & 1; lines.push(`np ${p} ${on}`, `rp ${p} ${on}`); }
-        lines.push(`cnp_dscp ${h.vars.roce_host_cnp_dscp}`, `cnp_prio ${h.vars.roce_host_cnp_priority}`);
-        lines.push("@@traffic_class", `Global tclass=${h.vars.roce_host_tos}`);
-    });
-    const neighbours = h.railNetdevs!.map((ifc, i) => {
-        const [sys, port] = h.railPorts![i].split(":");
-        return { name: ifc, chassis: [{ name: [{ value: sys }] }], port: [{ id: [{ type: "ifname", value: port }] }] };
-    });
-    lines.push("@@lldp", JSON.stringify({ lldp: [{ interface: neighbours }] }), "");
-    lines.push("@@nccl", ...Object.entries(h.ncclEnv).map(([k, v]) => `${k}=${v}`), "");
-    lines.push("@@end");
-    return lines.join("\n") + "\n";
-}
 const hostDrift = (output: string): DriftReport => fabricDrift(PLAN, [], [{ host: "gpu01", output }]);
 const show = (r: DriftReport) => formatDriftReport(r);
 const on = (r: DriftReport, device: string) => r.findings.filter((f) => f.device.split(", ").includes(device));
