@@ -320,14 +320,24 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     // Ethernet function beside the IB HCAs, on a healthy VM (Azure/azhpc-images#213, Azure/azhpc-diagnostics#59). A device
     // that is not a rail of the stack says nothing about the rails: the devices a panic kept ibstat from listing are not
     // checked, never missing; a named rail that could not be read fails.
-    const failed = r.errors.map((e) => ({ line: e, device: /stat of IB device '([^']+)' failed/.exec(e)?.[1], panic: /^ibpanic:/.test(e) }));
+    // A panic stopped ibstat only where no device it lists sorts after the one it panicked at: ibstat walks the devices
+    // in strcmp order of their names (libibumad umad_sort_ca_device_list, rdma-core v30.0+, commit b51b4cef6), and
+    // the kit asks each device on its own (`ibstat -l`, then `ibstat <ca>`: infiniband-diags/ibstat.c main, a device
+    // argument stats that one only), where a panic ends that device's ibstat alone and the devices after it are
+    // listed. (A plain ibstat of rdma-core v26-v29 walked readdir's order; such a capture may be read as not stopped.)
+    const listedAfter = (device: string): boolean => r.cas.some((c) => c.name > device);
+    const failed = r.errors.map((e) => {
+        const device = /stat of IB device '([^']+)' failed/.exec(e)?.[1];
+        return { line: e, device, stopped: /^ibpanic:/.test(e) && device !== undefined && !listedAfter(device) };
+    });
     for (const e of failed) {
         if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
-        else g.h.notes.push(`ibstat ${e.panic ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
+        else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
     }
-    const stoppedAt = failed.find((e) => e.panic && e.device !== undefined && !exp.nics.names.includes(e.device))?.device;
-    const short = (what: string): void => {
-        if (stoppedAt) g.h.notChecked.push({ component: "nic", file: f, reason: `${what}, and ibstat stopped at ${stoppedAt} before listing the rest: they are not checked (ibstat <device> per rail reads each one)` });
+    const stoppedAt = failed.find((e) => e.stopped && !exp.nics.names.includes(e.device ?? ""))?.device;
+    // hidden: the stop explains every missing device (names: each sorts after it, so ibstat would have listed it next)
+    const short = (what: string, hidden = true): void => {
+        if (stoppedAt && hidden) g.h.notChecked.push({ component: "nic", file: f, reason: `${what}, and ibstat stopped at ${stoppedAt} before listing the rest: they are not checked (ibstat <device> per rail reads each one)` });
         else g.fail("nic", f, what);
     };
     // cut inside a device: that device is not checked, nor is how many there are (the rest may be missing only from the file)
@@ -335,7 +345,7 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     if (r.cut) g.h.notChecked.push({ component: "nic", file: f, reason: `${f} stops inside a device (${r.cut}): cut short, so that device and the device count are not checked` });
     else if (byName) {
         const missing = exp.nics.names.filter((n) => !present.includes(n));
-        if (missing.length) short(`RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`);
+        if (missing.length) short(`RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`, missing.every((n) => stoppedAt !== undefined && n > stoppedAt));
     } else {
         const have = new Set(graded.map((p) => p.ca)).size;
         if (have < exp.nics.count) short(`${have} ${exp.nics.linkLayer} RDMA device(s), expected ${exp.nics.count}`);
