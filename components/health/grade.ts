@@ -585,19 +585,33 @@ export function gradeNode(node: string, files: NodeFiles, exp: HealthExpectation
 const FINDINGS_LISTED = 40;
 const NOTES_LISTED = 40;
 
-/** Keeps the first FINDINGS_LISTED findings, persistent ones first (what day 2 acts on), in their order, and the notes. */
+/**
+ * Keeps FINDINGS_LISTED findings in their order: every component's first finding (a flood of one component's findings
+ * must not hide that another failed), then persistent ones (what day 2 acts on), then the rest; and the first notes.
+ * The note in front counts what is left out, by component.
+ */
 function capListed(h: NodeHealth): void {
     const over = h.findings.length - FINDINGS_LISTED;
+    let counted = "";
     if (over > 0) {
-        const persistent = h.findings.filter((f) => !isTransient(f)).slice(0, FINDINGS_LISTED);
-        const keep = new Set([...persistent, ...h.findings.filter(isTransient).slice(0, FINDINGS_LISTED - persistent.length)]);
+        const keep = new Set<NodeHealth["findings"][number]>();
+        const firsts = new Map<string, NodeHealth["findings"][number]>();
+        for (const f of h.findings) if (!firsts.has(f.component)) firsts.set(f.component, f);
+        const order = [...firsts.values(), ...h.findings.filter((f) => !isTransient(f)), ...h.findings.filter(isTransient)];
+        for (const f of order) {
+            if (keep.size >= FINDINGS_LISTED) break;
+            keep.add(f);
+        }
+        const left = new Map<string, number>();
+        for (const f of h.findings) if (!keep.has(f)) left.set(f.component, (left.get(f.component) ?? 0) + 1);
+        counted = ` (${[...left].map(([c, n]) => `${c} ${n}`).join(", ")})`;
         h.findings = h.findings.filter((f) => keep.has(f));
     }
     const notesOver = h.notes.length - NOTES_LISTED;
     if (notesOver > 0) h.notes = h.notes.slice(0, NOTES_LISTED);
     if (over > 0 || notesOver > 0) {
         // first, so the report's few notes show it
-        h.notes.unshift(`${over > 0 ? `${over} more finding(s)` : ""}${over > 0 && notesOver > 0 ? " and " : ""}${notesOver > 0 ? `${notesOver} more note(s)` : ""} ` +
-            `on this node not listed one by one (the first ${FINDINGS_LISTED} of each are, persistent findings first)`);
+        h.notes.unshift(`${over > 0 ? `${over} more finding(s)${counted}` : ""}${over > 0 && notesOver > 0 ? " and " : ""}${notesOver > 0 ? `${notesOver} more note(s)` : ""} ` +
+            `on this node not listed one by one (the first ${FINDINGS_LISTED} of each are, every component's first finding and persistent findings first)`);
     }
 }
