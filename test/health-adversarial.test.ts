@@ -127,10 +127,33 @@ test("a dmesg naming thousands of GPUs lists the first findings and counts the r
         const [h] = gradeHealthDir(dir, stack("examples/aws-p5.yaml"));
         assert.equal(h.verdict, "failing");
         assert.ok(h.findings.length <= 40, `${h.findings.length} findings listed`);
-        assert.match(h.notes[0], /^\d+ more finding\(s\)( and \d+ more note\(s\))? on this node not listed one by one/);
+        assert.match(h.notes[0], /^\d+ more finding\(s\) \(xid \d+\)( and \d+ more note\(s\))? on this node not listed one by one/);
         const text = formatHealth([h], "head");
         assert.ok(text.length < 40_000, `a ${text.length}-character report`);
         assert.match(text, /note {4}\d+ more finding\(s\)/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+// Found in review 10: the cap kept the first 40 findings in the grader's order, so the NVSwitch finding of a log that
+// also names thousands of GPUs (graded after the Xids) was never listed, only counted.
+test("the finding cap lists every component's first finding: an NVSwitch SXid after 20k Xid lines is listed, and the note names what is counted", { timeout: 120_000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-health-many-sx-"));
+    try {
+        fs.mkdirSync(path.join(dir, "n1"));
+        const lines: string[] = [];
+        for (let k = 0; k < 20_000; k++) {
+            const bdf = `0000:${(k & 255).toString(16).padStart(2, "0")}:${((k >> 8) & 255).toString(16).padStart(2, "0")}.0`;
+            lines.push(`[${(k / 10).toFixed(6)}] NVRM: Xid (PCI:${bdf}): ${[48, 79, 94, 95][k % 4]}, pid=${k}, name=p${k}, Ch ${k}`);
+        }
+        // constructed: the line form of the published fatal capture (test/health-sxid.test.ts), at the log's end
+        lines.push("[ 2001.000000] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up");
+        fs.writeFileSync(path.join(dir, "n1", "dmesg.txt"), lines.join("\n") + "\n");
+        const [h] = gradeHealthDir(dir, stack("examples/aws-p5.yaml"));
+        assert.ok(h.findings.length <= 40, `${h.findings.length} findings listed`);
+        assert.deepEqual([...new Set(h.findings.map((f) => f.component))].sort(), ["nvswitch", "xid"]);
+        assert.match(h.notes[0], /^\d+ more finding\(s\) \(xid \d+\)/);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

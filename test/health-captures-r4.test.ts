@@ -170,3 +170,28 @@ test("ibstat of two ConnectX-6 Dx RoCE ports Down/Disabled (8-space indents; dee
     });
     assert.deepEqual(h.findings.map((f) => f.evidence), ["mlx5_0 port 1: State: Down", "mlx5_1 port 1: State: Down"]);
 });
+
+test("the role's capture (ibstat -l, then ibstat <ca>) on a pre-v54 Azure VM: mlx5_an0's panic ends only its own ibstat, so a rail missing after it fails", () => {
+    // constructed in memory, as the role's loop writes it where rdma-core panics (before v54.0): ibstat -l lists
+    // mlx5_an0 before mlx5_ib0..7 (libibumad umad_sort_ca_device_list, strcmp order since v30.0, commit b51b4cef6),
+    // `ibstat mlx5_an0` panics (azhpc-images#213's line) and each `ibstat <ca>` after it prints that device's block
+    // (infiniband-diags/ibstat.c main: a device argument stats that device only); the blocks are the gpud Azure A100
+    // HCAs renamed mlx5_0..7 -> mlx5_ib0..7, the names of that VM with Accelerated Networking (azhpc-images#213)
+    const gpud = cap("ibstat.a100-ibpanic.txt").replace(/^ibpanic:.*\n/m, "");
+    const blocks = gpud.replace(/^CA 'mlx5_(\d)'$/gm, "CA 'mlx5_ib$1'").split(/(?=^CA ')/m);
+    assert.equal(blocks.length, 8);
+    const an0 = cap("ibstat.azure-a100-an0-ibpanic-azhpcimages213.txt");
+    const nic = only(A100, ["nic"]);
+    const all = grade({ "ibstat.txt": an0 + blocks.join("") }, nic);
+    assert.deepEqual(summary(all), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(all.notes.some((n) => /^ibstat could not read mlx5_an0, which is no RDMA rail of the stack/.test(n)), all.notes.join("\n"));
+    const seven = grade({ "ibstat.txt": an0 + blocks.slice(0, 7).join("") }, nic);
+    assert.deepEqual(summary(seven), { verdict: "failing", findings: [["nic", "RDMA device(s) mlx5_ib7 missing: 7 of the 8 expected are listed"]], notChecked: [] });
+    // rails named mlx5_0..7 sort before mlx5_an0: a plain ibstat that panicked there had listed them all, so one of
+    // them absent is missing in either reading (the gpud capture less its last HCA, the panic renamed mlx5_an0)
+    const early = only({ ...A100, nics: { ...A100.nics, names: ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"] } }, ["nic"]);
+    const plain = gpud.split(/(?=^CA ')/m).slice(0, 7).join("") + an0;
+    assert.deepEqual(summary(grade({ "ibstat.txt": plain }, early)).findings, [["nic", "RDMA device(s) mlx5_7 missing: 7 of the 8 expected are listed"]]);
+    // the azhpc-images#213 capture alone (nothing listed after the panic) stays not checked
+    assert.equal(grade({ "ibstat.txt": an0 }, nic).verdict, "incomplete");
+});

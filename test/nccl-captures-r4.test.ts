@@ -121,13 +121,17 @@ test("v2.17.3+: the exit trace after a FAILED footer is the run's own, not a lau
     assert.equal(g.verdicts.find((x) => x.check === "launcher"), undefined);
 });
 
-test("an exit trace after a clean footer is a teardown failure; a new process's failure head after it stays a launcher error", () => {
+test("an exit trace after a clean footer is another process's failed results check; a new process's failure head after it stays a launcher error", () => {
     const ok = [...DEVICES, ...TABLE.slice(0, 5), "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 17.33 ", "#",
         "# Collective test concluded: all_gather_perf_mpi", "#"];
     const g = gradeLog(parseNcclLog([...ok, " .. nodeA pid 15784: Test failure common.cu:1454"].join("\n")), ANY);
     const exit = g.runs[0].verdicts.find((x) => x.check === "exit");
     assert.equal(exit?.ok, false);
     assert.match(exit?.seen ?? "", /failed after its footer: \.\. nodeA pid 15784/);
+    // the teardown (frees, ncclCommDestroy) runs before the footer (src/common.cu run(), v2.17.3..v2.19.6): after a
+    // clean one only a process's own results check fails, which is what the hint must send the user to
+    assert.match(exit?.hint ?? "", /NCCL_TESTS_MIN_BW/);
+    assert.doesNotMatch(exit?.hint ?? "", /tearing down/);
     const p = parseNcclLog([...ok, "nodeB: Test NCCL failure common.cu:1011 'unhandled system error'",
         " .. nodeB pid 99: Test failure common.cu:1200"].join("\n"));
     assert.deepEqual(p.runs[0].afterFooter, []);

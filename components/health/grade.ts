@@ -320,14 +320,24 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     // Ethernet function beside the IB HCAs, on a healthy VM (Azure/azhpc-images#213, Azure/azhpc-diagnostics#59). A device
     // that is not a rail of the stack says nothing about the rails: the devices a panic kept ibstat from listing are not
     // checked, never missing; a named rail that could not be read fails.
-    const failed = r.errors.map((e) => ({ line: e, device: /stat of IB device '([^']+)' failed/.exec(e)?.[1], panic: /^ibpanic:/.test(e) }));
+    // A panic stopped ibstat only where no device it lists sorts after the one it panicked at: ibstat walks the devices
+    // in strcmp order of their names (libibumad umad_sort_ca_device_list, rdma-core v30.0+, commit b51b4cef6), and
+    // the kit asks each device on its own (`ibstat -l`, then `ibstat <ca>`: infiniband-diags/ibstat.c main, a device
+    // argument stats that one only), where a panic ends that device's ibstat alone and the devices after it are
+    // listed. (A plain ibstat of rdma-core v26-v29 walked readdir's order; such a capture may be read as not stopped.)
+    const listedAfter = (device: string): boolean => r.cas.some((c) => c.name > device);
+    const failed = r.errors.map((e) => {
+        const device = /stat of IB device '([^']+)' failed/.exec(e)?.[1];
+        return { line: e, device, stopped: /^ibpanic:/.test(e) && device !== undefined && !listedAfter(device) };
+    });
     for (const e of failed) {
         if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
-        else g.h.notes.push(`ibstat ${e.panic ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
+        else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
     }
-    const stoppedAt = failed.find((e) => e.panic && e.device !== undefined && !exp.nics.names.includes(e.device))?.device;
-    const short = (what: string): void => {
-        if (stoppedAt) g.h.notChecked.push({ component: "nic", file: f, reason: `${what}, and ibstat stopped at ${stoppedAt} before listing the rest: they are not checked (ibstat <device> per rail reads each one)` });
+    const stoppedAt = failed.find((e) => e.stopped && !exp.nics.names.includes(e.device ?? ""))?.device;
+    // hidden: the stop explains every missing device (names: each sorts after it, so ibstat would have listed it next)
+    const short = (what: string, hidden = true): void => {
+        if (stoppedAt && hidden) g.h.notChecked.push({ component: "nic", file: f, reason: `${what}, and ibstat stopped at ${stoppedAt} before listing the rest: they are not checked (ibstat <device> per rail reads each one)` });
         else g.fail("nic", f, what);
     };
     // cut inside a device: that device is not checked, nor is how many there are (the rest may be missing only from the file)
@@ -335,7 +345,7 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
     if (r.cut) g.h.notChecked.push({ component: "nic", file: f, reason: `${f} stops inside a device (${r.cut}): cut short, so that device and the device count are not checked` });
     else if (byName) {
         const missing = exp.nics.names.filter((n) => !present.includes(n));
-        if (missing.length) short(`RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`);
+        if (missing.length) short(`RDMA device(s) ${missing.join(", ")} missing: ${present.length} of the ${exp.nics.names.length} expected are listed`, missing.every((n) => stoppedAt !== undefined && n > stoppedAt));
     } else {
         const have = new Set(graded.map((p) => p.ca)).size;
         if (have < exp.nics.count) short(`${have} ${exp.nics.linkLayer} RDMA device(s), expected ${exp.nics.count}`);
@@ -575,19 +585,33 @@ export function gradeNode(node: string, files: NodeFiles, exp: HealthExpectation
 const FINDINGS_LISTED = 40;
 const NOTES_LISTED = 40;
 
-/** Keeps the first FINDINGS_LISTED findings, persistent ones first (what day 2 acts on), in their order, and the notes. */
+/**
+ * Keeps FINDINGS_LISTED findings in their order: every component's first finding (a flood of one component's findings
+ * must not hide that another failed), then persistent ones (what day 2 acts on), then the rest; and the first notes.
+ * The note in front counts what is left out, by component.
+ */
 function capListed(h: NodeHealth): void {
     const over = h.findings.length - FINDINGS_LISTED;
+    let counted = "";
     if (over > 0) {
-        const persistent = h.findings.filter((f) => !isTransient(f)).slice(0, FINDINGS_LISTED);
-        const keep = new Set([...persistent, ...h.findings.filter(isTransient).slice(0, FINDINGS_LISTED - persistent.length)]);
+        const keep = new Set<NodeHealth["findings"][number]>();
+        const firsts = new Map<string, NodeHealth["findings"][number]>();
+        for (const f of h.findings) if (!firsts.has(f.component)) firsts.set(f.component, f);
+        const order = [...firsts.values(), ...h.findings.filter((f) => !isTransient(f)), ...h.findings.filter(isTransient)];
+        for (const f of order) {
+            if (keep.size >= FINDINGS_LISTED) break;
+            keep.add(f);
+        }
+        const left = new Map<string, number>();
+        for (const f of h.findings) if (!keep.has(f)) left.set(f.component, (left.get(f.component) ?? 0) + 1);
+        counted = ` (${[...left].map(([c, n]) => `${c} ${n}`).join(", ")})`;
         h.findings = h.findings.filter((f) => keep.has(f));
     }
     const notesOver = h.notes.length - NOTES_LISTED;
     if (notesOver > 0) h.notes = h.notes.slice(0, NOTES_LISTED);
     if (over > 0 || notesOver > 0) {
         // first, so the report's few notes show it
-        h.notes.unshift(`${over > 0 ? `${over} more finding(s)` : ""}${over > 0 && notesOver > 0 ? " and " : ""}${notesOver > 0 ? `${notesOver} more note(s)` : ""} ` +
-            `on this node not listed one by one (the first ${FINDINGS_LISTED} of each are, persistent findings first)`);
+        h.notes.unshift(`${over > 0 ? `${over} more finding(s)${counted}` : ""}${over > 0 && notesOver > 0 ? " and " : ""}${notesOver > 0 ? `${notesOver} more note(s)` : ""} ` +
+            `on this node not listed one by one (the first ${FINDINGS_LISTED} of each are, every component's first finding and persistent findings first)`);
     }
 }
