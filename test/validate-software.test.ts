@@ -70,3 +70,18 @@ test("IB partition keys: a node-local run's nodes each with a full-member key, b
     fs.writeFileSync(path.join(dir, "c.json"), JSON.stringify({ host: "c", checks: [...ok, pkey("0x8001")] }));
     assert.equal(runNcclReport([], { preflight: dir }).code, 0);
 });
+
+// found by the review of session 6: a `seen` clipped at its end lost the full-member keys the comparison reads, so
+// nodes in the same partitions, each with many keys, were called different
+test("IB partition keys: nodes with many keys in the same partitions pass, the keys read from the end of a clipped seen", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-pkey-many-"));
+    const all = Array.from({ length: 40 }, (_, i) => `0x${(0x7f00 + i).toString(16)}`).join(",");
+    const seen = `keys ${all},0x8001; full-member 0x8001`;
+    assert.ok(seen.length > 300);
+    // a with 40 limited-member keys beside the full one, b with the full one alone: the same partition
+    for (const [host, text] of [["a", seen], ["b", "keys 0x8001; full-member 0x8001"]]) {
+        fs.writeFileSync(path.join(dir, `${host}.json`), JSON.stringify({ host, checks: [...ok, { check: "ib-pkey", expected: "x", seen: text, ok: true }] }));
+    }
+    const r = runNcclReport([], { preflight: dir });
+    assert.equal(r.code, 0, r.stdout);
+});

@@ -21,9 +21,11 @@ export const MAX_RESULT_BYTES = 1024 * 1024;
 const MAX_TEXT_CHARS = 300;
 const FAILED_LISTED = 10;
 
+/** The text, or its start and its end around "...": the end of a check's `seen` says what it found (ib-pkey's keys). */
 const clipped = (v: unknown): string => {
     const s = String(v);
-    return s.length > MAX_TEXT_CHARS ? `${s.slice(0, MAX_TEXT_CHARS - 3)}...` : s;
+    const tail = 100;
+    return s.length > MAX_TEXT_CHARS ? `${s.slice(0, MAX_TEXT_CHARS - tail - 3)}...${s.slice(-tail)}` : s;
 };
 
 export interface PreflightNode {
