@@ -259,7 +259,9 @@ test("a spec parsed again is answered afresh: what a caller did to an earlier re
 test("plainDataKey: JSON text for plain data only (the parse cache's key), and a cycle still throws", () => {
     assert.equal(plainDataKey({ a: [1, "2", true, null], b: { c: -1.5 } }), '{"a":[1,"2",true,null],"b":{"c":-1.5}}');
     // what JSON would spell otherwise or drop: not plain
-    for (const v of [-0, NaN, Infinity, undefined, [1, , 2], [undefined], { a: undefined }, { d: new Date(0) }, new Map(), 10n, { f() {} }, [Symbol("s")]]) {
+    const holed = [1, 2];
+    delete holed[0]; // a hole
+    for (const v of [-0, NaN, Infinity, undefined, holed, [undefined], { a: undefined }, { d: new Date(0) }, new Map(), 10n, { f() {} }, [Symbol("s")]]) {
         assert.equal(plainDataKey(v), undefined, typeof v);
     }
     // an object of no prototype: plain, unless asked for what JSON.parse gives back (the parsed spec's copies)
