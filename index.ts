@@ -9,14 +9,16 @@ import type { ClusterSpecInput } from "./components/types";
  * file on Pulumi's mock engine.
  */
 const config = new pulumi.Config("rdmakit");
+// read once (each read parses the JSON text again: 2 MB at 2,048 RoCE hosts); a missing key is refused below
+const clusterConfig = config.getObject<ClusterSpecInput>("cluster");
 // aws:region beside cluster.aws.region: one region, refused before anything is registered (components/checks.ts)
-const regionIssues = providerRegionIssues(config.getObject("cluster"), new pulumi.Config("aws").get("region"));
+const regionIssues = providerRegionIssues(clusterConfig, new pulumi.Config("aws").get("region"));
 if (regionIssues.length > 0) throw new pulumi.RunError(new SpecError(regionIssues).message);
 // A fixed logical name, so `pulumi stack rename` leaves the cluster in place. Stacks made before it was fixed named
 // the component after the stack: the alias keeps them (children named `<name>-…` follow through the SDK's
 // inherited child aliases), so they are not replaced.
 const cluster = specErrorsAsRunErrors(() => new RdmaCluster("cluster", {
-    spec: config.requireObject<ClusterSpecInput>("cluster"),
+    spec: clusterConfig ?? config.requireObject<ClusterSpecInput>("cluster"),
     sshPrivateKey: config.getSecret("sshPrivateKey"),
     sshPrivateKeyIsSecret: isSecretConfig("rdmakit:sshPrivateKey"),
     // bare metal: the switches' own key, never the nodes' (docs/keys.md)

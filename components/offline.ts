@@ -192,6 +192,13 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     // Nothing offline reads those traces, so they stay unmapped while the program runs.
     // The trace itself is a string of ten frames made for each of those promises (half of what a switch command
     // costs); with stackTraceLimit 0 it is empty. The CLI prints an error's message, never its stack.
+    // The SDK also asks for a full stack trace of its own (Error.stackTraceLimit set to Infinity, every frame parsed and
+    // made a file URL) for each resource's source position (@pulumi/pulumi 3.248.0 resource.js Resource.callsites), and
+    // sends it in the registration; the mock engine reads no position (runtime/mocks.js), so offline there is none.
+    // (a static method the SDK's types mark private)
+    const sdkResource = pulumi.Resource as unknown as { callsites: () => unknown[] };
+    const callsites = sdkResource.callsites;
+    sdkResource.callsites = () => [];
     const maps = process.sourceMapsEnabled;
     const frames = Error.stackTraceLimit;
     process.setSourceMapsEnabled(false);
@@ -203,6 +210,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     } finally {
         Error.stackTraceLimit = frames;
         process.setSourceMapsEnabled(maps);
+        sdkResource.callsites = callsites;
         process.off("unhandledRejection", onRejection);
     }
     if (failures.length > 0) throw failures[0];

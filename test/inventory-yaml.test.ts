@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { inventoryYaml, inventoryYamlByLibrary, type InventoryDoc } from "../components/provision/inventory-yaml";
+import { inventoryYaml, inventoryYamlByLibrary, inventoryYamlParts, oneHostYamlParts, type InventoryDoc } from "../components/provision/inventory-yaml";
 import { markUnsafe, renderInventory } from "../components/provision/inventory";
 import { inventoryHosts } from "../components/provision/nodes";
 import { planCluster } from "../components/plan";
@@ -70,4 +70,26 @@ test("strings of one shape (digits apart) printed once a shape: every host's nam
     same({ all: { hosts, vars: {} } });
     // and again, with every shape already printed once in this process
     same({ all: { hosts: Object.fromEntries(Object.entries(hosts).reverse()), vars: { x: 1 } } });
+});
+
+test("a host printed in a whole inventory prints alone as the library prints that one-host document (the fan-out's own inventories)", () => {
+    const hosts: InventoryDoc["all"]["hosts"] = {
+        n1: { ansible_host: "10.0.0.1", ansible_port: 22, ansible_user: "ubuntu", list: ["a", "true"], map: { k: "{x}" } },
+        "true": { ansible_host: "10.0.0.2", ansible_port: 2222, ansible_user: "u", gone: undefined },
+    };
+    inventoryYaml({ all: { hosts, vars: { x: 1 } } }, markUnsafe);
+    // other vars than the whole inventory's, as node-local.ts gives (the connection variables taken out)
+    const vars = { y: "multi\nline", z: [1, 2] };
+    for (const name of Object.keys(hosts)) {
+        const one = { all: { hosts: { [name]: hosts[name] }, vars } };
+        const parts = oneHostYamlParts(name, hosts[name], vars, markUnsafe);
+        assert.deepEqual(parts, inventoryYamlParts(one, markUnsafe));
+        assert.equal(parts.hosts + parts.vars, inventoryYamlByLibrary(one, markUnsafe));
+    }
+    // under another name, or a host never printed: printed afresh
+    const renamed = oneHostYamlParts("n9", hosts.n1, vars, markUnsafe);
+    assert.equal(renamed.hosts + renamed.vars, inventoryYamlByLibrary({ all: { hosts: { n9: hosts.n1 }, vars } }, markUnsafe));
+    const fresh = { ansible_host: "h", ansible_port: 1, ansible_user: "v" };
+    const printed = oneHostYamlParts("f", fresh, vars, markUnsafe);
+    assert.equal(printed.hosts + printed.vars, inventoryYamlByLibrary({ all: { hosts: { f: fresh }, vars } }, markUnsafe));
 });

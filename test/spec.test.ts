@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseClusterSpec } from "../components/spec";
+import { parseClusterSpec, plainDataKey } from "../components/spec";
 import { SpecError } from "../components/errors";
 import { providerRegionIssues } from "../components/checks";
 import { publicCoverage, PUBLIC_IPV4_ADDRESSES } from "../components/net";
@@ -254,4 +254,21 @@ test("a spec parsed again is answered afresh: what a caller did to an earlier re
     // the input changed is a new input: checked again (an MTU below 4200 is refused)
     raw.roce.qos = { ...raw.roce.qos, mtu: 1500 };
     assert.throws(() => parseClusterSpec(raw), (e: unknown) => e instanceof SpecError && /qos\.mtu/.test(e.message));
+});
+
+test("plainDataKey: JSON text for plain data only (the parse cache's key), and a cycle still throws", () => {
+    assert.equal(plainDataKey({ a: [1, "2", true, null], b: { c: -1.5 } }), '{"a":[1,"2",true,null],"b":{"c":-1.5}}');
+    // what JSON would spell otherwise or drop: not plain
+    const holed = [1, 2];
+    delete holed[0]; // a hole
+    for (const v of [-0, NaN, Infinity, undefined, holed, [undefined], { a: undefined }, { d: new Date(0) }, new Map(), 10n, { f() {} }, [Symbol("s")]]) {
+        assert.equal(plainDataKey(v), undefined, typeof v);
+    }
+    // an object of no prototype: plain, unless asked for what JSON.parse gives back (the parsed spec's copies)
+    const bare = Object.assign(Object.create(null), { x: 1 });
+    assert.equal(plainDataKey({ bare }), '{"bare":{"x":1}}');
+    assert.equal(plainDataKey({ bare }, { nullPrototype: false }), undefined);
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = { back: cyclic };
+    assert.throws(() => plainDataKey(cyclic), TypeError);
 });

@@ -237,8 +237,30 @@ export function inventoryYamlParts(doc: InventoryDoc, mark: (v: unknown) => unkn
     if (!pairText || !keyed || varsText === undefined) return whole();
     let out = HOSTS_HEAD;
     for (let h = 0; h < names.length; h++) {
-        out += keyed[h];
-        for (const i of byHost[h]) out += pairText[i];
+        let entry = keyed[h];
+        for (const i of byHost[h]) entry += pairText[i];
+        out += entry;
+        hostEntries.set(hosts[names[h]], { name: names[h], mark, entry });
     }
     return { hosts: out, vars: varsText };
+}
+
+/**
+ * Each host's lines (its key line and its pairs') as inventoryYamlParts printed them, by the host's object: a document
+ * of that host alone, with the same entries, prints them again byte for byte (the same key line and pair lines, from
+ * the same functions), so the fan-out's one-host inventories of an inventory printed here (node-local.ts) take them
+ * instead of printing 2,048 documents again.
+ */
+const hostEntries = new WeakMap<object, { name: string; mark: (v: unknown) => unknown; entry: string }>();
+
+/**
+ * inventoryYamlParts of `{ all: { hosts: { [name]: host }, vars } }`, taking the host's lines from an earlier print of
+ * the same object under the same name (hostEntries) when there is one. The caller must not have changed the object
+ * since; `vars` is printed once per object (varsOf), as there.
+ */
+export function oneHostYamlParts(name: string, host: Record<string, unknown>, vars: Record<string, unknown>, mark: (v: unknown) => unknown): { hosts: string; vars: string } {
+    const seen = hostEntries.get(host);
+    const varsText = seen && seen.name === name && seen.mark === mark ? varsOf(vars, mark) : undefined;
+    if (seen && varsText !== undefined) return { hosts: HOSTS_HEAD + seen.entry, vars: varsText };
+    return inventoryYamlParts({ all: { hosts: { [name]: host }, vars } }, mark);
 }

@@ -3,7 +3,7 @@
  * mode hands ansible-playbook, so both modes reach a node the same way), each with its own one-host inventory.
  */
 import { fanoutNodes, type FanoutNode, type KeptNodes } from "./fanout";
-import { inventoryYamlParts } from "./inventory-yaml";
+import { inventoryYamlParts, oneHostYamlParts } from "./inventory-yaml";
 import { markUnsafe } from "./inventory";
 import { inventoryDocument } from "./inventory-read";
 import { parsedOf } from "../parsed";
@@ -59,7 +59,9 @@ export function keptNodeTargets(inventory: string, leaveOut: readonly string[] =
         const port = typeof own.ansible_port === "number" ? own.ansible_port : 22;
         // the vars part is one text for every node (inventory-yaml.ts varsOf: one vars object here), or "" where a
         // node's inventory was printed whole
-        const parts = inventoryYamlParts({ all: { hosts: { [name]: own }, vars } }, markUnsafe);
+        // a host whose entry is `own` as it is (no ssh arguments of its own) is printed as the inventory printed it
+        const parts = hv && !("ansible_ssh_common_args" in hv) ? oneHostYamlParts(name, hv, vars, markUnsafe)
+            : inventoryYamlParts({ all: { hosts: { [name]: own }, vars } }, markUnsafe);
         const share = parts.vars !== "" && (shared === undefined || shared === parts.vars);
         if (share) shared = parts.vars;
         return {
