@@ -551,12 +551,6 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         const g = groups.find((x) => JSON.stringify([x.dscp, x.hostPrio, x.vars.roce_host_cnp_dscp, x.vars.roce_host_mtu]) === key);
         if (g) g.names.push(h.name); else groups.push({ names: [h.name], dscp, hostPrio, vars: h.vars });
     }
-    // A port view read from a text other switches share (readSwitchView: a rail fabric's leaves share one) is the same
-    // object under every such switch. The rules below that read only the port, the switch's OS and pattern MTU and
-    // the plan's own values give it the same verdict under each; one that found nothing there is not asked again for
-    // the next switch of that OS and MTU (it would find nothing again, and a finding's text is all the switch's name
-    // changes). The rules that read the switch's own plan (C4, C15, C17) run for every port.
-    const clean = new Map<string, Set<PortView>>();
     for (const s of views) {
         const ps = planSwitch(s.name);
         // C12 (switch side)
@@ -588,13 +582,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
             }
         }
-        const context = `${s.os} ${s.losslessPatternMtu ?? ""}`;
-        const cleanHere = clean.get(context) ?? new Set<PortView>();
-        clean.set(context, cleanHere);
         for (const p of s.ports) {
-            const known = cleanHere.has(p);
-            const before = out.length;
-            if (!known) for (const g of groups) {
+            for (const g of groups) {
                 const { dscp, hostPrio } = g;
                 const h = { vars: g.vars };
                 const tc = p.dscpToTc[dscp];
@@ -623,10 +612,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 if (lossless && s.os === "sonic" && (s.losslessPatternMtu ?? 1024) < h.vars.roce_host_mtu) v("C9", [...g.names, s.name], `LOSSLESS_TRAFFIC_PATTERN mtu ${s.losslessPatternMtu ?? "1024 (default)"} under-sizes headroom for host MTU ${h.vars.roce_host_mtu}`, { patternMtu: s.losslessPatternMtu, hostMtu: h.vars.roce_host_mtu });
             }
             // C3 (switch side)
-            if (!known && lossless && p.pfcPriorities.length !== 1) v("C3", [sp(s, p)], `${sp(s, p)} must run PFC on exactly one priority, runs it on [${p.pfcPriorities}]`, { pfc: p.pfcPriorities });
+            if (lossless && p.pfcPriorities.length !== 1) v("C3", [sp(s, p)], `${sp(s, p)} must run PFC on exactly one priority, runs it on [${p.pfcPriorities}]`, { pfc: p.pfcPriorities });
             const cnpPrio = plan.cnp.priority;
-            if (!known && p.pfcPriorities.includes(cnpPrio)) v("C3", [sp(s, p)], `CNP priority ${cnpPrio} has PFC on ${sp(s, p)}`, { cnpPriority: cnpPrio, pfc: p.pfcPriorities });
-            const afterFirst = out.length;
+            if (p.pfcPriorities.includes(cnpPrio)) v("C3", [sp(s, p)], `CNP priority ${cnpPrio} has PFC on ${sp(s, p)}`, { cnpPriority: cnpPrio, pfc: p.pfcPriorities });
             // C4
             if (lossless && ps) {
                 if (p.losslessPgs !== undefined) {
@@ -656,18 +644,14 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 const pausePoint = Math.floor((ps.buffer.poolBytes - ps.buffer.headroomBytes) / 2);
                 if (kmin !== undefined && kmin >= pausePoint) v("C17", [sp(s, p)], `ECN on ${sp(s, p)} starts at ${kmin} B, but PFC pauses once the RoCE PG holds ${pausePoint} B of the shared pool: ECN never acts first`, { ecnMinBytes: kmin, pausePointBytes: pausePoint });
             }
-            const beforeLast = out.length;
-            if (!known) {
-                // C5 (switch side)
-                if (!p.trustDscp) v("C5", [sp(s, p)], `${sp(s, p)} does not trust DSCP`, { trustDscp: p.trustDscp });
-                if (lossless && p.linkPause) v("C5", [sp(s, p)], `802.3x link pause is not off on ${sp(s, p)} while PFC runs`, { linkPause: p.linkPause });
-                // C11
-                if (lossless) {
-                    const unwatched = p.pfcPriorities.filter((pr) => !p.watchdogPriorities.includes(pr));
-                    if (unwatched.length || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
-                }
+            // C5 (switch side)
+            if (!p.trustDscp) v("C5", [sp(s, p)], `${sp(s, p)} does not trust DSCP`, { trustDscp: p.trustDscp });
+            if (lossless && p.linkPause) v("C5", [sp(s, p)], `802.3x link pause is not off on ${sp(s, p)} while PFC runs`, { linkPause: p.linkPause });
+            // C11
+            if (lossless) {
+                const unwatched = p.pfcPriorities.filter((pr) => !p.watchdogPriorities.includes(pr));
+                if (unwatched.length || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
             }
-            if (!known && afterFirst === before && out.length === beforeLast) cleanHere.add(p);
         }
     }
     return out;
