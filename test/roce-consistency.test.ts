@@ -5,6 +5,8 @@ import { checkConsistency, formatViolation, RULES, type RuleId, type Violation }
 import { planQos, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "../components/roce/render";
 import { fabricSpec, NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
+import { parseClusterSpec } from "../components/spec";
+import { scaledStack } from "../bench/scale";
 
 type Db = Record<string, Record<string, Record<string, string>>>;
 type Obj = Record<string, any>;  
@@ -210,5 +212,26 @@ describe("checkConsistency: each rule catches its violation", () => {
     });
     it("formatViolation names the rule and devices", () => {
         assert.equal(formatViolation({ rule: "C8", devices: ["gpu01"], message: "m", values: {} }), "[C8] gpu01: m");
+    });
+});
+
+describe("checkConsistency: switches that share one text", () => {
+    it("a port that breaks a rule is reported under every switch with that text, as each switch alone reports it", () => {
+        // bench/scale.ts's rail fabric: 128 hosts on 8 rails are 16 leaves of one text and 8 spines of another, so the
+        // leaves' port views are one set of objects (readSwitchView); host port swp1s0 of every leaf loses its QoS (C11)
+        const cluster = (scaledStack("roce-h100.yaml", 128) as { config: Record<string, { roce: unknown }> }).config["rdmakit:cluster"];
+        const plan = planQos(parseClusterSpec(cluster).roce!);
+        const broken = editNvue(renderSwitchConfigs(plan), (set) => { delete ((set.interface as Obj).swp1s0 as Obj).qos; });
+        const leaves = broken.filter((c) => c.os === "nvue");
+        assert.equal(leaves.length, 16);
+        assert.equal(new Set(leaves.map((c) => c.text)).size, 1, "the leaves share one text");
+        const all = checkConsistency(plan, broken);
+        // each leaf checked alone (with the spines its uplinks reach) finds what the whole fabric finds for it
+        const spines = broken.filter((c) => c.os !== "nvue");
+        const alone = leaves.flatMap((leaf) => checkConsistency(plan, [leaf, ...spines]).filter((v) => v.devices.some((d) => d.startsWith(`${leaf.switch}:`) || d === leaf.switch)));
+        const onLeaves = all.filter((v) => v.devices.some((d) => leaves.some((l) => d.startsWith(`${l.switch}:`) || d === l.switch)));
+        assert.ok(onLeaves.length >= 16, onLeaves.map(formatViolation).join("\n"));
+        assert.deepEqual(new Set(onLeaves.map(formatViolation)), new Set(alone.map(formatViolation)));
+        for (const l of leaves) assert.ok(onLeaves.some((v) => v.devices.includes(`${l.switch}:swp1s0`)), `${l.switch}:swp1s0 is reported`);
     });
 });
