@@ -461,3 +461,18 @@ test("parseAnsibleLog reads a node's log of unclosed multi-line failures in line
     const closed = parseAnsibleLog(["fatal: [n2]: FAILED! => {", '    "changed": false,', '    "msg": "rails {mlx5_0} \\"down\\" ]"', "}", 'fatal: [n3]: FAILED! => {"msg": "next"}'].join("\n"));
     assert.deepEqual(closed.failures.map((f) => [f.host, f.message]), [["n2", 'rails {mlx5_0} "down" ]'], ["n3", "next"]]);
 });
+
+// Found by the trust audit (w10): the log section quoted a failed node's log with push(...lines), one argument per
+// line; a log of ~125k lines or more threw "Maximum call stack size exceeded" after every node had run, so the run's
+// log was never written and no node had a verdict (the summariser read nothing).
+test("a failed node's log of 300k lines is quoted, and the other nodes keep their verdicts", { timeout: 120_000 }, () => {
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const long = ["sh:", "echo '@@rdmakit have-bundle'", "echo '@@rdmakit rc 2'", "echo 'PLAY RECAP ***'", `echo '${RECAP("n1", 1)}'`, "echo '@@rdmakit log'",
+        "echo 'TASK [ofed : Install DOCA] ***'", `echo 'fatal: [n1]: FAILED! => {"msg": "apt failed"}'`, "yes x | head -n 300000"];
+    const r = fanout({ n1: long, n2: good("n2") }, 50);
+    assert.equal(r.run.status, 2, r.run.stderr.slice(-2000));
+    assert.deepEqual(r.outcome?.failed, [{ host: "n1", task: "ofed : Install DOCA", kind: "failed" }], r.verdict.stdout + r.verdict.stderr);
+    assert.equal(r.outcome?.hosts, 2);
+    assert.match(r.log, /^# n1's own log \(a quote: nothing in it counts\)$/m);
+    fs.rmSync(r.dir, { recursive: true, force: true });
+});
