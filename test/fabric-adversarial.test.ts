@@ -10,6 +10,7 @@ import { checkViews, readSwitchView } from "../components/roce/consistency";
 import { fabricDrift, formatDriftReport, MAX_REPORT_LINE, type HostReading, type SwitchReading } from "../components/roce/drift";
 import { MAX_RAIL_ERRORS } from "../components/roce/fabric-state";
 import { planQos } from "../components/roce/qos";
+import { parseSonicOper } from "../components/roce/sonic-oper";
 import { renderSwitchConfigs } from "../components/roce/render";
 import { spec } from "./fixtures/roce/helpers";
 
@@ -114,4 +115,12 @@ test("16k rails that each read differently are grouped in linear time", () => {
     const v = checkViews({ ...PLAN, hosts: rails }, planned);
     assert.ok(performance.now() - t0 < BOUND_MS, `${performance.now() - t0} ms`);
     assert.ok(v.some((x) => x.rule === "C9" && x.devices.includes(`${HOST.name}:r0`)));
+});
+
+test("a SONiC operational answer with a section named after an inherited property is read, not a TypeError", () => {
+    // before: `section in body` found Object.prototype's names, and body["constructor"].push threw
+    for (const name of ["constructor", "__proto__", "toString"]) {
+        const o = parseSonicOper(`@@rdmakit-sonic-oper\n@@${name}\nx\n@@pfc\nInterface    Lossless priorities\n-----------  ---------------------\nEthernet0    3,4\n@@end\n`);
+        assert.deepEqual(o.pfc, new Map([["Ethernet0", [3, 4]]]), name);
+    }
 });
