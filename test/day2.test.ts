@@ -272,3 +272,27 @@ test("the Slurm head node in the state: rdmakit ssh reaches it as its own user w
     assert.throws(() => parseOperatingState(clash, "stack prod"), /rdmakitState\.head\.name "gpu-1" is also a node's name/);
     assert.throws(() => operatingState(inputs({ head: { ...head, hostKey: headKey.privateKey } })), /not an SSH public key line/);
 });
+
+// Found by the trust audit (w10): the state read back (state.json, or a stack output changed after pulumi up wrote it)
+// was printed as it was, and `rdmakit status` spread one argument per node into push/Math.max.
+test("a state read back is cleaned again: a node's 5 MB finding with terminal escapes prints clipped and plain", () => {
+    const esc = "\u001b]52;c;ZXZpbA==\u0007\u001b[2J";
+    const s = JSON.parse(JSON.stringify(operatingState(inputs())));
+    s.stack = `prod${esc}`;
+    s.nodes[1].health.findings = Array(50).fill({ component: `ecc${esc}`, message: "m".repeat(5_000_000) + esc, evidence: `e${esc}` });
+    s.nodes[2].drained = { reason: "r".repeat(5_000_000) + esc };
+    s.nodes[3].softwareFailed = esc;
+    const st = parseOperatingState(s, "state.json");
+    const text = formatStatus(st, "state.json", decideRepairs(st, { policy: "report", cap: 1, classify, history: [] }), new Date("2026-12-05T09:00:00.000Z"));
+    assert.ok(!text.includes("\u001b") && !text.includes("\u0007"), "a control character printed");
+    assert.equal(st.nodes[1].health!.findings.length, MAX_FINDINGS);
+    assert.ok(text.length < 10_000, `${text.length} characters`); // was 15 MB
+    assert.throws(() => parseOperatingState({ ...s, nodes: [{ ...s.nodes[0], health: { verdict: "fine", findings: [] } }] }, "state.json"),
+        /state.json: rdmakitState node gpu-0: health is not a verdict \(healthy, failing, incomplete, unreadable\) with a list of findings/);
+});
+
+test("rdmakit status prints 200k nodes (was: Maximum call stack size exceeded)", () => {
+    const s = operatingState(inputs({ nodes: Array.from({ length: 200_000 }, (_, k) => ({ name: `gpu-${k}`, address: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}` })), validation: undefined }));
+    const text = formatStatus(s, "stack prod", decideRepairs(s, { policy: "report", cap: 1, classify, history: [] }), new Date("2026-12-05T09:00:00.000Z"));
+    assert.match(text, /^gpu-199999 +10\.3\.13\.63 /m);
+});

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fanoutScript } from "../components/provision/fanout";
-import { summariserScript, parseRunOutcome } from "../components/provision/summarise";
+import { summariserScript, parseRunOutcome, parseAnsibleLog } from "../components/provision/summarise";
 import { keptNodeTargets } from "../components/provision/node-local";
 import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
@@ -440,4 +440,39 @@ test("nccl-report bounds a node's preflight result: a big file refused by name, 
     assert.equal(big.code, 2);
     assert.match(big.stderr, /n1\.json is \d+ bytes; a preflight result is at most 1048576/);
     fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// Found by the trust audit (w10): a failure printed as multi-line JSON was read by a JSON.parse of the growing text
+// after every line, meant to stop after 400 lines but never did (its bound moved with the line): an object that never
+// closes took the whole rest of the log, quadratically, with one thrown SyntaxError per line (8 MB: 197 s), and
+// hid every failure after it.
+test("parseAnsibleLog reads a node's log of unclosed multi-line failures in linear time, and a closed one exactly", () => {
+    const block = ["fatal: [n1]: FAILED! => {", ...Array.from({ length: 400 }, () => '    "x": 1,')].join("\n");
+    const log = Array.from({ length: 500 }, () => block).join("\n"); // 2.4 MB; took 197 s and read 1 failure
+    const t0 = performance.now();
+    const s = parseAnsibleLog(log);
+    assert.ok(performance.now() - t0 < 5000, `${performance.now() - t0} ms`);
+    assert.equal(s.failures.length, 500, "each unclosed object takes at most 400 lines");
+    const huge = ["fatal: [n1]: FAILED! => {", ...Array.from({ length: 399 }, () => `"x": "${"y".repeat(40_000)}",`)].join("\n"); // 16 MB, one block: ~3.4 s
+    const t1 = performance.now();
+    assert.equal(parseAnsibleLog(huge).failures.length, 1);
+    assert.ok(performance.now() - t1 < 5000, `${performance.now() - t1} ms`);
+    // braces and an escaped quote inside strings do not end the object early; the line after it is not swallowed
+    const closed = parseAnsibleLog(["fatal: [n2]: FAILED! => {", '    "changed": false,', '    "msg": "rails {mlx5_0} \\"down\\" ]"', "}", 'fatal: [n3]: FAILED! => {"msg": "next"}'].join("\n"));
+    assert.deepEqual(closed.failures.map((f) => [f.host, f.message]), [["n2", 'rails {mlx5_0} "down" ]'], ["n3", "next"]]);
+});
+
+// Found by the trust audit (w10): the log section quoted a failed node's log with push(...lines), one argument per
+// line; a log of ~125k lines or more threw "Maximum call stack size exceeded" after every node had run, so the run's
+// log was never written and no node had a verdict (the summariser read nothing).
+test("a failed node's log of 300k lines is quoted, and the other nodes keep their verdicts", { timeout: 120_000 }, () => {
+    const good = (h: string) => ["@@rdmakit have-bundle", "@@rdmakit rc 0", "PLAY RECAP ***", RECAP(h)];
+    const long = ["sh:", "echo '@@rdmakit have-bundle'", "echo '@@rdmakit rc 2'", "echo 'PLAY RECAP ***'", `echo '${RECAP("n1", 1)}'`, "echo '@@rdmakit log'",
+        "echo 'TASK [ofed : Install DOCA] ***'", `echo 'fatal: [n1]: FAILED! => {"msg": "apt failed"}'`, "yes x | head -n 300000"];
+    const r = fanout({ n1: long, n2: good("n2") }, 50);
+    assert.equal(r.run.status, 2, r.run.stderr.slice(-2000));
+    assert.deepEqual(r.outcome?.failed, [{ host: "n1", task: "ofed : Install DOCA", kind: "failed" }], r.verdict.stdout + r.verdict.stderr);
+    assert.equal(r.outcome?.hosts, 2);
+    assert.match(r.log, /^# n1's own log \(a quote: nothing in it counts\)$/m);
+    fs.rmSync(r.dir, { recursive: true, force: true });
 });

@@ -486,6 +486,16 @@ describe("EOS push: configure session, commit timer, verify, confirm, save, over
         assert.match(args, /admin@10\.0\.1\.3$/);
     });
 
+    // Found by the trust audit (w10): what the switch answered went to a file here without a bound, so a switch
+    // answering without end filled the controller's disk until the ssh timeout
+    it("a switch that answers without end is stopped at ANSWER_KIB, the session aborted, nothing saved", () => {
+        const r = run(c, { STUB_EOS_FLOOD: "show session-config named" });
+        assert.notEqual(r.status, 0, show(r));
+        assert.ok(r.stderr.includes("rdmakit: leaf-eos: step 'verify (session and running config agree)' failed (the switch answered more than 65536 KiB: stopped at the file size limit"), show(r));
+        assert.ok(has(r, "abort;"), show(r));
+        assert.ok(!has(r, "copy running-config"), show(r));
+    });
+
     const steps: Array<[string, string, boolean]> = [
         ["qos trust dscp", "configure session (stage the configuration)", true],
         ["commit timer", "commit timer", true],

@@ -237,7 +237,27 @@ export function parseOperatingState(value: unknown, where: string): OperatingSta
         if (h.hostKey !== undefined) publicKeyOr(h.hostKey, `${where}: ${STATE_OUTPUT}.head.hostKey`);
     }
     if (s.entry?.kind === "bastion" && s.entry.hostKey !== undefined) publicKeyOr(s.entry.hostKey, `${where}: ${STATE_OUTPUT}.entry.hostKey`);
-    return s;
+    // the texts a node put there are cleaned again as they are read: a state.json or a stack output changed after
+    // pulumi up wrote it is no more trusted than the node (a 5 MB finding with terminal escapes was printed as it was)
+    const verdicts: readonly string[] = ["healthy", "failing", "incomplete", "unreadable"];
+    const nodes = s.nodes.map((n): NodeState => {
+        const h = n.health;
+        if (h !== undefined && (typeof h !== "object" || h === null || !verdicts.includes(h.verdict) || !Array.isArray(h.findings))) {
+            throw new StateError(`${where}: ${STATE_OUTPUT} node ${n.name}: health is not a verdict (${verdicts.join(", ")}) with a list of findings`);
+        }
+        return {
+            name: n.name, address: n.address, ...(n.instanceId !== undefined ? { instanceId: n.instanceId } : {}),
+            ...(h ? { health: { verdict: h.verdict, findings: h.findings.slice(0, MAX_FINDINGS).map((f) => cleanFinding(f ?? {} as FindingState)) } } : {}),
+            ...(n.nccl === "ok" || n.nccl === "FAIL" || n.nccl === "slow" ? { nccl: n.nccl } : {}),
+            ...(n.softwareFailed !== undefined ? { softwareFailed: cleanText(n.softwareFailed) } : {}),
+            ...(n.excluded === true ? { excluded: true } : {}),
+            ...(n.drained ? { drained: { reason: cleanText(n.drained.reason), ...(n.drained.at !== undefined ? { at: cleanText(n.drained.at, 40) } : {}) } } : {}),
+        };
+    });
+    const scheduler = s.scheduler?.type === "slurm" && Array.isArray(s.scheduler.drained)
+        ? { type: "slurm" as const, drained: s.scheduler.drained.map((d) => ({ node: cleanText(d?.node, 253), reason: cleanText(d?.reason) })) }
+        : s.scheduler;
+    return { ...s, stack: cleanText(s.stack, 253), nodes, scheduler };
 }
 
 function publicKeyOr(line: string, where: string): void {

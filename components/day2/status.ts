@@ -41,9 +41,11 @@ export function formatStatus(state: OperatingState, from: string, decision: Repa
         [n.softwareFailed ? `software failed at ${n.softwareFailed}` : "", n.drained ? `drained: ${n.drained.reason}` : ""].filter(Boolean).join("; "),
     ]);
     const head = ["node", "address", "instance", "health", "nccl", "state"];
-    const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    // widths and rows by a loop: a spread of one argument per node overflowed the stack at ~125k nodes
+    const w = head.map((h, i) => rows.reduce((m, r) => Math.max(m, r[i].length), h.length));
     const line = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join("  ").trimEnd();
-    out.push("", line(head), ...rows.map(line));
+    out.push("", line(head));
+    for (const r of rows) out.push(line(r));
     for (const n of state.nodes) {
         for (const f of n.health?.findings ?? []) out.push(`  ${n.name}: ${f.component}: ${f.message}${f.evidence ? ` [${f.evidence}]` : ""}`);
     }

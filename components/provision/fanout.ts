@@ -327,7 +327,12 @@ export function nodeLogSection(r: NodeResult, parse: (text: string) => AnsibleLo
     const down = r.kind === "unreachable" ? { unreachable: Math.max(1, counts.unreachable), failed: 0 }
         : r.kind === "failed" ? { unreachable: 0, failed: Math.max(1, counts.failed) } : { unreachable: 0, failed: 0 };
     const lines = [head];
-    if (r.kind !== "ok" && text.trim() !== "") lines.push(`# ${r.name}'s own log (a quote: nothing in it counts)`, ...text.split("\n").map((l) => `  | ${plain(l, 2000)}`));
+    if (r.kind !== "ok" && text.trim() !== "") {
+        lines.push(`# ${r.name}'s own log (a quote: nothing in it counts)`);
+        // a loop, not push(...lines): one argument per line of the node's log overflowed the stack at ~125k lines, and
+        // the throw lost the whole run's log (every node's verdict) to one node's output
+        for (const l of text.split("\n")) lines.push(`  | ${plain(l, 2000)}`);
+    }
     if (r.kind !== "ok") {
         for (const f of failures) {
             lines.push(`TASK [${plain(f.task, 200)}] ***`,

@@ -97,17 +97,34 @@ export function parseAnsibleLog(text: string): AnsibleLogSummary {
             const unreachable = f[3] === "UNREACHABLE";
             // Results marked verbose (an assert without quiet, -vvv) print as indented JSON over many lines:
             // read on until the object parses.
+            // The object's end is found by counting brackets outside strings, each line read once: a JSON.parse of the
+            // growing text after every line (what this did before) was quadratic in the block and threw once per line,
+            // so a node's 8 MB log of such blocks took minutes (test/node-trust.test.ts).
             let raw = f[5];
             if (raw.trim().startsWith("{")) {
-                for (let j = i + 1; j < lines.length && j <= i + 400; j++) {
-                    try {
-                        JSON.parse(raw);
-                        break;
-                    } catch {
-                        raw += "\n" + lines[j];
-                        i = j;
+                const parts = [raw];
+                let depth = 0, inString = false, escaped = false;
+                const scan = (s: string): void => {
+                    for (let k = 0; k < s.length; k++) {
+                        const c = s.charCodeAt(k);
+                        if (inString) {
+                            if (escaped) escaped = false;
+                            else if (c === 92) escaped = true; // backslash
+                            else if (c === 34) inString = false; // "
+                        } else if (c === 34) inString = true;
+                        else if (c === 123 || c === 91) depth++; // { [
+                        else if (c === 125 || c === 93) depth--; // } ]
                     }
+                };
+                scan(raw);
+                // at most 400 lines after the failure's own (the bound was `j <= i + 400` with i moved along, so never hit)
+                const last = i + 400;
+                for (let j = i + 1; depth > 0 && j < lines.length && j <= last; j++) {
+                    parts.push(lines[j]);
+                    scan(lines[j]);
+                    i = j;
                 }
+                raw = parts.join("\n");
             }
             const failure: AnsibleFailure = {
                 host: f[2], task, kind: unreachable ? "unreachable" : "failed", message: describe(raw),

@@ -167,7 +167,13 @@ export function readSonic(name: string, text: string | Db): SwitchView {
     };
     const queueRows = byPort("QUEUE");
     const pgRows = byPort("BUFFER_PG");
-    const cableRows = Object.values(t("CABLE_LENGTH"));
+    // port → its cable length, from the first CABLE_LENGTH row that names it (rows in document order), built once: a
+    // lookup per port through every row was ports × rows (10k of each took 15 s; a switch's CONFIG_DB is untrusted)
+    const cableOf = new Map<string, string>();
+    for (const row of Object.values(t("CABLE_LENGTH"))) {
+        if (!row || typeof row !== "object") continue;
+        for (const [port, len] of Object.entries(row)) if (typeof len === "string" && !cableOf.has(port)) cableOf.set(port, len);
+    }
     // PORT_QOS_MAP keys may name several ports too (qosorch.cpp handlePortQosMapTable splits its key the same way)
     const qosMaps = Object.entries(t("PORT_QOS_MAP")).flatMap(([key, qm]) => ofPorts(key).map((port) => [port, qm] as const));
     for (const [port, qm] of qosMaps) {
@@ -190,7 +196,7 @@ export function readSonic(name: string, text: string | Db): SwitchView {
         const pgs = (pgRows.get(port) ?? [])
             .filter(([, v]) => v.profile === "NULL" || /lossless/.test(v.profile ?? ""))
             .flatMap(([k]) => indexRange(k.split("|")[1]));
-        const cable = cableRows.map((row) => row[port]).find((v) => v !== undefined);
+        const cable = cableOf.get(port);
         const pw = wd[port];
         ports.push({
             port,
@@ -224,7 +230,9 @@ type Obj = Record<string, any>;
 
 export function readNvue(name: string, text: string | Obj[]): SwitchView {
     const doc = (typeof text === "string" ? parseYaml(text) : text) as Obj[];
-    const set: Obj = Object.assign({}, ...doc.filter((op) => op.set).map((op) => op.set));
+    // merged op by op: a spread of the op list into one call overflowed the stack at ~300k ops (untrusted answer)
+    const set: Obj = {};
+    for (const op of doc) if (op?.set) Object.assign(set, op.set);
     const qos: Obj = set.qos ?? {};
     const prof = "default-global";
     const mapping: Obj = qos.mapping?.[prof] ?? {};
@@ -279,8 +287,11 @@ export function readNvue(name: string, text: string | Obj[]): SwitchView {
 function eosList(s: string, line: string): number[] {
     return s.trim().split(/\s+/).flatMap((t) => {
         const m = t.match(/^(\d+)(?:-(\d+))?$/);
-        if (!m) throw new Error(`cannot read the value list in EOS line '${line}'`);
+        if (!m) throw new Error(`cannot read the value list in EOS line '${line.slice(0, 200)}'`);
         const lo = Number(m[1]), hi = Number(m[2] ?? m[1]);
+        // DSCP is 6 bits (RFC 2474 §3), a traffic class 0-7: a range past 63 is no EOS value list, and built whole
+        // (`0-4000000000`, from an untrusted switch) it would take the controller's memory
+        if (hi > 63 || lo > hi) throw new Error(`value ${t.slice(0, 24)} is out of 0-63 in EOS line '${line.slice(0, 200)}'`);
         return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
     });
 }
@@ -544,12 +555,16 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
     // Host ↔ switch, per switch port. Hosts with the same QoS-relevant values are compared once, as a group, so one
     // switch mistake gives one violation per port rather than one per host and port.
     const groups: { names: string[]; dscp: number; hostPrio: number; vars: HostPlan["vars"] }[] = [];
+    const groupOf = new Map<string, (typeof groups)[number]>();
     for (const h of hosts) {
         const dscp = hostDscp(h);
         const hostPrio = hostPriorityOf(h.vars, dscp);
         const key = JSON.stringify([dscp, hostPrio, h.vars.roce_host_cnp_dscp, h.vars.roce_host_mtu]);
-        const g = groups.find((x) => JSON.stringify([x.dscp, x.hostPrio, x.vars.roce_host_cnp_dscp, x.vars.roce_host_mtu]) === key);
-        if (g) g.names.push(h.name); else groups.push({ names: [h.name], dscp, hostPrio, vars: h.vars });
+        // found by key, not by a search of the groups: rails a fabric check read each differ (untrusted), which made
+        // the search hosts × groups
+        const g = groupOf.get(key);
+        if (g) g.names.push(h.name);
+        else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars }; groups.push(ng); groupOf.set(key, ng); }
     }
     for (const s of views) {
         const ps = planSwitch(s.name);

@@ -174,7 +174,7 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
         states.set(r.host, st);
         report.read.hosts.push(r.host);
         if (!st.ncclConf) report.unreadable.push({ device: r.host, why: "/etc/nccl.conf is absent or unreadable (the NCCL side of C1, C8, C10, C13)" });
-        for (const rail of st.rails) {
+        for (const rail of plannedRails(report, ph, st)) {
             const name = `${ph.name}:${rail.netdev ?? rail.dev}`;
             for (const e of rail.errors) report.unreadable.push({ device: name, why: e });
             const observed = observedHost(plan, ph, rail, st, name);
@@ -203,6 +203,30 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
     }
     cablingFromSwitches(report, plan, lldpBySwitch, aliases, swPlan);
     return report;
+}
+
+/**
+ * The host's rail sections for the NICs the plan gives it, the first one of each. The sections are the host's own text
+ * (untrusted): one naming a NIC the plan does not have, or naming a NIC twice, is not read but reported (once per
+ * host, however many), and a planned NIC without a section is unreadable, never read as passing.
+ */
+function plannedRails(report: DriftReport, ph: HostPlan, st: HostState): RailState[] {
+    const byDev = new Map<string, RailState>();
+    const extra: string[] = [];
+    const planned = new Set(ph.railNics);
+    for (const r of st.rails) {
+        if (planned.has(r.dev) && !byDev.has(r.dev)) byDev.set(r.dev, r);
+        else extra.push(r.dev);
+    }
+    if (extra.length) report.unreadable.push({ device: ph.name, why: `sent ${extra.length} rail section(s) the plan does not give it or that repeat one (first: '${extra[0].slice(0, 40)}'): not read` });
+    const out: RailState[] = [];
+    for (const dev of ph.railNics) {
+        const r = byDev.get(dev);
+        if (r) out.push(r);
+        else report.unreadable.push({ device: `${ph.name}:${dev}`, why: "the host's answer has no section for this rail NIC" });
+    }
+    st.rails = out;
+    return out;
 }
 
 /** C20: the operational read against the plan (NVUE `nv show qos roce`, SONiC sonic-oper.ts), or why it was not checked. */
@@ -356,6 +380,12 @@ function cablingFromSwitches(report: DriftReport, plan: QosPlan, lldp: Map<strin
     }
 }
 
+/**
+ * The longest line the report prints. The kit's own lines are short; a longer one quotes what a device sent (an ssh
+ * error's last lines, a CONFIG_DB key, an EOS line), and that device's text is not worth more of the operator's screen.
+ */
+export const MAX_REPORT_LINE = 2000;
+
 /** The report as text: one block per finding, then unreadable devices and what was not checked. */
 export function formatDriftReport(r: DriftReport): string {
     const out: string[] = [];
@@ -369,6 +399,7 @@ export function formatDriftReport(r: DriftReport): string {
     }
     for (const u of r.unreadable) out.push(`UNREADABLE ${u.device}: ${u.why}`);
     for (const n of r.notChecked) out.push(`NOT CHECKED ${n.device}: ${n.what}`);
-    // a switch's or host's own text is printed (an ssh error, a value it reported): one line each, no control character
-    return out.map(printableLine).join("\n") + "\n";
+    // a switch's or host's own text is printed (an ssh error, a value it reported): one line each, no control
+    // character, and no longer than MAX_REPORT_LINE (a message that quotes a key or a line of the device's answer)
+    return out.map((l) => printableLine(l.length > MAX_REPORT_LINE ? `${l.slice(0, MAX_REPORT_LINE)}... (${l.length - MAX_REPORT_LINE} more characters)` : l)).join("\n") + "\n";
 }

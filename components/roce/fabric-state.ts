@@ -60,6 +60,13 @@ export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
 
 type Rows = Record<string, Record<string, Record<string, string>>>;
 
+/** The first keys of an untrusted object for an error message: 8 at most, each cut to 40 characters. */
+function someKeys(o: object): string {
+    const keys: string[] = [];
+    for (const k in o) { if (keys.length === 8) break; keys.push(k.length > 40 ? `${k.slice(0, 40)}...` : k); }
+    return keys.join(", ");
+}
+
 /**
  * CONFIG_DB as `sonic-cfggen -d --print-data` prints it (`{"PORT": {"Ethernet0": {…}}, …}`), or in the flat form of
  * redis keys (`{"PORT|Ethernet0": {…}, "QUEUE|Ethernet0|3": {…}}`: sonic-net/sonic-utilities tests/mock_tables/
@@ -73,14 +80,16 @@ export function sonicConfigDb(doc: unknown): Rows {
     const flat = top.filter(([k]) => k.includes("|"));
     let db = doc as Rows;
     if (flat.length && flat.length >= top.length / 2) {
-        db = {};
+        // objects without a prototype: the switch names the tables and rows, and a key `__proto__|x` written into a
+        // plain object set x on Object.prototype, i.e. on every object of the controller (another switch's rows too)
+        db = Object.create(null) as Rows;
         for (const [k, v] of flat) {
             if (!v || typeof v !== "object") continue;
             const i = k.indexOf("|");
-            (db[k.slice(0, i)] ??= {})[k.slice(i + 1)] = v as Record<string, string>;
+            (db[k.slice(0, i)] ??= Object.create(null) as Rows[string])[k.slice(i + 1)] = v as Record<string, string>;
         }
     }
-    if (!db.PORT && !db.PORT_QOS_MAP) throw new Error(`no PORT or PORT_QOS_MAP table among ${Object.keys(db).slice(0, 8).join(", ") || "(no keys)"}: not CONFIG_DB (expected sonic-cfggen -d --print-data)`);
+    if (!db.PORT && !db.PORT_QOS_MAP) throw new Error(`no PORT or PORT_QOS_MAP table among ${someKeys(db) || "(no keys)"}: not CONFIG_DB (expected sonic-cfggen -d --print-data)`);
     return db;
 }
 
@@ -100,7 +109,7 @@ function nvueOps(doc: unknown): Array<Record<string, any>> {
     if (!doc || typeof doc !== "object") throw new Error("expected the NVUE configuration as JSON (nv config show -o json)");
     const d = doc as Record<string, any>;
     const set = d.set ?? d;
-    if (!set || typeof set !== "object" || (!set.interface && !set.qos && !set.system)) throw new Error(`no interface, qos or system object in the NVUE configuration (keys: ${Object.keys(set ?? {}).slice(0, 8).join(", ") || "(none)"})`);
+    if (!set || typeof set !== "object" || (!set.interface && !set.qos && !set.system)) throw new Error(`no interface, qos or system object in the NVUE configuration (keys: ${someKeys(set ?? {}) || "(none)"})`);
     return [{ set }];
 }
 
@@ -292,7 +301,7 @@ export function parseHostState(text: string): HostState {
             if (tag === "rail") { rail = { dev: rest[0], netdev: rest[1] || undefined, errors: [] }; state.rails.push(rail); }
             else if (tag === "error") {
                 const msg = rest.slice(1).join(" ");
-                if (rest[0] === "lldp") state.lldpError = msg; else rail?.errors.push(`${rest[0]}: ${msg}`);
+                if (rest[0] === "lldp") state.lldpError = msg; else if (rail) railError(rail, `${rest[0]}: ${msg}`);
             } else if (tag !== "rdmakit-host-state" && tag !== "end") { section = tag; body[tag] = []; }
             continue;
         }
@@ -302,9 +311,24 @@ export function parseHostState(text: string): HostState {
     return state;
 }
 
+/**
+ * The most errors kept per rail: the script writes at most one per section (6), so more came from the host itself
+ * (untrusted), and each would be a report line. The rest are counted in the last one.
+ */
+export const MAX_RAIL_ERRORS = 8;
+
+function railError(r: RailState, e: string): void {
+    if (r.errors.length < MAX_RAIL_ERRORS) { r.errors.push(e); return; }
+    const m = /^\(and (\d+) more errors?\)$/.exec(r.errors[MAX_RAIL_ERRORS] ?? "");
+    r.errors[MAX_RAIL_ERRORS] = `(and ${m ? Number(m[1]) + 1 : 1} more error${m ? "s" : ""})`;
+}
+
+/** A host's text quoted in a message: one line's worth at most. */
+const quoted = (s: string): string => `'${s.length > 120 ? `${s.slice(0, 120)}...' (${s.length} characters)` : `${s}'`}`;
+
 function railSection(r: RailState, section: string, b: string[]): void {
     const text = b.join("\n");
-    if (section === "mtu") { const n = Number(text.trim()); if (Number.isInteger(n) && n > 0) r.mtu = n; else r.errors.push(`mtu: unreadable '${text.trim()}'`); }
+    if (section === "mtu") { const n = Number(text.trim()); if (Number.isInteger(n) && n > 0) r.mtu = n; else railError(r, `mtu: unreadable ${quoted(text.trim())}`); }
     else if (section === "mlnx_qos") readMlnxQos(r, text);
     else if (section === "ethtool-a") readEthtoolPause(r, text);
     else if (section === "ecn") {
@@ -320,9 +344,12 @@ function railSection(r: RailState, section: string, b: string[]): void {
         const m = text.match(/willing\s*[=:]\s*(yes|no|1|0|on|off)/i);
         if (m) r.lldpadWilling = /^(yes|1|on)$/i.test(m[1]);
     } else if (section === "traffic_class") {
-        // the last number on the line (OFED may print a label before it; L for the exact text)
-        const m = text.trim().match(/(\d+)\s*$/);
-        if (m) r.trafficClass = Number(m[1]);
+        // the last number on the line (OFED may print a label before it; L for the exact text), found from the end:
+        // an unanchored /(\d+)\s*$/ was quadratic on a long run of digits that does not end the text
+        const t = text.trim();
+        let i = t.length;
+        while (i > 0 && t.charCodeAt(i - 1) >= 48 && t.charCodeAt(i - 1) <= 57) i--;
+        if (i < t.length) r.trafficClass = Number(t.slice(i));
     }
 }
 
@@ -339,17 +366,28 @@ function railSection(r: RailState, section: string, b: string[]): void {
  * unreadable, never read as planned.
  */
 function readMlnxQos(r: RailState, text: string): void {
-    const dcbx = text.match(/^DCBX mode:\s*(.+?)\s*$/m);
-    if (dcbx) r.dcbxMode = dcbx[1];
-    const trust = text.match(/^Priority trust (?:state|mode):\s*(\S+)/m);
-    if (trust) r.trust = trust[1];
+    // line by line, each regex anchored on one trimmed line: multi-line /^\s*…$/m patterns let \s* run across lines,
+    // which was quadratic on a host's answer of blank lines (80k took 5 s)
+    let trust: string | undefined, en: number[] | undefined;
     const d2p: Record<number, number> = {};
-    for (const m of text.matchAll(/prio:(\d)\s+dscp:([\d,]+)/g)) for (const d of m[2].split(",").filter(Boolean)) d2p[Number(d)] = Number(m[1]);
+    for (const raw of text.split("\n")) {
+        const line = raw.trim();
+        const startsRow = raw.length > 0 && raw.charCodeAt(0) > 32; // the header rows start the line, the table rows are indented
+        if (startsRow && raw.startsWith("DCBX mode:")) r.dcbxMode ??= line.slice("DCBX mode:".length).trim();
+        const t = startsRow && trust === undefined ? /^Priority trust (?:state|mode):\s*(\S+)/.exec(raw) : null;
+        if (t) trust = t[1];
+        for (const m of line.matchAll(/prio:(\d)\s+dscp:([\d,]+)/g)) for (const d of m[2].split(",").filter(Boolean)) d2p[Number(d)] = Number(m[1]);
+        const cable = startsRow && r.cableLenM === undefined ? /^Cable len:\s*(\d+)/.exec(raw) : null;
+        if (cable) r.cableLenM = Number(cable[1]);
+        if (en === undefined && line.startsWith("enabled")) {
+            const cols = line.slice("enabled".length);
+            const bits = cols.trim().split(/\s+/);
+            if (/^\s/.test(cols) && bits.length === 8 && bits.every((x) => x === "0" || x === "1")) en = bits.flatMap((x, i) => (x === "1" ? [i] : []));
+        }
+    }
+    if (trust !== undefined) r.trust = trust;
     if (Object.keys(d2p).length) r.dscp2prio = d2p;
-    const cable = text.match(/^Cable len:\s*(\d+)/m);
-    if (cable) r.cableLenM = Number(cable[1]);
-    const en = text.match(/^\s*enabled((?:\s+[01]){8})\s*$/m);
-    if (en) r.pfcEnabled = en[1].trim().split(/\s+/).map((x, i) => (x === "1" ? i : -1)).filter((i) => i >= 0);
+    if (en !== undefined) r.pfcEnabled = en;
     if (!trust || !en) {
         const first = text.trim().split("\n")[0]?.slice(0, 120) ?? "";
         r.errors.push(`mlnx_qos: expected a 'Priority trust state:' line and an 8-column 'enabled' PFC row (mlnx_qos -i <if>, MLNX_OFED 4.2 or later), found ${trust ? "no PFC row" : "no trust line"}; first line '${first}'`);
@@ -372,7 +410,14 @@ function readMlnxQos(r: RailState, text: string): void {
  * settings" or any text without the rows is unreadable.
  */
 function readEthtoolPause(r: RailState, text: string): void {
-    const row = (name: string) => text.match(new RegExp(`^\\s*${name}:\\s*(on|off)\\s*$`, "m"))?.[1];
+    // the first row of each name, read on one trimmed line at a time (a /^\s*RX:…$/m over the whole text let \s* run
+    // across lines: quadratic on a host's answer of blank lines, 80k took 10 s)
+    const rows = new Map<string, string>();
+    for (const raw of text.split("\n")) {
+        const m = /^(RX|TX|Autonegotiate):\s*(on|off)$/.exec(raw.trim());
+        if (m && !rows.has(m[1])) rows.set(m[1], m[2]);
+    }
+    const row = (name: string) => rows.get(name);
     const rx = row("RX"), tx = row("TX");
     if (rx === undefined || tx === undefined) {
         r.errors.push(`ethtool -a: expected 'RX:' and 'TX:' pause rows (on|off), found '${text.trim().split("\n").slice(0, 2).join(" / ").slice(0, 160)}'`);

@@ -100,7 +100,8 @@ export function parseSonicOper(text: string): SonicOper {
         const pg = l.match(/^@@pg (\S+) profile=(\S*) xoff=(.*)$/);
         if (pg) { pgs.set(pg[1], { profile: pg[2], xoff: pg[3].trim() }); section = ""; continue; }
         if (l.startsWith("@@")) { section = l.slice(2).trim(); continue; }
-        if (section in body) body[section].push(l);
+        // own sections only: `in` also finds what every object inherits (@@constructor, @@__proto__ threw a TypeError)
+        if (Object.hasOwn(body, section)) body[section].push(l);
     }
     for (const [k, why] of Object.entries(errors)) if (k.startsWith("pg:")) pgs.set(k.slice(3), { error: why });
     return {

@@ -96,8 +96,13 @@ fail() {
 }
 # run_child <stdin file> <command…>: the command as this run's child, so a trapped signal stops it at once (bash runs
 # a trap only after the foreground command ends; `wait` returns at the signal); sets rc. Its stdin is named here: a
-# background command without a redirect of its own reads /dev/null.
-run_child() { local in=$1; shift; "$@" < "$in" 9>&- & child=$!; wait "$child"; rc=$?; child=""; }
+# background command without a redirect of its own reads /dev/null. A switch is untrusted: what it answers goes to a
+# file here, at most ANSWER_KIB (bash's `ulimit -f` counts 1024-byte blocks); the writer past it gets SIGXFSZ and
+# ends with 128 + 25 = 153 (signal(7)), so a switch answering without end cannot fill this machine's disk.
+ANSWER_KIB=65536
+run_child() { local in=$1; shift; ( ulimit -f "$ANSWER_KIB" && exec "$@" ) < "$in" 9>&- & child=$!; wait "$child"; rc=$?; child=""; }
+# too_much <step>: fails the step when the last run_child was stopped at the answer limit
+too_much() { if [ "$rc" -eq 153 ]; then fail "$1" "the switch answered more than $ANSWER_KIB KiB: stopped at the file size limit (or its command exited 153)"; fi; }
 # shown <file> [fd]: what a switch said, as untrusted text on this run's stderr (or fd 1): its last 64 KiB, control
 # characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal)
 shown() { tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' >&"${2:-2}"; }
@@ -127,6 +132,7 @@ remote_push() {
     cmd="bash -c $(q "$(cat "$here/$script")") rdmakit-push"
     for a in "$@"; do cmd+=" $(q "$a")"; done
     run_child "$tmp/config" "${sw_ssh[@]}" "$cmd" > "$tmp/remote.out" 2> "$tmp/remote.err"
+    too_much "run $script on the switch"
     shown "$tmp/remote.out" 1
     shown "$tmp/remote.err"
     if [ "$rc" -eq 255 ]; then fail "ssh to the switch" "ssh exit 255: unreachable, no answer within $CONNECT_S s, a host key other than the pinned one, or the login refused"; fi
@@ -166,6 +172,7 @@ case "$os" in
             local name=$1; shift
             printf '%s\n' enable "$@" > "$tmp/in" || fail "$name" "exit $?"
             run_child "$tmp/in" "${sw_ssh[@]}" > "$tmp/out" 2>&1
+            too_much "$name"
             [ "$rc" -eq 0 ] || fail "$name" "ssh exit $rc"
             if grep -q '^% ' "$tmp/out"; then shown "$tmp/out"; fail "$name" "the switch refused a line"; fi
         }
@@ -174,6 +181,7 @@ case "$os" in
         # from here a session exists on the switch (perhaps half-staged): abort it on any failure
         undo="rollback"
         run_child "$tmp/in" "${sw_ssh[@]}" > "$tmp/out" 2>&1
+        too_much "configure session (stage the configuration)"
         [ "$rc" -eq 0 ] || fail "configure session (stage the configuration)" "ssh exit $rc"
         if grep -q '^% ' "$tmp/out"; then shown "$tmp/out"; fail "configure session (stage the configuration)" "the switch refused a line"; fi
         # EOS-SESS / commit-timer TOI: live now, reverted when the timer ends unless committed again
