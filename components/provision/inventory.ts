@@ -2,6 +2,7 @@ import { Scalar } from "yaml";
 import { inventoryYaml } from "./inventory-yaml";
 import { rememberParsed } from "../parsed";
 import { SpecError, SpecIssue } from "../errors";
+import { plainDataKey } from "../spec";
 
 /** One node Ansible provisions. `name` becomes the inventory host name, `address` its `ansible_host`. */
 export interface InventoryHost {
@@ -283,23 +284,12 @@ export function renderInventory(args: InventoryArgs): string {
 let lastInventory: { key: string; text: string } | undefined;
 
 /**
- * The inventory input as JSON text with NaN and the infinities spelled out. Without them (and without a toJSON, which
- * could return one) the text is JSON.stringify's own with no replacer: a replacer is a call into JS for every value,
- * ~3x the cost at 2,048 hosts, so it is used only where a value needs it.
+ * The inventory input as JSON text with NaN and the infinities spelled out: plain data as JSON.stringify's own text
+ * (spec.ts plainDataKey, no replacer: a call into JS for every value is ~3x the cost at 2,048 hosts), anything else
+ * through the replacer that spells them.
  */
 function inventoryKey(args: InventoryArgs): string {
-    const spelled = (_k: string, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? `number:${v}` : v);
-    const ancestors = new Set<object>();
-    const asIs = (v: unknown): boolean => {
-        if (typeof v === "number") return Number.isFinite(v);
-        if (v === null || typeof v !== "object") return true;
-        if (typeof (v as { toJSON?: unknown }).toJSON === "function" || ancestors.has(v)) return false; // a cycle: JSON.stringify throws
-        ancestors.add(v);
-        const ok = Array.isArray(v) ? v.every(asIs) : Object.values(v).every(asIs);
-        ancestors.delete(v);
-        return ok;
-    };
-    return asIs(args) ? JSON.stringify(args) : JSON.stringify(args, spelled);
+    return plainDataKey(args) ?? JSON.stringify(args, (_k, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? `number:${v}` : v));
 }
 
 function renderInventoryOnce(args: InventoryArgs): string {
