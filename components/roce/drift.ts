@@ -174,7 +174,9 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
         states.set(r.host, st);
         report.read.hosts.push(r.host);
         if (!st.ncclConf) report.unreadable.push({ device: r.host, why: "/etc/nccl.conf is absent or unreadable (the NCCL side of C1, C8, C10, C13)" });
-        for (const rail of plannedRails(report, ph, st)) {
+        // from here on (the checks below, the cabling) the host's rails are the planned ones it answered for
+        st.rails = plannedRails(report, ph, st);
+        for (const rail of st.rails) {
             const name = `${ph.name}:${rail.netdev ?? rail.dev}`;
             for (const e of rail.errors) report.unreadable.push({ device: name, why: e });
             const observed = observedHost(plan, ph, rail, st, name);
@@ -225,7 +227,6 @@ function plannedRails(report: DriftReport, ph: HostPlan, st: HostState): RailSta
         if (r) out.push(r);
         else report.unreadable.push({ device: `${ph.name}:${dev}`, why: "the host's answer has no section for this rail NIC" });
     }
-    st.rails = out;
     return out;
 }
 
