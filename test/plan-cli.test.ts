@@ -78,6 +78,9 @@ test("the RoCE example renders every switch config (leaves and spine) and passes
     // a key the stack file does not hold is said to be missing, not "set as a secret"
     assert.match(r.out, /warn rdmakit:sshPrivateKey is not set \(Ansible needs it during pulumi up\) — pulumi config set --secret/);
     assert.match(readFileSync(join(out, "nccl.env"), "utf8"), /^NCCL_IB_TC=106$/m);
+    // the summary names the switch folder once with its count, not each text (384 names on a 2,048-host fabric)
+    assert.match(r.out, /^wrote .*: plan\.json .*\bswitches\/ \(3 files\)$/m);
+    assert.doesNotMatch(r.out, /switches\/leaf-sonic/);
 });
 
 test("an invalid spec exits 2 with every problem named and no stack trace", () => {

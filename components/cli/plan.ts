@@ -87,10 +87,29 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
         extra.push("", "checks:");
         if (artifacts.checks.length === 0) extra.push("  none apply to this fabric");
         for (const c of artifacts.checks) extra.push(`  ${c.skipped ? "skip" : c.ok ? "ok  " : c.mandatory ? "FAIL" : "warn"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
-        extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${Object.keys(artifacts.files).join(" ")}`);
+        extra.push("", `wrote ${path.relative(process.cwd(), outDir) || "."}/: plan.json ${wroteNames(Object.keys(artifacts.files)).join(" ")}`);
         out(redactSecrets(formatPlanSummary(result, extra)));
     }
     return artifacts.checks.some((c) => !c.ok && c.mandatory) ? 1 : 0;
+}
+
+/**
+ * The artifacts' names as the summary says them: a file at the top by name, a folder once with how many files it got
+ * (a 384-switch fabric writes 384 switch texts under switches/: one line naming each would be 12 KB).
+ */
+export function wroteNames(files: readonly string[]): string[] {
+    const folders = new Map<string, number>();
+    const names: string[] = [];
+    for (const f of files) {
+        const slash = f.indexOf("/");
+        if (slash < 0) names.push(f);
+        else {
+            const dir = f.slice(0, slash + 1);
+            if (!folders.has(dir)) names.push(dir);
+            folders.set(dir, (folders.get(dir) ?? 0) + 1);
+        }
+    }
+    return names.map((n) => (folders.has(n) ? `${n} (${folders.get(n)} file${folders.get(n) === 1 ? "" : "s"})` : n));
 }
 
 /** How `rdmakit plan` says where the node software runs (plan.provision.mode). */

@@ -54,7 +54,9 @@ export interface RoceAnsibleHost {
 interface RoceParts {
     qos: QosPlan;
     switchConfigs: RenderedSwitchConfig[];
-    hosts: pulumi.Output<RoceAnsibleHost[]>;
+    /** The hosts as plain data; `hosts` makes the Output when a caller first asks (pulumi.output copies all of it). */
+    hostList: RoceAnsibleHost[];
+    hosts?: pulumi.Output<RoceAnsibleHost[]>;
     pushes: Record<string, command.local.Command>;
     /** Every check, in rollout order: the canary's, each batch's, the whole fabric's (last). */
     checks: command.local.Command[];
@@ -68,7 +70,10 @@ export class RoceCluster extends pulumi.ComponentResource {
     /** The rendered switch configurations (text + digest). */
     get switchConfigs(): RenderedSwitchConfig[] { return parts.of(this).switchConfigs; }
     /** Hosts with their roce_host_* variables, for the Ansible inventory. */
-    get hosts(): pulumi.Output<RoceAnsibleHost[]> { return parts.of(this).hosts; }
+    get hosts(): pulumi.Output<RoceAnsibleHost[]> {
+        const p = parts.of(this);
+        return (p.hosts ??= pulumi.output(p.hostList));
+    }
     /** The push commands, by switch name (empty when pushSwitchConfig is false). */
     get pushes(): Record<string, command.local.Command> { return parts.of(this).pushes; }
     /** The checks between rollout stages and the whole-fabric check after the last (unset without pushes). */
@@ -112,6 +117,7 @@ export class RoceCluster extends pulumi.ComponentResource {
             const keyEnv: Record<string, string> = args.sshPrivateKey === undefined ? {} : { ...serveSshKey(`${name}-switches`, args.sshPrivateKey) };
             const agentKey = args.sshPrivateKey !== undefined;
             const byName = new Map(plan.switches.map((s) => [s.name, s]));
+            const renderedBy = new Map(rendered.map((r) => [r.switch, r]));
             const runDir = path.relative(process.cwd(), PACKAGE_ROOT) || ".";
             // The spec every check reads, kept once beside the stack (kept-input.ts): each check carries its path and digest,
             // not the fabric (on 2,048 hosts the spec is 1 MB, and a rollout has a check per stage).
@@ -143,7 +149,7 @@ export class RoceCluster extends pulumi.ComponentResource {
             let after: pulumi.Resource[] = [];
             rolloutStages(rendered.map((r) => r.switch)).forEach((stage, i, all) => {
                 const stagePushes = stage.map((swName) => {
-                    const cfg = rendered.find((r) => r.switch === swName)!;
+                    const cfg = renderedBy.get(swName)!;
                     const sw = byName.get(swName)!;
                     const cmd = pushCommandFor(cfg, sw, plan.mode === "lossless", { config: configs.get(swName)!, keyPrelude });
                     return pushes[sw.name] = new command.local.Command(`${name}-${sw.name}-qos`, {
@@ -164,13 +170,13 @@ export class RoceCluster extends pulumi.ComponentResource {
             });
         }
 
-        const hosts = pulumi.output(plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars })));
+        const hostList = plan.hosts.map((h): RoceAnsibleHost => ({ name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}), vars: h.vars }));
         this.switchConfigDigests = pulumi.output(Object.fromEntries(rendered.map((r) => [r.switch, r.digest])));
         this.ncclEnv = pulumi.output(plan.ncclEnv);
         this.hostNcclEnv = pulumi.output(Object.fromEntries(plan.hosts.map((h) => [h.name, h.ncclEnv])));
 
         this.pushedSwitches = Object.keys(pushes);
-        parts.set(this, { qos: plan, switchConfigs: rendered, hosts, pushes, checks, fabricCheck });
+        parts.set(this, { qos: plan, switchConfigs: rendered, hostList, pushes, checks, fabricCheck });
         this.registerOutputs({
             pushedSwitches: this.pushedSwitches,
             switchConfigDigests: this.switchConfigDigests,
