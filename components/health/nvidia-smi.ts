@@ -48,6 +48,11 @@ export interface SmiGpu {
     fabric?: { state?: string; status?: string; line: string };
     /** R580 "Fabric > Health > Summary" when it is not Healthy or N/A */
     fabricHealth?: string;
+    /**
+     * "Fabric > Health" fields (R570 on; R570 prints them without a Summary) whose value says a problem, as
+     * "Fabric Health <key> : <value>"; `transient` for a route recovery in progress (the fabric is rerouting now)
+     */
+    fabricHealthFields: Array<{ line: string; transient: boolean }>;
     migMode?: string;
     /** "ECC Mode > Current" (Enabled, Disabled, N/A) */
     eccMode?: string;
@@ -148,6 +153,33 @@ function clocks(gpu: Node): string[] {
     return out.length > 1 ? out.filter((l) => !/^HW Slowdown\s*:/i.test(l)) : out;
 }
 
+/**
+ * The fields of "Fabric > Health" that NVML's fabric health mask carries (nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*: degraded
+ * bandwidth, route recovery in progress, route unhealthy, access timeout recovery, incorrect configuration), with the
+ * values nvidia-smi prints for a problem: "Bandwidth : Degraded" (healthy "Full": kubernetes-sigs/dra-driver-nvidia-gpu#626),
+ * "True" for the three conditions ("False" when clear), an "Incorrect Configuration" other than None. gpud reads the same
+ * mask as one issue each (leptonai/gpud pkg/nvidia/nvml/device/fabric_state.go getHealthMaskIssues). "N/A" (R570 prints it
+ * on every GPU without a fabric: test/fixtures/health nvidia-smi-q.rtx5090-570.124.06.txt) and a bracketed "[...]" read as
+ * nothing; "Summary" is read on its own (fabricHealth), "Partition Assigned" (R580) names no problem.
+ */
+const FABRIC_HEALTH: Array<{ key: RegExp; bad: (v: string) => boolean; transient?: boolean }> = [
+    { key: /^Bandwidth$/i, bad: (v) => /^degraded$/i.test(v) },
+    { key: /^Route Recovery in progress$/i, bad: (v) => /^(true|yes)$/i.test(v), transient: true },
+    { key: /^Route Unhealthy$/i, bad: (v) => /^(true|yes)$/i.test(v) },
+    { key: /^Access Timeout Recovery$/i, bad: (v) => /^(true|yes)$/i.test(v) },
+    { key: /^Incorrect Configuration$/i, bad: (v) => !/^(none|n\/a|not supported|false|no|\[.*\])$/i.test(v) },
+];
+
+function fabricHealthFields(health: Node | undefined): SmiGpu["fabricHealthFields"] {
+    const out: SmiGpu["fabricHealthFields"] = [];
+    for (const c of health?.children ?? []) {
+        const rule = FABRIC_HEALTH.find((r) => r.key.test(c.key));
+        const v = (c.value ?? "").trim();
+        if (rule && v && rule.bad(v)) out.push({ line: `Fabric Health ${c.key} : ${v}`, transient: rule.transient === true });
+    }
+    return out;
+}
+
 function gpuFacts(n: Node): SmiGpu {
     const link = at(n, "PCI", "GPU Link Info");
     const gen = child(link, "PCIe Generation");
@@ -187,6 +219,7 @@ function gpuFacts(n: Node): SmiGpu {
         memoryMiB: num(/^(\d+) MiB$/.exec(val(n, "FB Memory Usage", "Total") ?? "")?.[1]),
         remappedUncorrectable: /^[1-9]\d*$/.test(val(remap, "Uncorrectable Error") ?? "") ? at(remap, "Uncorrectable Error")?.line : undefined,
         complete: child(n, "Processes") !== undefined,
+        fabricHealthFields: fabricHealthFields(at(fabric, "Health")),
         fabricHealth: (() => {
             const h = at(fabric, "Health", "Summary");
             return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.key} : ${h.value ?? ""}` : undefined;
