@@ -129,3 +129,38 @@ test("a GPU the open module refuses for want of GSP (eight indented continuation
     const withSmi = grade({ "dmesg.txt": text, "nvidia-smi-q.txt": cap("nvidia-smi-q.h100-565.57.01.txt") }, only(H100, ["xid", "gpu"]));
     assert.deepEqual(summary(withSmi), { verdict: "healthy", findings: [], notChecked: [] });
 });
+
+test("nvidia-smi -q of eight V100-SXM2 and of ten A40 (550.127.05, idle, ECC on) grade healthy on stacks of their size", () => {
+    const base = { ...H100, gpuMemoryGiB: undefined, gpuPcie: undefined, nvswitch: false, nvlinkLinks: 0 };
+    const v100 = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q.v100-sxm2x8-550.127.05.txt") }, only({ ...base, gpus: 8, gpuModel: "V100" }, ["gpu", "ecc", "clocks"]));
+    assert.deepEqual(summary(v100), { verdict: "healthy", findings: [], notChecked: [] });
+    const a40 = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q.a40x10-550.127.05.txt") }, only({ ...base, gpus: 10, gpuModel: "A40" }, ["gpu", "ecc", "clocks"]));
+    assert.deepEqual(summary(a40), { verdict: "healthy", findings: [], notChecked: [] });
+    // idle at Gen1 in P8: one note per GPU, never a finding
+    assert.equal(a40.notes.filter((n) => /PCIe Gen1 of Gen4 in P8/.test(n)).length, 10);
+});
+
+test("nvidia-smi -q of eight RTX 6000 Ada with ECC off (their default) fails ecc on each: the kit's rule for ECC-capable GPUs", () => {
+    const exp = only({ ...H100, gpus: 8, gpuModel: "RTX", gpuMemoryGiB: undefined, gpuPcie: undefined, nvswitch: false, nvlinkLinks: 0 }, ["gpu", "ecc", "clocks"]);
+    const h = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q.rtx6000ada-x8-550.127.05-ecc-off.txt") }, exp);
+    assert.equal(h.verdict, "failing");
+    assert.deepEqual([...new Set(h.findings.map((f) => [f.component, f.evidence].join(" ")))], ["ecc ECC Mode Current : Disabled"]);
+    assert.equal(h.findings.length, 8);
+});
+
+test("nvidia-smi -q of Azure's 8 GPUs with pages pending retirement on four (AzNHC's bad_nvsmi8) fails ecc on those four; the excerpt's cut is not checked", () => {
+    const h = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q.azure-8gpu-retired-pending-aznhc.txt") }, only(H100, ["gpu", "ecc", "clocks"]));
+    assert.equal(h.verdict, "failing");
+    assert.deepEqual(h.findings.map((f) => f.message), ["00000002", "00000004", "00000006", "00000008"].map((d) => `GPU ${d}:00:00.0 has pages waiting to be retired (reset the GPU)`));
+    assert.equal(h.notChecked.length, 8);
+});
+
+test("nvidia-smi -q -d MEMORY,PERFORMANCE of an RTX PRO 6000 Blackwell host (580.105.06, vGPU driver) is not checked, never healthy", () => {
+    const text = cap("nvidia-smi-q.rtxpro6000-580.105.06-d-memory-performance-cubecos312.txt");
+    const r = parseNvidiaSmiQ(text);
+    assert.deepEqual([r.driverVersion, r.attached, r.gpus.length, r.gpus[0].complete], ["580.105.06", 4, 1, false]);
+    const exp = only({ ...H100, gpus: 4, gpuModel: "RTX", gpuMemoryGiB: undefined, gpuPcie: undefined, nvswitch: false }, ["gpu", "ecc", "clocks"]);
+    const h = grade({ "nvidia-smi-q.txt": text }, exp);
+    assert.deepEqual([h.verdict, h.findings.length, h.notChecked.length], ["incomplete", 0, 2]);
+    assert.match(h.notChecked[0].reason, /holds 1 of the 4 attached GPUs/);
+});
