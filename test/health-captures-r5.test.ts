@@ -72,6 +72,9 @@ test("R570's Fabric Health fields on an NVSwitch board: Degraded, True or a wron
     assert.deepEqual(rerouting.findings.map((f) => [f.message, f.persistence]), [["GPU 00000000:18:00.0: the NVLink fabric is rerouting around a failure", "transient"]]);
     const config = run(withHealth("Full", "False", "False", "False", "            Incorrect Configuration       : Incorrect SysGUID\n"));
     assert.deepEqual(config.findings.map((f) => f.evidence), ["Fabric Health Incorrect Configuration : Incorrect SysGUID"]);
+    // a value neither clear nor a known problem is a note: a wording not seen yet never fails a healthy node
+    const odd = run(withHealth("Partial", "False", "False", "False"));
+    assert.deepEqual([odd.verdict, odd.notes.filter((n) => /Fabric Health/.test(n))], ["healthy", ["GPU 00000000:18:00.0: Fabric Health Bandwidth : Partial (a value the kit does not know; not graded)"]]);
     // a board without NVSwitch does not grade its fabric
     assert.equal(grade({ "nvidia-smi-q.txt": withHealth("Degraded", "True", "True", "True") }, { ...exp, nvswitch: false }).verdict, "healthy");
 });

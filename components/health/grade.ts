@@ -134,6 +134,7 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
             g.fail("nvlink", f, h.transient ? `${where}: the NVLink fabric is rerouting around a failure` : `${where}: the NVLink fabric reports a problem`, h.line,
                 h.transient ? "transient" : "persistent");
         }
+        if (exp.nvswitch) for (const u of gpu.fabricHealthUnknown) g.h.notes.push(`${where}: ${u} (a value the kit does not know; not graded)`);
     }
     return smi;
 }
