@@ -13,15 +13,18 @@ import { GpuModel } from "./types";
  * - H100 / H200 SXM: "PCIe Gen5: 128GB/s", "NVLink: 900GB/s" (https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet,
  *   https://www.nvidia.com/en-us/data-center/h200/); 18 fourth-generation NVLink links per GPU (NVIDIA H100 Tensor Core GPU Architecture
  *   whitepaper); a real HGX H100 `lspci -vv` shows each GPU at LnkCap Speed 32GT/s, Width x16 (gpud testdata).
- * - L4, L40S: "PCIe Gen4 x16" and no NVLink (the product pages above). B200/B300, A10G, MI300X: not stated here, left unknown.
+ * - L4, L40S: "PCIe Gen4 x16" and no NVLink (the product pages above). B200: 18 NVLink links (its entry). B200's PCIe, B300,
+ *   A10G, MI300X: not stated here, left unknown.
  */
 export const GPUS: Record<string, GpuModel> = {
     "A100-40GB": { name: "A100-40GB", memoryGiB: 40, collectives: "nccl", family: "ampere", pcie: { gen: 4, width: 16 }, nvlinkLinks: 12 },
     "A100-80GB": { name: "A100-80GB", memoryGiB: 80, collectives: "nccl", family: "ampere", pcie: { gen: 4, width: 16 }, nvlinkLinks: 12 },
     "H100-80GB": { name: "H100-80GB", memoryGiB: 80, collectives: "nccl", family: "hopper", pcie: { gen: 5, width: 16 }, nvlinkLinks: 18 },
     "H200-141GB": { name: "H200-141GB", memoryGiB: 141, collectives: "nccl", family: "hopper", pcie: { gen: 5, width: 16 }, nvlinkLinks: 18 },
-    // source: aws-efa.md §1 "8x B200 (~179 GiB each)"
-    "B200": { name: "B200", memoryGiB: 179, collectives: "nccl", family: "blackwell" },
+    // source: aws-efa.md §1 "8x B200 (~179 GiB each)". NVLink: fifth generation, 1.8 TB/s GPU-to-GPU per GPU
+    // (https://www.nvidia.com/en-us/data-center/hgx/, HGX B200), twice the H100's 900 GB/s over the same 18 links; a real
+    // GB200 (the same Blackwell GPU) `nvidia-smi nvlink -s` lists Link 0-17 (NVIDIA/k8s-test-infra#371, test/fixtures/health/README.md)
+    "B200": { name: "B200", memoryGiB: 179, collectives: "nccl", family: "blackwell", nvlinkLinks: 18 },
     "B300": { name: "B300", collectives: "nccl", family: "blackwell" },
     "A10G": { name: "A10G", memoryGiB: 24, collectives: "nccl", family: "ampere" },
     "L4": { name: "L4", memoryGiB: 24, collectives: "nccl", family: "ada", pcie: { gen: 4, width: 16 } },

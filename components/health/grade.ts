@@ -129,6 +129,12 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
             g.fail("nvlink", f, `${where} has not joined the NVLink fabric (Fabric Manager)`, `Fabric ${gpu.fabric.line}`);
         }
         if (exp.nvswitch && gpu.fabricHealth) g.fail("nvlink", f, `${where}: the NVLink fabric reports it unhealthy`, gpu.fabricHealth);
+        // the health fields themselves: R570 prints them without a Summary, so a degraded GPU shows only here
+        for (const h of exp.nvswitch ? gpu.fabricHealthFields : []) {
+            g.fail("nvlink", f, h.transient ? `${where}: the NVLink fabric is rerouting around a failure` : `${where}: the NVLink fabric reports a problem`, h.line,
+                h.transient ? "transient" : "persistent");
+        }
+        if (exp.nvswitch) for (const u of gpu.fabricHealthUnknown) g.h.notes.push(`${where}: ${u} (a value the kit does not know; not graded)`);
     }
     return smi;
 }

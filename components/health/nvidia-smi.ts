@@ -48,6 +48,13 @@ export interface SmiGpu {
     fabric?: { state?: string; status?: string; line: string };
     /** R580 "Fabric > Health > Summary" when it is not Healthy or N/A */
     fabricHealth?: string;
+    /**
+     * "Fabric > Health" fields (R570 on; R570 prints them without a Summary) whose value says a problem, as
+     * "Fabric Health <key> : <value>"; `transient` for a route recovery in progress (the fabric is rerouting now)
+     */
+    fabricHealthFields: Array<{ line: string; transient: boolean }>;
+    /** "Fabric > Health" fields whose value is neither clear nor a known problem: a note */
+    fabricHealthUnknown: string[];
     migMode?: string;
     /** "ECC Mode > Current" (Enabled, Disabled, N/A) */
     eccMode?: string;
@@ -148,6 +155,41 @@ function clocks(gpu: Node): string[] {
     return out.length > 1 ? out.filter((l) => !/^HW Slowdown\s*:/i.test(l)) : out;
 }
 
+/**
+ * The fields of "Fabric > Health" that NVML's fabric health mask carries (nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*: degraded
+ * bandwidth, route recovery in progress, route unhealthy, access timeout recovery, incorrect configuration), with the
+ * values nvidia-smi prints for a problem: "Bandwidth : Degraded" (healthy "Full": kubernetes-sigs/dra-driver-nvidia-gpu#626),
+ * "True" for the three conditions ("False" when clear), an "Incorrect Configuration" naming one of NVML's causes (wrong
+ * SysGUID or chassis serial, no partition, insufficient NVLinks, incompatible GPU firmware, invalid location; "None" when
+ * clear). gpud reads the same mask as one issue each (leptonai/gpud pkg/nvidia/nvml/device/fabric_state.go
+ * getHealthMaskIssues). "N/A" (R570 prints it on every GPU without a fabric: test/fixtures/health
+ * nvidia-smi-q.rtx5090-570.124.06.txt), "Not Supported" and a bracketed "[...]" read as nothing; a value neither clear nor
+ * a known problem is a note, never a finding (a wording not seen yet must not fail a healthy node). "Summary" is read on
+ * its own (fabricHealth); "Partition Assigned" (R580) names no problem.
+ */
+const NOTHING = /^(n\/a|not supported|\[.*\])$/i;
+const FABRIC_HEALTH: Array<{ key: RegExp; clear: RegExp; bad: RegExp; transient?: boolean }> = [
+    { key: /^Bandwidth$/i, clear: /^full$/i, bad: /^degraded$/i },
+    { key: /^Route Recovery in progress$/i, clear: /^(false|no)$/i, bad: /^(true|yes)$/i, transient: true },
+    { key: /^Route Unhealthy$/i, clear: /^(false|no)$/i, bad: /^(true|yes)$/i },
+    { key: /^Access Timeout Recovery$/i, clear: /^(false|no)$/i, bad: /^(true|yes)$/i },
+    { key: /^Incorrect Configuration$/i, clear: /^(none|false|no)$/i, bad: /incorrect|insufficient|incompatible|invalid|no partition/i },
+];
+
+function fabricHealthFields(health: Node | undefined): { bad: SmiGpu["fabricHealthFields"]; unknown: string[] } {
+    const bad: SmiGpu["fabricHealthFields"] = [];
+    const unknown: string[] = [];
+    for (const c of health?.children ?? []) {
+        const rule = FABRIC_HEALTH.find((r) => r.key.test(c.key));
+        const v = (c.value ?? "").trim();
+        if (!rule || !v || NOTHING.test(v) || rule.clear.test(v)) continue;
+        const line = `Fabric Health ${c.key} : ${v}`;
+        if (rule.bad.test(v)) bad.push({ line, transient: rule.transient === true });
+        else unknown.push(line);
+    }
+    return { bad, unknown };
+}
+
 function gpuFacts(n: Node): SmiGpu {
     const link = at(n, "PCI", "GPU Link Info");
     const gen = child(link, "PCIe Generation");
@@ -156,6 +198,7 @@ function gpuFacts(n: Node): SmiGpu {
     const retiredPending = retired?.children.find((c) => /pending/i.test(c.key));
     const remap = child(n, "Remapped Rows");
     const fabric = child(n, "Fabric");
+    const health = fabricHealthFields(at(fabric, "Health"));
     return {
         busId: n.key.replace(/^GPU\s+/, ""),
         header: n.line,
@@ -187,6 +230,8 @@ function gpuFacts(n: Node): SmiGpu {
         memoryMiB: num(/^(\d+) MiB$/.exec(val(n, "FB Memory Usage", "Total") ?? "")?.[1]),
         remappedUncorrectable: /^[1-9]\d*$/.test(val(remap, "Uncorrectable Error") ?? "") ? at(remap, "Uncorrectable Error")?.line : undefined,
         complete: child(n, "Processes") !== undefined,
+        fabricHealthFields: health.bad,
+        fabricHealthUnknown: health.unknown,
         fabricHealth: (() => {
             const h = at(fabric, "Health", "Summary");
             return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.key} : ${h.value ?? ""}` : undefined;

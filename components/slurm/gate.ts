@@ -62,12 +62,16 @@ export const SINFO_REASONS = "sinfo -h -R -o '%n|%t|%E'";
 /**
  * `sinfo -h -R -o '%n|%t|%E'` from the head node → the drained/down nodes the plan knows, each once; lines about other
  * names, malformed lines and anything past `maxLines` are dropped; states and reasons cleaned and bounded.
+ * `%t` is Slurm's compact state lowercased (sinfo/print.c _print_state_compact, node_state_string_compact in
+ * src/common/slurm_protocol_defs.c, the same in 22.05, 23.11 and 24.11): a word, some with "_" ("pow_dn", "canc_r",
+ * "powered_dn", "powering_up", 11 characters), "alloc+" (jobs completing), "?" (a state it cannot name), then at most
+ * one flag of * ~ # ! % $ @ ^ - (sinfo(1) NODE STATE CODES).
  */
 export function parseDrainStates(text: string, planNodes: readonly string[], maxLines = 100_000): DrainState[] {
     const known = new Set(planNodes);
     const seen = new Map<string, DrainState>();
     for (const line of text.slice(0, 64 * 1024 * 1024).split("\n").slice(0, maxLines)) {
-        const m = /^([A-Za-z0-9._-]{1,128})\|([a-z*~#!%$@^-]{1,16})\|(.*)$/.exec(line.trimEnd());
+        const m = /^([A-Za-z0-9._-]{1,128})\|([a-z_+?*~#!%$@^-]{1,16})\|(.*)$/.exec(line.trimEnd());
         if (!m || !known.has(m[1]) || seen.has(m[1])) continue;
         seen.set(m[1], { node: m[1], state: m[2], reason: cleanReason(m[3]) });
     }

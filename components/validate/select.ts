@@ -40,13 +40,16 @@ export interface FailedNode {
 
 // sinfo(1) NODE STATE CODES: a node not responding (*), powered off or powering (~ # ! %), to be rebooted or rebooting
 // (@ ^); and the states an administrator sets or Slurm cannot run a job in (fail, failing, invalid, unknown, future).
+// Each state word is matched whole or followed by a flag character.
 // `$` (a maintenance reservation) is left alone: the validation's own reservation is one (slurm-hold.sh, Flags=MAINT)
 // and a run an interruption left behind still holds it. A node DOWN with rdmakit's reason whose slurmd answers (a
 // replaced host drained before its first start, predrain.yml) is the hold's to resume (scontrol update State=RESUME
 // returns a DOWN node to service), as before.
 // source: https://slurm.schedmd.com/sinfo.html ("NODE STATE CODES"); https://slurm.schedmd.com/scontrol.html (RESUME)
 const UNAVAILABLE_SUFFIX = /[*~#!%@^]/;
-const UNAVAILABLE_STATE = /^(fail|failg|inval|unk|futr)\b/;
+// The power states without a base state (slurm_protocol_defs.c node_state_string_compact: "pow_dn", "pow_up",
+// "powered_dn", "powering_up", "powring_dn") are the flags ~ # ! % stand for, and "?" a state Slurm cannot name.
+const UNAVAILABLE_STATE = /^(fail|failg|inval|unk|futr|pow_dn|pow_up|powered_dn|powering_up|powring_dn|\?)(?![a-z_])/;
 
 /**
  * The plan's nodes Slurm cannot give the validation's job, from `sinfo -h -R -o '%n|%t|%E'` on the head node
