@@ -168,3 +168,27 @@ test("usage errors exit 2, not 1 (which means a mandatory check failed); --help 
     assert.match(both.err, /--stack or --config, not both/);
     assert.equal(plan(["--help"]).code, 0);
 });
+
+test("plan.json's text in pieces is JSON.stringify(value, null, 2), armoured blocks redacted as in the whole text", async () => {
+    const { prettyJsonParts, redactedJsonParts } = await import("../components/cli/plan");
+    const { redactPemBlocks } = await import("../components/redact");
+    const values: Record<string, unknown>[] = [
+        {},
+        { only: undefined },
+        { a: 1, gone: undefined, f: () => 1, b: { c: [1, "x", null, { d: true }], e: {} }, "we\"ird\nkey": [], last: "C9 MTU ≥ 4200 ⇔" },
+        { nested: { deep: [[{ x: -0.5 }]] }, s: "tail" },
+        { toJson: { toJSON: () => ({ made: "by toJSON" }) }, date: new Date(0) },
+    ];
+    for (const v of values) assert.equal(prettyJsonParts(v).join(""), JSON.stringify(v, null, 2));
+    const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----";
+    for (const v of [
+        { a: "x", key: pem, b: "y" },
+        // a block cut short is hidden to the end of the whole text, past its own member
+        { a: "x", key: "-----BEGIN RSA PRIVATE KEY-----\nMIIE", b: "y", c: [1, 2] },
+        { a: "no armour here", b: "-----BEGIN" },
+    ]) {
+        const whole = redactPemBlocks(JSON.stringify(v, null, 2));
+        assert.equal(redactedJsonParts(v).join(""), whole);
+    }
+    assert.doesNotMatch(redactedJsonParts({ key: pem }).join(""), /b3BlbnNzaC1rZXktdjEAAAAA/);
+});
