@@ -98,18 +98,32 @@ function speedArgs(sw: SwitchPlan): string[] {
  */
 export function planLines(sw: SwitchPlan): string[] {
     const cls = (name: string, c: SwitchPlan["roce"]) => `${name} priority ${c.priority} tc ${c.trafficClass} queue ${c.queue} pg ${c.priorityGroup}`;
-    const groups = new Map<string, number>();
+    // the groups in the order their first port comes; a port joins the group whose figures print as its own do (the
+    // numbers compared, not their texts made for each of a fabric's ~37,000 ports)
+    const groups: PortGroup[] = [];
+    let last: PortGroup | undefined;
     for (const p of sw.ports) {
-        const key = `${p.cableLengthM} m${p.headroomBytes === undefined ? "" : `, headroom ${p.headroomBytes} B`}`;
-        groups.set(key, (groups.get(key) ?? 0) + 1);
+        if (!last || !inGroup(last, p)) {
+            last = groups.find((g) => inGroup(g, p));
+            if (!last) groups.push(last = { cableLengthM: p.cableLengthM, headroomBytes: p.headroomBytes, ports: 0 });
+        }
+        last.ports++;
     }
     return [
         `mtu ${sw.mtu}, default cable ${sw.cableLengthM} m` + (sw.os === "sonic" ? `, pfc-to-pg map ${sw.pfcToPgMap ? "on" : "off"}` : "") +
             (sw.eosQueueKeyword ? `, queue keyword ${sw.eosQueueKeyword}` : ""),
         `${cls("roce", sw.roce)}; ${cls("cnp", sw.cnp)}; ${cls("other", sw.other)}`,
-        ...[...groups].map(([key, n]) => `cable ${key}: ${n} port${n === 1 ? "" : "s"}`),
+        ...groups.map((g) => `cable ${g.cableLengthM} m${g.headroomBytes === undefined ? "" : `, headroom ${g.headroomBytes} B`}: ${g.ports} port${g.ports === 1 ? "" : "s"}`),
     ];
 }
+
+interface PortGroup { cableLengthM: number; headroomBytes: number | undefined; ports: number }
+
+/** Whether the port's cable and headroom print as the group's: equal numbers (0 and -0 print alike, NaN as NaN). */
+function inGroup(g: PortGroup, p: SwitchPlan["ports"][number]): boolean {
+    return sameFigure(g.cableLengthM, p.cableLengthM) && sameFigure(g.headroomBytes, p.headroomBytes);
+}
+const sameFigure = (a: number | undefined, b: number | undefined) => a === b || (a !== a && b !== b);
 
 export interface PushWhere {
     /** The kept file of the rendered text (kept-input.ts), as the command's working directory reaches it. */
@@ -120,6 +134,13 @@ export interface PushWhere {
     scriptsDir?: string;
 }
 
+/** The shipped scripts' folder as a command run in `cwd` names it (once per folder: a fabric has hundreds of pushes). */
+function scriptsDirFrom(cwd: string): string {
+    if (scriptsDir?.cwd !== cwd) scriptsDir = { cwd, dir: path.relative(cwd, assetPath("components", "scripts", "roce")) || "." };
+    return scriptsDir.dir;
+}
+let scriptsDir: { cwd: string; dir: string } | undefined;
+
 /**
  * The command that applies `cfg` to `sw`, run here (`@pulumi/command` local). With `where.keyPrelude`, the switch key is
  * served to the run (keysocket.ts) and loaded into the run's own ssh-agent; else ssh uses the caller's agent or ssh
@@ -128,7 +149,7 @@ export interface PushWhere {
 export function pushCommandFor(cfg: RenderedSwitchConfig, sw: SwitchPlan, lossless: boolean, where: PushWhere): PushCommand {
     if (cfg.switch !== sw.name || cfg.os !== sw.os) throw new Error(`pushCommandFor: config for ${cfg.switch}/${cfg.os} given with switch ${sw.name}/${sw.os}`);
     if (where.config.digest !== cfg.digest) throw new Error(`pushCommandFor: the kept file ${where.config.file} has sha256 ${where.config.digest}, the rendered text of ${cfg.switch} ${cfg.digest}`);
-    const dir = where.scriptsDir ?? (path.relative(process.cwd(), assetPath("components", "scripts", "roce")) || ".");
+    const dir = where.scriptsDir ?? scriptsDirFrom(process.cwd());
     const list = (opt: string, words: string[]) => {
         const lines: string[] = [];
         for (let i = 0; i < words.length; i += WORDS_PER_LINE) lines.push(`${opt} ${shq(words.slice(i, i + WORDS_PER_LINE).join(" "))}`);
