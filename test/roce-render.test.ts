@@ -5,6 +5,7 @@ import { planQos, switchRenderInput } from "../components/roce/qos";
 import { parseClusterSpec } from "../components/spec";
 import { scaledStack } from "../bench/scale";
 import { renderedDigest, renderSwitchConfig, renderSwitchConfigs, sha256 } from "../components/roce/render";
+import { parsedOf } from "../components/parsed";
 import { renderSonic, renderSonicText, SONIC_NAMES } from "../components/roce/switches/sonic";
 import { nvueText, renderNvue, renderNvueText } from "../components/roce/switches/nvue";
 import { renderEos } from "../components/roce/switches/eos";
@@ -219,6 +220,18 @@ describe("renderSwitchConfigs", () => {
         assert.deepEqual(again.map((c) => c.digest), a.map((c) => c.digest));
         const other = renderSwitchConfigs(planQos(spec({ ecn: { minBytes: 200000, maxBytes: 1500000, maxProbabilityPct: 100 } })));
         for (let i = 0; i < a.length; i++) assert.notEqual(other[i].digest, a[i].digest, a[i].switch);
+    });
+
+    it("a plan rendered again gives equal configurations as fresh objects, and the texts' structures stay remembered", () => {
+        const plan = planQos(spec());
+        const a = renderSwitchConfigs(plan);
+        const b = renderSwitchConfigs(plan);
+        assert.deepEqual(b, a);
+        for (let i = 0; i < a.length; i++) assert.notEqual(b[i], a[i], "each caller may change what it gets");
+        b[0].text = "changed by a caller";
+        assert.deepEqual(renderSwitchConfigs(plan).map((c) => c.digest), a.map((c) => c.digest));
+        assert.equal(renderSwitchConfigs(plan)[0].text, a[0].text);
+        for (const c of renderSwitchConfigs(plan)) assert.notEqual(parsedOf(c.text), undefined, c.switch);
     });
 
     it("renderedDigest: a text read back with the characters of a rendered one has its digest; any other text has none", () => {

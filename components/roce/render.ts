@@ -78,12 +78,32 @@ export function renderedDigest(text: string): { text: string; digest: string } |
 }
 
 export function renderSwitchConfig(plan: QosPlan, sw: SwitchPlan): RenderedSwitchConfig {
-    const { text, value, digest } = renderOnce(plan, sw);
-    rememberParsed(text, value);
-    return { switch: sw.name, os: sw.os, format: FORMAT[sw.os].format, fileName: `${sw.name}.${FORMAT[sw.os].ext}`, text, digest };
+    return renderWithValue(plan, sw).config;
 }
 
-/** Every switch's configuration, in spec order. */
-export function renderSwitchConfigs(plan: QosPlan): RenderedSwitchConfig[] {
-    return plan.switches.map((sw) => renderSwitchConfig(plan, sw));
+/** A switch's configuration and the structure its text was serialised from, remembered by the text (parsed.ts). */
+function renderWithValue(plan: QosPlan, sw: SwitchPlan): { config: RenderedSwitchConfig; value: unknown } {
+    const { text, value, digest } = renderOnce(plan, sw);
+    rememberParsed(text, value);
+    return { config: { switch: sw.name, os: sw.os, format: FORMAT[sw.os].format, fileName: `${sw.name}.${FORMAT[sw.os].ext}`, text, digest }, value };
 }
+
+/**
+ * Every switch's configuration, in spec order. A plan is read-only and shared (qos.ts planQos), and one `rdmakit plan`
+ * renders the same plan three times (the CLI's check, RoceCluster, the artifacts): a plan rendered before is answered
+ * from that render (its texts remembered again, as a render remembers them), each switch's entry a fresh object as
+ * before, without the render key of each of its hundreds of switches made again.
+ */
+export function renderSwitchConfigs(plan: QosPlan): RenderedSwitchConfig[] {
+    let all = renderedPlans.get(plan);
+    if (!all) {
+        const each = plan.switches.map((sw) => renderWithValue(plan, sw));
+        all = { configs: each.map((r) => r.config), values: new Map(each.map((r) => [r.config.text, r.value])) };
+        renderedPlans.set(plan, all);
+    } else {
+        for (const [text, value] of all.values) rememberParsed(text, value);
+    }
+    return all.configs.map((r) => ({ ...r }));
+}
+/** Each plan's configurations, and the structure of each distinct text of them. */
+const renderedPlans = new WeakMap<QosPlan, { configs: readonly RenderedSwitchConfig[]; values: ReadonlyMap<string, unknown> }>();
