@@ -11,7 +11,7 @@ import { groupKnownHosts, KIT_HOST_KEY_ALGORITHMS, knownHostsPath, writeKnownHos
 import { PACKAGE_ROOT } from "./assets";
 import * as path from "path";
 import { keepNodes, provisionIssues } from "./plan/provision";
-import { RoceCluster } from "./roce/cluster";
+import { RoceCluster, roceArgsParsed } from "./roce/cluster";
 import { Internals } from "./internal";
 import { ClusterSpec, parseClusterSpec } from "./spec";
 import type { ClusterSpecInput } from "./types";
@@ -221,10 +221,10 @@ export class RdmaCluster extends pulumi.ComponentResource {
                 break;
             }
             case "roce": {
-                // the spec as given, not as parsed: RoceCluster's parse of it is then the one decide() made (spec.ts
-                // parseClusterSpec answers a spec it parsed before from memory), and its QoS plan the one planned here
-                // from the same parse; a parse of the parsed spec was a second full parse (0.1 s at 2,048 hosts)
-                const roce = new RoceCluster(`${name}-roce`, { spec: args.spec, sshPrivateKey: args.switchSshPrivateKey }, parent);
+                // the spec as given, not as parsed (a parse of the parsed spec was a second full parse, 0.1 s at 2,048
+                // hosts), with decide()'s parse of it handed on, so RoceCluster neither parses nor copies it again; its
+                // QoS plan is the one planned here from the same parse (qos.ts planQos shares equal specs' plans)
+                const roce = new RoceCluster(`${name}-roce`, roceArgsParsed({ spec: args.spec, sshPrivateKey: args.switchSshPrivateKey }, spec), parent);
                 fabric = roce;
                 this.nodePrivateIps = pulumi.output(spec.roce!.hosts.map((h) => h.address));
                 if (plan.scheduler.type === "slurm") {

@@ -20,7 +20,7 @@ import { planQos, type QosPlan, type RoceHostVars } from "./qos";
 import { FORMAT, renderSwitchConfigs, type RenderedSwitchConfig } from "./render";
 import { SSH_KEY_PRELUDE } from "../provision/ansible";
 import { Internals } from "../internal";
-import { parseSpecArg } from "../spec";
+import { type ClusterSpec, parseSpecArg } from "../spec";
 import type { ClusterSpecInput } from "../types";
 
 export const ROCE_CLUSTER_TOKEN = "rdmakit:index:RoceCluster";
@@ -64,6 +64,19 @@ interface RoceParts {
 }
 const parts = new Internals<RoceCluster, RoceParts>();
 
+/**
+ * The parse of an arguments object's `spec` made before the RoceCluster is built from that very object: RdmaCluster
+ * parses the spec it is given (decide) and hands the same value on, so its parse is the one the RoceCluster would make.
+ * Kept by the arguments object itself, which the caller makes for this one construction.
+ */
+const parsedSpecOf = new WeakMap<RoceClusterArgs, ClusterSpec>();
+
+/** Arguments whose `spec` the caller parsed into `parsed` (spec.ts parseClusterSpec of `args.spec`), for RdmaCluster. */
+export function roceArgsParsed(args: RoceClusterArgs, parsed: ClusterSpec): RoceClusterArgs {
+    parsedSpecOf.set(args, parsed);
+    return args;
+}
+
 export class RoceCluster extends pulumi.ComponentResource {
     /** The QoS plan everything was rendered from. */
     get qos(): QosPlan { return parts.of(this).qos; }
@@ -91,7 +104,7 @@ export class RoceCluster extends pulumi.ComponentResource {
 
     constructor(name: string, args: RoceClusterArgs, opts?: pulumi.ComponentResourceOptions) {
         // Validate before creating anything, this component included.
-        const spec = parseSpecArg(args.spec, `RoceCluster ${name}`);
+        const spec = parsedSpecOf.get(args) ?? parseSpecArg(args.spec, `RoceCluster ${name}`);
         if (spec.fabric !== "roce" || !spec.roce) {
             const issues: SpecIssue[] = [{ path: "cluster.fabric", value: spec.fabric, message: "is not roce", allowed: "roce, with a cluster.roce section" }];
             throw toInputPropertiesError(new SpecError(issues, `RoceCluster ${name}: invalid spec`));
