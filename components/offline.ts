@@ -199,6 +199,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     const sdkResource = pulumi.Resource as unknown as { callsites: () => unknown[] };
     const callsites = sdkResource.callsites;
     sdkResource.callsites = () => [];
+    const restorePromiseTags = untagSdkPromises();
     const maps = process.sourceMapsEnabled;
     const frames = Error.stackTraceLimit;
     process.setSourceMapsEnabled(false);
@@ -211,10 +212,65 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         Error.stackTraceLimit = frames;
         process.setSourceMapsEnabled(maps);
         sdkResource.callsites = callsites;
+        restorePromiseTags();
         process.off("unhandledRejection", onRejection);
     }
     if (failures.length > 0) throw failures[0];
     return { stack, spec, plan, resources, invokes, hasSecretKey };
+}
+
+/** The SDK's promise bookkeeping (@pulumi/pulumi 3.248.0 runtime/debuggable.js, runtime/state.js; marked internal). */
+interface SdkDebuggable {
+    debugPromiseLeaks: boolean;
+    debuggablePromise: <T>(p: Promise<T>, ctx: unknown) => Promise<T>;
+}
+interface SdkState { getStore: () => { leakCandidates: Set<Promise<unknown>> } }
+
+/**
+ * The SDK tags every promise it makes for its report of promises left unsettled at exit (@pulumi/pulumi 3.248.0
+ * runtime/debuggable.js debuggablePromise: an id, a context text and a stack trace, each set with
+ * Object.defineProperty, and the promise kept among the store's leak candidates until it settles). A command resource
+ * makes 64 such promises (four for each of its 16 properties, runtime/rpc.js transferProperties), ~27,000 on a
+ * 2,048-host fabric, and the tags are most of their cost. The report reads the tags only when PULUMI_DEBUG_PROMISE_LEAKS
+ * is set (debuggable.js leakedPromises: otherwise it says how many are left), so without it, while the program runs
+ * offline, the promises go untagged: the same chain (then, catch), the same leak candidates, the same `promise` on a
+ * rejection's error, and the first promise through the SDK's own function, which schedules the report at exit.
+ * Returns what puts the SDK's function back. With the variable set, or an SDK without these, nothing changes.
+ */
+function untagSdkPromises(): () => void {
+    /* eslint-disable @typescript-eslint/no-require-imports -- the SDK's internal modules, read where they are used */
+    const debuggable = require("@pulumi/pulumi/runtime/debuggable") as Partial<SdkDebuggable>;
+    const state = require("@pulumi/pulumi/runtime/state") as Partial<SdkState>;
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const tagged = debuggable.debuggablePromise;
+    const getStore = state.getStore;
+    if (debuggable.debugPromiseLeaks !== false || typeof tagged !== "function" || typeof getStore !== "function") return () => {};
+    let first = true;
+    debuggable.debuggablePromise = <T>(p: Promise<T>, ctx: unknown): Promise<T> => {
+        if (first) {
+            first = false;
+            return tagged(p, ctx);
+        }
+        const store = getStore();
+        store.leakCandidates.add(p);
+        return p.then((value) => {
+            store.leakCandidates.delete(p);
+            return value;
+        }).catch((err: unknown) => {
+            store.leakCandidates.delete(p);
+            markRejected(err, p);
+            throw err;
+        });
+    };
+    return () => {
+        debuggable.debuggablePromise = tagged;
+    };
+}
+
+/** The rejected promise on its error, as the SDK's strict-mode code sets it (a primitive cannot take it: TypeError). */
+function markRejected(err: unknown, p: Promise<unknown>): void {
+    "use strict";
+    (err as { promise?: unknown }).promise = p;
 }
 
 /** The reservation as the spec declares it (zone, type, count), for the offline read. */
