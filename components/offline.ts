@@ -200,6 +200,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
     const callsites = sdkResource.callsites;
     sdkResource.callsites = () => [];
     const restorePromiseTags = untagSdkPromises();
+    const restoreResponseText = unprintedResponses();
     const maps = process.sourceMapsEnabled;
     const frames = Error.stackTraceLimit;
     process.setSourceMapsEnabled(false);
@@ -213,6 +214,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         process.setSourceMapsEnabled(maps);
         sdkResource.callsites = callsites;
         restorePromiseTags();
+        restoreResponseText();
         process.off("unhandledRejection", onRejection);
     }
     if (failures.length > 0) throw failures[0];
@@ -264,6 +266,27 @@ function untagSdkPromises(): () => void {
     };
     return () => {
         debuggable.debuggablePromise = tagged;
+    };
+}
+
+/**
+ * The SDK writes each resource's registration response into a debug line (@pulumi/pulumi 3.248.0 runtime/resource.js:
+ * `RegisterResource RPC finished: …, resp: ${innerResponse}`), and the text of a protobuf message is all its fields
+ * (google-protobuf jspb.Message toString: the message as an array, as text): every resource's inputs again, 3.6 MB at
+ * 2,048 hosts. With no engine, as on the mock engine, log.debug drops the line unless the SDK's excessiveDebugOutput is
+ * on (log/index.js; runtime/settings.js sets it false), so while the program runs offline that message's text is a
+ * name. Returns what puts the message's own text back.
+ */
+function unprintedResponses(): () => void {
+    /* eslint-disable @typescript-eslint/no-require-imports -- the SDK's internal modules, read where they are used */
+    const settings = require("@pulumi/pulumi/runtime/settings") as { excessiveDebugOutput?: boolean };
+    const resourceProto = require("@pulumi/pulumi/proto/resource_pb") as { RegisterResourceResponse?: { prototype: object } };
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const proto = resourceProto.RegisterResourceResponse?.prototype;
+    if (settings.excessiveDebugOutput !== false || !proto || Object.prototype.hasOwnProperty.call(proto, "toString")) return () => {};
+    Object.defineProperty(proto, "toString", { value: () => "RegisterResourceResponse", configurable: true, writable: true });
+    return () => {
+        delete (proto as { toString?: unknown }).toString;
     };
 }
 

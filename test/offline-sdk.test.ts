@@ -13,9 +13,10 @@ const root = path.join(__dirname, "..");
 /* eslint-disable @typescript-eslint/no-require-imports */
 const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debugPromiseLeaks: boolean; debuggablePromise: (p: Promise<unknown>, ctx: string) => Promise<unknown> };
 const state = require("@pulumi/pulumi/runtime/state") as { getStore: () => { leakCandidates: Set<Promise<unknown>> } };
+const { RegisterResourceResponse } = require("@pulumi/pulumi/proto/resource_pb") as { RegisterResourceResponse: new () => { setUrn: (u: string) => void } };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-interface Seen { during: unknown; first: Promise<unknown>; second: Promise<unknown>; settled: Promise<unknown>; rejected: Promise<unknown>; err?: unknown; primitive?: unknown }
+interface Seen { during: unknown; responseText: string; first: Promise<unknown>; second: Promise<unknown>; settled: Promise<unknown>; rejected: Promise<unknown>; err?: unknown; primitive?: unknown }
 
 /** Runs a program that hands the SDK's promise function four promises and records what it saw in globalThis. */
 async function runProgram(): Promise<Seen> {
@@ -24,6 +25,9 @@ async function runProgram(): Promise<Seen> {
     fs.writeFileSync(program, [
         `const dbg = require(${JSON.stringify(require.resolve("@pulumi/pulumi/runtime/debuggable"))});`,
         "const seen = globalThis.offlineSdkSeen = { during: dbg.debuggablePromise };",
+        `const { RegisterResourceResponse } = require(${JSON.stringify(require.resolve("@pulumi/pulumi/proto/resource_pb"))});`,
+        "const response = new RegisterResourceResponse(); response.setUrn('urn:pulumi:s::p::t::n');",
+        "seen.responseText = `${response}`;",
         "seen.first = new Promise(() => {}); dbg.debuggablePromise(seen.first, 'first');",
         "seen.second = new Promise(() => {}); dbg.debuggablePromise(seen.second, 'second');",
         "seen.settled = Promise.resolve(1); dbg.debuggablePromise(seen.settled, 'settled');",
@@ -42,6 +46,11 @@ test("offline, the SDK's promises go untagged and are still counted for its leak
     try {
         assert.notEqual(seen.during, original, "replaced while the program runs");
         assert.equal(debuggable.debuggablePromise, original, "put back after");
+        // a registration response is not written out as text while the program runs (only a debug line, dropped, has it)
+        assert.equal(seen.responseText, "RegisterResourceResponse");
+        const after = new RegisterResourceResponse();
+        after.setUrn("urn:pulumi:s::p::t::n");
+        assert.match(`${after}`, /urn:pulumi:s::p::t::n/, "the message's own text after");
         // the first promise goes through the SDK's own function (it schedules the report at exit): tagged
         assert.equal((seen.first as unknown as { _debugCtx?: string })._debugCtx, "first");
         assert.equal((seen.second as unknown as { _debugCtx?: string })._debugCtx, undefined, "the others untagged");
