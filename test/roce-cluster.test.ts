@@ -111,6 +111,12 @@ describe("RoceCluster under mocks", () => {
         // Outputs
         assert.deepEqual(await unwrap(c.switchConfigDigests), Object.fromEntries(Object.values(rendered).map((r) => [r.switch, r.digest])));
         assert.deepEqual(await unwrap(c.ncclEnv), { NCCL_IB_TC: "106", NCCL_IB_HCA: "=mlx5_0:1,mlx5_1:1", NCCL_SOCKET_IFNAME: "=eno1", NCCL_IB_GID_INDEX: "3" });
+        // each host's whole environment, known at a preview too, and not the plan's own objects
+        const hostEnv = await unwrap(c.hostNcclEnv);
+        assert.deepEqual(hostEnv, Object.fromEntries(c.qos.hosts.map((h) => [h.name, h.ncclEnv])));
+        assert.notEqual(hostEnv.gpu01, c.qos.hosts[0].ncclEnv);
+        assert.equal(await c.hostNcclEnv.isKnown, true);
+        assert.equal(await c.switchConfigDigests.isKnown, true);
         const hosts = await unwrap(c.hosts);
         assert.deepEqual(hosts.map((h) => [h.name, h.address, h.vars.roce_host_pfc_vector]), [["gpu01", "10.0.0.11", "0,0,0,1,0,0,0,0"], ["gpu02", "10.0.0.12", "0,0,0,1,0,0,0,0"]]);
     });
