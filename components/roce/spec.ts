@@ -212,10 +212,30 @@ export function parseRoceSpec(input: unknown, base = "cluster.roce"): { spec?: R
     return issues.length ? { spec: parsed.data, issues } : { spec: parsed.data, issues: [] };
 }
 
-function duplicates<T>(items: readonly T[]): Map<T, number[]> {
-    const seen = new Map<T, number[]>();
-    items.forEach((v, i) => seen.set(v, [...(seen.get(v) ?? []), i]));
-    return new Map([...seen].filter(([, idx]) => idx.length > 1));
+/**
+ * Each value that occurs more than once, with the indexes of its first two occurrences, in the order of the first
+ * occurrences. A host's few rails are compared pairwise; a long list (2,048 hosts' names) goes through one map of first
+ * indexes, and only a repeated value gets a pair.
+ */
+function duplicates<T>(items: readonly T[]): Map<T, [number, number]> {
+    const out = new Map<T, [number, number]>();
+    if (items.length <= 16) {
+        for (let i = 0; i < items.length; i++) {
+            if (out.has(items[i])) continue;
+            for (let j = i + 1; j < items.length; j++) {
+                if (Object.is(items[i], items[j]) || items[i] === items[j]) { out.set(items[i], [i, j]); break; }
+            }
+        }
+        return out;
+    }
+    const first = new Map<T, number>();
+    items.forEach((v, i) => {
+        const f = first.get(v);
+        if (f === undefined) first.set(v, i);
+        else if (!out.has(v)) out.set(v, [f, i]);
+    });
+    // `out` is in the order of the second occurrences
+    return out.size > 1 ? new Map([...out].sort((a, b) => a[1][0] - b[1][0])) : out;
 }
 
 /**
