@@ -466,13 +466,14 @@ const planPort = (ps: QosPlan["switches"][number], name: string) => {
     if (!m) planPorts.set(ps, (m = new Map((ps.ports ?? []).map((x) => [x.name, x]))));
     return m.get(name);
 };
-const viewPorts = new WeakMap<SwitchView, Map<string, PortView>>();
-const viewPort = (v: SwitchView | undefined, name: string) => {
-    if (!v) return undefined;
-    let m = viewPorts.get(v);
-    if (!m) viewPorts.set(v, (m = new Map(v.ports.map((x) => [x.port, x]))));
-    return m.get(name);
+// by the view's port list, which the switches that share a text share (readSwitchView)
+const viewPorts = new WeakMap<readonly PortView[], Map<string, PortView>>();
+const viewPortMap = (v: SwitchView) => {
+    let m = viewPorts.get(v.ports);
+    if (!m) viewPorts.set(v.ports, (m = new Map(v.ports.map((x) => [x.port, x]))));
+    return m;
 };
+const viewPort = (v: SwitchView | undefined, name: string) => (v ? viewPortMap(v).get(name) : undefined);
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
 
 /** Evaluates C1–C17 on the rendered texts. An empty list means host, switch and NCCL settings agree. Pure. */
@@ -566,12 +567,13 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         if (g) g.names.push(h.name);
         else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars }; groups.push(ng); groupOf.set(key, ng); }
     }
+    const values = groupValues(groups);
     for (const s of views) {
         const ps = planSwitch(s.name);
         // C12 (switch side)
         if (s.mode !== plan.mode) v("C12", [s.name], `switch runs ${s.mode} but the plan (and hosts) are ${plan.mode}`, { switchMode: s.mode, planMode: plan.mode });
         if (ps) {
-            const configured = new Set(s.ports.map((x) => x.port));
+            const configured = viewPortMap(s);
             const missing = ps.hostPorts.filter((p) => !configured.has(p));
             if (missing.length) v("C5", [s.name], `host ports without RoCE QoS in the rendered config: ${missing.join(", ")}`, { missing });
             // C14: fabric ports configured and lossless
@@ -598,12 +600,14 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
             }
         }
         for (const p of s.ports) {
-            for (const g of groups) {
+            const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
+            // the groups that break a rule here, in group order; the rules run again on each of them alone
+            for (const gi of failingGroups(values, s, p, pausedQueues, lossless)) {
+                const g = groups[gi];
                 const { dscp, hostPrio } = g;
                 const h = { vars: g.vars };
                 const tc = p.dscpToTc[dscp];
                 const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
-                const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
                 // C1
                 if (q === undefined || (lossless ? !pausedQueues.includes(q) : !p.ecnQueues.includes(q))) {
                     v("C1", [...g.names, sp(s, p)], `host sends RoCE with DSCP ${dscp}; ${sp(s, p)} maps it to TC ${tc ?? "(none)"} / queue ${q ?? "(none)"}, not the ${lossless ? `lossless queue [${pausedQueues}]` : `ECN queue [${p.ecnQueues}]`}`, { dscp, trafficClass: tc, queue: q, losslessQueues: pausedQueues, ecnQueues: p.ecnQueues });
@@ -670,6 +674,109 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         }
     }
     return out;
+}
+
+/**
+ * The groups' values each port rule reads, each distinct value once with the groups that hold it: the RoCE DSCP (and
+ * under it the priority the host gives it), the CNP DSCP, and the MTU (ascending). A fabric check's rails may each
+ * read differently (untrusted), so a port is not compared with every group: a group passes a port only with a DSCP
+ * the port maps, a priority it pauses and an MTU up to the port's, so the values a port looks at are the ones it
+ * passes (bounded by its maps) and the ones that fail (each failing group is reported there anyway).
+ */
+interface GroupValues {
+    dscps: Array<{ dscp: number; groups: number[]; prios: Array<{ hostPrio: number; groups: number[] }> }>;
+    cnpDscps: Array<{ cnpDscp: number; groups: number[] }>;
+    /** Distinct numeric MTUs, ascending (NaN fails no comparison: left out). */
+    mtus: Array<{ mtu: number; groups: number[] }>;
+    /** Groups whose MTU is not a number, compared one by one. */
+    otherMtus: number[];
+}
+
+function groupValues(groups: ReadonlyArray<{ dscp: number; hostPrio: number; vars: HostPlan["vars"] }>): GroupValues {
+    const dscps = new Map<number, GroupValues["dscps"][number] & { byPrio: Map<number, { hostPrio: number; groups: number[] }> }>();
+    const cnps = new Map<number, GroupValues["cnpDscps"][number]>();
+    const mtus = new Map<number, GroupValues["mtus"][number]>();
+    const otherMtus: number[] = [];
+    groups.forEach((g, i) => {
+        let d = dscps.get(g.dscp);
+        if (!d) dscps.set(g.dscp, (d = { dscp: g.dscp, groups: [], prios: [], byPrio: new Map() }));
+        d.groups.push(i);
+        let pr = d.byPrio.get(g.hostPrio);
+        if (!pr) { d.byPrio.set(g.hostPrio, (pr = { hostPrio: g.hostPrio, groups: [] })); d.prios.push(pr); }
+        pr.groups.push(i);
+        const cnpDscp = g.vars.roce_host_cnp_dscp;
+        let c = cnps.get(cnpDscp);
+        if (!c) cnps.set(cnpDscp, (c = { cnpDscp, groups: [] }));
+        c.groups.push(i);
+        const mtu = g.vars.roce_host_mtu;
+        if (typeof mtu !== "number") { otherMtus.push(i); return; }
+        if (Number.isNaN(mtu)) return;
+        let m = mtus.get(mtu);
+        if (!m) mtus.set(mtu, (m = { mtu, groups: [] }));
+        m.groups.push(i);
+    });
+    return {
+        dscps: [...dscps.values()].map(({ dscp, groups: gs, prios }) => ({ dscp, groups: gs, prios })),
+        cnpDscps: [...cnps.values()],
+        mtus: [...mtus.values()].sort((a, b) => a.mtu - b.mtu),
+        otherMtus,
+    };
+}
+
+/**
+ * The indexes (ascending, once each) of the groups that break one of the group rules on port `p` of `s`: C1, C2, C6,
+ * C7 and C9 as checkViews words them; an over-approximation would only cost time, as the rules run again on each.
+ */
+function failingGroups(values: GroupValues, s: SwitchView, p: PortView, pausedQueues: readonly number[], lossless: boolean): readonly number[] {
+    let out: number[] | undefined;
+    for (const d of values.dscps) {
+        const tc = p.dscpToTc[d.dscp];
+        const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
+        // C1 and C7: the DSCP's queue
+        if (q === undefined || (lossless ? !pausedQueues.includes(q) : !p.ecnQueues.includes(q)) || !p.ecnQueues.includes(q)) {
+            out = withGroups(out, d.groups);
+            continue;
+        }
+        if (!lossless) continue;
+        // C2: the priority the hosts give it
+        for (const pr of d.prios) {
+            const paused = p.pfcPriorities.includes(pr.hostPrio) && (p.pfcToQueue[pr.hostPrio] ?? pr.hostPrio) === q;
+            if (!paused || (p.dscpToPriority && p.dscpToPriority[d.dscp] !== pr.hostPrio)) out = withGroups(out, pr.groups);
+        }
+    }
+    // C6: the CNP DSCP's queue
+    for (const c of values.cnpDscps) {
+        const tc = p.dscpToTc[c.cnpDscp];
+        const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
+        if (q === undefined || !p.strictQueues.includes(q) || pausedQueues.includes(q)) out = withGroups(out, c.groups);
+    }
+    // C9: MTUs above the port's, and above a SONiC lossless pattern's
+    const { mtus } = values;
+    if (p.mtu !== undefined) for (let i = firstAbove(mtus, p.mtu); i < mtus.length; i++) out = withGroups(out, mtus[i].groups);
+    if (lossless && s.os === "sonic") for (let i = firstAbove(mtus, s.losslessPatternMtu ?? 1024); i < mtus.length; i++) out = withGroups(out, mtus[i].groups);
+    if (values.otherMtus.length) out = withGroups(out, values.otherMtus);
+    if (!out) return NONE;
+    return out.length === 1 ? out : [...new Set(out.sort((a, b) => a - b))];
+}
+const NONE: readonly number[] = [];
+
+/** `out` (made when first needed) with `groups` added. */
+function withGroups(out: number[] | undefined, groups: readonly number[]): number[] {
+    out ??= [];
+    for (const g of groups) out.push(g);
+    return out;
+}
+
+/** The index of the first MTU above `limit` (the list's length when none is, or `limit` is not a number). */
+function firstAbove(mtus: GroupValues["mtus"], limit: number): number {
+    if (typeof limit !== "number" || Number.isNaN(limit)) return mtus.length;
+    let lo = 0, hi = mtus.length;
+    while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (mtus[mid].mtu > limit) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
 }
 
 /** One line per violation, for `rdmakit plan` and the policy pack. */
