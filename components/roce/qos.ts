@@ -350,10 +350,12 @@ function switchPlan(spec: RoceSpec, s: RoceSwitchInput, uplinksTo: ReturnType<ty
     const q = spec.qos;
     const model = s.model === undefined ? undefined : SWITCH_CATALOG[s.model];
     const lossless = q.mode === "lossless";
-    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo).map((p) => {
+    // the port objects are this call's own (switchPorts makes them): each known headroom is added in place, not copied
+    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo);
+    for (const p of ports) {
         const h = lossless ? pgHeadroomBytes(model, p.speedGbps, p.cableLengthM) : 0;
-        return h === undefined ? p : { ...p, headroomBytes: h };
-    });
+        if (h !== undefined) p.headroomBytes = h;
+    }
     // one lossless PG per port (rule C3), so the switch reserves one PG's headroom per RoCE port
     const known = ports.every((p) => p.headroomBytes !== undefined);
     const headroom = known ? ports.reduce((n, p) => n + (p.headroomBytes ?? 0), 0) : undefined;
