@@ -474,7 +474,14 @@ const viewPortMap = (v: SwitchView) => {
     return m;
 };
 const viewPort = (v: SwitchView | undefined, name: string) => (v ? viewPortMap(v).get(name) : undefined);
-const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+/** The same numbers, in any order (a list of one or none, the usual case, compared without copies). */
+const same = (a: readonly number[], b: readonly number[]) => {
+    if (a.length !== b.length) return false;
+    if (a.length === 0) return true;
+    if (a.length === 1) return a[0] === b[0];
+    const sb = [...b].sort();
+    return [...a].sort().every((v, i) => v === sb[i]);
+};
 
 /** Evaluates C1–C17 on the rendered texts. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
@@ -515,6 +522,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
     // Host facts, per host.
     const hostDscp = (h: HostPlan) => Number(h.ncclEnv.NCCL_IB_TC) >> 2;
 
+    // hosts of one plan mostly share their PFC vector and NIC list: each is read again only when it differs from the
+    // host before (the PFC list is then shared by the violations that show it)
+    let last: { pfc: boolean; vector: string; hostPfc: number[]; hca?: string; railNics: readonly string[]; hcaOk: boolean } | undefined;
     for (const h of hosts) {
         const tc = Number(h.ncclEnv.NCCL_IB_TC);
         // C8
@@ -524,8 +534,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         if (h.vars.roce_host_tos >> 2 !== hostDscp(h)) v("C1", [h.name], `rdma_cm ToS ${h.vars.roce_host_tos} (DSCP ${h.vars.roce_host_tos >> 2}) and NCCL_IB_TC ${tc} (DSCP ${tc >> 2}) disagree`, { roce_host_tos: h.vars.roce_host_tos, NCCL_IB_TC: tc });
         // C2 (host side)
         const hostPrio = hostPriorityOf(h.vars, hostDscp(h));
-        const hostPfc = hostPfcPriorities(h.vars);
-        if (lossless && !same(hostPfc, [hostPrio])) v("C2", [h.name], `host maps DSCP ${hostDscp(h)} to priority ${hostPrio} but enables PFC on [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { dscp: hostDscp(h), dscp2prio: hostPrio, pfc: hostPfc });
+        const hostPfc = last && last.pfc === h.vars.roce_host_pfc && last.vector === h.vars.roce_host_pfc_vector ? last.hostPfc : hostPfcPriorities(h.vars);
+        if (lossless && !(hostPfc.length === 1 && hostPfc[0] === hostPrio)) v("C2", [h.name], `host maps DSCP ${hostDscp(h)} to priority ${hostPrio} but enables PFC on [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { dscp: hostDscp(h), dscp2prio: hostPrio, pfc: hostPfc });
         // C3 (host side)
         if (lossless && hostPfc.length !== 1) v("C3", [h.name], `host must have exactly one PFC priority, has [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { pfc: hostPfc, vector: h.vars.roce_host_pfc_vector });
         if (hostPfc.includes(h.vars.roce_host_cnp_priority)) v("C3", [h.name], `CNP priority ${h.vars.roce_host_cnp_priority} has PFC on the host`, { cnpPriority: h.vars.roce_host_cnp_priority, pfc: hostPfc });
@@ -544,9 +554,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         const hostLossless = hostPfc.length > 0;
         if (hostLossless !== lossless || h.vars.roce_host_lossy_tuning !== !lossless) v("C12", [h.name], `host is ${hostLossless ? "lossless" : "lossy"} (PFC [${hostPfc}], lossy tuning ${h.vars.roce_host_lossy_tuning}) but the plan is ${plan.mode}`, { planMode: plan.mode, hostPfc, lossyTuning: h.vars.roce_host_lossy_tuning });
         // C13
-        const hca = (h.ncclEnv.NCCL_IB_HCA ?? "").replace(/^[=^]/, "").split(",").filter(Boolean).map((x) => x.split(":")[0]);
-        // `=` makes NCCL match names exactly; without it mlx5_1 also selects mlx5_10, mlx5_11 … (NCCL env docs).
-        if (!h.ncclEnv.NCCL_IB_HCA?.startsWith("=") || hca.slice().sort().join() !== h.railNics.slice().sort().join()) {
+        const hcaOk = last && last.hca === h.ncclEnv.NCCL_IB_HCA && sameStrings(last.railNics, h.railNics) ? last.hcaOk : hcaMatches(h);
+        last = { pfc: h.vars.roce_host_pfc, vector: h.vars.roce_host_pfc_vector, hostPfc, hca: h.ncclEnv.NCCL_IB_HCA, railNics: h.railNics, hcaOk };
+        if (!hcaOk) {
             v("C13", [h.name], `NCCL_IB_HCA=${h.ncclEnv.NCCL_IB_HCA} is not the exact list of rail NICs (${h.railNics.join(",")})`, { NCCL_IB_HCA: h.ncclEnv.NCCL_IB_HCA, railNics: h.railNics });
         }
         const ifname = (h.ncclEnv.NCCL_SOCKET_IFNAME ?? "").replace(/^=/, "");
@@ -586,8 +596,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                     if (pv && !pv.pfcPriorities.includes(plan.roce.priority)) v("C14", [sp(s, pv)], `fabric port ${sp(s, pv)} (to ${fp.peer}) runs PFC on [${pv.pfcPriorities}], not the RoCE priority ${plan.roce.priority}`, { pfc: pv.pfcPriorities, priority: plan.roce.priority });
                     // both ends pause the same priorities (the peer's view, when it is among the rendered configs); MTU is
                     // C9's (each hop ≥ the host MTU: EOS tops out at 9214, SONiC at 9216, and both carry 9000-byte frames)
-                    const [peerName, peerPort] = (fp.peer ?? ":").split(":");
-                    const peer = viewPort(viewByName.get(peerName), peerPort);
+                    const [peerName, peerPort] = peerEnd(fp.peer);
+                    const peer = peerPort === undefined ? undefined : viewPort(viewByName.get(peerName), peerPort);
                     if (pv && peer && !same(pv.pfcPriorities, peer.pfcPriorities)) {
                         v("C14", [sp(s, pv), `${peerName}:${peerPort}`], `the two ends of ${sp(s, pv)} ↔ ${fp.peer} pause different priorities: [${pv.pfcPriorities}] vs [${peer.pfcPriorities}]`, { pfc: [pv.pfcPriorities, peer.pfcPriorities] });
                     }
@@ -599,11 +609,14 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
             }
         }
-        for (const p of s.ports) {
+        // indexed loops: a for-of makes an iterator each time until the optimiser takes the loop (32,768 ports)
+        for (let pi = 0; pi < s.ports.length; pi++) {
+            const p = s.ports[pi];
             const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
             // the groups that break a rule here, in group order; the rules run again on each of them alone
-            for (const gi of failingGroups(values, s, p, pausedQueues, lossless)) {
-                const g = groups[gi];
+            const failing = failingGroups(values, s, p, pausedQueues, lossless);
+            for (let fi = 0; fi < failing.length; fi++) {
+                const g = groups[failing[fi]];
                 const { dscp, hostPrio } = g;
                 const h = { vars: g.vars };
                 const tc = p.dscpToTc[dscp];
@@ -668,8 +681,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
             if (lossless && p.linkPause) v("C5", [sp(s, p)], `802.3x link pause is not off on ${sp(s, p)} while PFC runs`, { linkPause: p.linkPause });
             // C11
             if (lossless) {
-                const unwatched = p.pfcPriorities.filter((pr) => !p.watchdogPriorities.includes(pr));
-                if (unwatched.length || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
+                const unwatched = p.pfcPriorities.some((pr) => !p.watchdogPriorities.includes(pr));
+                if (unwatched || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
             }
         }
     }
@@ -729,7 +742,8 @@ function groupValues(groups: ReadonlyArray<{ dscp: number; hostPrio: number; var
  */
 function failingGroups(values: GroupValues, s: SwitchView, p: PortView, pausedQueues: readonly number[], lossless: boolean): readonly number[] {
     let out: number[] | undefined;
-    for (const d of values.dscps) {
+    for (let di = 0; di < values.dscps.length; di++) {
+        const d = values.dscps[di];
         const tc = p.dscpToTc[d.dscp];
         const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
         // C1 and C7: the DSCP's queue
@@ -739,13 +753,15 @@ function failingGroups(values: GroupValues, s: SwitchView, p: PortView, pausedQu
         }
         if (!lossless) continue;
         // C2: the priority the hosts give it
-        for (const pr of d.prios) {
+        for (let pi = 0; pi < d.prios.length; pi++) {
+            const pr = d.prios[pi];
             const paused = p.pfcPriorities.includes(pr.hostPrio) && (p.pfcToQueue[pr.hostPrio] ?? pr.hostPrio) === q;
             if (!paused || (p.dscpToPriority && p.dscpToPriority[d.dscp] !== pr.hostPrio)) out = withGroups(out, pr.groups);
         }
     }
     // C6: the CNP DSCP's queue
-    for (const c of values.cnpDscps) {
+    for (let ci = 0; ci < values.cnpDscps.length; ci++) {
+        const c = values.cnpDscps[ci];
         const tc = p.dscpToTc[c.cnpDscp];
         const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
         if (q === undefined || !p.strictQueues.includes(q) || pausedQueues.includes(q)) out = withGroups(out, c.groups);
@@ -763,7 +779,7 @@ const NONE: readonly number[] = [];
 /** `out` (made when first needed) with `groups` added. */
 function withGroups(out: number[] | undefined, groups: readonly number[]): number[] {
     out ??= [];
-    for (const g of groups) out.push(g);
+    for (let i = 0; i < groups.length; i++) out.push(groups[i]);
     return out;
 }
 
@@ -777,6 +793,24 @@ function firstAbove(mtus: GroupValues["mtus"], limit: number): number {
         else lo = mid + 1;
     }
     return lo;
+}
+
+/** C13: NCCL_IB_HCA is an exact (`=`) list of the host's rail NICs, in any order. */
+function hcaMatches(h: HostPlan): boolean {
+    const hca = (h.ncclEnv.NCCL_IB_HCA ?? "").replace(/^[=^]/, "").split(",").filter(Boolean).map((x) => x.split(":")[0]);
+    // `=` makes NCCL match names exactly; without it mlx5_1 also selects mlx5_10, mlx5_11 … (NCCL env docs).
+    return h.ncclEnv.NCCL_IB_HCA?.startsWith("=") === true && hca.slice().sort().join() === h.railNics.slice().sort().join();
+}
+
+const sameStrings = (a: readonly string[], b: readonly string[]) => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
+/** `switch:port` as split at its first two colons: the switch and the port (undefined when there is no colon). */
+function peerEnd(peer: string | undefined): [string, string | undefined] {
+    const end = peer ?? ":";
+    const i = end.indexOf(":");
+    if (i < 0) return [end, undefined];
+    const j = end.indexOf(":", i + 1);
+    return [end.slice(0, i), end.slice(i + 1, j < 0 ? undefined : j)];
 }
 
 /** One line per violation, for `rdmakit plan` and the policy pack. */
