@@ -251,7 +251,9 @@ function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
     const pfcPriorities = lossless ? [q.rocePriority] : [];
     const tos = tosFor(q.roceDscp);
     // whole metres, rounded up as the switch renderers do: mlnx_qos --cable_len takes an integer; the longest host cable
-    const maxCable = Math.ceil(Math.max(...spec.switches.flatMap((s) => (s.hostPorts ?? []).map((p) => s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM))));
+    let longest = -Infinity;
+    for (const s of spec.switches) for (const p of s.hostPorts ?? []) longest = Math.max(longest, s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM);
+    const maxCable = Math.ceil(longest);
 
     const sharedNccl: Record<string, string> = {
         NCCL_IB_TC: String(tos),
@@ -259,7 +261,7 @@ function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
 
     const hosts: HostPlan[] = spec.hosts.map((h) => {
         const gidIndex = h.gidIndex ?? q.gidIndex;
-        const railNics = h.railNics.map((r) => r.split(":")[0]);
+        const railNics = h.railNics.map((r) => (r.includes(":") ? r.slice(0, r.indexOf(":")) : r));
         const ncclEnv: Record<string, string> = {
             NCCL_IB_HCA: ncclHcaList(h.railNics),
             NCCL_SOCKET_IFNAME: `=${h.bootstrapNic}`,
@@ -301,8 +303,8 @@ function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
     // Keys whose value every host shares go into the common environment.
     const ncclEnv: Record<string, string> = { ...sharedNccl };
     for (const key of ["NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"]) {
-        const values = new Set(hosts.map((h) => h.ncclEnv[key]));
-        if (values.size === 1) ncclEnv[key] = [...values][0];
+        const first = hosts[0]?.ncclEnv[key];
+        if (hosts.length > 0 && hosts.every((h) => h.ncclEnv[key] === first)) ncclEnv[key] = first;
     }
 
     const uplinksTo = uplinksByPeer(spec);
