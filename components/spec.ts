@@ -17,7 +17,7 @@ import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
 import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_SUBNET_ID, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
-import { checkRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
+import { checkRoceSpec, rememberCleanRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 import { resolveScheduler, schedulerIssues, schedulerSchema } from "./slurm/spec";
 
 /*
@@ -527,7 +527,9 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     if (spec.aws && spec.fabric === "aws-efa") issues.push(...awsChecks(spec.aws, spec.nodes ?? 0, spec.ssh.user));
     if (spec.azure && spec.fabric === "azure-ib") issues.push(...azureChecks(spec.azure, spec.nodes ?? 0));
     if (spec.roce && spec.fabric === "roce") {
-        issues.push(...checkRoceSpec(spec.roce), ...roceOsIssues(spec.roce));
+        const roceIssues = checkRoceSpec(spec.roce);
+        if (roceIssues.length === 0) rememberCleanRoceSpec(JSON.stringify(spec.roce));
+        issues.push(...roceIssues, ...roceOsIssues(spec.roce));
         // one plan for every host: same rails and GPUs, or the hostfile slots, preflight counts and NCCL
         // environment would be wrong for the others
         const [first, ...rest] = spec.roce.hosts;

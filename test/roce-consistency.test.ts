@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { checkConsistency, formatViolation, RULES, type RuleId, type Violation } from "../components/roce/consistency";
+import { checkConsistency, checkViews, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../components/roce/consistency";
 import { planQos, type QosPlan } from "../components/roce/qos";
 import { renderSwitchConfigs, type RenderedSwitchConfig } from "../components/roce/render";
 import { fabricSpec, NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
@@ -233,5 +233,42 @@ describe("checkConsistency: switches that share one text", () => {
         assert.ok(onLeaves.length >= 16, onLeaves.map(formatViolation).join("\n"));
         assert.deepEqual(new Set(onLeaves.map(formatViolation)), new Set(alone.map(formatViolation)));
         for (const l of leaves) assert.ok(onLeaves.some((v) => v.devices.includes(`${l.switch}:swp1s0`)), `${l.switch}:swp1s0 is reported`);
+    });
+});
+
+describe("checkViews: hosts that each read differently", () => {
+    it("is not hosts × ports: 4,096 rails of distinct MTUs on a 512-host fabric, the few bad ones reported on every port", () => {
+        // a fabric check's rails are untrusted and may each differ (observedHost), which made as many host groups as
+        // rails, each compared with every switch port (before: 4,096 groups × every port, 5 s of CPU here)
+        const cluster = (scaledStack("roce-h100.yaml", 512) as { config: Record<string, { roce: unknown }> }).config["rdmakit:cluster"];
+        const plan = planQos(parseClusterSpec(cluster).roce!);
+        const views = renderSwitchConfigs(plan).map(readSwitchView);
+        const base = plan.hosts[0];
+        const bad = new Set([17, 2000, 4000]);
+        // every rail's MTU differs; all but three fit the switch ports (4200-4711.875 B), those three do not (9300 B)
+        const rails = Array.from({ length: 4096 }, (_, i) => ({
+            ...base, name: `${base.name}:r${i}`, vars: { ...base.vars, roce_host_mtu: bad.has(i) ? 9300 + i : 4200 + i / 8 },
+        }));
+        const t0 = process.cpuUsage();
+        const v = checkViews({ ...plan, hosts: rails }, views);
+        const ms = (process.cpuUsage(t0).user + process.cpuUsage(t0).system) / 1000;
+        assert.ok(ms < 3000, `${ms} ms of CPU`);
+        // each bad rail on each port whose MTU is below its own (and on a SONiC switch whose lossless pattern's is), in
+        // the order of the switches, their ports and the rails; nothing else
+        const mtu = (i: number) => 9300 + i;
+        const expected: string[] = [];
+        let ports = 0;
+        for (const s of views) {
+            for (const p of s.ports) {
+                ports++;
+                for (const i of [...bad].sort((a, b) => a - b)) {
+                    if (p.mtu !== undefined && p.mtu < mtu(i)) expected.push(`[C9] ${base.name}:r${i}, ${s.name}:${p.port}`);
+                    if (s.os === "sonic" && (s.losslessPatternMtu ?? 1024) < mtu(i)) expected.push(`[C9] ${base.name}:r${i}, ${s.name}`);
+                }
+            }
+        }
+        assert.ok(ports > 8000, `${ports} ports`);
+        assert.ok(expected.length >= 3 * 8000, `${expected.length}`);
+        assert.deepEqual(v.map((x) => formatViolation(x).replace(/: .*/, "")), expected);
     });
 });

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { SpecError } from "../components/errors";
 import { classLayout, ncclHcaList, pfcVector, planQos, tosFor } from "../components/roce/qos";
 import { NON_DEFAULT_LOSSY, spec } from "./fixtures/roce/helpers";
+import { parseClusterSpec } from "../components/spec";
+import { scaledStack } from "../bench/scale";
 
 describe("planQos", () => {
     it("ToS byte: DSCP << 2 | ECT(0); 106 for DSCP 26, 98 for 24, 194 for 48", () => {
@@ -65,5 +67,17 @@ describe("planQos", () => {
         const s = spec();
         s.qos.cnpPriority = 3;
         assert.throws(() => planQos(s), (e: unknown) => e instanceof SpecError && e.issues.some((i) => i.path === "cluster.roce.qos.cnpPriority"));
+    });
+});
+
+describe("planQos after a spec parse", () => {
+    it("plans the section the parse found clean without checking it again, and checks a copy changed since", () => {
+        const cluster = (scaledStack("roce-h100.yaml", 8) as { config: Record<string, unknown> }).config["rdmakit:cluster"];
+        const roce = parseClusterSpec(cluster).roce!;
+        assert.equal(planQos(roce).hosts.length, 8);
+        // the parsed section with CNPs on the RoCE priority: another text, so checked (rule of checkRoceSpec)
+        const changed = structuredClone(roce);
+        changed.qos.cnpPriority = changed.qos.rocePriority;
+        assert.throws(() => planQos(changed), (e: unknown) => e instanceof SpecError && e.issues.some((i) => i.path === "cluster.roce.qos.cnpPriority"));
     });
 });

@@ -466,14 +466,22 @@ const planPort = (ps: QosPlan["switches"][number], name: string) => {
     if (!m) planPorts.set(ps, (m = new Map((ps.ports ?? []).map((x) => [x.name, x]))));
     return m.get(name);
 };
-const viewPorts = new WeakMap<SwitchView, Map<string, PortView>>();
-const viewPort = (v: SwitchView | undefined, name: string) => {
-    if (!v) return undefined;
-    let m = viewPorts.get(v);
-    if (!m) viewPorts.set(v, (m = new Map(v.ports.map((x) => [x.port, x]))));
-    return m.get(name);
+// by the view's port list, which the switches that share a text share (readSwitchView)
+const viewPorts = new WeakMap<readonly PortView[], Map<string, PortView>>();
+const viewPortMap = (v: SwitchView) => {
+    let m = viewPorts.get(v.ports);
+    if (!m) viewPorts.set(v.ports, (m = new Map(v.ports.map((x) => [x.port, x]))));
+    return m;
 };
-const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+const viewPort = (v: SwitchView | undefined, name: string) => (v ? viewPortMap(v).get(name) : undefined);
+/** The same numbers, in any order (a list of one or none, the usual case, compared without copies). */
+const same = (a: readonly number[], b: readonly number[]) => {
+    if (a.length !== b.length) return false;
+    if (a.length === 0) return true;
+    if (a.length === 1) return a[0] === b[0];
+    const sb = [...b].sort();
+    return [...a].sort().every((v, i) => v === sb[i]);
+};
 
 /** Evaluates C1–C17 on the rendered texts. An empty list means host, switch and NCCL settings agree. Pure. */
 export function checkConsistency(plan: QosPlan, rendered: readonly RenderedSwitchConfig[]): Violation[] {
@@ -514,6 +522,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
     // Host facts, per host.
     const hostDscp = (h: HostPlan) => Number(h.ncclEnv.NCCL_IB_TC) >> 2;
 
+    // hosts of one plan mostly share their PFC vector and NIC list: each is read again only when it differs from the
+    // host before (the PFC list is then shared by the violations that show it)
+    let last: { pfc: boolean; vector: string; hostPfc: number[]; hca?: string; railNics: readonly string[]; hcaOk: boolean } | undefined;
     for (const h of hosts) {
         const tc = Number(h.ncclEnv.NCCL_IB_TC);
         // C8
@@ -523,8 +534,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         if (h.vars.roce_host_tos >> 2 !== hostDscp(h)) v("C1", [h.name], `rdma_cm ToS ${h.vars.roce_host_tos} (DSCP ${h.vars.roce_host_tos >> 2}) and NCCL_IB_TC ${tc} (DSCP ${tc >> 2}) disagree`, { roce_host_tos: h.vars.roce_host_tos, NCCL_IB_TC: tc });
         // C2 (host side)
         const hostPrio = hostPriorityOf(h.vars, hostDscp(h));
-        const hostPfc = hostPfcPriorities(h.vars);
-        if (lossless && !same(hostPfc, [hostPrio])) v("C2", [h.name], `host maps DSCP ${hostDscp(h)} to priority ${hostPrio} but enables PFC on [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { dscp: hostDscp(h), dscp2prio: hostPrio, pfc: hostPfc });
+        const hostPfc = last && last.pfc === h.vars.roce_host_pfc && last.vector === h.vars.roce_host_pfc_vector ? last.hostPfc : hostPfcPriorities(h.vars);
+        if (lossless && !(hostPfc.length === 1 && hostPfc[0] === hostPrio)) v("C2", [h.name], `host maps DSCP ${hostDscp(h)} to priority ${hostPrio} but enables PFC on [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { dscp: hostDscp(h), dscp2prio: hostPrio, pfc: hostPfc });
         // C3 (host side)
         if (lossless && hostPfc.length !== 1) v("C3", [h.name], `host must have exactly one PFC priority, has [${hostPfc}] (vector ${h.vars.roce_host_pfc_vector})`, { pfc: hostPfc, vector: h.vars.roce_host_pfc_vector });
         if (hostPfc.includes(h.vars.roce_host_cnp_priority)) v("C3", [h.name], `CNP priority ${h.vars.roce_host_cnp_priority} has PFC on the host`, { cnpPriority: h.vars.roce_host_cnp_priority, pfc: hostPfc });
@@ -543,9 +554,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         const hostLossless = hostPfc.length > 0;
         if (hostLossless !== lossless || h.vars.roce_host_lossy_tuning !== !lossless) v("C12", [h.name], `host is ${hostLossless ? "lossless" : "lossy"} (PFC [${hostPfc}], lossy tuning ${h.vars.roce_host_lossy_tuning}) but the plan is ${plan.mode}`, { planMode: plan.mode, hostPfc, lossyTuning: h.vars.roce_host_lossy_tuning });
         // C13
-        const hca = (h.ncclEnv.NCCL_IB_HCA ?? "").replace(/^[=^]/, "").split(",").filter(Boolean).map((x) => x.split(":")[0]);
-        // `=` makes NCCL match names exactly; without it mlx5_1 also selects mlx5_10, mlx5_11 … (NCCL env docs).
-        if (!h.ncclEnv.NCCL_IB_HCA?.startsWith("=") || hca.slice().sort().join() !== h.railNics.slice().sort().join()) {
+        const hcaOk = last && last.hca === h.ncclEnv.NCCL_IB_HCA && sameStrings(last.railNics, h.railNics) ? last.hcaOk : hcaMatches(h);
+        last = { pfc: h.vars.roce_host_pfc, vector: h.vars.roce_host_pfc_vector, hostPfc, hca: h.ncclEnv.NCCL_IB_HCA, railNics: h.railNics, hcaOk };
+        if (!hcaOk) {
             v("C13", [h.name], `NCCL_IB_HCA=${h.ncclEnv.NCCL_IB_HCA} is not the exact list of rail NICs (${h.railNics.join(",")})`, { NCCL_IB_HCA: h.ncclEnv.NCCL_IB_HCA, railNics: h.railNics });
         }
         const ifname = (h.ncclEnv.NCCL_SOCKET_IFNAME ?? "").replace(/^=/, "");
@@ -566,12 +577,13 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         if (g) g.names.push(h.name);
         else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars }; groups.push(ng); groupOf.set(key, ng); }
     }
+    const values = groupValues(groups);
     for (const s of views) {
         const ps = planSwitch(s.name);
         // C12 (switch side)
         if (s.mode !== plan.mode) v("C12", [s.name], `switch runs ${s.mode} but the plan (and hosts) are ${plan.mode}`, { switchMode: s.mode, planMode: plan.mode });
         if (ps) {
-            const configured = new Set(s.ports.map((x) => x.port));
+            const configured = viewPortMap(s);
             const missing = ps.hostPorts.filter((p) => !configured.has(p));
             if (missing.length) v("C5", [s.name], `host ports without RoCE QoS in the rendered config: ${missing.join(", ")}`, { missing });
             // C14: fabric ports configured and lossless
@@ -584,8 +596,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                     if (pv && !pv.pfcPriorities.includes(plan.roce.priority)) v("C14", [sp(s, pv)], `fabric port ${sp(s, pv)} (to ${fp.peer}) runs PFC on [${pv.pfcPriorities}], not the RoCE priority ${plan.roce.priority}`, { pfc: pv.pfcPriorities, priority: plan.roce.priority });
                     // both ends pause the same priorities (the peer's view, when it is among the rendered configs); MTU is
                     // C9's (each hop ≥ the host MTU: EOS tops out at 9214, SONiC at 9216, and both carry 9000-byte frames)
-                    const [peerName, peerPort] = (fp.peer ?? ":").split(":");
-                    const peer = viewPort(viewByName.get(peerName), peerPort);
+                    const [peerName, peerPort] = peerEnd(fp.peer);
+                    const peer = peerPort === undefined ? undefined : viewPort(viewByName.get(peerName), peerPort);
                     if (pv && peer && !same(pv.pfcPriorities, peer.pfcPriorities)) {
                         v("C14", [sp(s, pv), `${peerName}:${peerPort}`], `the two ends of ${sp(s, pv)} ↔ ${fp.peer} pause different priorities: [${pv.pfcPriorities}] vs [${peer.pfcPriorities}]`, { pfc: [pv.pfcPriorities, peer.pfcPriorities] });
                     }
@@ -597,13 +609,18 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
             }
         }
-        for (const p of s.ports) {
-            for (const g of groups) {
+        // indexed loops: a for-of makes an iterator each time until the optimiser takes the loop (32,768 ports)
+        for (let pi = 0; pi < s.ports.length; pi++) {
+            const p = s.ports[pi];
+            const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
+            // the groups that break a rule here, in group order; the rules run again on each of them alone
+            const failing = failingGroups(values, s, p, pausedQueues, lossless);
+            for (let fi = 0; fi < failing.length; fi++) {
+                const g = groups[failing[fi]];
                 const { dscp, hostPrio } = g;
                 const h = { vars: g.vars };
                 const tc = p.dscpToTc[dscp];
                 const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
-                const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
                 // C1
                 if (q === undefined || (lossless ? !pausedQueues.includes(q) : !p.ecnQueues.includes(q))) {
                     v("C1", [...g.names, sp(s, p)], `host sends RoCE with DSCP ${dscp}; ${sp(s, p)} maps it to TC ${tc ?? "(none)"} / queue ${q ?? "(none)"}, not the ${lossless ? `lossless queue [${pausedQueues}]` : `ECN queue [${p.ecnQueues}]`}`, { dscp, trafficClass: tc, queue: q, losslessQueues: pausedQueues, ecnQueues: p.ecnQueues });
@@ -664,12 +681,136 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
             if (lossless && p.linkPause) v("C5", [sp(s, p)], `802.3x link pause is not off on ${sp(s, p)} while PFC runs`, { linkPause: p.linkPause });
             // C11
             if (lossless) {
-                const unwatched = p.pfcPriorities.filter((pr) => !p.watchdogPriorities.includes(pr));
-                if (unwatched.length || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
+                const unwatched = p.pfcPriorities.some((pr) => !p.watchdogPriorities.includes(pr));
+                if (unwatched || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
             }
         }
     }
     return out;
+}
+
+/**
+ * The groups' values each port rule reads, each distinct value once with the groups that hold it: the RoCE DSCP (and
+ * under it the priority the host gives it), the CNP DSCP, and the MTU (ascending). A fabric check's rails may each
+ * read differently (untrusted), so a port is not compared with every group: a group passes a port only with a DSCP
+ * the port maps, a priority it pauses and an MTU up to the port's, so the values a port looks at are the ones it
+ * passes (bounded by its maps) and the ones that fail (each failing group is reported there anyway).
+ */
+interface GroupValues {
+    dscps: Array<{ dscp: number; groups: number[]; prios: Array<{ hostPrio: number; groups: number[] }> }>;
+    cnpDscps: Array<{ cnpDscp: number; groups: number[] }>;
+    /** Distinct numeric MTUs, ascending (NaN fails no comparison: left out). */
+    mtus: Array<{ mtu: number; groups: number[] }>;
+    /** Groups whose MTU is not a number, compared one by one. */
+    otherMtus: number[];
+}
+
+function groupValues(groups: ReadonlyArray<{ dscp: number; hostPrio: number; vars: HostPlan["vars"] }>): GroupValues {
+    const dscps = new Map<number, GroupValues["dscps"][number] & { byPrio: Map<number, { hostPrio: number; groups: number[] }> }>();
+    const cnps = new Map<number, GroupValues["cnpDscps"][number]>();
+    const mtus = new Map<number, GroupValues["mtus"][number]>();
+    const otherMtus: number[] = [];
+    groups.forEach((g, i) => {
+        let d = dscps.get(g.dscp);
+        if (!d) dscps.set(g.dscp, (d = { dscp: g.dscp, groups: [], prios: [], byPrio: new Map() }));
+        d.groups.push(i);
+        let pr = d.byPrio.get(g.hostPrio);
+        if (!pr) { d.byPrio.set(g.hostPrio, (pr = { hostPrio: g.hostPrio, groups: [] })); d.prios.push(pr); }
+        pr.groups.push(i);
+        const cnpDscp = g.vars.roce_host_cnp_dscp;
+        let c = cnps.get(cnpDscp);
+        if (!c) cnps.set(cnpDscp, (c = { cnpDscp, groups: [] }));
+        c.groups.push(i);
+        const mtu = g.vars.roce_host_mtu;
+        if (typeof mtu !== "number") { otherMtus.push(i); return; }
+        if (Number.isNaN(mtu)) return;
+        let m = mtus.get(mtu);
+        if (!m) mtus.set(mtu, (m = { mtu, groups: [] }));
+        m.groups.push(i);
+    });
+    return {
+        dscps: [...dscps.values()].map(({ dscp, groups: gs, prios }) => ({ dscp, groups: gs, prios })),
+        cnpDscps: [...cnps.values()],
+        mtus: [...mtus.values()].sort((a, b) => a.mtu - b.mtu),
+        otherMtus,
+    };
+}
+
+/**
+ * The indexes (ascending, once each) of the groups that break one of the group rules on port `p` of `s`: C1, C2, C6,
+ * C7 and C9 as checkViews words them; an over-approximation would only cost time, as the rules run again on each.
+ */
+function failingGroups(values: GroupValues, s: SwitchView, p: PortView, pausedQueues: readonly number[], lossless: boolean): readonly number[] {
+    let out: number[] | undefined;
+    for (let di = 0; di < values.dscps.length; di++) {
+        const d = values.dscps[di];
+        const tc = p.dscpToTc[d.dscp];
+        const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
+        // C1 and C7: the DSCP's queue
+        if (q === undefined || (lossless ? !pausedQueues.includes(q) : !p.ecnQueues.includes(q)) || !p.ecnQueues.includes(q)) {
+            out = withGroups(out, d.groups);
+            continue;
+        }
+        if (!lossless) continue;
+        // C2: the priority the hosts give it
+        for (let pi = 0; pi < d.prios.length; pi++) {
+            const pr = d.prios[pi];
+            const paused = p.pfcPriorities.includes(pr.hostPrio) && (p.pfcToQueue[pr.hostPrio] ?? pr.hostPrio) === q;
+            if (!paused || (p.dscpToPriority && p.dscpToPriority[d.dscp] !== pr.hostPrio)) out = withGroups(out, pr.groups);
+        }
+    }
+    // C6: the CNP DSCP's queue
+    for (let ci = 0; ci < values.cnpDscps.length; ci++) {
+        const c = values.cnpDscps[ci];
+        const tc = p.dscpToTc[c.cnpDscp];
+        const q = tc === undefined ? undefined : p.tcToQueue[tc] ?? tc;
+        if (q === undefined || !p.strictQueues.includes(q) || pausedQueues.includes(q)) out = withGroups(out, c.groups);
+    }
+    // C9: MTUs above the port's, and above a SONiC lossless pattern's
+    const { mtus } = values;
+    if (p.mtu !== undefined) for (let i = firstAbove(mtus, p.mtu); i < mtus.length; i++) out = withGroups(out, mtus[i].groups);
+    if (lossless && s.os === "sonic") for (let i = firstAbove(mtus, s.losslessPatternMtu ?? 1024); i < mtus.length; i++) out = withGroups(out, mtus[i].groups);
+    if (values.otherMtus.length) out = withGroups(out, values.otherMtus);
+    if (!out) return NONE;
+    return out.length === 1 ? out : [...new Set(out.sort((a, b) => a - b))];
+}
+const NONE: readonly number[] = [];
+
+/** `out` (made when first needed) with `groups` added. */
+function withGroups(out: number[] | undefined, groups: readonly number[]): number[] {
+    out ??= [];
+    for (let i = 0; i < groups.length; i++) out.push(groups[i]);
+    return out;
+}
+
+/** The index of the first MTU above `limit` (the list's length when none is, or `limit` is not a number). */
+function firstAbove(mtus: GroupValues["mtus"], limit: number): number {
+    if (typeof limit !== "number" || Number.isNaN(limit)) return mtus.length;
+    let lo = 0, hi = mtus.length;
+    while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (mtus[mid].mtu > limit) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/** C13: NCCL_IB_HCA is an exact (`=`) list of the host's rail NICs, in any order. */
+function hcaMatches(h: HostPlan): boolean {
+    const hca = (h.ncclEnv.NCCL_IB_HCA ?? "").replace(/^[=^]/, "").split(",").filter(Boolean).map((x) => x.split(":")[0]);
+    // `=` makes NCCL match names exactly; without it mlx5_1 also selects mlx5_10, mlx5_11 … (NCCL env docs).
+    return h.ncclEnv.NCCL_IB_HCA?.startsWith("=") === true && hca.slice().sort().join() === h.railNics.slice().sort().join();
+}
+
+const sameStrings = (a: readonly string[], b: readonly string[]) => a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
+/** `switch:port` as split at its first two colons: the switch and the port (undefined when there is no colon). */
+function peerEnd(peer: string | undefined): [string, string | undefined] {
+    const end = peer ?? ":";
+    const i = end.indexOf(":");
+    if (i < 0) return [end, undefined];
+    const j = end.indexOf(":", i + 1);
+    return [end.slice(0, i), end.slice(i + 1, j < 0 ? undefined : j)];
 }
 
 /** One line per violation, for `rdmakit plan` and the policy pack. */

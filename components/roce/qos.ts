@@ -7,7 +7,7 @@ import { SpecError } from "../errors";
 import type { NicModel } from "../catalog/nics";
 import { pgHeadroomBytes, SWITCH_CATALOG } from "../catalog/switches";
 import type { RoceSwitchInput } from "../types";
-import { checkRoceSpec, DEFAULT_SWITCH_USER, SWITCH_MAX_MTU, type NetworkOs, type RoceSpec } from "./spec";
+import { checkRoceSpec, DEFAULT_SWITCH_USER, isCleanRoceSpec, SWITCH_MAX_MTU, type NetworkOs, type RoceSpec } from "./spec";
 
 /** Where one class of traffic sits inside a switch. Priorities are what must agree across devices (rule C2). */
 export interface ClassLayout {
@@ -235,22 +235,25 @@ export function planQos(spec: RoceSpec): QosPlan {
     const key = JSON.stringify(spec);
     const hit = planned.get(key);
     if (hit) return hit;
-    const plan = planQosOnce(spec);
+    const plan = planQosOnce(spec, isCleanRoceSpec(key));
     if (planned.size >= 8) planned.delete(planned.keys().next().value!);
     planned.set(key, plan);
     return plan;
 }
 const planned = new Map<string, QosPlan>();
 
-function planQosOnce(spec: RoceSpec): QosPlan {
-    const issues = checkRoceSpec(spec);
+function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
+    // a text a spec parse found clean (rememberCleanRoceSpec) is not checked again
+    const issues = checked ? [] : checkRoceSpec(spec);
     if (issues.length) throw new SpecError(issues, "invalid cluster.roce");
     const q = spec.qos;
     const lossless = q.mode === "lossless";
     const pfcPriorities = lossless ? [q.rocePriority] : [];
     const tos = tosFor(q.roceDscp);
     // whole metres, rounded up as the switch renderers do: mlnx_qos --cable_len takes an integer; the longest host cable
-    const maxCable = Math.ceil(Math.max(...spec.switches.flatMap((s) => (s.hostPorts ?? []).map((p) => s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM))));
+    let longest = -Infinity;
+    for (const s of spec.switches) for (const p of s.hostPorts ?? []) longest = Math.max(longest, s.portOverrides?.[p]?.cableLengthM ?? s.cableLengthM);
+    const maxCable = Math.ceil(longest);
 
     const sharedNccl: Record<string, string> = {
         NCCL_IB_TC: String(tos),
@@ -258,7 +261,7 @@ function planQosOnce(spec: RoceSpec): QosPlan {
 
     const hosts: HostPlan[] = spec.hosts.map((h) => {
         const gidIndex = h.gidIndex ?? q.gidIndex;
-        const railNics = h.railNics.map((r) => r.split(":")[0]);
+        const railNics = h.railNics.map((r) => (r.includes(":") ? r.slice(0, r.indexOf(":")) : r));
         const ncclEnv: Record<string, string> = {
             NCCL_IB_HCA: ncclHcaList(h.railNics),
             NCCL_SOCKET_IFNAME: `=${h.bootstrapNic}`,
@@ -300,8 +303,8 @@ function planQosOnce(spec: RoceSpec): QosPlan {
     // Keys whose value every host shares go into the common environment.
     const ncclEnv: Record<string, string> = { ...sharedNccl };
     for (const key of ["NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"]) {
-        const values = new Set(hosts.map((h) => h.ncclEnv[key]));
-        if (values.size === 1) ncclEnv[key] = [...values][0];
+        const first = hosts[0]?.ncclEnv[key];
+        if (hosts.length > 0 && hosts.every((h) => h.ncclEnv[key] === first)) ncclEnv[key] = first;
     }
 
     const uplinksTo = uplinksByPeer(spec);
@@ -350,10 +353,12 @@ function switchPlan(spec: RoceSpec, s: RoceSwitchInput, uplinksTo: ReturnType<ty
     const q = spec.qos;
     const model = s.model === undefined ? undefined : SWITCH_CATALOG[s.model];
     const lossless = q.mode === "lossless";
-    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo).map((p) => {
+    // the port objects are this call's own (switchPorts makes them): each known headroom is added in place, not copied
+    const ports: PortPlan[] = switchPorts(spec, s, uplinksTo);
+    for (const p of ports) {
         const h = lossless ? pgHeadroomBytes(model, p.speedGbps, p.cableLengthM) : 0;
-        return h === undefined ? p : { ...p, headroomBytes: h };
-    });
+        if (h !== undefined) p.headroomBytes = h;
+    }
     // one lossless PG per port (rule C3), so the switch reserves one PG's headroom per RoCE port
     const known = ports.every((p) => p.headroomBytes !== undefined);
     const headroom = known ? ports.reduce((n, p) => n + (p.headroomBytes ?? 0), 0) : undefined;

@@ -212,11 +212,33 @@ export function parseRoceSpec(input: unknown, base = "cluster.roce"): { spec?: R
     return issues.length ? { spec: parsed.data, issues } : { spec: parsed.data, issues: [] };
 }
 
-function duplicates<T>(items: readonly T[]): Map<T, number[]> {
-    const seen = new Map<T, number[]>();
-    items.forEach((v, i) => seen.set(v, [...(seen.get(v) ?? []), i]));
-    return new Map([...seen].filter(([, idx]) => idx.length > 1));
+/**
+ * Each value that occurs more than once, with the indexes of its first two occurrences, in the order of the first
+ * occurrences. A host's few rails are compared pairwise; a long list (2,048 hosts' names) goes through one map of first
+ * indexes, and only a repeated value gets a pair.
+ */
+function duplicates<T>(items: readonly T[]): ReadonlyMap<T, [number, number]> {
+    if (items.length <= 16) {
+        let few: Map<T, [number, number]> | undefined;
+        for (let i = 0; i < items.length; i++) {
+            if (few?.has(items[i])) continue;
+            for (let j = i + 1; j < items.length; j++) {
+                if (Object.is(items[i], items[j]) || items[i] === items[j]) { (few ??= new Map()).set(items[i], [i, j]); break; }
+            }
+        }
+        return few ?? NO_DUPLICATES;
+    }
+    const out = new Map<T, [number, number]>();
+    const first = new Map<T, number>();
+    items.forEach((v, i) => {
+        const f = first.get(v);
+        if (f === undefined) first.set(v, i);
+        else if (!out.has(v)) out.set(v, [f, i]);
+    });
+    // `out` is in the order of the second occurrences
+    return out.size > 1 ? new Map([...out].sort((a, b) => a[1][0] - b[1][0])) : out;
 }
+const NO_DUPLICATES: ReadonlyMap<never, [number, number]> = new Map<never, [number, number]>();
 
 /**
  * What a switch OS cannot do with the plan (run where a spec is parsed: the CLI, the component, `rdmakit plan`).
@@ -235,6 +257,20 @@ export function roceOsIssues(spec: RoceSpec, base = "cluster.roce"): SpecIssue[]
         allowed: "3 while an NVUE switch is in a lossless fabric (or qos.mode: lossy)",
     }];
 }
+
+/**
+ * The JSON texts of the last few `cluster.roce` sections a spec parse found clean with checkRoceSpec: planQos plans
+ * such a text without checking it again (at 2,048 hosts the checks take ~25 ms; a plan runs them in the parse and
+ * would again in planQos). The text is what planQos's memo keys its plans by, so a spec equal to it in JSON is treated
+ * the same either way.
+ */
+const cleanRoceTexts: string[] = [];
+export function rememberCleanRoceSpec(text: string): void {
+    if (cleanRoceTexts.includes(text)) return;
+    if (cleanRoceTexts.length >= 4) cleanRoceTexts.shift();
+    cleanRoceTexts.push(text);
+}
+export const isCleanRoceSpec = (text: string): boolean => cleanRoceTexts.includes(text);
 
 /**
  * Cross-field checks the schema cannot express. Also re-checks ranges, because code may build a RoceSpec without

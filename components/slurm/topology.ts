@@ -89,7 +89,10 @@ export function roceTopology(roce: Pick<RoceSpec, "hosts" | "switches">): SlurmT
         }
     });
     const tops = new Map<number, number[]>();
-    leafSwitches.forEach((_, i) => tops.set(find(i), [...(tops.get(find(i)) ?? []), i]));
+    leafSwitches.forEach((_, i) => {
+        const top = find(i);
+        (tops.get(top) ?? tops.set(top, []).get(top)!).push(i);
+    });
     const upper: SlurmSwitch[] = [];
     for (const members of tops.values()) {
         const spines = [...new Set(members.flatMap((i) => [...spinesOfGroup[i]]))].sort();
