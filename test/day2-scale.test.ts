@@ -90,4 +90,6 @@ test("Azure: the drained instances deleted by id; AWS calls batched by 50; sinfo
     assert.deepEqual(releaseCalls(state(), many).map((c) => c.filter((a) => a.startsWith("i-")).length), [50, 50, 20]);
     const m = drainedStates("gpu-7 drained~\ngpu-9 drained\n\u001b[31mgpu-6 draining\ngpu-6 mixed\n", ["gpu-6", "gpu-7"]);
     assert.deepEqual([...m], [["gpu-7", "drained"], ["gpu-6", "mixed"]]);
+    // %T's long names with "_" (slurm_protocol_defs.c node_state_string): a powered-down node is read, not ignored
+    assert.deepEqual([...drainedStates("gpu-6 POWERED_DOWN\ngpu-7 IDLE+DRAIN~\n", ["gpu-6", "gpu-7"])], [["gpu-6", "powered_down"], ["gpu-7", "idle+drain"]]);
 });

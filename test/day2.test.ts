@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { MAX_FINDINGS, type OperatingState, type StateInputs, operatingState, parseOperatingState, StateError } from "../components/day2/state";
+import { cleanText, MAX_FINDINGS, type OperatingState, type StateInputs, operatingState, parseOperatingState, StateError } from "../components/day2/state";
 import { decideRepairs, formatDecision, type Classify } from "../components/day2/repair";
 import { runSsh, sshArgs, stackKnownHosts } from "../components/day2/ssh";
 import { readState } from "../components/day2/read";
@@ -295,4 +295,20 @@ test("rdmakit status prints 200k nodes (was: Maximum call stack size exceeded)",
     const s = operatingState(inputs({ nodes: Array.from({ length: 200_000 }, (_, k) => ({ name: `gpu-${k}`, address: `10.${k >> 16}.${(k >> 8) & 255}.${k & 255}` })), validation: undefined }));
     const text = formatStatus(s, "stack prod", decideRepairs(s, { policy: "report", cap: 1, classify, history: [] }), new Date("2026-12-05T09:00:00.000Z"));
     assert.match(text, /^gpu-199999 +10\.3\.13\.63 /m);
+});
+
+// Found by the w11 audit: cleanText ran its control-character and key-redaction passes over the whole of every text a
+// node's findings carried before clipping to 160 characters: 2,000 nodes' findings of 100 KB texts took 35 s of CPU.
+test("day-2 state: a node's long texts cost what is kept of them, not what was sent; key material at their head is still hidden", () => {
+    const long = "\u001b[2J" + "E ".repeat(500_000);
+    const i = inputs({ nodes: Array.from({ length: 500 }, (_, k) => ({ name: `gpu-${k}`, address: `10.0.${k >> 8}.${k & 255}`, instanceId: `i-0${k}` })) });
+    i.validation!.health = i.nodes.map((n) => ({ node: n.name, verdict: "failing" as const, findings: Array.from({ length: 4 }, () => ({ component: "xid", message: long, evidence: long })) }));
+    const t0 = process.cpuUsage();
+    const s = operatingState(i);
+    const c = process.cpuUsage(t0);
+    assert.ok((c.user + c.system) / 1000 < 3000, `${(c.user + c.system) / 1000} ms`);
+    // the escape's ESC blanked (and trimmed), its printable rest kept; clipped to MAX_TEXT (160) with the ellipsis
+    assert.equal(s.nodes[0].health!.findings[0].message, `[2J${"E ".repeat(78)}…`);
+    const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n";
+    assert.equal(cleanText(`dmesg: ${pem}${"A".repeat(1_000_000)}`), "dmesg: [redacted: looks like key material]");
 });

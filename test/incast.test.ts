@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parse } from "yaml";
 import {
-    formatIncast, gradeIncast, parseEthtoolStats, parsePerftestBw, parseSnapshot, planIncast, receiverCommand, senderCommand,
+    formatIncast, gradeIncast, MAX_COUNTERS, parseEthtoolStats, parsePerftestBw, parseSnapshot, planIncast, receiverCommand, senderCommand,
     snapshotCommand, type IncastHost, type IncastPlan, type IncastRun, type Snapshot,
 } from "../components/validate/incast";
 import { parseSonicPfcCounters, sonicPauseDelta, switchCounterCommands } from "../components/validate/incast-switch";
@@ -314,4 +314,31 @@ test("rail-optimized cabling (rail r of every host on leaf r): senders use a rai
     assert.match(inc.sender_cmds.gpu03, /^ib_write_bw -d mlx5_4 -x 5 /);
     assert.match(inc.sender_cmds.gpu02, /^ib_write_bw -d mlx5_4 -x 3 /);
     assert.match(inc.snapshot_cmds.gpu03, /ethtool -S ens5f0np0/);
+});
+
+// Found by the w11 audit: a node's counter snapshot is untrusted. A value longer than a u64 read as Infinity, so the
+// table printed Infinity and NaN and a drop counter of "Infinity" before and after graded as no drop; a snapshot of
+// 1.5 million counter lines kept every one of them until the grade (2.3 s and hundreds of MB per snapshot).
+test("incast snapshots from a hostile node: values past a u64 are not counters, at most MAX_COUNTERS are read, the grade fails closed", () => {
+    const plan = planIncast({ ...base, hosts: railHosts(200) })!;
+    const huge = "9".repeat(400);
+    const st = parseSnapshot(`### ethtool ens1f0np0\n     rx_discards_phy: ${huge}\n     rx_prio3_pause: 18446744073709551615\n### hw_counters mlx5_0\nout_of_sequence ${huge}\n`);
+    assert.deepEqual(st, { ethtool: { rx_prio3_pause: Number("18446744073709551615") }, hw: {} });
+    const junk = Array.from({ length: MAX_COUNTERS + 10 }, (_, i) => `     junk${i}: ${i}`).join("\n");
+    const t0 = process.cpuUsage();
+    const many = parseSnapshot(`### ethtool ens1f0np0\n${junk}\n     rx_discards_phy: 5\n### hw_counters mlx5_0\n`);
+    const c = process.cpuUsage(t0);
+    assert.ok((c.user + c.system) / 1000 < 2000, `${(c.user + c.system) / 1000} ms`);
+    assert.equal(Object.keys(many.ethtool).length, MAX_COUNTERS);
+    assert.equal(many.ethtool.rx_discards_phy, undefined, "read past the bound");
+    assert.equal(Object.keys(parseEthtoolStats(junk)).length, MAX_COUNTERS);
+    // the receiver's drop counter unreadable before and after: no drop ruled out, never a pass, nothing non-finite shown
+    const hostile = run(plan, paused(plan.receiver.name));
+    const text = `### ethtool x\n     rx_discards_phy: ${huge}\n### hw_counters m\n`;
+    hostile.before[plan.receiver.name] = parseSnapshot(text);
+    hostile.after[plan.receiver.name] = parseSnapshot(text);
+    const hg = gradeIncast(hostile);
+    assert.equal(hg.pass, false);
+    assert.ok(hg.failures.some((f) => f === `${plan.receiver.name}: ethtool -S has no rx_discards_phy, so drops cannot be ruled out`), hg.failures.join("\n"));
+    assert.ok(!/NaN|Infinity/.test(formatIncast(plan, hg)), formatIncast(plan, hg));
 });

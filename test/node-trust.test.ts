@@ -15,7 +15,7 @@ import { renderInventory } from "../components/provision/inventory";
 import { readPreflight } from "../components/validate/preflight";
 import { sshCommonArgs } from "../components/provision/inventory";
 import { splitShellWords } from "../components/provision/fanout";
-import { MAX_ANSWER_BYTES, readFabric, sshArgs as switchSshArgs } from "../components/roce/fabric-read";
+import { MAX_ANSWER_BYTES, MAX_HOST_ANSWER_BYTES, readFabric, sshArgs as switchSshArgs } from "../components/roce/fabric-read";
 import { keepInput } from "../components/kept-input";
 import { pushCommandFor } from "../components/roce/push";
 import { planQos } from "../components/roce/qos";
@@ -314,8 +314,41 @@ test("rdmakit fabric check stops a switch that answers more than MAX_ANSWER_BYTE
     const got = await readFabric(plan, { ssh, hosts: false, timeoutS: 50 });
     const bad = got.switches.find((s) => s.switch === flood.name)!;
     assert.equal(bad.config, undefined);
-    assert.match(bad.error ?? "", new RegExp(`answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read`));
+    assert.match(bad.error ?? "", new RegExp(`answer over ${MAX_ANSWER_BYTES} bytes, not read`));
     for (const s of rest) assert.equal(got.switches.find((x) => x.switch === s.name)?.config, "ok\n");
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// Found by the trust review (w10), fixed in w11: fabric check kept every host's whole answer (up to MAX_ANSWER_BYTES,
+// 64 MiB each) until the last host had answered, and read none before: 1,000 hosts could make it hold 64 GB. Now a
+// host's answer is capped at MAX_HOST_ANSWER_BYTES as it arrives and read at once; only what it says is kept.
+test("rdmakit fabric check: a host answering past MAX_HOST_ANSWER_BYTES is refused by name, the others are read as they arrive", { timeout: 60_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-hostflood-"));
+    const plan = planQos(roceSpec());
+    assert.ok(plan.hosts.length >= 2, "the example has two hosts at least");
+    const [flood, ...rest] = plan.hosts;
+    // the stand-in: the first host answers 4 MiB of the kit's own format (under the switches' 64 MiB, over a host's
+    // cap), every other one a short, well-formed host state; switches are not read
+    const ssh = path.join(dir, "ssh");
+    fs.writeFileSync(ssh, [
+        "#!/bin/sh", 'for a in "$@"; do prev=${last:-}; last=$a; done', "cat >/dev/null",
+        `case "$prev" in *@${flood.address}) echo '@@rdmakit-host-state 1'; yes '@@nccl' | head -c 4194304; echo '@@end'; exit 0 ;; esac`,
+        "printf '@@rdmakit-host-state 1\\n@@nccl\\nNCCL_IB_TC=106\\n@@end\\n'", "",
+    ].join("\n"), { mode: 0o755 });
+    const got = await readFabric({ ...plan, switches: [] }, { ssh, timeoutS: 50 });
+    const bad = got.hosts.find((h) => h.host === flood.name)!;
+    assert.equal(bad.output, undefined);
+    assert.equal(bad.state, undefined);
+    assert.equal(bad.error, `read over ssh: answer over ${MAX_HOST_ANSWER_BYTES} bytes, not read (stopped there)`);
+    for (const h of rest) {
+        const r = got.hosts.find((x) => x.host === h.name)!;
+        // read on arrival: its text is not kept, what it says is
+        assert.equal(r.output, undefined, h.name);
+        assert.deepEqual(r.state?.ncclConf, { NCCL_IB_TC: "106" }, h.name);
+    }
+    const report = fabricDrift(plan, [], got.hosts);
+    assert.ok(report.unreadable.some((u) => u.device === flood.name && u.why.includes(`answer over ${MAX_HOST_ANSWER_BYTES} bytes, not read`)));
+    for (const h of rest) assert.ok(report.read.hosts.includes(h.name), h.name);
     fs.rmSync(dir, { recursive: true, force: true });
 });
 

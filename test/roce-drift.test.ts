@@ -232,6 +232,30 @@ describe("fabric check: a switch changed by hand is named with the rule it break
         assert.deepEqual((f.expected as any).dscpToTc, { 26: 3 });
         assert.deepEqual((f.found as any).dscpToTc, { 26: 1 });
     });
+    // sonic-swss orchagent/qosorch.cpp handleGlobalQosMap: PORT_QOS_MAP|global's dscp_to_tc_map is the switch-level map
+    // a port without a binding of its own classifies by (fabric-state.ts withGlobalDscpMap)
+    it("SONiC: ports that bind no DSCP map of their own classify by PORT_QOS_MAP|global: the kit's map there is no drift, another map is (C1)", async () => {
+        const unbind = (db: Db) => { for (const [k, row] of Object.entries(db.PORT_QOS_MAP)) if (k !== "global") delete (row as Record<string, string>).dscp_to_tc_map; };
+        const ok = await check(fabric({ sonic: { "leaf-sonic": unbind } }));
+        assert.equal(ok.findings.filter((f) => f.device.includes("leaf-sonic")).length, 0, show(ok));
+        assert.ok(ok.read.switches.includes("leaf-sonic"), show(ok));
+        const other = await check(fabric({ sonic: { "leaf-sonic": (db) => {
+            unbind(db);
+            const kit = Object.keys(db.DSCP_TO_TC_MAP).find((m) => m.startsWith("RDMAKIT"))!;
+            db.DSCP_TO_TC_MAP.OTHER = { ...db.DSCP_TO_TC_MAP[kit], 26: "1" };
+            db.PORT_QOS_MAP.global = { dscp_to_tc_map: "OTHER" };
+        } } }));
+        const f = finding(other, "C1", "leaf-sonic:Ethernet0");
+        assert.ok(f, show(other));
+        assert.deepEqual((f.found as any).dscpToTc, { 26: 1 });
+        // a port's own binding wins over the global one: the kit's ports bound to the kit's map, global elsewhere
+        const own = await check(fabric({ sonic: { "leaf-sonic": (db) => {
+            const kit = Object.keys(db.DSCP_TO_TC_MAP).find((m) => m.startsWith("RDMAKIT"))!;
+            db.DSCP_TO_TC_MAP.OTHER = { ...db.DSCP_TO_TC_MAP[kit], 26: "1" };
+            db.PORT_QOS_MAP.global = { dscp_to_tc_map: "OTHER" };
+        } } }));
+        assert.equal(own.findings.filter((x) => x.device.includes("leaf-sonic")).length, 0, show(own));
+    });
     it("SONiC spine: a downlink left on the factory PFC 3,4 (C3) and a port whose watchdog is gone (C11)", async () => {
         const r = await check(fabric({ sonic: { "spine-sonic": (db) => { db.PORT_QOS_MAP.Ethernet8.pfc_enable = "3,4"; delete db.PFC_WD.Ethernet16; } } }));
         assert.ok(finding(r, "C3", "spine-sonic:Ethernet8"), show(r));

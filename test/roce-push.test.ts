@@ -178,6 +178,16 @@ describe("NVUE push: apply --confirm, verify, confirm, save", () => {
         const control = [...(r.stderr + r.stdout)].filter((ch) => { const c = ch.charCodeAt(0); return (c < 0x20 && c !== 9 && c !== 10) || c === 0x7f; });
         assert.deepEqual(control, []);
     });
+    it("C1 controls reach no terminal either: U+0080-U+009F as UTF-8 (0xC2 0x9B is CSI) and a lone 0x9B byte are taken out, other UTF-8 kept", () => {
+        // found by the trust review (w10): shown() took out C0 and DEL only. The stand-in switch prints, among its error
+        // words, CSI 2J as U+009B, CSI 31m as the one byte 0x9B, an OSC as U+009D, a broken sequence (0xE2 0x80) and
+        // an overlong '/' (0xC0 0xAF); then well-formed text: é (2 bytes), — (3), ⛄ (3, its middle byte 0x9B), 𝄞 (4)
+        const r = run(c, { STUB_NV_APPLY_OUTPUT_ESC: "Error: bad\\0302\\02332J|\\023331m|\\0302\\0235x|\\0342\\0200|\\0300\\0257|é — ⛄ 𝄞 end" }, fresh());
+        assert.notEqual(r.status, 0, show(r));
+        assert.ok(r.stderr.includes("Error: bad2J|31m|x|||é — ⛄ 𝄞 end"), show(r));
+        // no C1 control as a character, and no byte that is not UTF-8 (node decodes such a byte to U+FFFD)
+        assert.deepEqual([...r.stderr + r.stdout].filter((ch) => { const x = ch.codePointAt(0)!; return (x >= 0x80 && x <= 0x9f) || x === 0xfffd; }), []);
+    });
     it("verify: an applied tree without the rendered PFC priority is rolled back, not confirmed", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-push-"));
         nvueApplied(dir, c.stdin, (set) => { delete set.qos.pfc["default-global"]["switch-priority"]["3"]; });

@@ -16,6 +16,7 @@ import { COMPUTE_API_VERSION, type RunJson } from "./cloud";
 import { scontrolLine } from "./live";
 import type { ScalePlan } from "./scale";
 import type { OperatingState } from "./state";
+import { SinfoError, sinfoLines } from "../slurm/sinfo";
 
 /** How often the drain is looked at. */
 export const DRAIN_POLL_MS = 30_000;
@@ -31,12 +32,18 @@ export interface ScaleDeps {
     intervalMs?: number;
 }
 
-/** The node states sinfo printed (`%N %T` lines), for the nodes asked about; others ignored. Pure. */
+/**
+ * The node states sinfo printed (`%N %T` lines), for the nodes asked about; others, and a state that is not a word of
+ * sinfo's state codes, ignored. Pure, linear in the text; over MAX_SINFO_CHARS it throws SinfoError (slurm/sinfo.ts).
+ */
 export function drainedStates(text: string, nodes: string[]): Map<string, string> {
+    const asked = new Set(nodes);
     const m = new Map<string, string>();
-    for (const line of text.split("\n")) {
+    for (const line of sinfoLines(text, "sinfo -N -o '%N %T'")) {
+        if (line === undefined) continue;
         const [name, state] = line.trim().split(/\s+/);
-        if (name && state && nodes.includes(name)) m.set(name, state.toLowerCase().replace(/[*~#!%$@^-]+$/, ""));
+        // sinfo(1) NODE STATE CODES: words, some with "_" (POWERED_DOWN, REBOOT_ISSUED: node_state_string in slurm_protocol_defs.c), `+` between flags, a suffix of * ~ # ! % $ @ ^ -
+        if (name && state && asked.has(name) && /^[A-Za-z_+]{1,40}[*~#!%$@^-]*$/.test(state)) m.set(name, state.toLowerCase().replace(/[*~#!%$@^-]+$/, ""));
     }
     return m;
 }
@@ -76,12 +83,13 @@ export async function shrink(state: OperatingState, plan: Extract<ScalePlan, { k
         const interval = deps.intervalMs ?? DRAIN_POLL_MS;
         for (let waited = 0; ; waited += interval) {
             const r = await deps.ssh(via, `sinfo -h -N -n ${names.join(",")} -o '%N %T'`);
-            const states = r.ok ? drainedStates(r.stdout ?? "", names) : new Map<string, string>();
+            let states = new Map<string, string>(), why = r.why;
+            try { if (r.ok) states = drainedStates(r.stdout ?? "", names); } catch (e) { if (!(e instanceof SinfoError)) throw e; why = e.message; }
             const busy = names.filter((n) => states.get(n) !== "drained");
             if (busy.length === 0) break;
             if (waited >= deps.drainTimeoutMs) {
                 return { code: 1, lines: [...lines, `still running jobs after ${Math.round(deps.drainTimeoutMs / 60_000)} min: ` +
-                    busy.map((n) => `${n} (${states.get(n) ?? (r.ok ? "not listed" : r.why)})`).join(", ") + "; nothing was released (run again later, or --drain-minutes)"] };
+                    busy.map((n) => `${n} (${states.get(n) ?? (why ?? "not listed")})`).join(", ") + "; nothing was released (run again later, or --drain-minutes)"] };
             }
             await deps.sleep(interval);
         }

@@ -45,8 +45,10 @@ export interface SwitchReading {
 
 export interface HostReading {
     host: string;
-    /** What hostReadScript printed; undefined when the host could not be read (error says why). */
+    /** What hostReadScript printed; undefined when the host could not be read (error says why) or was read already. */
     output?: string;
+    /** What it printed, already read (parseHostState): fabric-read.ts reads each host's answer as it arrives. */
+    state?: HostState;
     error?: string;
 }
 
@@ -168,9 +170,9 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
     for (const r of hosts) {
         const ph = hostPlan.get(r.host);
         if (!ph) { report.unreadable.push({ device: r.host, why: "not a host of the plan" }); continue; }
-        if (r.output === undefined) { report.unreadable.push({ device: r.host, why: r.error ?? "no output came back" }); continue; }
+        if (r.output === undefined && r.state === undefined) { report.unreadable.push({ device: r.host, why: r.error ?? "no output came back" }); continue; }
         let st: HostState;
-        try { st = parseHostState(r.output); } catch (e) { report.unreadable.push({ device: r.host, why: (e as Error).message }); continue; }
+        try { st = r.state ?? parseHostState(r.output!); } catch (e) { report.unreadable.push({ device: r.host, why: (e as Error).message }); continue; }
         states.set(r.host, st);
         report.read.hosts.push(r.host);
         if (!st.ncclConf) report.unreadable.push({ device: r.host, why: "/etc/nccl.conf is absent or unreadable (the NCCL side of C1, C8, C10, C13)" });

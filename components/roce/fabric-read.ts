@@ -19,7 +19,7 @@ import * as path from "node:path";
 import { type KeyAgent, startKeyAgent } from "../provision/keysocket";
 import { NO_FORWARDING } from "../provision/inventory";
 import type { HostReading, SwitchReading } from "./drift";
-import { hostReadScript, SWITCH_READS } from "./fabric-state";
+import { hostReadScript, parseHostState, SWITCH_READS } from "./fabric-state";
 import { sonicOperScript } from "./sonic-oper";
 import type { HostPlan, QosPlan, SwitchPlan } from "./qos";
 
@@ -60,27 +60,37 @@ export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  */
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
-function run(ctx: Ctx, cmd: string, args: string[], stdin: string, timeoutS: number): Promise<Run> {
+/**
+ * The most a host's answer may hold. A host prints what hostReadScript asks: per rail its MTU, `mlnx_qos -i` (about
+ * 2 KB: test/fixtures/roce/running-host.ts), `ethtool -a`, 16 ECN lines and a traffic class; then one `lldpctl -f json0`
+ * of its interfaces and /etc/nccl.conf: some tens of KB for 16 rails. 1 MiB leaves a wide margin; a host past it is
+ * unreadable ("answer over N bytes, not read"), the others are still read. Each answer is parsed as it arrives and its
+ * text dropped (readHost), so the controller holds at most `parallel` answers, not every host's.
+ */
+export const MAX_HOST_ANSWER_BYTES = 1024 * 1024;
+
+function run(ctx: Ctx, cmd: string, args: string[], stdin: string, timeoutS: number, maxBytes = MAX_ANSWER_BYTES): Promise<Run> {
     return new Promise((resolve) => {
         const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], env: ctx.env });
         ctx.children.add(child);
-        let out = "", err = "", done = false, bytes = 0;
-        const finish = (r: Run) => { if (!done) { done = true; clearTimeout(timer); ctx.children.delete(child); resolve(r); } };
-        const timer = setTimeout(() => { child.kill("SIGKILL"); finish({ ok: false, stdout: out, why: `no answer within ${timeoutS} s` }); }, timeoutS * 1000);
+        // the chunks are decoded once at the end: a character split across two chunks stays whole
+        let chunks: Buffer[] = [], err = "", done = false, bytes = 0;
+        const out = () => Buffer.concat(chunks).toString("utf8");
+        const finish = (r: Run) => { if (!done) { done = true; clearTimeout(timer); ctx.children.delete(child); chunks = []; resolve(r); } };
+        const timer = setTimeout(() => { child.kill("SIGKILL"); finish({ ok: false, stdout: out(), why: `no answer within ${timeoutS} s` }); }, timeoutS * 1000);
         child.stdout.on("data", (d: Buffer) => {
             if (done) return;
             bytes += d.length;
-            if (bytes > MAX_ANSWER_BYTES) {
+            if (bytes > maxBytes) {
                 child.kill("SIGKILL");
-                out = "";
-                finish({ ok: false, stdout: "", why: `answered more than ${MAX_ANSWER_BYTES} bytes: stopped, nothing of it read` });
+                finish({ ok: false, stdout: "", why: `answer over ${maxBytes} bytes, not read (stopped there)` });
                 return;
             }
-            out += d.toString("utf8");
+            chunks.push(d);
         });
         child.stderr.on("data", (d: Buffer) => { err = (err + d.toString("utf8")).slice(-8000); });
-        child.on("error", (e) => finish({ ok: false, stdout: out, why: `cannot run ${cmd}: ${e.message}` }));
-        child.on("close", (code) => finish(code === 0 ? { ok: true, stdout: out, why: "" } : { ok: false, stdout: out, why: `exit ${code}: ${err.trim().split("\n").slice(-3).join(" / ") || "(no message)"}` }));
+        child.on("error", (e) => finish({ ok: false, stdout: out(), why: `cannot run ${cmd}: ${e.message}` }));
+        child.on("close", (code) => finish(code === 0 ? { ok: true, stdout: out(), why: "" } : { ok: false, stdout: out(), why: `exit ${code}: ${err.trim().split("\n").slice(-3).join(" / ") || "(no message)"}` }));
         child.stdin.on("error", () => undefined);
         child.stdin.end(stdin);
     });
@@ -132,8 +142,10 @@ async function readSwitch(ctx: Ctx, sw: SwitchPlan, dir: string, id: Identity | 
 
 async function readHost(ctx: Ctx, h: HostPlan, id: Identity | undefined, o: Opts & { knownHosts?: string; user?: string }): Promise<HostReading> {
     const base = sshArgs({ user: h.sshUser ?? o.user ?? "root", address: h.address, port: 22 }, id, o.knownHosts, o.timeoutS);
-    const r = await run(ctx, o.ssh, [...base, "sh -s"], hostReadScript(h.railNics, h.railNetdevs), o.timeoutS);
-    return r.ok ? { host: h.name, output: r.stdout } : { host: h.name, error: `read over ssh: ${r.why}` };
+    const r = await run(ctx, o.ssh, [...base, "sh -s"], hostReadScript(h.railNics, h.railNetdevs), o.timeoutS, MAX_HOST_ANSWER_BYTES);
+    if (!r.ok) return { host: h.name, error: `read over ssh: ${r.why}` };
+    // read now, so only what it says is kept while the other hosts answer, not its text
+    try { return { host: h.name, state: parseHostState(r.stdout) }; } catch (e) { return { host: h.name, error: (e as Error).message }; }
 }
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;

@@ -50,7 +50,7 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
 export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
     const doc = sw.os === "eos" ? text : JSON.parse(text);
     // NVUE may print the document bare ({set: …}) or as the op list; the reader takes the list
-    const view = sw.os === "sonic" ? readSonic(sw.name, sonicConfigDb(doc)) : sw.os === "nvue" ? readNvue(sw.name, nvueOps(doc)) : readEos(sw.name, doc);
+    const view = sw.os === "sonic" ? readSonic(sw.name, withGlobalDscpMap(sonicConfigDb(doc))) : sw.os === "nvue" ? readNvue(sw.name, nvueOps(doc)) : readEos(sw.name, doc);
     const owned = new Set(sw.ports.map((p) => p.name));
     const ports = view.ports.filter((p) => owned.has(p.port));
     // NVUE names the mode (qos roce mode); elsewhere the mode follows from PFC on the kit's ports only
@@ -59,6 +59,29 @@ export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
 }
 
 type Rows = Record<string, Record<string, Record<string, string>>>;
+
+/**
+ * CONFIG_DB as the switch classifies DSCP: `PORT_QOS_MAP|global` binds a DSCP_TO_TC_MAP to the whole switch
+ * (orchagent applies its dscp_to_tc_map as SAI_SWITCH_ATTR_QOS_DSCP_TO_TC_MAP, removing the row sets it back to no map;
+ * any other field of that row is "not supported at global level" and ignored; source: sonic-net/sonic-swss@e6b0c5b5
+ * orchagent/qosorch.cpp handleGlobalQosMap, added in 43743483 "Apply DSCP_TO_TC_MAP from PORT_QOS_MAP|global to switch
+ * level", #2314; sonic-buildimage's qos templates write that row beside the per-port bindings). A port's own binding
+ * (SAI_PORT_ATTR_QOS_DSCP_TO_TC_MAP, qosorch.cpp handlePortQosMapTable) is what that port uses; a port row with no
+ * dscp_to_tc_map of its own classifies by the switch-level map, so such a row is read with the global map's name
+ * filled in. The name is left as written (readSonic resolves it: a map that does not exist is no map, as on the
+ * switch, where orchagent cannot resolve it and does not apply it). The other fields never come from the global row.
+ */
+export function withGlobalDscpMap(db: Rows): Rows {
+    const rows = db.PORT_QOS_MAP;
+    const global = rows && typeof rows === "object" ? rows.global : undefined;
+    const map = global && typeof global === "object" ? global.dscp_to_tc_map : undefined;
+    if (typeof map !== "string" || map === "") return db;
+    const out: Record<string, Record<string, string>> = {};
+    for (const [key, row] of Object.entries(rows)) {
+        out[key] = key === "global" || !row || typeof row !== "object" || row.dscp_to_tc_map !== undefined ? row : { ...row, dscp_to_tc_map: map };
+    }
+    return { ...db, PORT_QOS_MAP: out };
+}
 
 /** The first keys of an untrusted object for an error message: 8 at most, each cut to 40 characters. */
 function someKeys(o: object): string {

@@ -7,6 +7,7 @@
  * name), `%t` (compact state), `%E` (reason).
  */
 import { hostlistChunks } from "./hostlist";
+import { MAX_SINFO_LINE, SinfoError, sinfoLines } from "./sinfo";
 
 /** The longest reason the kit writes or reads back (Slurm keeps it whole; a line of `sinfo -R` stays readable). */
 export const MAX_REASON = 200;
@@ -59,23 +60,39 @@ export interface DrainState {
 /** The sinfo command whose output parseDrainStates reads. */
 export const SINFO_REASONS = "sinfo -h -R -o '%n|%t|%E'";
 
+/** What parseDrainStates read: the plan's drained or down nodes, and how many lines it could not read. */
+export interface DrainRead {
+    states: DrainState[];
+    /** lines longer than MAX_SINFO_LINE or not `name|state|reason` (sinfo -h prints none such) */
+    unread: number;
+}
+
 /**
  * `sinfo -h -R -o '%n|%t|%E'` from the head node → the drained/down nodes the plan knows, each once; lines about other
- * names, malformed lines and anything past `maxLines` are dropped; states and reasons cleaned and bounded.
+ * names are dropped, malformed or over-long lines counted, anything past `maxLines` not read; states and reasons
+ * cleaned and bounded. Linear in the text; over MAX_SINFO_CHARS it throws SinfoError (sinfo.ts), never reads a part.
  * `%t` is Slurm's compact state lowercased (sinfo/print.c _print_state_compact, node_state_string_compact in
  * src/common/slurm_protocol_defs.c, the same in 22.05, 23.11 and 24.11): a word, some with "_" ("pow_dn", "canc_r",
  * "powered_dn", "powering_up", 11 characters), "alloc+" (jobs completing), "?" (a state it cannot name), then at most
  * one flag of * ~ # ! % $ @ ^ - (sinfo(1) NODE STATE CODES).
  */
-export function parseDrainStates(text: string, planNodes: readonly string[], maxLines = 100_000): DrainState[] {
+export function readDrainStates(text: string, planNodes: readonly string[], maxLines = 100_000): DrainRead {
     const known = new Set(planNodes);
     const seen = new Map<string, DrainState>();
-    for (const line of text.slice(0, 64 * 1024 * 1024).split("\n").slice(0, maxLines)) {
-        const m = /^([A-Za-z0-9._-]{1,128})\|([a-z_+?*~#!%$@^-]{1,16})\|(.*)$/.exec(line.trimEnd());
-        if (!m || !known.has(m[1]) || seen.has(m[1])) continue;
+    let n = 0, unread = 0;
+    for (const line of sinfoLines(text, SINFO_REASONS)) {
+        if (n++ >= maxLines) break;
+        const m = line === undefined ? null : /^([A-Za-z0-9._-]{1,128})\|([a-z_+?*~#!%$@^-]{1,16})\|(.*)$/.exec(line.trimEnd());
+        if (!m) { if (line === undefined || line.trim()) unread++; continue; }
+        if (!known.has(m[1]) || seen.has(m[1])) continue;
         seen.set(m[1], { node: m[1], state: m[2], reason: cleanReason(m[3]) });
     }
-    return planNodes.filter((n) => seen.has(n)).map((n) => seen.get(n)!);
+    return { states: planNodes.filter((x) => seen.has(x)).map((x) => seen.get(x)!), unread };
+}
+
+/** readDrainStates' nodes only (it throws SinfoError the same way). */
+export function parseDrainStates(text: string, planNodes: readonly string[], maxLines = 100_000): DrainState[] {
+    return readDrainStates(text, planNodes, maxLines).states;
 }
 
 /** The reservation validation's all-node run holds its nodes under: root only, until the gate deletes it. */
@@ -164,12 +181,22 @@ export function gateVars(nodes: readonly GateNode[]): GateVars {
     };
 }
 
-/** `rdmakit check`'s Slurm lines: the drained and down nodes with their reasons, or none; unread when `text` is undefined. */
+/**
+ * `rdmakit check`'s Slurm lines: the drained and down nodes with their reasons, or none; unread when `text` is undefined
+ * or over the bound (sinfo.ts), with what was not read.
+ */
 export function formatDrainStates(text: string | undefined, nodes: readonly string[], head: string): string {
     if (text === undefined) return `Slurm: the drain states could not be read from ${head} (sinfo -R; see the Ansible log)\n`;
-    const states = parseDrainStates(text, nodes);
-    if (states.length === 0) return `Slurm (sinfo -R on ${head}): no node drained or down\n`;
-    const w = Math.max(...states.map((s) => s.node.length));
+    let got: DrainRead;
+    try { got = readDrainStates(text, nodes); } catch (e) {
+        if (e instanceof SinfoError) return `Slurm: the drain states from ${head} were not read (${e.message})\n`;
+        throw e;
+    }
+    const { states, unread } = got;
+    const notRead = unread ? `\n  ${unread} line(s) not read: longer than ${MAX_SINFO_LINE} characters or not name|state|reason` : "";
+    if (states.length === 0) return `Slurm (sinfo -R on ${head}): no node drained or down${notRead}\n`;
+    let w = 0;
+    for (const s of states) w = Math.max(w, s.node.length);
     return [`Slurm (sinfo -R on ${head}): ${states.length} of ${nodes.length} node(s) drained or down`,
-        ...states.map((s) => `  ${s.node.padEnd(w)}  ${s.state.padEnd(7)} ${s.reason}`)].join("\n") + "\n";
+        ...states.map((s) => `  ${s.node.padEnd(w)}  ${s.state.padEnd(7)} ${s.reason}`)].join("\n") + notRead + "\n";
 }

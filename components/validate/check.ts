@@ -24,6 +24,7 @@ import { RUN_INTERPRETER, sha256 } from "../provision/ansible";
 import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { formatDrainStates } from "../slurm/gate";
+import { readSinfoFile, SinfoError } from "../slurm/sinfo";
 import { SLURM_STATES_FILE, SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
 import { nodeTargets } from "../provision/node-local";
 import { validationArgsFromPlan } from "./fromPlan";
@@ -251,7 +252,15 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
     const code = r.interrupted ? signalStatus(r.interrupted) : r.status === 0 ? 0 : 1;
     const where = `rdmakit check: ${hosts.length} node(s) from ${path.relative(cwd, invFile) || invFile}; logs and report in ${path.relative(cwd, checkDir) || checkDir}\n`;
     const statesFile = path.join(checkDir, SLURM_STATES_FILE);
-    const slurm = headHere ? formatDrainStates(fs.existsSync(statesFile) ? fs.readFileSync(statesFile, "utf8") : undefined, hosts.map((h) => h.name), head) : "";
+    let slurm = "";
+    if (headHere) {
+        try {
+            slurm = formatDrainStates(fs.existsSync(statesFile) ? readSinfoFile(statesFile, "sinfo -R") : undefined, hosts.map((h) => h.name), head);
+        } catch (e) {
+            if (!(e instanceof SinfoError)) throw e;
+            slurm = `Slurm: the drain states from ${head} were not read (${e.message})\n`;
+        }
+    }
     return { code, stdout: (r.stdout ?? "") + slurm, stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };
 }
 

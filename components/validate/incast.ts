@@ -179,14 +179,28 @@ export interface Snapshot {
 }
 
 /**
+ * The most counters read of one set of one snapshot: a snapshot is the node's answer (untrusted), and every counter
+ * read is held until the grade. mlx5's `ethtool -S` prints a few thousand (per-channel counters: 64 channels × ~40,
+ * Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst); past this bound the rest is not read,
+ * so a counter the grade needs that comes after it is missing, which fails the grade (fail closed).
+ */
+export const MAX_COUNTERS = 100_000;
+
+/** A counter's value: ethtool and sysfs print u64 counters, at most 20 decimal digits (2^64 - 1). */
+const COUNTER = /^\d{1,20}$/;
+
+/**
  * `ethtool -S` output → counter values. Lines are `     name: value` under `NIC statistics:`; anything else (the
- * header, a name with a non-numeric value) is skipped.
+ * header, a name with a non-numeric value, a value longer than a u64) is skipped; at most MAX_COUNTERS are read.
  */
 export function parseEthtoolStats(text: string): Record<string, number> {
     const out: Record<string, number> = {};
+    let n = 0;
     for (const line of text.split("\n")) {
         const m = /^\s*([A-Za-z0-9_[\]:.-]+):\s+(\d+)\s*$/.exec(line);
-        if (m) out[m[1]] = Number(m[2]);
+        if (!m || !COUNTER.test(m[2])) continue;
+        if (n++ >= MAX_COUNTERS) break;
+        out[m[1]] = Number(m[2]);
     }
     return out;
 }
@@ -196,13 +210,14 @@ export function parseSnapshot(text: string): Snapshot {
     const ethtool: string[] = [];
     const hw: Record<string, number> = {};
     let section: "ethtool" | "hw" | undefined;
+    let nHw = 0;
     for (const line of text.split("\n")) {
         if (line.startsWith("### ethtool ")) section = "ethtool";
         else if (line.startsWith("### hw_counters ")) section = "hw";
-        else if (section === "ethtool") ethtool.push(line);
-        else if (section === "hw") {
+        else if (section === "ethtool") { if (ethtool.length < MAX_COUNTERS) ethtool.push(line); }
+        else if (section === "hw" && nHw < MAX_COUNTERS) {
             const m = /^(\S+) (\d+)$/.exec(line.trim());
-            if (m) hw[m[1]] = Number(m[2]);
+            if (m && COUNTER.test(m[2])) { hw[m[1]] = Number(m[2]); nHw++; }
         }
     }
     return { ethtool: parseEthtoolStats(ethtool.join("\n")), hw };

@@ -26,6 +26,7 @@ import { gradeHealthDir } from "../health/report";
 import type { HealthExpectation, NodeHealth } from "../health/types";
 import type { ValidationHost, ValidationVars } from "./component";
 import { parseDrainStates } from "../slurm/gate";
+import { readSinfoFile, SinfoError } from "../slurm/sinfo";
 
 /** A node that failed, with the first thing it failed on (component first, as the Slurm gate's drain reason). */
 export interface FailedNode {
@@ -176,7 +177,15 @@ export function selectMain(argv: string[], env: NodeJS.ProcessEnv = process.env,
     // the nodes Slurm cannot give the run (the head node's sinfo, read before: $RDMAKIT_SLURM_STATES) are left out
     // whatever the tolerance; the others' own failures count against it only where the per-node plays ran first
     const statesFile = env.RDMAKIT_SLURM_STATES;
-    const away = statesFile && fs.existsSync(statesFile) ? unavailableNodes(fs.readFileSync(statesFile, "utf8"), hosts) : [];
+    let away: FailedNode[] = [];
+    try {
+        if (statesFile && fs.existsSync(statesFile)) away = unavailableNodes(readSinfoFile(statesFile, "RDMAKIT_SLURM_STATES"), hosts);
+    } catch (e) {
+        // which nodes Slurm can give the run is not known: stop rather than guess
+        if (!(e instanceof SinfoError)) throw e;
+        err(`the head node's drain states were not read: ${e.message}; stopping before nccl-tests`);
+        return 1;
+    }
     const gone = new Set(away.map((a) => a.node));
     const sel = selectNodes(maxFailed > 0 ? failedNodes(hosts.filter((h) => !gone.has(h)), pre, health) : [], maxFailed);
     if (sel.action === "stop") {

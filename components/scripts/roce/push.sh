@@ -104,8 +104,13 @@ run_child() { local in=$1; shift; ( ulimit -f "$ANSWER_KIB" && exec "$@" ) < "$i
 # too_much <step>: fails the step when the last run_child was stopped at the answer limit
 too_much() { if [ "$rc" -eq 153 ]; then fail "$1" "the switch answered more than $ANSWER_KIB KiB: stopped at the file size limit (or its command exited 153)"; fi; }
 # shown <file> [fd]: what a switch said, as untrusted text on this run's stderr (or fd 1): its last 64 KiB, control
-# characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal)
-shown() { tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' >&"${2:-2}"; }
+# characters but tab and newline taken out (an escape sequence from a switch never reaches a terminal). C0 and DEL go
+# with tr; then sed keeps only well-formed UTF-8 (RFC 3629 section 4, the UTF8-octets grammar) other than the C1
+# controls U+0080-U+009F (0xC2 0x80-0x9F; U+009B is CSI, ECMA-48 section 5.2), and drops every other byte at or above
+# 0x80: a C1 control sent as one byte (0x9B, CSI to an 8-bit terminal) or a broken sequence. In the C locale a bracket
+# range is a range of byte values; POSIX's longest match makes a whole sequence win over its lead byte alone.
+UTF8_SHOWN=$'(\xc2[\xa0-\xbf]|[\xc3-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf][\x80-\xbf]|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf][\x80-\xbf]|[\xf1-\xf3][\x80-\xbf][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf][\x80-\xbf])|[\x80-\xff]'
+shown() { tail -c 65536 "$1" | LC_ALL=C tr -d '\000-\010\013-\037\177' | LC_ALL=C sed -E "s/$UTF8_SHOWN/\\1/g" >&"${2:-2}"; }
 
 # a copy, so the text checked is the text sent even if the kept file changes meanwhile
 cp "$config" "$tmp/config" || fail "read the configuration $config" "exit $?"
