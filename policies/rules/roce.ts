@@ -16,7 +16,6 @@
  * anything; the rest of C4 (a lossless buffer profile on the RoCE PG) and C5 (trust DSCP, no link pause) run here.
  */
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parsePushCommand } from "../../components/roce/push-args";
@@ -51,23 +50,57 @@ function projectDirs(): string[] {
     return [...new Set(dirs.map((d) => path.resolve(d)))];
 }
 
-/** The text of a kept file whose sha256 is `digest`, or why there is none. */
-export function readKeptText(file: string, digest: string): { text: string } | { why: string } {
+/** A file's text and its sha256, as one reading found them. */
+interface ReadText {
+    text: string;
+    sha256: string;
+}
+
+/**
+ * Files read in one pass, by device and inode: the kept texts of switches alike are hard links to one file
+ * (kept-input.ts; a rail fabric's 384 pushes name 2 texts), and a file read once in this pass is not read again
+ * (at 2,048 hosts 33 MB of reads and strings). Only names of the very same file share an entry, so every name still
+ * gives the text of the file it names, checked against its push's digest.
+ */
+export type ReadPass = Map<string, ReadText>;
+
+function readOnce(f: string, pass: ReadPass | undefined): ReadText | undefined {
+    let id: string | undefined;
+    if (pass) {
+        let st: fs.Stats;
+        try {
+            st = fs.statSync(f);
+        } catch {
+            return undefined;
+        }
+        if (!st.isFile()) return undefined;
+        id = `${st.dev}:${st.ino}`;
+        const seen = pass.get(id);
+        if (seen) return seen;
+    }
+    let text: string;
+    try {
+        text = fs.readFileSync(f, "utf8");
+    } catch {
+        return undefined;
+    }
+    // a text this process rendered (rdmakit plan, a preview) has its digest already, and its one string stands for
+    // the copy read here (render.ts renderedDigest: the same characters, so the same sha256)
+    const rendered = renderedDigest(text);
+    const read = { text: rendered?.text ?? text, sha256: rendered?.digest ?? sha256(text) };
+    if (pass && id !== undefined) pass.set(id, read);
+    return read;
+}
+
+/** The text of a kept file whose sha256 is `digest`, or why there is none. `pass`: files read already (ReadPass). */
+export function readKeptText(file: string, digest: string, pass?: ReadPass): { text: string } | { why: string } {
     const where = path.isAbsolute(file) ? [file] : projectDirs().map((d) => path.join(d, file));
     let other: string | undefined;
     for (const f of where) {
-        let text: string;
-        try {
-            text = fs.readFileSync(f, "utf8");
-        } catch {
-            continue;
-        }
-        // a text this process rendered (rdmakit plan, a preview) has its digest already, and its one string stands for
-        // the copy read here (render.ts renderedDigest: the same characters, so the same sha256)
-        const rendered = renderedDigest(text);
-        const got = rendered?.digest ?? sha256(text);
-        if (got === digest) return { text: rendered?.text ?? text };
-        other = `${f} has sha256 ${got}`;
+        const read = readOnce(f, pass);
+        if (read === undefined) continue;
+        if (read.sha256 === digest) return { text: read.text };
+        other = `${f} has sha256 ${read.sha256}`;
     }
     return { why: other ? `${other}, the push expects ${digest}` : `its text ${file} is not found under ${where.map((f) => path.dirname(f)).join(", ")} (run pulumi in the project folder, or set RDMAKIT_PROJECT_DIR to it)` };
 }
@@ -76,6 +109,7 @@ export function readKeptText(file: string, digest: string): { text: string } | {
 export function pushedSwitchConfigs(resources: PolicyResource[]): { pushed: PushedConfig[]; unread: UnreadPush[] } {
     const pushed: PushedConfig[] = [];
     const unread: UnreadPush[] = [];
+    const pass: ReadPass = new Map();
     for (const r of resources) {
         if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
         const create = known(() => r.props.create);
@@ -83,7 +117,7 @@ export function pushedSwitchConfigs(resources: PolicyResource[]): { pushed: Push
         if (!args) continue;
         const os = (Object.keys(FORMAT) as NetworkOs[]).find((k) => k === args.os);
         if (!os) continue;
-        const read = readKeptText(args.config, args.configSha256);
+        const read = readKeptText(args.config, args.configSha256, pass);
         if ("why" in read) {
             unread.push({ resource: r, switch: args.switch, why: read.why });
             continue;
@@ -161,24 +195,37 @@ interface RoceView {
 
 /**
  * checkConsistency over what the stack pushes and provisions, computed once per stack for all fourteen RoCE policies.
- * The policy server hands each policy its own copy of the resources, so the cache is keyed by the texts themselves
- * (one entry: the stack being analyzed). The offline evaluator (policies/evaluate.ts) hands every policy the same array,
- * so there the array itself finds the view without hashing tens of megabytes of scripts once per policy.
+ * The policy server hands each policy its own copy of the resources, so the last view is found again by the texts
+ * themselves (one entry: the stack being analyzed). The offline evaluator (policies/evaluate.ts) hands every policy the
+ * same array, so there the array itself finds the view without comparing tens of megabytes of scripts once per policy.
  */
-let cache: { key: string; view: RoceView } | undefined;
+let cache: { parts: ViewPart[]; view: RoceView } | undefined;
 const byArray = new WeakMap<readonly PolicyResource[], RoceView>();
+/** A string as it is (strings do not change: the view keeps the very strings it was read from), anything else as JSON. */
+type ViewPart = string | { json: string };
+/** Everything a view is read from: each command resource's URN, script and stdin. */
+function viewParts(resources: readonly PolicyResource[]): ViewPart[] {
+    const parts: ViewPart[] = [];
+    for (const r of resources) {
+        if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
+        for (const part of [r.urn, known(() => r.props.create), known(() => r.props.stdin)]) {
+            parts.push(typeof part === "string" ? part : { json: JSON.stringify(part ?? null) });
+        }
+    }
+    return parts;
+}
+function sameParts(a: ViewPart[], b: ViewPart[]): boolean {
+    return a.length === b.length && a.every((x, i) => {
+        const y = b[i];
+        return typeof x === "string" ? x === y : typeof y !== "string" && x.json === y.json;
+    });
+}
 function roceView(resources: PolicyResource[]): RoceView {
     const same = byArray.get(resources);
     if (same) return same;
-    // everything the view is read from: the command resources' scripts and stdin
-    // hashed rather than concatenated: on a fabric of hundreds of switches the texts are tens of megabytes
-    const h = createHash("sha256");
-    for (const r of resources) {
-        if (r.type !== TYPES.remoteCommand && r.type !== TYPES.localCommand) continue;
-        for (const part of [r.urn, known(() => r.props.create), known(() => r.props.stdin)]) h.update(`${typeof part === "string" ? part.length : -1}:${typeof part === "string" ? part : JSON.stringify(part ?? null)}`);
-    }
-    const key = h.digest("hex");
-    if (cache?.key === key) {
+    // compared, not hashed: the policy server's copies are equal strings, told apart at their first difference
+    const parts = viewParts(resources);
+    if (cache && sameParts(cache.parts, parts)) {
         byArray.set(resources, cache.view);
         return cache.view;
     }
@@ -223,7 +270,7 @@ function roceView(resources: PolicyResource[]): RoceView {
         unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
     }
     const view = { pushed, unread, inventories, violations, unreadable };
-    cache = { key, view };
+    cache = { parts, view };
     byArray.set(resources, view);
     return view;
 }
