@@ -6,7 +6,8 @@
  * checkpoint, no longer holds one copy of the fabric per command.
  *
  * The file is written by the same `pulumi up` (the program always runs before any resource operation), so no file of
- * an earlier run has to still exist; a preview writes nothing (its commands do not run).
+ * an earlier run has to still exist. A preview writes only what the policy pack reads (the switch texts, the
+ * provisioning run's inventory: `write` true there); the rest, read only by commands, waits for a deployment.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";

@@ -198,9 +198,16 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             RDMAKIT_KEY_NAME: "prov-run",
             RDMAKIT_PLAYBOOKS_HASH: playbooksHash,
             RDMAKIT_INVENTORY_HASH: ansible.sha256(inventory),
+            // the inventory kept beside the stack once (kept-input.ts), named by its digest
+            RDMAKIT_INVENTORY_INPUT: path.join(outDir, "inputs", `inventory-${ansible.sha256(inventory)}.yml`),
             RDMAKIT_VARS_HASH: ansible.sha256('{"a":"x","b":2}'),
         });
-        // the inventory and variables travel on stdin (they grow with the cluster), their digests in the environment
+        // the variables travel on stdin, the inventory (2.7 MB at 2,048 hosts) as the kept file's path and digest: known
+        // at a preview, where the policy pack reads it; their digests in the environment
+        assert.deepEqual(JSON.parse(cmd.stdin as string), {
+            extraVars: '{"a":"x","b":2}', inventoryFile: env.RDMAKIT_INVENTORY_INPUT, inventorySha256: ansible.sha256(inventory),
+        });
+        assert.equal(fs.readFileSync(env.RDMAKIT_INVENTORY_INPUT, "utf8"), inventory);
         assert.deepEqual(ansible.readAnsibleRunInput(cmd.stdin as string), { inventory, extraVars: '{"a":"x","b":2}' });
         assert.equal(pb.playbooksHash, playbooksHash);
         assert.equal(pb.logPath, path.join(outDir, "ansible-site.log"));
@@ -237,7 +244,7 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
         const input = ansible.readAnsibleRunInput(recorded.find((r) => r.name === "nl-run")!.inputs.stdin as string);
         assert.equal(input.inventory, inventory);
         // the targets are not in the run's input (10 KB a node with the group's variables): the file kept beside the stack, by digest
-        assert.deepEqual(Object.keys(input).sort(), ["extraVars", "inventory"]);
+        assert.deepEqual(Object.keys(JSON.parse(recorded.find((r) => r.name === "nl-run")!.inputs.stdin as string)).sort(), ["extraVars", "inventoryFile", "inventorySha256"]);
         const nodesText = fs.readFileSync(env.RDMAKIT_NODES_FILE, "utf8");
         assert.equal(createHash("sha256").update(nodesText).digest("hex"), env.RDMAKIT_NODES_HASH);
         assert.equal(env.RDMAKIT_NODES_FILE, path.join(outDir, "inputs", `nodes-${env.RDMAKIT_NODES_HASH}.json`));

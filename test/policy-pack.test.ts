@@ -97,17 +97,31 @@ const subjects = (s: Stack): PolicySubject[] => s.map((r) => ({ type: r.type, na
 const INVENTORY_RUN = "cluster-software-run";
 const SONIC = "cluster-roce-leaf-sonic-qos";
 
-function editHost(s: Stack, change: (vars: Record<string, any>) => void): Stack {
+/**
+ * gpu02's variables changed in the provisioning run's inventory: the kept file its stdin names (the program's way,
+ * components/provision/ansible.ts AnsibleRunStdin), re-kept under a name of its own with its new digest; or, `inline`,
+ * the text itself on stdin, as a team's own run may carry it.
+ */
+function editHost(s: Stack, change: (vars: Record<string, any>) => void, inline = false): Stack {
     return edit(s, "command:local:Command", INVENTORY_RUN, (p) => {
         const input = JSON.parse(p.stdin);
-        const lines: string[] = input.inventory.split("\n");
+        const text: string = readFileSync(join(ROOT, input.inventoryFile), "utf8");
         // gpu02's block: change its variables through a YAML round trip
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const YAML = require("yaml");
-        const doc = YAML.parse(lines.join("\n"));
+        const doc = YAML.parse(text);
         change(doc.all.hosts.gpu02);
-        input.inventory = YAML.stringify(doc);
-        p.stdin = JSON.stringify(input);
+        const edited: string = YAML.stringify(doc);
+        if (inline) {
+            p.stdin = JSON.stringify({ inventory: edited, extraVars: input.extraVars });
+            return;
+        }
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const digest: string = require("node:crypto").createHash("sha256").update(edited, "utf8").digest("hex");
+        const file = join("out", "policy-pack-test", "inputs", `edited-inventory-${digest}.yml`);
+        mkdirSync(join(ROOT, "out", "policy-pack-test", "inputs"), { recursive: true });
+        writeFileSync(join(ROOT, file), edited);
+        p.stdin = JSON.stringify({ ...input, inventoryFile: file, inventorySha256: digest });
     });
 }
 
@@ -315,6 +329,29 @@ for (const mode of ["in place", "published"] as const) {
                 for (const p of RDMAKIT_POLICIES.filter((x) => x.name.startsWith(prefix))) assert.ok(ran.has(p.name), `${p.name} should run on the ${fabric} stack`);
                 if (fabric !== "roce") assert.ok(ran.has("rdma-ssh-not-open-to-internet"));
                 assert.deepEqual(offlineSummary(stack), {}, `${fabric}: the offline evaluator agrees`);
+            }
+        });
+
+        test("RoCE hosts on a run's stdin as text (a team's own run) are checked as the kept inventory is; a kept inventory that cannot be read is not verifiable, never passed", async () => {
+            const inline = editHost(clone(roce), (h) => (h.roce_host_mtu = 4000), true);
+            const { diagnostics } = await pack.preview(inline);
+            assert.ok(diagnostics.some((d) => d.policy === "roce-qos-c9-mtu" && d.level === "mandatory" && /gpu02/.test(d.message)), JSON.stringify(diagnostics.map((d) => [d.policy, d.message.slice(0, 120)])));
+            assert.deepEqual(offlineSummary(inline), summarize(diagnostics), "inline: offline and analyzer agree");
+            // the file the stdin names, but another digest (a file edited after the program wrote it), or no such file
+            for (const [why, change] of [
+                ["another digest", (i: any) => (i.inventorySha256 = "0".repeat(64))],
+                ["no such file", (i: any) => (i.inventoryFile = "out/policy-pack-test/inputs/gone.yml")],
+            ] as const) {
+                const stack = edit(clone(roce), "command:local:Command", INVENTORY_RUN, (p) => {
+                    const input = JSON.parse(p.stdin);
+                    change(input);
+                    p.stdin = JSON.stringify(input);
+                });
+                const got = await pack.preview(stack);
+                const c1 = got.diagnostics.filter((d) => d.policy === "roce-qos-c1-dscp-lossless-queue");
+                assert.ok(c1.some((d) => d.level === "advisory" && /cannot be verified yet: .*the inventory of cluster-software-run/.test(d.message)), `${why}: ${JSON.stringify(got.diagnostics.map((d) => [d.policy, d.level, d.message.slice(0, 200)]))}`);
+                assert.ok(!got.diagnostics.some((d) => d.level === "mandatory"), `${why}: ${JSON.stringify(got.diagnostics.filter((d) => d.level === "mandatory"))}`);
+                assert.deepEqual(offlineSummary(stack), summarize(got.diagnostics), `${why}: offline and analyzer agree`);
             }
         });
 

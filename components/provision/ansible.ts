@@ -13,7 +13,7 @@ import { planChangedHosts, readInventoryFile } from "./changed-hosts";
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
 import { keptNodeTargets } from "./node-local";
-import { keepInput } from "../kept-input";
+import { keepInput, readKeptInput } from "../kept-input";
 import type { AnsibleMode } from "../types";
 
 export interface AnsiblePlaybookArgs {
@@ -141,6 +141,21 @@ export interface AnsibleRunInput {
 }
 
 /**
+ * The provisioning run's stdin (AnsiblePlaybook): the extra variables, and the inventory by the path and SHA-256 of the
+ * file the program keeps beside the stack (kept-input.ts, written at a preview too), not the text: at 2,048 hosts the
+ * text is 2.7 MB, most of the stack's inputs, and Pulumi sends every input on every checkpoint. Known at a preview
+ * (the run's environment is not: its key socket), so the policy pack reads the inventory through it
+ * (policies/rules/roce.ts). The run reads the same file from `$RDMAKIT_INVENTORY_INPUT` and checks it against
+ * `$RDMAKIT_INVENTORY_HASH` before Ansible reads it (UNPACK_INPUT, as validation does).
+ */
+export interface AnsibleRunStdin {
+    extraVars: string;
+    /** the kept inventory, relative to the folder the run starts in (the program's) */
+    inventoryFile: string;
+    inventorySha256: string;
+}
+
+/**
  * Node-local mode: the fan-out's targets, derived from the inventory (node-local.ts keptNodeTargets: each node's own
  * inventory, about 1.3 KB a node, and the group's variables once), kept once per deployment beside the stack (kept-input.ts) rather than in the run's
  * input: the provisioning run and validation read the same file, by path and digest (`$RDMAKIT_NODES_FILE`,
@@ -153,9 +168,15 @@ export function keepNodeTargets(outDir: string, inventory: string, write: boolea
     return { RDMAKIT_NODES_FILE: from === undefined ? kept.file : path.relative(path.resolve(from), path.resolve(kept.file)), RDMAKIT_NODES_HASH: kept.digest };
 }
 
-/** Reads a run's stdin back (tests and policies look at the inventory a run used). */
+/**
+ * Reads a run's stdin back (tests look at the inventory a run used): the inventory on it, or the kept file it names,
+ * refused unless its SHA-256 is the one named (kept-input.ts readKeptInput). A stdin with neither (validation's
+ * variables) comes back as it is.
+ */
 export function readAnsibleRunInput(stdin: string): AnsibleRunInput {
-    return JSON.parse(stdin) as AnsibleRunInput;
+    const input = JSON.parse(stdin) as Partial<AnsibleRunInput & AnsibleRunStdin>;
+    if (typeof input.inventory === "string" || typeof input.inventoryFile !== "string") return input as AnsibleRunInput;
+    return { inventory: readKeptInput(input.inventoryFile, String(input.inventorySha256)), extraVars: input.extraVars as string };
 }
 
 /**
@@ -419,6 +440,9 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
             return retryEnvironment(planRetry(last, now) ?? planChangedHosts(last, now, previousInventory, inv));
         });
         // after the variables' own check (varsJson), so a reserved extra variable is reported before the inventory's hosts
+        // written at a preview too, as the switch texts are (roce/cluster.ts): the policy pack reads it there; a text kept
+        // already (validation's inventory, the same hosts) is that file
+        const keptInventory = pulumi.all([inventory, inventoryHash]).apply(([inv, digest]) => keepInput(outDir, "inventory", "yml", inv, true, digest));
         const nodesEnv = mode === "node-local" ? pulumi.all([inventory, varsJson]).apply(([inv]) => keepNodeTargets(outDir, inv, !pulumi.runtime.isDryRun())) : {};
         this.retryKey = retry.apply((r) => (r.RDMAKIT_RETRY_NODES ? `attempt ${r.RDMAKIT_RETRY_ATTEMPT}: ${r.RDMAKIT_RETRY_NODES}` : ""));
 
@@ -441,15 +465,18 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
                 ...keyEnv,
                 RDMAKIT_PLAYBOOKS_HASH: playbooksHash,
                 RDMAKIT_INVENTORY_HASH: inventoryHash,
+                // the kept inventory the run reads (UNPACK_INPUT), as stdin names it to the policy pack
+                RDMAKIT_INVENTORY_INPUT: keptInventory.apply((k) => k.file),
                 RDMAKIT_VARS_HASH: varsHash,
                 ...retryEnv,
                 ...nodeLocalEnv,
                 ...nodesEnv,
                 ...(mungeKey !== undefined ? { RDMAKIT_MUNGE_KEY: mungeKey } : {}),
             })),
-            // the inventory once in the state (the policy pack reads it here); the node list derived from it is kept beside
-            // the stack (keepNodeTargets), its path and digest in the environment
-            stdin: pulumi.all([inventory, varsJson]).apply(([inv, vars]) => JSON.stringify({ inventory: inv, extraVars: vars } satisfies AnsibleRunInput)),
+            // the inventory and the node list derived from it are kept beside the stack: the inventory's path and digest on
+            // stdin (AnsibleRunStdin: known at a preview, where the policy pack reads it), the list's in the environment
+            stdin: pulumi.all([keptInventory, varsJson]).apply(([kept, vars]) =>
+                JSON.stringify({ extraVars: vars, inventoryFile: kept.file, inventorySha256: kept.digest } satisfies AnsibleRunStdin)),
             // stdout streams to `pulumi up` as status lines: only progress lines and the outcome reach it (the script's
             // doc). stderr (the failure summary, which quotes task output) is not streamed; it ends up in the error.
             // Both stay secret in the state.

@@ -8,7 +8,9 @@
  * text is kept once beside the stack (out/<stack>/inputs/, kept-input.ts), written at a preview too, so the pack reads
  * it from there, before anything is created, and only when its sha256 is the declared one. The path is relative to the
  * project folder: the pack looks under RDMAKIT_PROJECT_DIR, then the folder `pulumi` was started in ($PWD), then its
- * own working folder; a text it finds nowhere is reported as not verifiable, never passed. The provisioning command carries the Ansible inventory, and on bare metal every host there has its `roce_host_*`
+ * own working folder; a text it finds nowhere is reported as not verifiable, never passed. The provisioning command's
+ * stdin names the Ansible inventory the same way, a kept file by path and sha256 (a team's own run may carry the text
+ * itself there), and on bare metal every host there has its `roce_host_*`
  * variables and NCCL environment from the QoS plan (components/provision/nodes.ts). Those are exactly the two sides
  * checkConsistency compares. What no resource carries is the spec's own switch facts (the list of host ports and
  * the real cable length), so the two parts that read them (C5 "every host port configured", C4 "cable length
@@ -153,27 +155,56 @@ export interface InventoryHosts {
     hosts: HostPlan[];
 }
 
-/** RoCE hosts from the Ansible inventory the provisioning command carries on stdin (components/provision/ansible.ts). */
-export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[] {
+/** A provisioning command whose kept inventory the pack could not read: why. */
+export interface UnreadInventory {
+    resource: PolicyResource;
+    why: string;
+}
+
+/**
+ * The inventory text a command's stdin carries (JSON { inventory, extraVars }: a team's own run, a host test), or
+ * names by the path and SHA-256 of the file the program keeps (JSON { inventoryFile, inventorySha256, extraVars }:
+ * components/provision/ansible.ts AnsibleRunStdin), read only when its sha256 is the named one; undefined for any other
+ * stdin (validation variables, a switch config).
+ */
+function stdinInventory(stdin: string, pass: ReadPass): { text: string } | { why: string } | undefined {
+    let input: { inventory?: unknown; inventoryFile?: unknown; inventorySha256?: unknown };
+    try {
+        input = JSON.parse(stdin) as typeof input;
+    } catch {
+        return undefined;
+    }
+    if (typeof input?.inventory === "string") return { text: input.inventory };
+    if (typeof input?.inventoryFile !== "string") return undefined;
+    if (typeof input.inventorySha256 !== "string") return { why: `its inventory ${input.inventoryFile} is named without its sha256` };
+    return readKeptText(input.inventoryFile, input.inventorySha256, pass);
+}
+
+/**
+ * RoCE hosts from the Ansible inventory each provisioning command carries on stdin or names there as a kept file
+ * (components/provision/ansible.ts), and the commands whose kept inventory could not be read.
+ */
+export function inventoryRoceHosts(resources: PolicyResource[]): { inventories: InventoryHosts[]; unread: UnreadInventory[] } {
     const out: InventoryHosts[] = [];
+    const unread: UnreadInventory[] = [];
+    const pass: ReadPass = new Map();
     for (const r of resources) {
         if (r.type !== TYPES.localCommand) continue;
         const stdin = known(() => r.props.stdin);
         if (typeof stdin !== "string") continue;
-        let text: unknown;
-        try {
-            // the run input is JSON { inventory, extraVars } (components/provision/ansible.ts readAnsibleRunInput)
-            text = (JSON.parse(stdin) as { inventory?: unknown }).inventory;
-        } catch {
-            continue; // another command's stdin (validation variables, a switch config)
+        const read = stdinInventory(stdin, pass);
+        if (read === undefined) continue;
+        if ("why" in read) {
+            unread.push({ resource: r, why: read.why });
+            continue;
         }
-        if (typeof text !== "string") continue;
+        const text = read.text;
         let doc: any = parsedOf(text); // rendered in this process: no second parse (components/parsed.ts)
         if (doc === undefined) {
             try {
                 doc = parseInventory(text);
             } catch {
-                continue; // not an inventory (the validation command passes a file path)
+                continue; // not an inventory
             }
         }
         const hosts = doc?.all?.hosts;
@@ -181,13 +212,15 @@ export function inventoryRoceHosts(resources: PolicyResource[]): InventoryHosts[
         const roce = Object.entries(hosts as Record<string, any>).filter(([, v]) => v && typeof v === "object" && "roce_host_dscp" in v);
         if (roce.length > 0) out.push({ resource: r, hosts: roce.map(([n, v]) => hostPlan(n, v)) });
     }
-    return out;
+    return { inventories: out, unread };
 }
 
 interface RoceView {
     pushed: PushedConfig[];
     unread: UnreadPush[];
     inventories: InventoryHosts[];
+    /** provisioning commands whose kept inventory could not be read */
+    unreadInventories: UnreadInventory[];
     violations: Violation[];
     /** why C1–C13 could not be evaluated, if they could not */
     unreadable?: string;
@@ -230,7 +263,7 @@ function roceView(resources: PolicyResource[]): RoceView {
         return cache.view;
     }
     const { pushed, unread } = pushedSwitchConfigs(resources);
-    const inventories = inventoryRoceHosts(resources);
+    const { inventories, unread: unreadInventories } = inventoryRoceHosts(resources);
     // One host list (the provisioning inventory; the same host in two inventories counts once).
     const hosts = new Map<string, HostPlan>();
     for (const inv of inventories) for (const h of inv.hosts) if (!hosts.has(h.name)) hosts.set(h.name, h);
@@ -260,7 +293,9 @@ function roceView(resources: PolicyResource[]): RoceView {
     let violations: Violation[] = [];
     let unreadable: string | undefined;
     try {
-        violations = checkConsistency(plan, readable.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
+        // hosts the pack cannot see (an inventory it could not read) would leave the switches judged against no host
+        // settings: nothing is checked then, and the policies say why (below)
+        if (unreadInventories.length === 0) violations = checkConsistency(plan, readable.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
     } catch (e) {
         // host variables of a shape rdmakit's inventory never has
         unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
@@ -269,7 +304,12 @@ function roceView(resources: PolicyResource[]): RoceView {
         const texts = `the switch text${unread.length === 1 ? "" : "s"} of ${unread.slice(0, 3).map((u) => `${u.switch} (${u.why})`).join("; ")}${unread.length > 3 ? ` and ${unread.length - 3} more` : ""} could not be read`;
         unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
     }
-    const view = { pushed, unread, inventories, violations, unreadable };
+    if (unreadInventories.length) {
+        // hosts the pack cannot see may be RoCE hosts: C1–C13 are not verifiable, never passed
+        const texts = `the inventory of ${unreadInventories.slice(0, 3).map((u) => `${u.resource.name} (${u.why})`).join("; ")}${unreadInventories.length > 3 ? ` and ${unreadInventories.length - 3} more` : ""} could not be read`;
+        unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
+    }
+    const view = { pushed, unread, inventories, unreadInventories, violations, unreadable };
     cache = { parts, view };
     byArray.set(resources, view);
     return view;
@@ -277,7 +317,7 @@ function roceView(resources: PolicyResource[]): RoceView {
 
 function applicable(args: StackValidationArgs): RoceView {
     const v = roceView(args.resources);
-    if (v.pushed.length === 0 && v.unread.length === 0 && v.inventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
+    if (v.pushed.length === 0 && v.unread.length === 0 && v.inventories.length === 0 && v.unreadInventories.length === 0) args.notApplicable("no RoCE switch push and no RoCE host inventory");
     return v;
 }
 
