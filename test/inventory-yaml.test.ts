@@ -47,6 +47,28 @@ test("what cannot be printed a pair at a time goes to the library whole, with th
     same({ all: { hosts: { a: { ...base, when: new Date(0) } }, vars: {} } });
 });
 
+test("a value met again under a key is the same pair only where the library prints it alike: 1 and \"1\", 0 and -0, a list shared or changed", () => {
+    const shared = ["mlx5_0", "mlx5_1"];
+    const base = { ansible_host: "10.0.0.1", ansible_port: 22, ansible_user: "u" };
+    const doc = (): InventoryDoc => ({
+        all: {
+            hosts: {
+                a: { ...base, v: 1, w: "1", s: shared, z: 0 },
+                b: { ...base, v: "1", w: 1, s: shared, z: 0 },
+                c: { ...base, v: true, w: "true", s: [...shared], z: [0] },
+                d: { ...base, v: null, w: "null", s: [shared], z: -0 },
+                e: { ...base, v: 1, w: "1", s: shared, z: [-0] },
+            },
+            vars: {},
+        },
+    });
+    same(doc());
+    // the same list object changed between two prints: the second prints it as it is now
+    shared.push("mlx5_2");
+    same(doc());
+    assert.match(inventoryYaml(doc(), markUnsafe), /- mlx5_2/);
+});
+
 test("vars of many-line strings (the Slurm files) are printed by the library once, after hosts printed a pair at a time: the same text", () => {
     const host = (i: number) => ({ ansible_host: `10.0.0.${i}`, ansible_user: "ubuntu", roce_host_dscp: 26, roce_host_interfaces: ["eth0", "eth1"] });
     for (const text of ["a\nb\n", "keep\n\n\n", "strip\nno newline", "{{ not jinja }}\nx\n", "  leading\nspaces\n"]) {

@@ -29,7 +29,8 @@ export function inventoryYamlByLibrary(doc: InventoryDoc, mark: (v: unknown) => 
 /** Plain data on one line: what the pair-at-a-time printing is exact for. */
 function plainOneLine(value: unknown): boolean {
     if (typeof value === "string") return !value.includes("\n") && !value.includes("\r");
-    if (typeof value === "number") return Number.isFinite(value);
+    // -0: yaml prints `-0`, and JSON (the pairs' ids) spells it `0`, as 0: the library prints it
+    if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
     if (typeof value === "boolean" || value === null) return true;
     if (Array.isArray(value)) return value.every(plainOneLine);
     if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
@@ -213,22 +214,57 @@ export function inventoryYamlParts(doc: InventoryDoc, mark: (v: unknown) => unkn
     const names = Object.keys(hosts);
     // `vars` is printed whole by `yaml` (varsOf) as the last item, as in the document: any value may be there (the
     // Slurm files are strings of many lines); only the hosts, printed pair by pair, must be plain one-line data
-    if (names.length === 0 || !plainOneLine(hosts)) return whole();
+    if (names.length === 0 || Object.getPrototypeOf(hosts) !== Object.prototype || !names.every(plainOneLine)) return whole();
     // each distinct `key: value` pair, and which pairs each host has, in order (a key whose value is undefined is
     // left out, as yaml leaves it out)
     const ids = new Map<string, number>();
     const distinct: Record<string, unknown>[] = [];
     const distinctIds: string[] = [];
-    const byHost = names.map((name) => Object.entries(hosts[name]).filter(([, v]) => v !== undefined).map(([k, v]) => {
+    // A pair's id is its key and its value's JSON text (pairLines remembers printed pairs by it); a value met before
+    // under the same key is found without that text: a one-line plain value (plainOneLine) is a string, a finite number,
+    // a boolean or null, whose JSON texts are equal exactly when the values are (SameValueZero; -0 is not plain
+    // data here), or an object or array, met again as the same object (nothing changes it during this call). Each key
+    // and value is checked to be one line of plain data when first met, what the pair-at-a-time printing is exact for
+    // (-1 otherwise: the library prints the whole document).
+    const seen = new Map<string, Map<unknown, number>>();
+    const pairId = (k: string, v: unknown): number => {
+        let under = seen.get(k);
+        if (under === undefined) {
+            if (!plainOneLine(k)) return -1;
+            seen.set(k, (under = new Map()));
+        }
+        let i = under.get(v);
+        if (i !== undefined) return i;
+        if (!plainOneLine(v)) return -1;
         const id = `${k}\u0000${JSON.stringify(v)}`;
-        let i = ids.get(id);
+        i = ids.get(id);
         if (i === undefined) {
             ids.set(id, (i = distinct.length));
             distinct.push({ [k]: v });
             distinctIds.push(id);
         }
+        under.set(v, i);
         return i;
-    }));
+    };
+    const byHost: number[][] = [];
+    for (const name of names) {
+        const host: unknown = hosts[name];
+        if (host === null || typeof host !== "object" || Object.getPrototypeOf(host) !== Object.prototype) return whole();
+        const pairs: number[] = [];
+        for (const k in host) {
+            // own keys in Object.entries' order (a plain object's); a key whose value is undefined is left out
+            if (!Object.prototype.hasOwnProperty.call(host, k)) continue;
+            const v = (host as Record<string, unknown>)[k];
+            if (v === undefined) {
+                if (!plainOneLine(k)) return whole();
+                continue;
+            }
+            const i = pairId(k, v);
+            if (i < 0) return whole();
+            pairs.push(i);
+        }
+        byHost.push(pairs);
+    }
     if (byHost.some((pairs) => pairs.length === 0)) return whole();
     const pairText = pairLines(distinct, distinctIds, mark);
     // every host's own line (keyLines); a key printed in another form is left to the library with the whole document
