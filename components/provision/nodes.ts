@@ -14,13 +14,7 @@ import type { Ec2Topology } from "../slurm/render";
  */
 export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceIds?: string[]): InventoryHost[] {
     const names = plan.validation.hostNames;
-    if (addresses.length !== names.length) {
-        throw new Error(`the fabric reported ${addresses.length} node addresses for ${names.length} nodes ` +
-            `(${plan.nodes.hostType}); check that every node launched, then run pulumi up again`);
-    }
-    if (instanceIds && instanceIds.length !== addresses.length) {
-        throw new Error(`the fabric reported ${instanceIds.length} instance ids for ${addresses.length} node addresses; run pulumi up again`);
-    }
+    checkReported(plan, addresses, instanceIds);
     const hostPlans = new Map((plan.roce?.qos.hosts ?? []).map((h) => [h.name, h]));
     const kept = keepNodes(names, addresses, plan.provision.excluded);
     const keptIds = instanceIds ? keepNodes(names, instanceIds, plan.provision.excluded).values : undefined;
@@ -33,6 +27,18 @@ export function inventoryHosts(plan: FabricPlan, addresses: string[], instanceId
         };
         return { name, address: kept.values[i], user: plan.sshUser, ...(Object.keys(vars).length > 0 ? { vars } : {}) };
     });
+}
+
+/** What the fabric reported is one address (and one instance id, where it gives them) for each node of the plan. */
+function checkReported(plan: FabricPlan, addresses: string[], instanceIds?: string[]): void {
+    const names = plan.validation.hostNames;
+    if (addresses.length !== names.length) {
+        throw new Error(`the fabric reported ${addresses.length} node addresses for ${names.length} nodes ` +
+            `(${plan.nodes.hostType}); check that every node launched, then run pulumi up again`);
+    }
+    if (instanceIds && instanceIds.length !== addresses.length) {
+        throw new Error(`the fabric reported ${instanceIds.length} instance ids for ${addresses.length} node addresses; run pulumi up again`);
+    }
 }
 
 function requireIds(ids: string[] | undefined, nodes: number): string[] {
@@ -49,7 +55,7 @@ export interface NodeInstance {
 
 /** The plan's node names with the fabric's addresses and instance ids, every node. Pure. */
 export function nodeInstances(plan: FabricPlan, addresses: string[], instanceIds?: string[]): NodeInstance[] {
-    inventoryHosts(plan, addresses, instanceIds); // the same checks of what the fabric reported
+    checkReported(plan, addresses, instanceIds); // the inventory's checks of what the fabric reported
     // every node, excluded ones too (cluster.ansible.exclude leaves a node out of the runs, not out of the cluster)
     return plan.validation.hostNames.map((name, i) => ({
         name, address: addresses[i], ...(instanceIds ? { instanceId: instanceIds[i] } : {}),
