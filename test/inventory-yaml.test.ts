@@ -115,3 +115,25 @@ test("a host printed in a whole inventory prints alone as the library prints tha
     const printed = oneHostYamlParts("f", fresh, vars, markUnsafe);
     assert.equal(printed.hosts + printed.vars, inventoryYamlByLibrary({ all: { hosts: { f: fresh }, vars } }, markUnsafe));
 });
+
+test("renderInventory: each host gets its own variables sorted by name, whether its names are the last host's or not", () => {
+    const u = { user: "u" };
+    const text = renderInventory({
+        hosts: [
+            { name: "a", address: "10.0.0.1", ...u, vars: { zeta: 1, alpha: 2 } },
+            { name: "b", address: "10.0.0.2", ...u, vars: { zeta: 3, alpha: 4 } },
+            { name: "c", address: "10.0.0.3", ...u, vars: { omega: 5, alpha: 6 } },
+            { name: "d", address: "10.0.0.4", ...u, vars: { zeta: 7, alpha: 8, mid: undefined } },
+            { name: "e", address: "10.0.0.5", ...u },
+            { name: "f", address: "10.0.0.6", ...u, vars: { beta: 9 } },
+            { name: "g", address: "10.0.0.7", ...u, vars: JSON.parse('{"__proto__": {"x": 1}, "beta": 10}') },
+        ],
+        vars: {},
+    });
+    const hosts = parse(text).all.hosts as Record<string, Record<string, unknown>>;
+    const own = (h: string) => Object.fromEntries(Object.entries(hosts[h]).filter(([k]) => !k.startsWith("ansible_")));
+    assert.deepEqual(Object.keys(hosts.a), ["ansible_host", "ansible_port", "ansible_user", "alpha", "zeta"]);
+    assert.deepEqual(Object.keys(hosts.c), ["ansible_host", "ansible_port", "ansible_user", "alpha", "omega"]);
+    assert.deepEqual([own("a"), own("b"), own("c"), own("d")], [{ alpha: 2, zeta: 1 }, { alpha: 4, zeta: 3 }, { alpha: 6, omega: 5 }, { alpha: 8, zeta: 7 }]);
+    assert.deepEqual([own("e"), own("f"), own("g")], [{}, { beta: 9 }, { beta: 10 }]);
+});

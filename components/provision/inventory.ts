@@ -296,13 +296,22 @@ function renderInventoryOnce(args: InventoryArgs): string {
     const issues = checkInventoryArgs(args);
     if (issues.length > 0) throw new SpecError(issues, "invalid Ansible inventory input");
     const hosts: Record<string, Record<string, unknown>> = {};
+    // hosts' variables mostly have the same names in the same order (every RoCE host its roce_host_* set): the sorted
+    // order of the last host's names is taken again when the names are the same
+    let lastNames: string[] = [];
+    let lastSorted: string[] = [];
     for (const h of args.hosts) {
-        const own: Record<string, unknown> = {};
-        for (const key of Object.keys(h.vars ?? {}).sort()) own[key] = h.vars![key];
+        const entry: Record<string, unknown> = { ansible_host: h.address, ansible_port: h.port ?? 22, ansible_user: h.user };
         // a host pinned apart: its own ssh arguments (host variables win over the group's in Ansible's precedence)
-        const pinned = h.pinnedKnownHostsFile === undefined ? {}
-            : { ansible_ssh_common_args: sshCommonArgs({ ...args, knownHostsFile: h.pinnedKnownHostsFile, pinnedHostKeys: true }) };
-        hosts[h.name] = { ansible_host: h.address, ansible_port: h.port ?? 22, ansible_user: h.user, ...pinned, ...own };
+        if (h.pinnedKnownHostsFile !== undefined) entry.ansible_ssh_common_args = sshCommonArgs({ ...args, knownHostsFile: h.pinnedKnownHostsFile, pinnedHostKeys: true });
+        if (h.vars !== undefined) {
+            const names = Object.keys(h.vars);
+            if (names.length !== lastNames.length || names.some((n, i) => n !== lastNames[i])) [lastNames, lastSorted] = [names, [...names].sort()];
+            // its own variables after the connection's, sorted by name (`__proto__` would set the entry's prototype
+            // instead of a key: it is not one, as spreading an object never made it one)
+            for (const key of lastSorted) if (key !== "__proto__") entry[key] = h.vars[key];
+        }
+        hosts[h.name] = entry;
     }
     const connection: Record<string, unknown> = { ansible_ssh_common_args: sshCommonArgs(args) };
     if (args.privateKeyFile !== undefined) connection.ansible_ssh_private_key_file = args.privateKeyFile;
