@@ -137,3 +137,13 @@ test("renderInventory: each host gets its own variables sorted by name, whether 
     assert.deepEqual([own("a"), own("b"), own("c"), own("d")], [{ alpha: 2, zeta: 1 }, { alpha: 4, zeta: 3 }, { alpha: 6, omega: 5 }, { alpha: 8, zeta: 7 }]);
     assert.deepEqual([own("e"), own("f"), own("g")], [{}, { beta: 9 }, { beta: 10 }]);
 });
+
+test("renderInventory's cache: an option given as undefined is the inventory without it; 0 and -0 are two inventories", () => {
+    const hosts = [{ name: "a", address: "10.0.0.1", user: "u", vars: { n: 1 } }];
+    const without = renderInventory({ hosts, vars: { x: 1 } });
+    assert.equal(renderInventory({ hosts, bastion: undefined, ssm: undefined, vars: { x: 1 } }), without);
+    const zero = renderInventory({ hosts, vars: { x: 0, y: [Number.NaN] } });
+    const negative = renderInventory({ hosts, vars: { x: -0, y: [Number.NaN] } });
+    assert.match(zero, /\n {4}x: 0\n/);
+    assert.match(negative, /\n {4}x: -0\n/);
+});

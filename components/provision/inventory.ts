@@ -289,7 +289,16 @@ let lastInventory: { key: string; text: string } | undefined;
  * through the replacer that spells them.
  */
 function inventoryKey(args: InventoryArgs): string {
-    return plainDataKey(args) ?? JSON.stringify(args, (_k, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? `number:${v}` : v));
+    // An option given as undefined (`bastion: undefined`, as nodes.ts and the plan's artifact pass it) is no member
+    // in JSON, so it is left out before the walk, which would refuse it and send all 2,048 hosts through the replacer:
+    // the same text either way. -0 is spelled apart too (JSON writes 0; the inventory prints -0).
+    let given: unknown = args;
+    if (Object.getPrototypeOf(args) === Object.prototype) {
+        const own: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(args)) if (v !== undefined) own[k] = v;
+        given = own;
+    }
+    return plainDataKey(given) ?? JSON.stringify(args, (_k, v: unknown) => (typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `number:${v === 0 ? "-0" : v}` : v));
 }
 
 function renderInventoryOnce(args: InventoryArgs): string {
