@@ -1,5 +1,7 @@
-// A preview writes nothing: the Ansible steps' summariser script is written only when the deployment runs
-// (components/provision/ansible.ts, components/validate/component.ts guard it with pulumi.runtime.isDryRun()).
+// A preview writes no program: the Ansible steps' summariser script is written only when the deployment runs
+// (components/provision/ansible.ts, components/validate/component.ts guard it with pulumi.runtime.isDryRun()). The
+// inventory the run names by digest is kept at a preview too (kept-input.ts), as the switch texts are: the policy pack
+// reads the hosts from it before anything is created.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -7,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 
-test("AnsiblePlaybook at preview: the Command is registered, no file is written", async () => {
+test("AnsiblePlaybook at preview: the Command is registered, only the kept inventory is written", async () => {
     const registered: string[] = [];
     await pulumi.runtime.setMocks({
         newResource: (args) => { registered.push(args.type); return { id: `${args.name}-id`, state: args.inputs }; },
@@ -18,6 +20,8 @@ test("AnsiblePlaybook at preview: the Command is registered, no file is written"
     new AnsiblePlaybook("sw", { inventory: "all: {}\n", sshPrivateKey: "k", outDir });
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(registered, ["rdmakit:index:AnsiblePlaybook", "command:local:Command"]);
-    assert.equal(fs.existsSync(outDir), false, "preview wrote into out/<stack>");
+    const written = fs.existsSync(outDir) ? fs.readdirSync(outDir, { recursive: true }).map(String).sort() : [];
+    assert.deepEqual(written.filter((f) => !/^inputs(\/inventory-[0-9a-f]{64}\.yml)?$/.test(f)), [], "preview wrote more than the kept inventory into out/<stack>");
+    assert.equal(fs.readFileSync(path.join(outDir, written.find((f) => f.startsWith("inputs/"))!), "utf8"), "all: {}\n");
     fs.rmSync(path.dirname(path.dirname(outDir)), { recursive: true });
 });
