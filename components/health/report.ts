@@ -19,12 +19,6 @@ export function gradeHealthDir(dir: string, exp: HealthExpectation): NodeHealth[
         const broken: Array<{ file: string; reason: string }> = [];
         for (const name of NAMES) {
             const p = path.join(dir, node, name);
-            // the controller refused the node's capture at the fetch (playbooks/roles/fetch_bounded): its one line says why
-            if (fs.existsSync(`${p}.refused`)) {
-                const why = fs.readFileSync(`${p}.refused`, "utf8").slice(0, 300).replace(/\p{Cc}/gu, " ").trim();
-                broken.push({ file: name, reason: `was refused at the fetch: ${why}` });
-                continue;
-            }
             if (!fs.existsSync(p)) continue;
             try {
                 // never read more than the parsers accept (text.ts MAX_FILE_CHARS, at most 4 bytes a character)
