@@ -21,4 +21,13 @@ ours=$(sinfo -h -R -N --nodes="$nodes" -o '%n|%E' | awk -F'|' '$2 ~ /^rdmakit/ {
 if [ -n "$ours" ]; then
     scontrol update NodeName="$ours" State=RESUME
 fi
+# 3. Wait, at most 60 s, until slurmctld hears from every node of the run: a node it has flagged not responding (sinfo
+#    %t ends in '*': "not responding and will not be allocated any new work", sinfo(1) NODE STATE CODES) makes srun queue
+#    and print its own waiting lines into the run's log. Seen on Debian's Slurm after a drain and resume: the nodes
+#    were flagged until their next registration, ~1 s after the resume (slurmctld "Node ... now responding").
+waited=0
+while [ "$waited" -lt 60 ] && sinfo -h -N --nodes="$nodes" -o '%t' | grep -q '[*]$'; do
+    sleep 1
+    waited=$((waited + 1))
+done
 echo "reserved $res on $nodes; resumed into it: ${ours:-none}"
