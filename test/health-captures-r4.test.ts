@@ -9,34 +9,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { CAPTURES, cap, stack } from "./fixtures/health/stacks";
+import { CAPTURES, cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { parseDmesg } from "../components/health/dmesg";
 import { parseFiInfo } from "../components/health/ibstat";
 import { parseRdmaDevices } from "../components/health/rdma-devices";
-import { gradeHealthDir } from "../components/health/report";
-import type { Component, HealthExpectation, NodeHealth } from "../components/health/types";
 
 const A100 = stack("examples/azure-h100.yaml", (c) => { c.azure.vmSize = "Standard_ND96amsr_A100_v4"; });
 const H100 = stack("examples/azure-h100.yaml");
-const only = (exp: HealthExpectation, require: Component[]): HealthExpectation => ({ ...exp, require });
-const summary = (h: NodeHealth) => ({ verdict: h.verdict, findings: h.findings.map((f) => [f.component, f.message]), notChecked: h.notChecked.map((n) => n.component) });
 
-/** One node folder holding `files` (grader file name → text), graded as `rdmakit health` grades it. */
-function grade(files: Record<string, string>, exp: HealthExpectation): NodeHealth {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "health-r4-"));
-    try {
-        fs.mkdirSync(path.join(dir, "node"));
-        for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, "node", name), text);
-        const nodes = gradeHealthDir(dir, exp);
-        assert.equal(nodes.length, 1);
-        return nodes[0];
-    } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-    }
-}
 
 test("a healthy H100 node's boot log (driver 550.90.07, four NVSwitches opened, NVRM and nvidia-peermem noise) grades healthy", () => {
     const text = cap("dmesg.h100-550-boot-nvrm-noise-gpud-iso.txt");

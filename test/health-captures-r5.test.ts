@@ -7,33 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import { cap, stack } from "./fixtures/health/stacks";
+import { cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { parseDmesg } from "../components/health/dmesg";
 import { parseNvidiaSmiQ } from "../components/health/nvidia-smi";
-import { gradeHealthDir } from "../components/health/report";
-import type { Component, HealthExpectation, NodeHealth } from "../components/health/types";
 
 const H100 = stack("examples/azure-h100.yaml");
 const B200 = stack("examples/aws-p5.yaml", (c) => { c.aws.instanceType = "p6-b200.48xlarge"; });
-const only = (exp: HealthExpectation, require: Component[]): HealthExpectation => ({ ...exp, require });
-const summary = (h: NodeHealth) => ({ verdict: h.verdict, findings: h.findings.map((f) => [f.component, f.message]), notChecked: h.notChecked.map((n) => n.component) });
 
-/** One node folder holding `files` (grader file name → text), graded as `rdmakit health` grades it. */
-function grade(files: Record<string, string>, exp: HealthExpectation): NodeHealth {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "health-r5-"));
-    try {
-        fs.mkdirSync(path.join(dir, "node"));
-        for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, "node", name), text);
-        const nodes = gradeHealthDir(dir, exp);
-        assert.equal(nodes.length, 1);
-        return nodes[0];
-    } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-    }
-}
 
 test("nvidia-smi -q of a GeForce RTX 5090 on 570.124.06 (Blackwell; Health fields N/A, reset status 'deprecated') grades healthy", () => {
     const text = cap("nvidia-smi-q.rtx5090-570.124.06.txt");
