@@ -181,6 +181,11 @@ export function gateVars(nodes: readonly GateNode[]): GateVars {
     };
 }
 
+/** `rdmakit check`'s Slurm line for an answer over sinfo.ts's bounds, in the text or in its file. */
+export function drainStatesNotRead(head: string, e: SinfoError): string {
+    return `Slurm: the drain states from ${head} were not read (${e.message})\n`;
+}
+
 /**
  * `rdmakit check`'s Slurm lines: the drained and down nodes with their reasons, or none; unread when `text` is undefined
  * or over the bound (sinfo.ts), with what was not read.
@@ -189,7 +194,7 @@ export function formatDrainStates(text: string | undefined, nodes: readonly stri
     if (text === undefined) return `Slurm: the drain states could not be read from ${head} (sinfo -R; see the Ansible log)\n`;
     let got: DrainRead;
     try { got = readDrainStates(text, nodes); } catch (e) {
-        if (e instanceof SinfoError) return `Slurm: the drain states from ${head} were not read (${e.message})\n`;
+        if (e instanceof SinfoError) return drainStatesNotRead(head, e);
         throw e;
     }
     const { states, unread } = got;

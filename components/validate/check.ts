@@ -23,7 +23,7 @@ import { PACKAGE_ROOT } from "../assets";
 import { RUN_INTERPRETER, sha256 } from "../provision/ansible";
 import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
-import { formatDrainStates } from "../slurm/gate";
+import { drainStatesNotRead, formatDrainStates } from "../slurm/gate";
 import { readSinfoFile, SinfoError } from "../slurm/sinfo";
 import { SLURM_STATES_FILE, SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
 import { nodeTargets } from "../provision/node-local";
@@ -258,7 +258,7 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
             slurm = formatDrainStates(fs.existsSync(statesFile) ? readSinfoFile(statesFile, "sinfo -R") : undefined, hosts.map((h) => h.name), head);
         } catch (e) {
             if (!(e instanceof SinfoError)) throw e;
-            slurm = `Slurm: the drain states from ${head} were not read (${e.message})\n`;
+            slurm = drainStatesNotRead(head, e);
         }
     }
     return { code, stdout: (r.stdout ?? "") + slurm, stderr: where + (r.stderr ?? "") + (r.error ? `${r.error.message}\n` : "") };

@@ -22,6 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parsePushCommand } from "../../components/roce/push-args";
 import { parseInventory } from "../../components/provision/inventory-read";
+import { namedFew } from "../../components/listing";
 import { parsedOf } from "../../components/parsed";
 import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
@@ -301,12 +302,12 @@ function roceView(resources: PolicyResource[]): RoceView {
         unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
     }
     if (unread.length) {
-        const texts = `the switch text${unread.length === 1 ? "" : "s"} of ${unread.slice(0, 3).map((u) => `${u.switch} (${u.why})`).join("; ")}${unread.length > 3 ? ` and ${unread.length - 3} more` : ""} could not be read`;
+        const texts = `the switch text${unread.length === 1 ? "" : "s"} of ${namedFew(unread.map((u) => `${u.switch} (${u.why})`), 3, "; ")} could not be read`;
         unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
     }
     if (unreadInventories.length) {
         // hosts the pack cannot see may be RoCE hosts: C1–C13 are not verifiable, never passed
-        const texts = `the inventory of ${unreadInventories.slice(0, 3).map((u) => `${u.resource.name} (${u.why})`).join("; ")}${unreadInventories.length > 3 ? ` and ${unreadInventories.length - 3} more` : ""} could not be read`;
+        const texts = `the inventory of ${namedFew(unreadInventories.map((u) => `${u.resource.name} (${u.why})`), 3, "; ")} could not be read`;
         unreadable = unreadable ? `${unreadable}; ${texts}` : texts;
     }
     const view = { pushed, unread, inventories, unreadInventories, violations, unreadable };
