@@ -67,15 +67,17 @@ test("an interrupted pulumi up leaves no key behind and the next pulumi up recov
         assert.ok(await waitFor(() => processesHolding(body).some((h) => h.startsWith(`${planted.pid} `)), 10_000), "the scan does not see a process environment");
     } finally { planted.kill("SIGKILL"); }
 
-    const up = eng.startProgram(stack, "up");
+    // The program holds after registering its resources (inline.ts holdMs): a 2-host program finishes in a third of a
+    // second, before a signal sent on its first line would arrive.
+    const up = eng.startProgram(stack, "up", {}, { holdMs: 60_000 });
     let output = "";
     up.stdout!.on("data", (d) => { output += d; });
     up.stderr!.on("data", (d) => { output += d; });
     const exited = new Promise<number | null>((r) => up.on("close", (code) => r(code)));
 
-    // Interrupt while the program runs: the inline program says when it starts (inline.ts); by then the CLI has
-    // decrypted the stack's config and sent it to the program.
-    const running = await waitFor(() => output.includes("rdmakit-inline: program "), 90_000);
+    // Interrupt while the program runs: the inline program says when it has registered its resources (inline.ts); by
+    // then the CLI has decrypted the stack's config and sent it to the program.
+    const running = await waitFor(() => output.includes("rdmakit-inline: program registered"), 90_000);
     assert.ok(running, `the program never started:\n${output}`);
     await new Promise((r) => setTimeout(r, 300));
     const holders = processesHolding(body);

@@ -147,10 +147,10 @@ export class Engine {
      * Starts a program verb through the Automation API (inline.ts) in its own process group, so that a signal to
      * the group reaches the Automation API process and the CLI together, as Ctrl-C in a terminal does.
      */
-    startProgram(stack: string, verb: ProgramVerb, opts: Record<string, unknown> = {}, run: { events?: string } = {}): ChildProcess {
+    startProgram(stack: string, verb: ProgramVerb, opts: Record<string, unknown> = {}, run: { events?: string; holdMs?: number } = {}): ChildProcess {
         const req = {
             workDir: this.project, project: this.projectSettings.name ?? "rdmakit", stack, verb, program: this.program, opts,
-            events: run.events, cli: path.dirname(this.bins.dir),
+            events: run.events, cli: path.dirname(this.bins.dir), holdMs: run.holdMs,
         };
         return spawn(process.execPath, ["--import", require.resolve("tsx"), INLINE, JSON.stringify(req)], {
             cwd: this.project, env: this.env(), stdio: ["ignore", "pipe", "pipe"], detached: true,

@@ -5,7 +5,7 @@
  * A child process per verb, so each run loads the program afresh, as `pulumi up` does, and a signal to the process
  * group reaches this process and the CLI as Ctrl-C in a terminal does.
  *
- *   node --import tsx test/engine/inline.ts '<json: {workDir, project, stack, verb, program, opts, events?, cli}>'
+ *   node --import tsx test/engine/inline.ts '<json: {workDir, project, stack, verb, program, opts, events?, cli, holdMs?}>'
  *
  * The CLI's stdout and stderr are passed through as they come; the exit status is the CLI's. With `events`, the
  * engine events (--event-log) are written there, one JSON object a line.
@@ -26,6 +26,9 @@ interface Request {
     events?: string;
     /** the folder holding bin/pulumi */
     cli: string;
+    /** after the program module has registered its resources, keep the program running this long (ms), so that an
+     * interruption lands while it runs however fast the program is (cancel.test.ts) */
+    holdMs?: number;
 }
 
 async function main(): Promise<number> {
@@ -37,7 +40,12 @@ async function main(): Promise<number> {
         program: async () => {
             process.stderr.write(`rdmakit-inline: program ${req.program} started\n`);
             // eslint-disable-next-line @typescript-eslint/no-require-imports
-            return require(req.program);
+            const exported = require(req.program);
+            if (req.holdMs) {
+                process.stderr.write(`rdmakit-inline: program registered its resources; holding ${req.holdMs} ms\n`);
+                await new Promise((r) => setTimeout(r, req.holdMs));
+            }
+            return exported;
         },
     }, { workDir: req.workDir, pulumiCommand });
     const events = req.events ? fs.openSync(req.events, "a") : undefined;
