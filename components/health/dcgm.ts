@@ -21,7 +21,14 @@ import { HealthParseError } from "./types";
 
 export interface DcgmTest {
     name: string;
-    status: "pass" | "fail" | "warn" | "skip";
+    /**
+     * "internal": dcgmi printed Fail, but every reason it gives is the diagnostic's own breakage (DCGM_FR_INTERNAL,
+     * "There was an internal error during the test: '%s'", DCGM dcgmlib/dcgm_errors.h; category DCGM_FR_EC_INTERNAL_OTHER
+     * in dcgmlib/src/dcgm_errors.c) and no GPU is named failing: the test did not complete, which says nothing of the GPU
+     */
+    status: "pass" | "fail" | "warn" | "skip" | "internal";
+    /** the section the test sits in (text: "Deployment", "Hardware", ...; JSON: its "category") */
+    category?: string;
     /** the row(s) that show the status, and the warning/error text that follows */
     evidence: string[];
 }
@@ -38,6 +45,20 @@ const WORDS = "Pass|Fail|Skip|Warn|Not Run";
 const STATUS = new RegExp(`^(${WORDS})\\b`, "i");
 const ENTITY = new RegExp(`^GPU\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
+// DCGM_FR_INTERNAL_MSG (dcgmlib/dcgm_errors.h); real: NVIDIA/DCGM#253 and #254, a PCIe test whose helper process failed
+const INTERNAL = /^There was an internal error during the test\b/i;
+// a section row: "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+" (dcgmi/Diag.cpp)
+const SECTION = /^-+\s+(\S(?:.*\S)?)\s+-+$/;
+
+/**
+ * A failed test whose every stated reason is DCGM_FR_INTERNAL and where no GPU is named failing did not complete:
+ * "internal". The detail rows read "Warning: <text>" / "Error: <text>"; the entity rows "GPU0: Pass" / "Fail - GPU: 0".
+ */
+function internalOnly(t: DcgmTest): boolean {
+    const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(/^\w+:\s*/, ""));
+    const gpuFailed = t.evidence.some((e) => /^GPU\s?\d+\s*:\s*Fail\b|^Fail - GPUs?:/i.test(e));
+    return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
+}
 
 /** A result word as the kit grades it: a test DCGM did not run counts as skipped (neither passed nor failed). */
 function status(word: string): DcgmTest["status"] {
@@ -53,8 +74,13 @@ export function parseDcgmText(text: string): DcgmReport {
     let table = false;
     let last: DcgmTest | undefined;
     let detail: string | undefined;
+    let category: string | undefined;
     for (const raw of lines) {
         const line = raw.trim();
+        // a section row, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+", names
+        // the category of the tests under it
+        const section = /^[|+](-+\s[^+|]*)\+/.exec(line);
+        if (section) category = SECTION.exec(section[1].trim())?.[1] ?? category;
         if (!line.startsWith("|")) continue;
         const parts = line.split("|");
         const cells = parts.slice(1, -1).map((c) => c.trim());
@@ -69,7 +95,7 @@ export function parseDcgmText(text: string): DcgmReport {
         }
         if (/^-+\s/.test(name) || /^[-=]+$/.test(name)) continue; // section rows
         if (name && STATUS.test(result)) {
-            last = { name, status: status(STATUS.exec(result)![1]), evidence: [`${name}: ${result}`] };
+            last = { name, category, status: status(STATUS.exec(result)![1]), evidence: [`${name}: ${result}`] };
             tests.push(last);
             detail = undefined;
         } else if (!name && last && (STATUS.test(result) || ENTITY.test(result))) {
@@ -91,7 +117,10 @@ export function parseDcgmText(text: string): DcgmReport {
             detail = last.evidence[last.evidence.length - 1];
         }
     }
-    for (const t of tests) t.evidence = t.evidence.map((e) => e.trimEnd());
+    for (const t of tests) {
+        t.evidence = t.evidence.map((e) => e.trimEnd());
+        if (t.status === "fail" && t.name !== "diagnostic" && internalOnly(t)) t.status = "internal";
+    }
     if (!table && tests.length === 0) {
         if (err) return { tests, error: err };
         throw new HealthParseError("is not dcgmi diag output (no \"| Diagnostic | Result |\" table, no \"Error:\" line)");
@@ -129,7 +158,7 @@ export function parseDcgmJson(text: string): DcgmReport {
     for (const cat of objects<{ category?: string; tests?: unknown }>(diag.test_categories)) {
         for (const t of objects<{ name?: string; results?: unknown; test_summary?: { status?: string } }>(cat.tests)) {
             const name = `${cat.category ?? "?"}/${t.name ?? "?"}`;
-            const test: DcgmTest = { name, status: "pass", evidence: [] };
+            const test: DcgmTest = { name, category: cat.category, status: "pass", evidence: [] };
             const results = objects<JsonResult>(t.results);
             const statuses = [...results.map((r) => r.status), t.test_summary?.status].filter((s): s is string => typeof s === "string");
             for (const r of results) {
@@ -142,6 +171,10 @@ export function parseDcgmJson(text: string): DcgmReport {
             if (unknown !== undefined) throw new HealthParseError(`test "${name}" has the result ${JSON.stringify(unknown.slice(0, 40))}, not one of dcgmi's Pass, Fail, Warn, Skip, Not Run`);
             const lower = statuses.map((x) => status(x.trim()));
             test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.every((x) => x === "skip") ? "skip" : "pass";
+            // the same rule as the table's: every failing result's reasons are DCGM_FR_INTERNAL
+            const failed = results.filter((r) => typeof r.status === "string" && /^fail$/i.test(r.status.trim()));
+            const reasons = failed.flatMap((r) => (r.warnings ?? []).map((w) => w.warning ?? ""));
+            if (test.status === "fail" && failed.length > 0 && reasons.length > 0 && failed.every((r) => (r.warnings ?? []).length > 0) && reasons.every((w) => INTERNAL.test(w))) test.status = "internal";
             tests.push(test);
         }
     }
