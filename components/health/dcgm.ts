@@ -47,8 +47,22 @@ const ENTITY = new RegExp(`^GPU\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
 // DCGM_FR_INTERNAL_MSG (dcgmlib/dcgm_errors.h); real: NVIDIA/DCGM#253 and #254, a PCIe test whose helper process failed
 const INTERNAL = /^There was an internal error during the test\b/i;
-// a section row: "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+" (dcgmi/Diag.cpp)
-const SECTION = /^-+\s+(\S(?:.*\S)?)\s+-+$/;
+
+/**
+ * The name a section row gives, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+"
+ * (dcgmi/Diag.cpp): the first cell between its runs of dashes; undefined for any other row. Linear (text.ts).
+ */
+function sectionName(line: string): string | undefined {
+    if (line[0] !== "|" && line[0] !== "+") return undefined;
+    const end = line.indexOf("+", 1);
+    const cell = line.slice(1, end < 0 ? line.length : end);
+    let a = 0;
+    while (a < cell.length && cell[a] === "-") a++;
+    let b = cell.length;
+    while (b > a && cell[b - 1] === "-") b--;
+    const name = cell.slice(a, b).trim();
+    return a > 0 && b < cell.length && name && !name.includes("|") ? name : undefined;
+}
 
 /**
  * A failed test whose every stated reason is DCGM_FR_INTERNAL and where no GPU is named failing did not complete:
@@ -77,10 +91,8 @@ export function parseDcgmText(text: string): DcgmReport {
     let category: string | undefined;
     for (const raw of lines) {
         const line = raw.trim();
-        // a section row, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+", names
-        // the category of the tests under it
-        const section = /^[|+](-+\s[^+|]*)\+/.exec(line);
-        if (section) category = SECTION.exec(section[1].trim())?.[1] ?? category;
+        // a section row names the category of the tests under it
+        category = sectionName(line) ?? category;
         if (!line.startsWith("|")) continue;
         const parts = line.split("|");
         const cells = parts.slice(1, -1).map((c) => c.trim());
@@ -119,7 +131,7 @@ export function parseDcgmText(text: string): DcgmReport {
     }
     for (const t of tests) {
         t.evidence = t.evidence.map((e) => e.trimEnd());
-        if (t.status === "fail" && t.name !== "diagnostic" && internalOnly(t)) t.status = "internal";
+        if (t.status === "fail" && internalOnly(t)) t.status = "internal";
     }
     if (!table && tests.length === 0) {
         if (err) return { tests, error: err };
