@@ -9,8 +9,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
+import { parseIbstat } from "../components/health/ibstat";
+import { parseRdmaDevices } from "../components/health/rdma-devices";
 
 const H100 = stack("examples/azure-h100.yaml");
+const A100 = stack("examples/azure-h100.yaml", (c) => { c.azure.vmSize = "Standard_ND96amsr_A100_v4"; });
 const P4DE = stack("examples/aws-p5.yaml", (c) => { c.aws.instanceType = "p4de.24xlarge"; });
 const dcgm = (file: string, exp = H100) => grade({ "dcgmi-diag.txt": cap(file) }, only(exp, ["dcgm"]));
 
@@ -89,4 +92,20 @@ test("nvidia-smi nvlink -s of GPU 0 of a p4de, indented with two spaces (aws-sam
     assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
     // on the whole p4de (8 GPUs) the one GPU listed is not the board
     assert.equal(grade({ "nvidia-smi-nvlink.txt": cap("nvidia-smi-nvlink.a100-gpu0-s-two-space-efa-cheatsheet.txt") }, only(P4DE, ["nvlink"])).verdict, "failing");
+});
+
+test("ibstat of a ConnectX-4 without a \"CA type:\" line, EDR port Initializing (no subnet manager), and its ls -l /sys/class/infiniband (jgh-10050/mesa-mofed-utils): the port fails nic", () => {
+    const ib = parseIbstat(cap("ibstat.cx4-edr-initializing-no-ca-type-mesa.txt"));
+    assert.deepEqual(ib.cas.map((c) => [c.name, c.type, c.ports.map((p) => [p.state, p.physicalState, p.rate, p.linkLayer])]), [
+        ["mlx5_0", undefined, [["Initializing", "LinkUp", 100, "InfiniBand"]]],
+    ]);
+    assert.equal(ib.cut, undefined);
+    const rdma = parseRdmaDevices(cap("rdma-devices.cx4-one-ls-l-mesa.txt"));
+    assert.deepEqual([...rdma.devices], [["mlx5_0", "0000:04:00.0"]]);
+    const h = grade({ "ibstat.txt": cap("ibstat.cx4-edr-initializing-no-ca-type-mesa.txt"), "rdma-devices.txt": cap("rdma-devices.cx4-one-ls-l-mesa.txt") }, only(A100, ["nic"]));
+    assert.equal(h.verdict, "failing");
+    assert.deepEqual(h.findings.map((f) => [f.message, f.evidence]), [
+        ["1 InfiniBand RDMA device(s), expected 8", undefined],
+        ["mlx5_0 port 1 is Initializing, expected Active", "mlx5_0 port 1: State: Initializing"],
+    ]);
 });
