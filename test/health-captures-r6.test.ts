@@ -46,6 +46,16 @@ test("a PCIe test that failed only by DCGM's internal error while every GPU pass
     const ownReason = text.replace("| Warning                   | There was an internal error during the test:   |\n|                           | 'A child process (152)", "| Warning                   | GPU 0 is running at PCI link generation 3, whi |\n|                           | 'A child process (152)");
     assert.notEqual(ownReason, text);
     assert.deepEqual(summary(grade({ "dcgmi-diag.txt": ownReason }, only(H100, ["dcgm"]))).findings, [["dcgm", "DCGM test \"pcie\" failed"]]);
+    // the current dcgmi ties a warning to its entity in the name cell ("Warning: GPU0", dcgmi/Diag.cpp
+    // HelperDisplayEntityResults) and names other entity groups ("CPU0: Fail", dcgm_fields.cpp): constructed from the
+    // 4.4.1 capture by those two edits
+    const b200 = cap("dcgmi-diag.4.4.1-b200-pcie-internal-error-slurm-dcgm253.txt");
+    const tied = b200.replace("| Warning                   | There was", "| Warning: GPU0             | There was");
+    assert.notEqual(tied, b200);
+    assert.equal(parseDcgmText(tied).tests.find((t) => t.name === "pcie")?.status, "internal");
+    const cpuFail = tied.replace("|                           | GPU7: Pass                                     |\n+---", "|                           | CPU0: Fail                                     |\n+---");
+    assert.notEqual(cpuFail, tied);
+    assert.equal(grade({ "dcgmi-diag.txt": cpuFail }, only(H100, ["dcgm"])).verdict, "failing");
 });
 
 test("dcgmi diag -j: a failing result whose warnings are all DCGM_FR_INTERNAL is not checked; one with the GPU's own warning fails", () => {

@@ -1,6 +1,6 @@
 /**
  * `dcgmi diag -r <level>`: the text table and the `-j` JSON, DCGM 3.x and 4.x → test results.
- * Text (DCGM dcgmi/Diag.cpp; real outputs in NVIDIA/DCGM#55, #49, #198, IBM/autopilot#68, test/fixtures/health/README.md):
+ * Text (DCGM dcgmi/Diag.cpp; real outputs in NVIDIA/DCGM#55, #49, #198, #124, #253, IBM/autopilot#68, test/fixtures/health/README.md):
  *   | Diagnostic                | Result                                         |
  *   |-----  Deployment  --------+------------------------------------------------|   section rows (also "+-----  X  ---+")
  *   | Denylist                  | Pass                                           |   a test and its result: Pass, Fail,
@@ -10,6 +10,7 @@
  *   | Warning                   | GPU 0 Thermal violations totaling ...           |   detail rows (Warning, Error, Info),
  *   |                           | s started at 9.7 seconds ...                    |   wrapped over several rows
  *   |                           | GPU0: Fail                                      |   DCGM 4.x: a result per entity
+ *   | Warning: GPU0             | ...                                             |   a warning tied to that entity
  * Metadata rows (DCGM Version, Driver Version Detected, ...) carry no result and are skipped.
  * JSON: {"DCGM GPU Diagnostic" (3.x) | "DCGM Diagnostic" (4.x): {"test_categories": [{"category", "tests": [{"name",
  * "results": [{"status", "gpu_id" | "entity_id", "warnings": [{"warning", ...}], "info"}], "test_summary"?}]}]}}
@@ -43,7 +44,14 @@ export interface DcgmReport {
 // "Warn", "Fail", "Not Run"); the JSON form carries the same words
 const WORDS = "Pass|Fail|Skip|Warn|Not Run";
 const STATUS = new RegExp(`^(${WORDS})\\b`, "i");
-const ENTITY = new RegExp(`^GPU\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
+// an entity's own row, "<group><id>: <result>" (dcgmi/Diag.cpp HelperDisplayEntityResults; the group as
+// DcgmFieldsGetEntityGroupString spells it, dcgmlib/src/dcgm_fields.cpp: GPU, vGPU, Switch, GPU_I, GPU_CI, LINK, CPU,
+// CPU_CORE, ConnectX); "GPU 0:" with a space as older tables print it
+const GROUP = "(?:GPU|vGPU|Switch|GPU_I|GPU_CI|LINK|CPU|CPU_CORE|ConnectX)";
+const ENTITY = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
+const ENTITY_FAILED = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*Fail\\b|^Fail - GPUs?:`, "i");
+// the name cell of a warning: "Warning", or "Warning: GPU0" where DCGM 4.x ties it to one entity (Diag.cpp)
+const REASON_HEAD = new RegExp(`^(?:Warning|Error)(?::\\s*${GROUP}\\d+)?:\\s*`, "i");
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
 // DCGM_FR_INTERNAL_MSG (dcgmlib/dcgm_errors.h); real: NVIDIA/DCGM#253 and #254, a PCIe test whose helper process failed
 const INTERNAL = /^There was an internal error during the test\b/i;
@@ -65,12 +73,13 @@ function sectionName(line: string): string | undefined {
 }
 
 /**
- * A failed test whose every stated reason is DCGM_FR_INTERNAL and where no GPU is named failing did not complete:
- * "internal". The detail rows read "Warning: <text>" / "Error: <text>"; the entity rows "GPU0: Pass" / "Fail - GPU: 0".
+ * A failed test whose every stated reason is DCGM_FR_INTERNAL and where no entity is named failing did not complete:
+ * "internal". The detail rows read "Warning: <text>" / "Warning: GPU0: <text>" / "Error: <text>"; the entity rows
+ * "GPU0: Pass" / "Fail - GPU: 0".
  */
 function internalOnly(t: DcgmTest): boolean {
-    const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(/^\w+:\s*/, ""));
-    const gpuFailed = t.evidence.some((e) => /^GPU\s?\d+\s*:\s*Fail\b|^Fail - GPUs?:/i.test(e));
+    const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(REASON_HEAD, ""));
+    const gpuFailed = t.evidence.some((e) => ENTITY_FAILED.test(e));
     return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
 }
 
