@@ -1,6 +1,6 @@
 /**
  * `dcgmi diag -r <level>`: the text table and the `-j` JSON, DCGM 3.x and 4.x → test results.
- * Text (DCGM dcgmi/Diag.cpp; real outputs in NVIDIA/DCGM#55, #49, #198, IBM/autopilot#68, test/fixtures/health/README.md):
+ * Text (DCGM dcgmi/Diag.cpp; real outputs in NVIDIA/DCGM#55, #49, #198, #124, #253, IBM/autopilot#68, test/fixtures/health/README.md):
  *   | Diagnostic                | Result                                         |
  *   |-----  Deployment  --------+------------------------------------------------|   section rows (also "+-----  X  ---+")
  *   | Denylist                  | Pass                                           |   a test and its result: Pass, Fail,
@@ -10,6 +10,7 @@
  *   | Warning                   | GPU 0 Thermal violations totaling ...           |   detail rows (Warning, Error, Info),
  *   |                           | s started at 9.7 seconds ...                    |   wrapped over several rows
  *   |                           | GPU0: Fail                                      |   DCGM 4.x: a result per entity
+ *   | Warning: GPU0             | ...                                             |   a warning tied to that entity
  * Metadata rows (DCGM Version, Driver Version Detected, ...) carry no result and are skipped.
  * JSON: {"DCGM GPU Diagnostic" (3.x) | "DCGM Diagnostic" (4.x): {"test_categories": [{"category", "tests": [{"name",
  * "results": [{"status", "gpu_id" | "entity_id", "warnings": [{"warning", ...}], "info"}], "test_summary"?}]}]}}
@@ -21,7 +22,14 @@ import { HealthParseError } from "./types";
 
 export interface DcgmTest {
     name: string;
-    status: "pass" | "fail" | "warn" | "skip";
+    /**
+     * "internal": dcgmi printed Fail, but every reason it gives is the diagnostic's own breakage (DCGM_FR_INTERNAL,
+     * "There was an internal error during the test: '%s'", DCGM dcgmlib/dcgm_errors.h; category DCGM_FR_EC_INTERNAL_OTHER
+     * in dcgmlib/src/dcgm_errors.c) and no GPU is named failing: the test did not complete, which says nothing of the GPU
+     */
+    status: "pass" | "fail" | "warn" | "skip" | "internal";
+    /** the section the test sits in (text: "Deployment", "Hardware", ...; JSON: its "category") */
+    category?: string;
     /** the row(s) that show the status, and the warning/error text that follows */
     evidence: string[];
 }
@@ -36,8 +44,44 @@ export interface DcgmReport {
 // "Warn", "Fail", "Not Run"); the JSON form carries the same words
 const WORDS = "Pass|Fail|Skip|Warn|Not Run";
 const STATUS = new RegExp(`^(${WORDS})\\b`, "i");
-const ENTITY = new RegExp(`^GPU\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
+// an entity's own row, "<group><id>: <result>" (dcgmi/Diag.cpp HelperDisplayEntityResults; the group as
+// DcgmFieldsGetEntityGroupString spells it, dcgmlib/src/dcgm_fields.cpp: GPU, vGPU, Switch, GPU_I, GPU_CI, LINK, CPU,
+// CPU_CORE, ConnectX); "GPU 0:" with a space as older tables print it
+const GROUP = "(?:GPU|vGPU|Switch|GPU_I|GPU_CI|LINK|CPU|CPU_CORE|ConnectX)";
+const ENTITY = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
+const ENTITY_FAILED = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*Fail\\b|^Fail - GPUs?:`, "i");
+// the name cell of a warning: "Warning", or "Warning: GPU0" where DCGM 4.x ties it to one entity (Diag.cpp)
+const REASON_HEAD = new RegExp(`^(?:Warning|Error)(?::\\s*${GROUP}\\d+)?:\\s*`, "i");
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
+// DCGM_FR_INTERNAL_MSG (dcgmlib/dcgm_errors.h); real: NVIDIA/DCGM#253 and #254, a PCIe test whose helper process failed
+const INTERNAL = /^There was an internal error during the test\b/i;
+
+/**
+ * The name a section row gives, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+"
+ * (dcgmi/Diag.cpp): the first cell between its runs of dashes; undefined for any other row. Linear (text.ts).
+ */
+function sectionName(line: string): string | undefined {
+    if (line[0] !== "|" && line[0] !== "+") return undefined;
+    const end = line.indexOf("+", 1);
+    const cell = line.slice(1, end < 0 ? line.length : end);
+    let a = 0;
+    while (a < cell.length && cell[a] === "-") a++;
+    let b = cell.length;
+    while (b > a && cell[b - 1] === "-") b--;
+    const name = cell.slice(a, b).trim();
+    return a > 0 && b < cell.length && name && !name.includes("|") ? name : undefined;
+}
+
+/**
+ * A failed test whose every stated reason is DCGM_FR_INTERNAL and where no entity is named failing did not complete:
+ * "internal". The detail rows read "Warning: <text>" / "Warning: GPU0: <text>" / "Error: <text>"; the entity rows
+ * "GPU0: Pass" / "Fail - GPU: 0".
+ */
+function internalOnly(t: DcgmTest): boolean {
+    const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(REASON_HEAD, ""));
+    const gpuFailed = t.evidence.some((e) => ENTITY_FAILED.test(e));
+    return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
+}
 
 /** A result word as the kit grades it: a test DCGM did not run counts as skipped (neither passed nor failed). */
 function status(word: string): DcgmTest["status"] {
@@ -53,8 +97,11 @@ export function parseDcgmText(text: string): DcgmReport {
     let table = false;
     let last: DcgmTest | undefined;
     let detail: string | undefined;
+    let category: string | undefined;
     for (const raw of lines) {
         const line = raw.trim();
+        // a section row names the category of the tests under it
+        category = sectionName(line) ?? category;
         if (!line.startsWith("|")) continue;
         const parts = line.split("|");
         const cells = parts.slice(1, -1).map((c) => c.trim());
@@ -69,7 +116,7 @@ export function parseDcgmText(text: string): DcgmReport {
         }
         if (/^-+\s/.test(name) || /^[-=]+$/.test(name)) continue; // section rows
         if (name && STATUS.test(result)) {
-            last = { name, status: status(STATUS.exec(result)![1]), evidence: [`${name}: ${result}`] };
+            last = { name, category, status: status(STATUS.exec(result)![1]), evidence: [`${name}: ${result}`] };
             tests.push(last);
             detail = undefined;
         } else if (!name && last && (STATUS.test(result) || ENTITY.test(result))) {
@@ -91,7 +138,10 @@ export function parseDcgmText(text: string): DcgmReport {
             detail = last.evidence[last.evidence.length - 1];
         }
     }
-    for (const t of tests) t.evidence = t.evidence.map((e) => e.trimEnd());
+    for (const t of tests) {
+        t.evidence = t.evidence.map((e) => e.trimEnd());
+        if (t.status === "fail" && internalOnly(t)) t.status = "internal";
+    }
     if (!table && tests.length === 0) {
         if (err) return { tests, error: err };
         throw new HealthParseError("is not dcgmi diag output (no \"| Diagnostic | Result |\" table, no \"Error:\" line)");
@@ -129,7 +179,7 @@ export function parseDcgmJson(text: string): DcgmReport {
     for (const cat of objects<{ category?: string; tests?: unknown }>(diag.test_categories)) {
         for (const t of objects<{ name?: string; results?: unknown; test_summary?: { status?: string } }>(cat.tests)) {
             const name = `${cat.category ?? "?"}/${t.name ?? "?"}`;
-            const test: DcgmTest = { name, status: "pass", evidence: [] };
+            const test: DcgmTest = { name, category: cat.category, status: "pass", evidence: [] };
             const results = objects<JsonResult>(t.results);
             const statuses = [...results.map((r) => r.status), t.test_summary?.status].filter((s): s is string => typeof s === "string");
             for (const r of results) {
@@ -142,6 +192,10 @@ export function parseDcgmJson(text: string): DcgmReport {
             if (unknown !== undefined) throw new HealthParseError(`test "${name}" has the result ${JSON.stringify(unknown.slice(0, 40))}, not one of dcgmi's Pass, Fail, Warn, Skip, Not Run`);
             const lower = statuses.map((x) => status(x.trim()));
             test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.every((x) => x === "skip") ? "skip" : "pass";
+            // the same rule as the table's: every failing result's reasons are DCGM_FR_INTERNAL
+            const failed = results.filter((r) => typeof r.status === "string" && /^fail$/i.test(r.status.trim()));
+            const reasons = failed.flatMap((r) => (r.warnings ?? []).map((w) => w.warning ?? ""));
+            if (test.status === "fail" && failed.length > 0 && reasons.length > 0 && failed.every((r) => (r.warnings ?? []).length > 0) && reasons.every((w) => INTERNAL.test(w))) test.status = "internal";
             tests.push(test);
         }
     }

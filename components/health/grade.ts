@@ -184,9 +184,20 @@ function gradeDcgm(g: Grader): void {
         g.h.notChecked.push({ component: "dcgm", file: f, reason: `${f}: every test was skipped or not run (${r.tests.length})` });
         return;
     }
+    // only the Deployment (software) checks ran and every test of the GPU itself was skipped (a GPU DCGM does not
+    // support, NVIDIA/DCGM#139; an RTX PRO 6000 on DCGM 3.3.9, test/fixtures/health/README.md round 6): the GPU was not
+    // tested, which is no pass. A level-1 run (-r 1) holds Deployment tests only and skips none: graded as it is.
+    const gpuTests = r.tests.filter((t) => !/^deployment$/i.test(t.category ?? ""));
+    if (gpuTests.length > 0 && gpuTests.every((t) => t.status === "skip")) {
+        g.h.notChecked.push({ component: "dcgm", file: f, reason: `${f}: every GPU test was skipped (${[...new Set(gpuTests.map((t) => t.name))].join(", ")}); only the Deployment checks ran` });
+        return;
+    }
     for (const t of r.tests) {
         if (t.status === "fail") g.fail("dcgm", f, `DCGM test "${t.name}" failed`, clip(t.evidence.join("; ")));
         else if (t.status === "warn") g.h.notes.push(`DCGM test "${t.name}" warned: ${clip(t.evidence.join("; "))}`);
+        else if (t.status === "skip") g.h.notes.push(`DCGM test "${t.name}" was skipped (not run)`);
+        // the diagnostic broke inside the test (DCGM_FR_INTERNAL, dcgm.ts): that test did not check the GPU
+        else if (t.status === "internal") g.h.notChecked.push({ component: "dcgm", file: f, reason: `DCGM test "${t.name}" did not complete: dcgmi reports an internal error of the diagnostic, not of a GPU (${clip(t.evidence.join("; "), 200)})` });
     }
 }
 
