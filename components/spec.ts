@@ -337,9 +337,14 @@ const parsedSpecs = new Map<string, ClusterSpec | string>();
 const configTextOf = new WeakMap<object, string>();
 let offlineConfig: { text: string; raw: object } | undefined;
 
-/** Leaves the stack's cluster for the program run next in this process: `text` is plainDataKey(raw), not undefined. */
-export function leaveClusterConfig(raw: object, text: string): void {
+/** `raw`'s parse is keyed by `text`, plainDataKey(raw) (not undefined), without a walk: for an object nobody changes. */
+export function keyByConfigText(raw: object, text: string): void {
     configTextOf.set(raw, text);
+}
+
+/** Leaves the stack's cluster for the program about to run in this process: `text` is plainDataKey(raw). */
+export function leaveClusterConfig(raw: object, text: string): void {
+    keyByConfigText(raw, text);
     offlineConfig = { text, raw };
 }
 
