@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { providerRegionIssues } from "./components/checks";
 import { RdmaCluster } from "./components/cluster";
 import { SpecError } from "./components/errors";
+import { takeClusterConfig } from "./components/spec";
 import type { ClusterSpecInput } from "./components/types";
 
 /*
@@ -9,8 +10,10 @@ import type { ClusterSpecInput } from "./components/types";
  * file on Pulumi's mock engine.
  */
 const config = new pulumi.Config("rdmakit");
-// read once (each read parses the JSON text again: 2 MB at 2,048 RoCE hosts); a missing key is refused below
-const clusterConfig = config.getObject<ClusterSpecInput>("cluster");
+// read once (each read parses the JSON text again: 2 MB at 2,048 RoCE hosts); a missing key is refused below.
+// `rdmakit plan` read and parsed this same text's cluster before the program ran (components/offline.ts) and left it
+// here: taken as it is (spec.ts takeClusterConfig); under the engine nothing is left, and the SDK parses the text.
+const clusterConfig = (takeClusterConfig(() => config.get("cluster")) as ClusterSpecInput | undefined) ?? config.getObject<ClusterSpecInput>("cluster");
 // aws:region beside cluster.aws.region: one region, refused before anything is registered (components/checks.ts)
 const regionIssues = providerRegionIssues(clusterConfig, new pulumi.Config("aws").get("region"));
 if (regionIssues.length > 0) throw new pulumi.RunError(new SpecError(regionIssues).message);

@@ -9,7 +9,7 @@ import { checkConsistency, formatViolation } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
 import { withDependencies } from "./record";
 import { FabricPlan, planCluster } from "./plan";
-import { ClusterSpec, parseClusterSpec } from "./spec";
+import { ClusterSpec, keyByConfigText, leaveClusterConfig, parseClusterSpec, plainDataKey } from "./spec";
 
 /**
  * `rdmakit plan`: the `pulumi up` program (index.ts) run on Pulumi's mock engine in preview mode, offline.
@@ -139,6 +139,12 @@ export async function runProgramOffline(stackFile: string, stack: string, progra
 async function runUnderMocks(stackFile: string, stack: string, programPath: string): Promise<OfflineResult> {
     const { cluster, hasSecretKey, awsRegion } = readStackFile(stackFile);
     const regionIssues = providerRegionIssues(cluster, awsRegion);
+    // the cluster as JSON, the config text the program reads (below); for plain data also the parse cache's key (the
+    // object, read here and changed by nobody, is keyed by it without a second walk), and the object is left for the
+    // program with it, so the program neither parses the text again nor walks the object (spec.ts leaveClusterConfig)
+    const clusterText = plainDataKey(cluster);
+    const keyed = clusterText !== undefined && typeof cluster === "object" && cluster !== null ? cluster : undefined;
+    if (keyed) keyByConfigText(keyed, clusterText!);
     let spec: ClusterSpec;
     try {
         spec = parseClusterSpec(cluster);
@@ -177,10 +183,12 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         stack,
         true,
     );
+    // the cluster object, for index.ts to take when its config holds this text (spec.ts takeClusterConfig)
+    if (keyed) leaveClusterConfig(keyed, clusterText!);
     // The key's value never matters offline (it only reaches the Ansible command's secret environment), so a
     // placeholder secret stands in, and the plan shows the provisioning steps even before the key is set.
     pulumi.runtime.setAllConfig(
-        { "rdmakit:cluster": JSON.stringify(cluster), "rdmakit:sshPrivateKey": "offline-placeholder-not-a-key" },
+        { "rdmakit:cluster": clusterText ?? JSON.stringify(cluster), "rdmakit:sshPrivateKey": "offline-placeholder-not-a-key" },
         ["rdmakit:sshPrivateKey"],
     );
 

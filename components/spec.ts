@@ -306,7 +306,7 @@ const SECRET_KEYS: Record<string, string> = {
  * number JSON cannot spell) is parsed every time.
  */
 export function parseClusterSpec(raw: unknown): ClusterSpec {
-    const key = plainDataKey(raw);
+    const key = (typeof raw === "object" && raw !== null ? configTextOf.get(raw) : undefined) ?? plainDataKey(raw);
     const hit = key === undefined ? undefined : parsedSpecs.get(key);
     if (hit) return typeof hit === "string" ? JSON.parse(hit) as ClusterSpec : structuredClone(hit);
     const spec = parseClusterSpecOnce(raw);
@@ -324,6 +324,40 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     return spec;
 }
 const parsedSpecs = new Map<string, ClusterSpec | string>();
+
+/**
+ * `rdmakit plan` (components/offline.ts) reads the stack file's cluster, parses it, and hands the program its JSON text
+ * as the config `rdmakit:cluster` (what the engine hands a program). The program (index.ts) would JSON.parse that text
+ * again (2.7 MB at 2,048 RoCE hosts) and parseClusterSpec walk the copy for its cache key, only to find the parse the
+ * CLI made. Instead the CLI leaves the object it read here with its text (plainDataKey's: the object is plain data
+ * that the text spells exactly), and the program, finding the same text in its config, takes that object, whose parse
+ * is keyed by the text without a walk. Under the engine nothing is left here and the program parses the text itself.
+ * The object is the CLI's, read from the stack file and changed by nobody after.
+ */
+const configTextOf = new WeakMap<object, string>();
+let offlineConfig: { text: string; raw: object } | undefined;
+
+/** `raw`'s parse is keyed by `text`, plainDataKey(raw) (not undefined), without a walk: for an object nobody changes. */
+export function keyByConfigText(raw: object, text: string): void {
+    configTextOf.set(raw, text);
+}
+
+/** Leaves the stack's cluster for the program about to run in this process: `text` is plainDataKey(raw). */
+export function leaveClusterConfig(raw: object, text: string): void {
+    keyByConfigText(raw, text);
+    offlineConfig = { text, raw };
+}
+
+/**
+ * The cluster left by leaveClusterConfig, taken once, when the config's text (read by `readText`) is that same text,
+ * else undefined; with nothing left the config is not read (under the engine the program reads it as it always has).
+ */
+export function takeClusterConfig(readText: () => string | undefined): unknown {
+    const left = offlineConfig;
+    offlineConfig = undefined;
+    if (left === undefined) return undefined;
+    return readText() === left.text ? left.raw : undefined;
+}
 
 /**
  * `value` as JSON text when it is plain data that the text spells exactly (objects of Object's own prototype, arrays,

@@ -23,6 +23,18 @@ describe("roceSpecSchema defaults", () => {
 });
 
 describe("schema issues name the field", () => {
+    it("a key-looking port name is refused wherever it repeats, and a clean one passes wherever it repeats", () => {
+        // constructed: 48 characters of base64 with upper case, lower case and digits (redact.ts BASE64_RUN's kind of run)
+        const keyLike = "AAAAC3NzaC1lZDI1NTE5AAAAIGx0ZXN0a2V5Zm9ycmRtYWtp";
+        for (let round = 0; round < 2; round++) {
+            const r = parseRoceSpec(mutate((s) => {
+                for (const sw of s.switches) if (sw.hostPorts?.length) sw.hostPorts[0] = keyLike;
+            }));
+            const refused = r.issues.filter((i) => /looks like key material/.test(i.message)).map((i) => i.path);
+            assert.deepEqual(refused, [0, 1, 2].map((i) => `cluster.roce.switches[${i}].hostPorts[0]`), r.issues.map(formatIssue).join("\n"));
+            assert.deepEqual(parseRoceSpec(specInput()).issues, [], "the clean ports, after the refused one");
+        }
+    });
     it("DSCP out of 0..63, priority out of 0..7, unknown mode", () => {
         const r = parseRoceSpec(mutate((s) => { s.qos = { roceDscp: 64, rocePriority: 8, mode: "pfc-only" }; }));
         const byPath = Object.fromEntries(r.issues.map((i) => [i.path, i]));

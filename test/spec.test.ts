@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseClusterSpec, plainDataKey } from "../components/spec";
+import { leaveClusterConfig, parseClusterSpec, plainDataKey, takeClusterConfig } from "../components/spec";
 import { SpecError } from "../components/errors";
 import { providerRegionIssues } from "../components/checks";
 import { publicCoverage, PUBLIC_IPV4_ADDRESSES } from "../components/net";
@@ -254,6 +254,22 @@ test("a spec parsed again is answered afresh: what a caller did to an earlier re
     // the input changed is a new input: checked again (an MTU below 4200 is refused)
     raw.roce.qos = { ...raw.roce.qos, mtu: 1500 };
     assert.throws(() => parseClusterSpec(raw), (e: unknown) => e instanceof SpecError && /qos\.mtu/.test(e.message));
+});
+
+test("the cluster `rdmakit plan` leaves for its program: taken once, for the same config text only, and parsed as that text is", () => {
+    const raw = parse(readFileSync(join(__dirname, "..", "examples", "roce-h100.yaml"), "utf8")).config["rdmakit:cluster"];
+    const text = plainDataKey(raw)!;
+    // nothing left (a program under the engine): the config is not even read
+    assert.equal(takeClusterConfig(() => assert.fail("the config was read")), undefined);
+    leaveClusterConfig(raw, text);
+    assert.equal(takeClusterConfig(() => JSON.stringify({ ...raw, name: "other" })), undefined, "another cluster's text");
+    assert.equal(takeClusterConfig(() => text), undefined, "taken once, even by a program of another cluster");
+    leaveClusterConfig(raw, text);
+    // the config's text is a string of its own (the SDK parses its config store for each read), equal to the one left
+    const taken = takeClusterConfig(() => JSON.stringify(raw));
+    assert.equal(taken, raw);
+    assert.deepEqual(parseClusterSpec(taken), parseClusterSpec(JSON.parse(text)));
+    assert.notEqual(parseClusterSpec(taken), parseClusterSpec(taken), "a copy each time, as for any input");
 });
 
 test("plainDataKey: JSON text for plain data only (the parse cache's key), and a cycle still throws", () => {

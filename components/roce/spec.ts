@@ -51,6 +51,23 @@ export const DEFAULT_SWITCH_USER: Readonly<Record<NetworkOs, string>> = {
     eos: "admin", // source: ROCm/gpu-cluster-networking:docs/how-to/roce-network-config.rst (Arista: ssh, `enable`)
 };
 
+/**
+ * notKeyMaterial once per distinct short text: a fabric's port names repeat on every switch (swp1 … swp64 on each of
+ * 384 leaves, and the uplinks' ports, at 2,048 hosts: ~40,000 checks of a few hundred texts) and every host names the
+ * same GPU model. The answer is the text's alone; a long text (where key material would be) is checked each time.
+ */
+const keyMaterialAnswers = new Map<string, boolean>();
+function notKeyMaterialOnce(text: string): boolean {
+    if (text.length > 64) return notKeyMaterial(text);
+    let clean = keyMaterialAnswers.get(text);
+    if (clean === undefined) {
+        clean = notKeyMaterial(text);
+        if (keyMaterialAnswers.size >= 4096) keyMaterialAnswers.clear();
+        keyMaterialAnswers.set(text, clean);
+    }
+    return clean;
+}
+
 const int = (what: string, min: number, max: number) =>
     z.int({ error: `${what} must be a whole number from ${min} to ${max}` })
         .min(min, { error: `${what} must be at least ${min}` })
@@ -83,7 +100,7 @@ export const roceHostSchema = z.strictObject({
         .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
     gpu: z.strictObject({
         model: z.string().regex(SHORT_MODEL, { error: "GPU model must be a short model name (letters, digits, - _ . between), e.g. H100 or H100-80GB" })
-            .refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("GPU model, e.g. H100."),
+            .refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).describe("GPU model, e.g. H100."),
         count: int("GPU count", 1, 16).describe("GPUs in this host."),
     }).describe("GPUs in the host; used to sanity-check the rail count."),
     gidIndex: int("GID index", 0, 255).optional()
@@ -96,9 +113,9 @@ const portSpeed = (what: string) => z.number({ error: `${what} must be a number 
 
 /** @internal A link from this switch to a switch of the tier above (leaf → spine); the spine's port comes from it. */
 export const roceUplinkSchema = z.strictObject({
-    port: z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("This switch's port that faces the peer."),
+    port: z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).describe("This switch's port that faces the peer."),
     peer: name("peer switch name").describe("Name of the switch at the other end (in cluster.roce.switches)."),
-    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }).describe("The peer's port at the other end of the cable."),
+    peerPort: z.string().min(1, { error: "peer port name must not be empty" }).refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).describe("The peer's port at the other end of the cable."),
     cableLengthM: cableLength("uplink cable length").describe("Length of this cable in metres; sizes the headroom of both ends."),
     speedGbps: portSpeed("uplink speed").optional().describe("Speed of the link in Gb/s. @default the switch's speedGbps"),
 });
@@ -117,7 +134,7 @@ export const roceSwitchSchema = z.strictObject({
     role: z.enum(["leaf", "spine"], { error: "switch role must be leaf (faces GPU hosts) or spine (faces leaves only)" }).default("leaf")
         .describe("leaf: has host ports (and uplinks); spine: its ports are the peer ends of the leaves' uplinks. @default leaf"),
     model: z.string().regex(SHORT_MODEL, { error: "switch model must be a short model name (letters, digits, - _ . between), e.g. SN4700" })
-        .refine(notKeyMaterial, { error: KEY_MATERIAL }).optional()
+        .refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).optional()
         .describe("Switch model from the catalog (components/catalog/switches.ts), e.g. SN5600; required for eos (its queue keyword depends on the platform). Sizes the headroom check (rule C16)."),
     managementAddress: address.describe("Address the kit SSHes to when it pushes the configuration."),
     sshUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, "must be a user name (letters, digits, _ . -)").optional()
@@ -126,7 +143,7 @@ export const roceSwitchSchema = z.strictObject({
     hostKey: z.string({ error: "is required: the switch's SSH host key line, so a push never trusts a switch on first contact (ssh-keyscan -t ed25519 <switch>)" })
         .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$/, { error: "must be an OpenSSH public host key line (ssh-keyscan -t ed25519 <switch>)" })
         .describe("The switch's SSH host key (`ssh-keyscan -t ed25519 <switch>` prints it); every push verifies it."),
-    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterial, { error: KEY_MATERIAL }), { error: "must be a list of port names" })
+    hostPorts: z.array(z.string().min(1, { error: "port name must not be empty" }).refine(notKeyMaterialOnce, { error: KEY_MATERIAL }), { error: "must be a list of port names" })
         .default([])
         .describe("Front-panel ports that face GPU-host rail NICs (breakout sub-ports by their own names, e.g. swp1s0). Required on a leaf. @default []"),
     portOverrides: z.record(z.string(), rocePortOverrideSchema, { error: "must map port names to { speedGbps?, cableLengthM? }" }).optional()
