@@ -72,19 +72,6 @@ describe("redactSecrets", () => {
         ]) assert.equal(redactSecrets(text), text);
     });
 
-    it("at the edges of each pattern: 40 base64 characters are a key, 39 are not; 64 hex digits are, 63 are not; any armour line is; a tail after the marker is", () => {
-        // upper case, lower case and a digit, as a key's bytes have them
-        const b64 = "Ab1" + "x".repeat(37);
-        assert.equal(redactSecrets(`key=${b64};`), "key=[redacted: looks like key material];");
-        assert.equal(redactSecrets(`key=${b64.slice(0, 39)};`), `key=${b64.slice(0, 39)};`);
-        assert.equal(redactSecrets("a".repeat(64)), "[redacted: looks like key material]");
-        // 63 hex digits: not a hex key, and without upper case not a base64 one either
-        assert.equal(redactSecrets("a1".repeat(31) + "a"), "a1".repeat(31) + "a");
-        assert.equal(redactSecrets("x -----BEGIN K-----"), "x [redacted: looks like key material]");
-        // a text that carries the marker already (an error quoting a redacted line): the short last line after it goes too
-        assert.equal(redactSecrets("[redacted: looks like key material]\\nAbc9+/=="), "[redacted: looks like key material]");
-    });
-
     it("cuts after redacting, so no prefix of a key is left behind", () => {
         const shown = showValue(pkcs8);
         assertNoKey(shown, pkcs8, "showValue");
