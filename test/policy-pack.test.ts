@@ -424,3 +424,20 @@ test("an aws.ec2.Instance of an EFA family without an EFA network interface: aws
     const efa = evaluatePolicies(subjects(edit(stack, T.eni, "eth0", (p) => (p.interfaceType = "efa")))).find((x) => x.policy === "aws-efa-interface-present")!;
     assert.deepEqual(efa.violations, []);
 });
+
+// C4's cable part reads the spec's real cable lengths, which no resource carries: RoceCluster checks it before it
+// registers anything, and the pack, which has only the pushed text, never judges a cable (policies/rules/roce.ts).
+test("the pack leaves the cable length to RoceCluster: cables of another length, of a fraction of a metre or none get no C4; the rest of C4 still runs (offline)", async () => {
+    const roce = await roceReady;
+    const cables = (db: Record<string, any>) => {
+        const row = Object.values(db.CABLE_LENGTH)[0] as Record<string, string>;
+        const [a, b, c] = Object.keys(row);
+        row[a] = "300m";
+        row[b] = "7.5m";
+        delete row[c];
+    };
+    assert.deepEqual(offlineSummary(editSonic(clone(roce), cables)), {});
+    const lossy = offlineSummary(editSonic(clone(roce), (db) => { cables(db); db.BUFFER_PG["Ethernet0|3"].profile = "ingress_lossy_profile"; }));
+    assert.deepEqual(Object.keys(lossy), ["roce-qos-c4-lossless-buffer"]);
+    assert.equal(lossy["roce-qos-c4-lossless-buffer"].mandatory, 1);
+});

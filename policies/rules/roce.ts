@@ -24,7 +24,7 @@ import { parsePushCommand } from "../../components/roce/push-args";
 import { parseInventory } from "../../components/provision/inventory-read";
 import { namedFew } from "../../components/listing";
 import { parsedOf } from "../../components/parsed";
-import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
+import { checkConsistency, formatViolation, readSwitchView, RULES, type PortView, type RuleId, type SwitchView, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
 import { FORMAT, renderedDigest, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
 import type { NetworkOs } from "../../components/roce/spec";
@@ -254,6 +254,16 @@ function sameParts(a: ViewPart[], b: ViewPart[]): boolean {
         return typeof x === "string" ? x === y : typeof y !== "string" && x.json === y.json;
     });
 }
+/**
+ * A switch's ports as the plan side of checkConsistency reads them, each with the cable length its text configures
+ * (kind "host": no fabric port, whose peer the pack does not know); one list for the switches that share a text.
+ */
+const configuredCables = new WeakMap<readonly PortView[], Array<{ name: string; kind: "host"; cableLengthM: number | undefined }>>();
+function cablesAsConfigured(view: SwitchView) {
+    let ports = configuredCables.get(view.ports);
+    if (!ports) configuredCables.set(view.ports, (ports = view.ports.map((p) => ({ name: p.port, kind: "host" as const, cableLengthM: p.cableLengthM }))));
+    return ports;
+}
 function roceView(resources: PolicyResource[]): RoceView {
     const same = byArray.get(resources);
     if (same) return same;
@@ -282,12 +292,14 @@ function roceView(resources: PolicyResource[]): RoceView {
     // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
     const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : switchViews.some((v) => v.mode === "lossless");
     const first = hostList[0]?.vars;
-    // checkConsistency reads mode, hosts, roce.dscp, cnp.priority and, per switch, hostPorts and cableLengthM (spec
-    // facts no resource carries: an empty port list, and the cable part of C4 is dropped below).
+    // checkConsistency reads mode, hosts, roce.dscp, cnp.priority and, per switch, hostPorts and each port's real cable
+    // length (spec facts no resource carries: an empty port list; the cable part of C4 is dropped below). The real
+    // length is given as the one the text configures, so that part finds nothing to drop on a text with whole metres
+    // (at 2,048 hosts it made a violation for each of 32,768 ports, 17 MB, only to drop them all).
     const plan = {
         mode: lossless ? "lossless" : "lossy",
         hosts: hostList,
-        switches: readable.map((p) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN })),
+        switches: readable.map((p, i) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN, ports: cablesAsConfigured(switchViews[i]) })),
         roce: { dscp: first?.roce_host_dscp ?? -1, priority: first?.roce_host_priority ?? -1 },
         cnp: { dscp: first?.roce_host_cnp_dscp ?? -1, priority: first?.roce_host_cnp_priority ?? -1 },
     } as unknown as QosPlan;
