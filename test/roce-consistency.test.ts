@@ -100,6 +100,12 @@ describe("checkConsistency: each rule catches its violation", () => {
         assert.deepEqual(a[0].devices, ["leaf-sonic:Ethernet0"]);
         const b = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos.pfc["default-global"]["cable-length"] = 100; })), "C4");
         assert.deepEqual(b[0].values, { configured: 100, actual: 7.5 });
+        // a plan that knows no cable (the policy pack's: cableLengthM NaN, no ports) compares none; the PG part stays
+        const blind = { ...plan, switches: plan.switches.map((s) => ({ ...s, ports: undefined, cableLengthM: Number.NaN })) } as unknown as QosPlan;
+        const c = checkConsistency(blind, editNvue(rendered, (set) => { set.qos.pfc["default-global"]["cable-length"] = 100; }));
+        assert.deepEqual(c.filter((v) => v.rule === "C4"), []);
+        const d = only(checkConsistency(blind, editSonic(rendered, (db) => { delete db.BUFFER_PG["Ethernet0|3"]; })), "C4");
+        assert.deepEqual(d.map((v) => v.devices), [["leaf-sonic:Ethernet0"]]);
     });
     it("C5: EOS port without DSCP trust or with link pause left on; host trusting PCP", () => {
         const { plan, rendered } = setup();

@@ -654,8 +654,10 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                     const pg = roceTc === undefined ? undefined : p.tcToPg[roceTc];
                     if (pg === undefined || !p.losslessPgs.includes(pg)) v("C4", [sp(s, p)], `RoCE TC ${roceTc} → PG ${pg ?? "(none)"} on ${sp(s, p)} has no lossless BUFFER_PG profile (lossless PGs [${p.losslessPgs}])`, { trafficClass: roceTc, pg, losslessPgs: p.losslessPgs });
                 }
+                // a plan that knows no cable (NaN: the policy pack's, policies/rules/roce.ts, which resources carry
+                // none) has nothing to compare with: a violation on each of 32,768 ports was made and dropped there
                 const real = planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM;
-                if (s.os !== "eos" && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(real))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${real} m)`, { configured: p.cableLengthM, actual: real });
+                if (s.os !== "eos" && !Number.isNaN(real) && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(real))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${real} m)`, { configured: p.cableLengthM, actual: real });
             }
             // C15: the PFC priority → PG map (SONiC, where the switch needs it)
             // the plan says whether the switch needs the map; without a plan (the policy pack) only a bound map is checked
