@@ -268,8 +268,9 @@ function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
             NCCL_IB_TC: String(tos),
             NCCL_IB_GID_INDEX: String(gidIndex),
         };
-        const vars: RoceHostVars = {
-            ...(h.railNetdevs ? { roce_host_interfaces: [...h.railNetdevs] } : {}),
+        // the variables every host has, then the netdevs first where the spec gives them (the same names in the same
+        // order as a literal that starts with a spread of them, which V8 builds store by store: 10 KB and 15 µs a host)
+        const common: RoceHostVars = {
             roce_host_rdma_devices: railNics,
             roce_host_bootstrap_nic: h.bootstrapNic,
             // The role sets dscp2prio <dscp>,<priority> explicitly: the NIC default is DSCP/8, which is right only
@@ -294,6 +295,7 @@ function planQosOnce(spec: RoceSpec, checked: boolean): QosPlan {
             roce_host_lossy_tuning: !lossless,
             roce_host_cable_length_m: maxCable,
         };
+        const vars: RoceHostVars = h.railNetdevs ? { roce_host_interfaces: [...h.railNetdevs], ...common } : common;
         return {
             name: h.name, address: h.address, ...(h.sshUser ? { sshUser: h.sshUser } : {}),
             railNics, ...(h.railNetdevs ? { railNetdevs: [...h.railNetdevs] } : {}), ...(h.railPorts ? { railPorts: [...h.railPorts] } : {}), bootstrapNic: h.bootstrapNic, gpu: { ...h.gpu }, gidIndex, ncclEnv, vars,
