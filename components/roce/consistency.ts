@@ -617,7 +617,7 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
             // the real cable of the port (C4), when the plan has the switch
             const real = lossless && ps ? planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM : undefined;
             const prior = passed.get(p);
-            if (prior !== undefined && sameFacts(prior, portFacts(s, ps, real))) continue;
+            if (prior !== undefined && hasFacts(prior, s, ps, real)) continue;
             const found = out.length;
             const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
             // the groups that break a rule here, in group order; the rules run again on each of them alone
@@ -720,9 +720,11 @@ function portFacts(s: SwitchView, ps: QosPlan["switches"][number] | undefined, c
         pgMap: ps?.pfcToPgMap, poolBytes: ps?.buffer?.poolBytes, headroomBytes: ps?.buffer?.headroomBytes,
     };
 }
-/** The same facts: each the same value (NaN the same as NaN: the policy pack's unknown cable). */
-const sameFacts = (a: PortFacts, b: PortFacts) => Object.is(a.os, b.os) && Object.is(a.patternMtu, b.patternMtu) && a.planned === b.planned &&
-    Object.is(a.cable, b.cable) && Object.is(a.pgMap, b.pgMap) && Object.is(a.poolBytes, b.poolBytes) && Object.is(a.headroomBytes, b.headroomBytes);
+/** Whether `f` are the facts of this switch and cable: each the same value (NaN as NaN: the policy pack's unknown cable). */
+function hasFacts(f: PortFacts, s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined): boolean {
+    return f.os === s.os && Object.is(f.patternMtu, s.losslessPatternMtu) && f.planned === (ps !== undefined) && Object.is(f.cable, cable) &&
+        f.pgMap === ps?.pfcToPgMap && Object.is(f.poolBytes, ps?.buffer?.poolBytes) && Object.is(f.headroomBytes, ps?.buffer?.headroomBytes);
+}
 
 /**
  * The groups' values each port rule reads, each distinct value once with the groups that hold it: the RoCE DSCP (and
