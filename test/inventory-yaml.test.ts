@@ -147,3 +147,30 @@ test("renderInventory's cache: an option given as undefined is the inventory wit
     assert.match(zero, /\n {4}x: 0\n/);
     assert.match(negative, /\n {4}x: -0\n/);
 });
+
+test("each host's entry: the connection's names, its own pinned ssh arguments, its variables by name (`__proto__` none), whatever the host before had", () => {
+    const own = JSON.parse('{"zeta": 1, "__proto__": 7, "alpha": "a"}') as Record<string, unknown>;
+    const text = renderInventory({
+        hosts: [
+            { name: "n1", address: "10.0.0.1", user: "u", vars: { b: 1, a: 2 } },
+            { name: "n2", address: "10.0.0.2", user: "u", port: 2222, vars: { b: 3, a: 4 } },
+            { name: "n3", address: "10.0.0.3", user: "u", vars: { b: 5, a: 6 }, pinnedKnownHostsFile: "/k/head" },
+            { name: "n4", address: "10.0.0.4", user: "u", vars: { b: 7, a: 8 } },
+            { name: "n5", address: "10.0.0.5", user: "u", vars: { c: 9 } },
+            { name: "n6", address: "10.0.0.6", user: "u", vars: own },
+            { name: "n7", address: "10.0.0.7", user: "u" },
+        ],
+        vars: {},
+    });
+    const hosts = (parse(text) as { all: { hosts: Record<string, Record<string, unknown>> } }).all.hosts;
+    const conn = ["ansible_host", "ansible_port", "ansible_user"];
+    assert.deepEqual(Object.keys(hosts), ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]);
+    assert.deepEqual(Object.entries(hosts.n1), [["ansible_host", "10.0.0.1"], ["ansible_port", 22], ["ansible_user", "u"], ["a", 2], ["b", 1]]);
+    assert.deepEqual(Object.entries(hosts.n2), [["ansible_host", "10.0.0.2"], ["ansible_port", 2222], ["ansible_user", "u"], ["a", 4], ["b", 3]]);
+    assert.deepEqual(Object.keys(hosts.n3), [...conn, "ansible_ssh_common_args", "a", "b"]);
+    assert.match(String(hosts.n3.ansible_ssh_common_args), /UserKnownHostsFile=\/k\/head/);
+    assert.deepEqual(Object.entries(hosts.n4), [["ansible_host", "10.0.0.4"], ["ansible_port", 22], ["ansible_user", "u"], ["a", 8], ["b", 7]]);
+    assert.deepEqual(Object.entries(hosts.n5), [["ansible_host", "10.0.0.5"], ["ansible_port", 22], ["ansible_user", "u"], ["c", 9]]);
+    assert.deepEqual(Object.entries(hosts.n6), [["ansible_host", "10.0.0.6"], ["ansible_port", 22], ["ansible_user", "u"], ["alpha", "a"], ["zeta", 1]]);
+    assert.deepEqual(Object.entries(hosts.n7), [["ansible_host", "10.0.0.7"], ["ansible_port", 22], ["ansible_user", "u"]]);
+});

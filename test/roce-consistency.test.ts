@@ -100,6 +100,12 @@ describe("checkConsistency: each rule catches its violation", () => {
         assert.deepEqual(a[0].devices, ["leaf-sonic:Ethernet0"]);
         const b = only(checkConsistency(plan, editNvue(rendered, (set) => { set.qos.pfc["default-global"]["cable-length"] = 100; })), "C4");
         assert.deepEqual(b[0].values, { configured: 100, actual: 7.5 });
+        // a plan that knows no cable (the policy pack's: cableLengthM NaN, no ports) compares none; the PG part stays
+        const blind = { ...plan, switches: plan.switches.map((s) => ({ ...s, ports: undefined, cableLengthM: Number.NaN })) } as unknown as QosPlan;
+        const c = checkConsistency(blind, editNvue(rendered, (set) => { set.qos.pfc["default-global"]["cable-length"] = 100; }));
+        assert.deepEqual(c.filter((v) => v.rule === "C4"), []);
+        const d = only(checkConsistency(blind, editSonic(rendered, (db) => { delete db.BUFFER_PG["Ethernet0|3"]; })), "C4");
+        assert.deepEqual(d.map((v) => v.devices), [["leaf-sonic:Ethernet0"]]);
     });
     it("C5: EOS port without DSCP trust or with link pause left on; host trusting PCP", () => {
         const { plan, rendered } = setup();
@@ -233,6 +239,23 @@ describe("checkConsistency: switches that share one text", () => {
         assert.ok(onLeaves.length >= 16, onLeaves.map(formatViolation).join("\n"));
         assert.deepEqual(new Set(onLeaves.map(formatViolation)), new Set(alone.map(formatViolation)));
         for (const l of leaves) assert.ok(onLeaves.some((v) => v.devices.includes(`${l.switch}:swp1s0`)), `${l.switch}:swp1s0 is reported`);
+    });
+    it("a port view clean for one switch is checked again for a switch whose plan differs there (C4 cable, C17 buffer)", () => {
+        const cluster = (scaledStack("roce-h100.yaml", 128) as { config: Record<string, { roce: unknown }> }).config["rdmakit:cluster"];
+        const plan = structuredClone(planQos(parseClusterSpec(cluster).roce!));
+        const rendered = renderSwitchConfigs(plan);
+        assert.deepEqual(checkConsistency(plan, rendered), []);
+        // the third leaf's plan says swp1s0 is on a 100 m cable: its text (the other leaves' text) says 5 m
+        const third = plan.switches.filter((s) => s.os === "nvue")[2];
+        third.ports.find((p) => p.name === "swp1s0")!.cableLengthM = 100;
+        // and a spine past the first has a pool so small that every ECN minimum is above its pause point
+        const spine = plan.switches.filter((s) => s.os === "sonic")[1];
+        spine.buffer = { ...spine.buffer, poolBytes: (spine.buffer.headroomBytes ?? 0) + 2 };
+        const vs = checkViews(plan, rendered.map(readSwitchView));
+        assert.deepEqual(vs.filter((v) => v.rule === "C4").map((v) => v.devices), [[`${third.name}:swp1s0`]]);
+        const c17 = vs.filter((v) => v.rule === "C17");
+        assert.deepEqual(new Set(c17.map((v) => v.devices[0].split(":")[0])), new Set([spine.name]));
+        assert.equal(c17.length, spine.ports.length);
     });
 });
 

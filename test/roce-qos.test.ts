@@ -63,6 +63,19 @@ describe("planQos", () => {
         assert.equal(p.hosts[1].vars.roce_host_gid_index, 5);
         assert.equal(p.hosts[0].vars.roce_host_gid_index, 3);
     });
+    it("hosts alike in rails, bootstrap NIC and GID index share their rail lists and NCCL environment; others do not", () => {
+        const [a, b] = planQos(spec()).hosts;
+        assert.equal(b.ncclEnv, a.ncclEnv);
+        assert.equal(b.railNics, a.railNics);
+        assert.equal(b.vars.roce_host_interfaces, a.vars.roce_host_interfaces);
+        assert.equal(b.railNetdevs, a.vars.roce_host_interfaces);
+        const s = spec();
+        s.hosts[1].gidIndex = 5;
+        const [c, d] = planQos(s).hosts;
+        assert.notEqual(d.ncclEnv, c.ncclEnv);
+        assert.deepEqual([c.ncclEnv.NCCL_IB_GID_INDEX, d.ncclEnv.NCCL_IB_GID_INDEX], ["3", "5"]);
+        assert.deepEqual(d.railNics, c.railNics);
+    });
     it("refuses an inconsistent spec with every field path", () => {
         const s = spec();
         s.qos.cnpPriority = 3;

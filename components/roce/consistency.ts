@@ -578,6 +578,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars }; groups.push(ng); groupOf.set(key, ng); }
     }
     const values = groupValues(groups);
+    // each port view that broke no port rule, with the facts it was checked with (portFacts)
+    const passed = new Map<PortView, PortFacts>();
     for (const s of views) {
         const ps = planSwitch(s.name);
         // C12 (switch side)
@@ -612,6 +614,11 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         // indexed loops: a for-of makes an iterator each time until the optimiser takes the loop (32,768 ports)
         for (let pi = 0; pi < s.ports.length; pi++) {
             const p = s.ports[pi];
+            // the real cable of the port (C4), when the plan has the switch
+            const real = lossless && ps ? planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM : undefined;
+            const prior = passed.get(p);
+            if (prior !== undefined && hasFacts(prior, s, ps, real)) continue;
+            const found = out.length;
             const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
             // the groups that break a rule here, in group order; the rules run again on each of them alone
             const failing = failingGroups(values, s, p, pausedQueues, lossless);
@@ -654,8 +661,9 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                     const pg = roceTc === undefined ? undefined : p.tcToPg[roceTc];
                     if (pg === undefined || !p.losslessPgs.includes(pg)) v("C4", [sp(s, p)], `RoCE TC ${roceTc} → PG ${pg ?? "(none)"} on ${sp(s, p)} has no lossless BUFFER_PG profile (lossless PGs [${p.losslessPgs}])`, { trafficClass: roceTc, pg, losslessPgs: p.losslessPgs });
                 }
-                const real = planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM;
-                if (s.os !== "eos" && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(real))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${real} m)`, { configured: p.cableLengthM, actual: real });
+                // a plan that knows no cable (NaN: the policy pack's, policies/rules/roce.ts, which resources carry
+                // none) has nothing to compare with: a violation on each of 32,768 ports was made and dropped there
+                if (real !== undefined && s.os !== "eos" && !Number.isNaN(real) && (p.cableLengthM === undefined || p.cableLengthM !== Math.ceil(real))) v("C4", [sp(s, p)], `cable length ${p.cableLengthM ?? "(unset)"} m on ${sp(s, p)} differs from the real cable (${real} m)`, { configured: p.cableLengthM, actual: real });
             }
             // C15: the PFC priority → PG map (SONiC, where the switch needs it)
             // the plan says whether the switch needs the map; without a plan (the policy pack) only a bound map is checked
@@ -684,9 +692,38 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 const unwatched = p.pfcPriorities.some((pr) => !p.watchdogPriorities.includes(pr));
                 if (unwatched || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
             }
+            if (out.length === found) passed.set(p, portFacts(s, ps, real));
         }
     }
     return out;
+}
+
+/**
+ * What the port rules read of a switch besides the port's view and the plan's fabric-wide values: its OS and SONiC
+ * lossless pattern MTU (C4, C9, C15), and from its plan the real cable of the port (C4), whether it needs the PFC → PG
+ * map (C15) and its buffer figures (C17). The switches of one text share one view of each port (readSwitchView: a rail
+ * fabric's 256 leaves read one), so a port that broke no rule for one switch breaks none for another with the same
+ * facts; only a clean port is remembered (checkViews `passed`), as a violation names its switch.
+ */
+interface PortFacts {
+    os: NetworkOs;
+    patternMtu: number | undefined;
+    planned: boolean;
+    cable: number | undefined;
+    pgMap: boolean | undefined;
+    poolBytes: number | undefined;
+    headroomBytes: number | undefined;
+}
+function portFacts(s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined): PortFacts {
+    return {
+        os: s.os, patternMtu: s.losslessPatternMtu, planned: ps !== undefined, cable,
+        pgMap: ps?.pfcToPgMap, poolBytes: ps?.buffer?.poolBytes, headroomBytes: ps?.buffer?.headroomBytes,
+    };
+}
+/** Whether `f` are the facts of this switch and cable: each the same value (NaN as NaN: the policy pack's unknown cable). */
+function hasFacts(f: PortFacts, s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined): boolean {
+    return f.os === s.os && Object.is(f.patternMtu, s.losslessPatternMtu) && f.planned === (ps !== undefined) && Object.is(f.cable, cable) &&
+        f.pgMap === ps?.pfcToPgMap && Object.is(f.poolBytes, ps?.buffer?.poolBytes) && Object.is(f.headroomBytes, ps?.buffer?.headroomBytes);
 }
 
 /**
