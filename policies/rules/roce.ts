@@ -24,7 +24,7 @@ import { parsePushCommand } from "../../components/roce/push-args";
 import { parseInventory } from "../../components/provision/inventory-read";
 import { namedFew } from "../../components/listing";
 import { parsedOf } from "../../components/parsed";
-import { checkConsistency, formatViolation, readSwitchView, RULES, type PortView, type RuleId, type SwitchView, type Violation } from "../../components/roce/consistency";
+import { checkConsistency, formatViolation, readSwitchView, RULES, type RuleId, type Violation } from "../../components/roce/consistency";
 import type { HostPlan, QosPlan } from "../../components/roce/qos";
 import { FORMAT, renderedDigest, sha256, type RenderedSwitchConfig } from "../../components/roce/render";
 import type { NetworkOs } from "../../components/roce/spec";
@@ -254,16 +254,6 @@ function sameParts(a: ViewPart[], b: ViewPart[]): boolean {
         return typeof x === "string" ? x === y : typeof y !== "string" && x.json === y.json;
     });
 }
-/**
- * A switch's ports as the plan side of checkConsistency reads them, each with the cable length its text configures
- * (kind "host": no fabric port, whose peer the pack does not know); one list for the switches that share a text.
- */
-const configuredCables = new WeakMap<readonly PortView[], Array<{ name: string; kind: "host"; cableLengthM: number | undefined }>>();
-function cablesAsConfigured(view: SwitchView) {
-    let ports = configuredCables.get(view.ports);
-    if (!ports) configuredCables.set(view.ports, (ports = view.ports.map((p) => ({ name: p.port, kind: "host" as const, cableLengthM: p.cableLengthM }))));
-    return ports;
-}
 function roceView(resources: PolicyResource[]): RoceView {
     const same = byArray.get(resources);
     if (same) return same;
@@ -292,14 +282,12 @@ function roceView(resources: PolicyResource[]): RoceView {
     // The plan's mode is what the hosts were given (PFC on = lossless); without hosts, what the switches run.
     const lossless = hostList.length > 0 ? hostList.some((h) => h.vars.roce_host_pfc) : switchViews.some((v) => v.mode === "lossless");
     const first = hostList[0]?.vars;
-    // checkConsistency reads mode, hosts, roce.dscp, cnp.priority and, per switch, hostPorts and each port's real cable
-    // length (spec facts no resource carries: an empty port list; the cable part of C4 is dropped below). The real
-    // length is given as the one the text configures, so that part finds nothing to drop on a text with whole metres
-    // (at 2,048 hosts it made a violation for each of 32,768 ports, 17 MB, only to drop them all).
+    // checkConsistency reads mode, hosts, roce.dscp, cnp.priority and, per switch, hostPorts and cableLengthM (spec
+    // facts no resource carries: an empty port list, and a real cable length of NaN, which C4 does not compare).
     const plan = {
         mode: lossless ? "lossless" : "lossy",
         hosts: hostList,
-        switches: readable.map((p, i) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN, ports: cablesAsConfigured(switchViews[i]) })),
+        switches: readable.map((p) => ({ name: p.config.switch, hostPorts: [], cableLengthM: Number.NaN })),
         roce: { dscp: first?.roce_host_dscp ?? -1, priority: first?.roce_host_priority ?? -1 },
         cnp: { dscp: first?.roce_host_cnp_dscp ?? -1, priority: first?.roce_host_cnp_priority ?? -1 },
     } as unknown as QosPlan;
@@ -308,7 +296,7 @@ function roceView(resources: PolicyResource[]): RoceView {
     try {
         // hosts the pack cannot see (an inventory it could not read) would leave the switches judged against no host
         // settings: nothing is checked then, and the policies say why (below)
-        if (unreadInventories.length === 0) violations = checkConsistency(plan, readable.map((p) => p.config)).filter((v) => !(v.rule === "C4" && "actual" in v.values));
+        if (unreadInventories.length === 0) violations = checkConsistency(plan, readable.map((p) => p.config));
     } catch (e) {
         // host variables of a shape rdmakit's inventory never has
         unreadable = `the RoCE host variables or switch texts could not be read (${(e as Error).message})`;
