@@ -1,3 +1,5 @@
+import { decodeNvlink5 } from "./xid-nvlink5";
+
 /**
  * NVIDIA Xid codes: NVIDIA's resolution for each, and what that means for the health gate.
  * source: NVIDIA, "Analyzing Xid Errors with the Xid Catalog" (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html),
@@ -220,8 +222,10 @@ export function xidInfo(code: number): XidInfo {
  * Whether one logged Xid needs the node's owner, reading the line where the catalog says the line decides:
  *  - Xid 94 (contained memory error, "restart the app"): R535+ drivers end the line with "RST: Yes|No, D-RST: Yes|No"
  *    (open-gpu-kernel-modules src/nvidia/src/kernel/gpu/arch/ampere/kern_gpu_ga100.c): a Yes needs a (drain and) reset
- *  - Xid 144-150 (NVLink5, catalog workflow "XID 144-150 Decode"): the driver names the severity, "Fatal" or
- *    "Nonfatal", in the line; the decode sheet's Fatal rows are RESET_GPU, its Non-fatal rows IGNORE
+ *  - Xid 144-150 (NVLink5, catalog workflow "XID 144-150 Decode"): the sheet's row for the line's sub component, IntrInfo
+ *    and error status decides (catalog/xid-nvlink5.ts: RESET_GPU needs the owner, IGNORE and XID_154_EVAL do not); a line
+ *    no row decides is read by the severity word the driver prints, "Fatal" or "Nonfatal" (most Fatal rows are RESET_GPU,
+ *    the Non-fatal rows IGNORE)
  *  - Xid 154 (recovery action changed): "... to 0x0 (None)" needs nothing, any other new action does
  */
 export function xidNeedsOwner(code: number, line: string): boolean {
@@ -229,6 +233,8 @@ export function xidNeedsOwner(code: number, line: string): boolean {
     if (info.grade !== "line") return info.grade === "node";
     if (code === 94) return /\b(?:D-)?RST:\s*Yes\b/i.test(line);
     if (code === 154) return !/\bto 0x0+ \(None\)/i.test(line);
+    const decoded = decodeNvlink5(code, line);
+    if (decoded) return decoded.resolution === "RESET_GPU";
     // NVLink5: the unit then the severity word, e.g. "145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)"
     if (/\bNon-?fatal\b/i.test(line)) return false;
     return true;
