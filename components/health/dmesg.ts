@@ -2,7 +2,7 @@
  * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events with their
  * time, mlx5 errors, uncorrected PCIe AER errors. Line prefixes read: "[  12.345678] " (seconds since boot),
  * "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 " (--time-format iso), "Feb 23 16:24:18 host
- * kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
+ * kernel: " (syslog/journalctl; an English month in either case, "sep 03 ..." under some locales), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
  * "[  +0.000123] " (-H), "kern  :info  : " (-x), or none (then the line has no time).
  * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html; open-gpu-kernel-modules
  * nvErrorLog): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>", the older "NVRM: Xid (0000:01:00): 31, ...",
@@ -109,8 +109,10 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 // a dated form without a year (syslog, -H) is placed in one fixed year: lines of one log compare among themselves
 const NO_YEAR = 2000;
 
+/** journalctl and dmesg -T print the month as the locale's strftime "%b": "Sep", or "sep" (journalctl under es_ES, nl_NL,
+ * CachyOS/linux-cachyos#1019); English abbreviations are read in either case, other languages' leave the line without a time */
 function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss: number): number | undefined {
-    const m = MONTHS.indexOf(mon);
+    const m = MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase());
     return m < 0 ? undefined : Date.UTC(y, m, d, hh, mm, ss) / 1000;
 }
 
@@ -118,7 +120,7 @@ const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
 const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
 const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
 // journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
-const SYSLOG = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
+const SYSLOG = /^([A-Za-z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
 const KMSG = /^\d+,\d+,(\d+),[-c];/;
 const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
 const DELTA = /^\[\s*\+\d+\.\d+\]/;
@@ -213,7 +215,7 @@ export function parseDmesg(text: string): DmesgReport {
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
     const report: DmesgReport = { xids: [], sxids: [], lost: [], refused: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
     // the GPU named by the last "NVRM: The NVIDIA GPU <fn>" line, for the "fallen off the bus" line two lines below it
-    let probeHead: { pci: string; at: number } | undefined;
+    let probeHead: { pci: string; at: number; time?: LogTime } | undefined;
     if (denied) return { ...report, denied: denied.trim() };
     let prefixed = 0;
     for (let i = 0; i < lines.length; i++) {
@@ -233,7 +235,7 @@ export function parseDmesg(text: string): DmesgReport {
         }
         if (l.includes("NVRM") || l.includes("nvidia")) {
             const head = LOST_PROBE_HEAD.exec(l.trimEnd());
-            if (head) probeHead = { pci: head[1].toLowerCase(), at: i };
+            if (head) probeHead = { pci: head[1].toLowerCase(), at: i, time: p.time };
             const refused = refusal(l, lines.slice(i + 1, i + 3));
             if (refused) {
                 report.refused.push({ ...refused, line: l.trim(), time: p.time });
@@ -242,7 +244,8 @@ export function parseDmesg(text: string): DmesgReport {
             const dev = LOST_DEV.exec(l) ?? PROBE_FAILED.exec(l);
             if (dev) report.lost.push({ pci: (dev[1] ?? dev[2]).toLowerCase(), line: l.trim(), time: p.time });
             else if (probeHead && i - probeHead.at <= 2 && l.includes("NVRM: fallen off the bus and is not responding to commands")) {
-                report.lost.push({ pci: probeHead.pci, line: l.trim(), time: p.time });
+                // dmesg indents the message's third line without a prefix: the event's time is its first line's
+                report.lost.push({ pci: probeHead.pci, line: l.trim(), time: p.time ?? probeHead.time });
                 probeHead = undefined;
             }
         }
