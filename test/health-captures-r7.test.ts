@@ -79,3 +79,37 @@ test("nvidia-smi -q excerpts of a GeForce GTX 780 (450.66, sysmon#12) and of R61
         assert.match(h.notChecked[0].reason, /ends before its "Processes" field/);
     }
 });
+
+test("Xid 32 and 31 in the old form without pid ('Channel ID 00000000 intr 00004000', Bumblebee-Project/Bumblebee#677): read, healthy, notes", () => {
+    const r = parseDmesg(cap("dmesg.optimus-xid32-31-old-form-bumblebee677.txt"));
+    assert.deepEqual(r.xids.map((x) => [x.pci, x.code]), [["0000:01:00", 32], ["0000:01:00", 32], ["0000:01:00", 31]]);
+    assert.deepEqual(summary(xidOnly("dmesg.optimus-xid32-31-old-form-bumblebee677.txt")), { verdict: "healthy", findings: [], notChecked: [] });
+});
+
+test("an RTX 5060 Ti whose GSP firmware never initialised (570 open module on Talos, RmInitAdapter failed; siderolabs/extensions#909): failing, one lost GPU", () => {
+    const h = xidOnly("dmesg.rtx5060ti-570-open-gsp-init-failed-talos-ext909.txt");
+    assert.deepEqual(summary(h).findings, [["gpu", "GPU 0000:01:00.0 lost by the driver (fallen off the bus or not initialised; what Xid 79 reports), 0 min before the log's last line (window 120 min)"]]);
+});
+
+test("a GSP heartbeat timeout and 'GSP Timeout' banner of driver GPU 6 whose Xid 119 line the stored text does not reach (595.71.05, NVIDIA/open-gpu-kernel-modules#1230): failing as Xid 119 (before: healthy)", () => {
+    const r = parseDmesg(cap("dmesg.595-open-gsp-heartbeat-timeout-no-xid-ogkm1230.txt"));
+    assert.deepEqual(r.gspTimeouts.map((t) => [t.instance, t.time?.s]), [["GPU6", 84.300488]]);
+    const h = xidOnly("dmesg.595-open-gsp-heartbeat-timeout-no-xid-ogkm1230.txt");
+    assert.deepEqual(summary(h).findings, [["xid", "GSP timeout (what Xid 119 reports) on driver GPU instance 6; the log holds no Xid 119 line naming its bus, 0 min before the log's last line (window 120 min)"]]);
+    assert.equal(h.findings[0].persistence, "transient");
+    // with the Xid 119 line the driver logs after the banner (its form in kernel_gsp.c _kgspLogXid119; **constructed**),
+    // that line names the GPU and is the one finding
+    const withXid = `${cap("dmesg.595-open-gsp-heartbeat-timeout-no-xid-ogkm1230.txt")}[   84.300500] NVRM: Xid (PCI:0000:c1:00): 119, pid=1234, name=python3, Timeout after 6s of waiting for RPC response from GPU6 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801702 0x4).\n`;
+    assert.deepEqual(summary(grade({ "dmesg.txt": withXid }, only(H100, ["xid"]))).findings, [["xid", "Xid 119 (GSP RPC Timeout) on GPU 0000:c1:00, 0 min before the log's last line (window 120 min)"]]);
+});
+
+test("talosctl dmesg lines ('192.168.11.119: kern: warning: [2026-04-22T21:27:51.29Z]: NVRM: ...', NVIDIA/open-gpu-kernel-modules#446): read with their times (before: refused); a falcon core dump without a banner or Xid is a note", () => {
+    const r = parseDmesg(cap("dmesg.talosctl-gsp-coredump-trace-ogkm446.txt"));
+    assert.equal(r.newest.wall, Date.UTC(2026, 3, 22, 21, 27, 51) / 1000);
+    const h = xidOnly("dmesg.talosctl-gsp-coredump-trace-ogkm446.txt");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.match(h.notes.join("\n"), /the driver dumped the GSP's falcon .* no GSP timeout banner or Xid 119\/120 line naming a GPU .*; not graded/);
+    // an Xid in the same form is read with its time (**constructed**: the Xid 79 line of the catalog in talosctl's form)
+    const x = parseDmesg("10.0.0.2: kern:    info: [2026-04-22T21:27:51.291660856Z]: NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n");
+    assert.deepEqual(x.xids.map((e) => [e.code, e.time?.kind]), [[79, "wall"]]);
+});

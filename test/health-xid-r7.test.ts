@@ -75,3 +75,9 @@ test("Xid 145 lines decode by sub component, IntrInfo and error status; the pid=
     assert.equal(decodeNvlink5(146, "NVRM: Xid (PCI:0000:04:00): 146, TLW_NEW Nonfatal XC0 i0 Link 00 (0x00000009 0x00000001)"), undefined);
     assert.equal(xidNeedsOwner(146, "NVRM: Xid (PCI:0000:04:00): 146, TLW_NEW Nonfatal XC0 i0 Link 00 (0x00000009 0x00000001)"), false);
 });
+
+test("an RLW_RXPIPE line of a GB200 node as gpud's PR quotes it (leptonai/gpud#1174): status 0x8, the sheet's IGNORE row: a note", () => {
+    const line = "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)";
+    assert.equal(decodeNvlink5(145, line)?.resolution, "IGNORE");
+    assert.deepEqual(summary(log(line)), { verdict: "healthy", findings: [], notChecked: [] });
+});
