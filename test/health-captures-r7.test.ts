@@ -113,3 +113,20 @@ test("talosctl dmesg lines ('192.168.11.119: kern: warning: [2026-04-22T21:27:51
     const x = parseDmesg("10.0.0.2: kern:    info: [2026-04-22T21:27:51.291660856Z]: NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n");
     assert.deepEqual(x.xids.map((e) => [e.code, e.time?.kind]), [[79, "wall"]]);
 });
+
+test("a PyTorch node whose GPU nvidia-smi cannot reach ('Unable to determine the device handle ... Unknown Error') and whose dmesg -H excerpt holds only corrected AER errors (rwth-i6/returnn#1486): the log alone healthy with an AER note, with nvidia-smi failing on gpu", () => {
+    const log = cap("dmesg.delta-aer-corrected-elided-returnn1486.txt");
+    const alone = grade({ "dmesg.txt": log }, only(H100, ["xid"]));
+    assert.deepEqual(summary(alone), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.match(alone.notes.join("\n"), /3 corrected PCIe AER error line\(s\)/);
+    const both = grade({ "dmesg.txt": log, "nvidia-smi-q.txt": cap("nvidia-smi.device-handle-unknown-error-returnn1486.txt") }, only(H100, ["xid", "gpu"]));
+    assert.deepEqual(summary(both).findings, [["gpu", "nvidia-smi cannot reach a GPU"]]);
+    assert.equal(both.findings[0].evidence, "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error");
+});
+
+test("a p4d's boot: NVSwitches probed, 'nvidia 0000:10:1c.0: can't derive routing for PCI INT A' (aws/aws-ofi-nccl#141): healthy on a p4d stack, no GPU named lost", () => {
+    const P4D = stack("examples/aws-p5.yaml", (c) => { c.aws.instanceType = "p4d.24xlarge"; });
+    const r = parseDmesg(cap("dmesg.p4d-nvswitch-probe-boot-awsofinccl141.txt"));
+    assert.deepEqual([r.lost.length, r.sxids.length, r.xids.length], [0, 0, 0]);
+    assert.deepEqual(summary(grade({ "dmesg.txt": cap("dmesg.p4d-nvswitch-probe-boot-awsofinccl141.txt") }, only(P4D, ["xid", "nvswitch"]))), { verdict: "healthy", findings: [], notChecked: [] });
+});
