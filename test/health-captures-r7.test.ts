@@ -130,3 +130,17 @@ test("a p4d's boot: NVSwitches probed, 'nvidia 0000:10:1c.0: can't derive routin
     assert.deepEqual([r.lost.length, r.sxids.length, r.xids.length], [0, 0, 0]);
     assert.deepEqual(summary(grade({ "dmesg.txt": cap("dmesg.p4d-nvswitch-probe-boot-awsofinccl141.txt") }, only(P4D, ["xid", "nvswitch"]))), { verdict: "healthy", findings: [], notChecked: [] });
 });
+
+test("Xid 48 (DBE) then Xid 63 in its pre-Ampere page-retirement words, dmesg -T of a 390 driver (NVIDIA/nvidia-docker#849): failing on Xid 48, the 63 a note", () => {
+    const h = xidOnly("dmesg.390-xid48-dbe-63-page-retired-ctime-nvdocker849.txt");
+    assert.deepEqual(summary(h).findings, [["xid", "Xid 48 (Double Bit ECC Error) on GPU 0000:8a:00, 0 min before the log's last line (window 120 min)"]]);
+    assert.match(h.notes.join("\n"), /Xid 63 .* on GPU 0000:8a:00: NVIDIA's catalog says ignore/);
+});
+
+test("the R570+ 'channel 0x0b00000a' form of an Xid 43 on a GB200-domain GPU (kubernetes-sigs/dra-driver-nvidia-gpu#904): read, healthy, a note", () => {
+    const r = parseDmesg(cap("dmesg.xid43-channel-hex-form-dra904.txt"));
+    assert.deepEqual(r.xids.map((x) => [x.pci, x.code]), [["0009:01:00", 43]]);
+    const h = xidOnly("dmesg.xid43-channel-hex-form-dra904.txt");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.match(h.notes.join("\n"), /Xid 43 \(GPU stopped processing\) on GPU 0009:01:00: NVIDIA's catalog says ignore/);
+});
