@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { NVLINK5_DECODE, decodeNvlink5, fitsPattern } from "../components/catalog/xid-nvlink5";
-import { xidNeedsOwner } from "../components/catalog/xid";
+import { xidInfo, xidNeedsOwner } from "../components/catalog/xid";
 
 const B200 = stack("examples/aws-p5.yaml", (c) => { c.aws.instanceType = "p6-b200.48xlarge"; });
 const log = (line: string) => grade({ "dmesg.txt": `[171167.620236] ${line}\n` }, only(B200, ["xid"]));
@@ -80,4 +80,15 @@ test("an RLW_RXPIPE line of a GB200 node as gpud's PR quotes it (leptonai/gpud#1
     const line = "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)";
     assert.equal(decodeNvlink5(145, line)?.resolution, "IGNORE");
     assert.deepEqual(summary(log(line)), { verdict: "healthy", findings: [], notChecked: [] });
+});
+
+test("Xids the 595 driver defines past the catalog (173-176, nverror.h) are notes named by the driver's mnemonic; other unknown codes stay plain notes", () => {
+    assert.equal(xidInfo(173).grade, "note");
+    assert.equal(xidInfo(173).meaning, "not in NVIDIA's Xid catalog as the kit carries it; the driver's C2C_FATAL_LINK_FAILURE");
+    assert.equal(xidInfo(175).meaning, "not in NVIDIA's Xid catalog as the kit carries it; the driver's MEMORY_SUBSYSTEM_ERROR");
+    assert.equal(xidInfo(177).meaning, "not in NVIDIA's Xid catalog as the kit carries it");
+    // constructed line in the catalog's Xid form: a note, the node healthy
+    const h = log("NVRM: Xid (PCI:0000:04:00): 175, pid='<unknown>', name=<unknown>, Memory subsystem error");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.match(h.notes.join("\n"), /Xid 175 \(not in NVIDIA's Xid catalog as the kit carries it; the driver's MEMORY_SUBSYSTEM_ERROR\) on GPU 0000:04:00: NVIDIA's catalog says nothing \(not listed\); not graded/);
 });

@@ -213,9 +213,24 @@ export const XID_CATALOG: Readonly<Record<number, XidInfo>> = Object.fromEntries
     grade: code === 94 || BY_LINE.has(resolution) ? "line" : NOTE.has(resolution) ? "note" : "node",
 } satisfies XidInfo]));
 
+/**
+ * Codes the driver defines past the catalog's last (172): NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nverror.h
+ * at 595.45.04 (commit df1c9a3d), ROBUST_CHANNEL_LAST_ERROR 176. The catalog gives them no resolution, so they stay notes;
+ * the driver's name is shown so a reader can look them up.
+ */
+export const XID_DRIVER_ONLY: Readonly<Record<number, string>> = {
+    173: "C2C_FATAL_LINK_FAILURE",
+    174: "ROBUST_CHANNEL_RESETCHANNEL_KILL_PROCESS_SILENT",
+    175: "MEMORY_SUBSYSTEM_ERROR",
+    176: "PCIE_CORRECTABLE_ERROR_FAULT",
+};
+
 /** The catalog entry; a code the catalog does not list is a note (a newer driver's code is not evidence of a fault). */
 export function xidInfo(code: number): XidInfo {
-    return XID_CATALOG[code] ?? { code, meaning: "not in NVIDIA's Xid catalog as the kit carries it", grade: "note" };
+    const hit = XID_CATALOG[code];
+    if (hit) return hit;
+    const driver = XID_DRIVER_ONLY[code];
+    return { code, meaning: `not in NVIDIA's Xid catalog as the kit carries it${driver ? `; the driver's ${driver}` : ""}`, grade: "note" };
 }
 
 /**
