@@ -182,8 +182,9 @@ const REFUSED_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN} \\(PCI ID: ([0-9
 // what the next lines say (read joined, without their "NVRM: " prefixes): the driver's reason
 const REFUSED_WHY = /installed (?:in this (?:vGPU host )?system )?is not supported by (open nvidia\.ko|the NVIDIA [\w.-]+ driver release|the [\w.-]+ NVIDIA Linux)/;
 // kernel_gsp.c (NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/gsp): when the GSP stops answering an RPC the
-// driver prints a "*** GSP Timeout ***" banner (_kgspLogXid119, which logs the Xid 119 line right after it; later
-// _kgspLogRpcTimeout, newer drivers prefixing "GPU<n> ") and dumps the falcon (kflcnCoreDumpNondestructive)
+// driver prints a "*** GSP Timeout ***" banner and logs the Xid right after it (_kgspLogXid119: Xid 119; at 595.45.04
+// _kgspLogRpcTimeout, "GPU<n> " in front: Xid 119, or 175 MEMORY_SUBSYSTEM_ERROR where _kgspClassifyGspTimeout finds a
+// memory subsystem error), then dumps the falcon (kflcnCoreDumpNondestructive)
 const GSP_TIMEOUT = /NVRM: (?:(GPU\d{1,3}) )?(?:_kgspLogXid119|_kgspLogRpcTimeout): \*{1,80} ?GSP Timeout ?\*{1,80}/;
 const GSP_DUMP = /NVRM: (?:GPU\d{1,3} )?kflcnCoreDumpNondestructive/;
 const LEGACY = new RegExp(`NVRM: ignoring the legacy GPU ${PCI_FN}`);

@@ -498,9 +498,10 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
 
 /**
  * A "GSP Timeout" banner is what Xid 119 reports (the driver logs the Xid line after it): graded above through that line,
- * which names the GPU's bus. Where the log holds the banner but no Xid 119/120 (cut short, a grep), the newest banner
- * is judged as Xid 119 of the GPU the driver numbers (RESET_GPU: within the window a failure, older a note); a falcon
- * core dump without any banner or Xid names nothing to grade and is shown.
+ * which names the GPU's bus. Where the log holds the banner but no Xid 119/120 (cut short, a grep, or the 595 driver's
+ * Xid 175 MEMORY_SUBSYSTEM_ERROR, which the catalog does not list), the newest banner is judged as Xid 119 of the GPU
+ * the driver numbers (RESET_GPU: within the window a failure, older a note); a falcon core dump without any banner or
+ * Xid names nothing to grade and is shown.
  */
 function gradeGspTimeouts(g: Grader, exp: HealthExpectation, r: DmesgReport, windowS: number): void {
     const f = FILES.dmesg.name;
