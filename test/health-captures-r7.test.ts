@@ -144,3 +144,17 @@ test("the R570+ 'channel 0x0b00000a' form of an Xid 43 on a GB200-domain GPU (ku
     assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
     assert.match(h.notes.join("\n"), /Xid 43 \(GPU stopped processing\) on GPU 0009:01:00: NVIDIA's catalog says ignore/);
 });
+
+test("older nvidia-smi -q heads of a Tesla K80 in an Azure domain (396.37, 'GPU 3E3F8E05:00:00.0'; NVIDIA/nvidia-docker#816) and of a GeForce 8800 GT (340.102, 'GPU 0000:01:00.0'; netdata/netdata#2759): read, cut short, not checked; the -q -x XML of a GT 730 (SysMonTask#60) refused by name", () => {
+    const k80 = parseNvidiaSmiQ(cap("nvidia-smi-q.k80-396.37-azure-domain-head-nvdocker816.txt"));
+    assert.deepEqual([k80.driverVersion, k80.gpus.map((g) => [g.busId, g.productName])], ["396.37", [["3E3F8E05:00:00.0", "Tesla K80"]]]);
+    const g8800 = parseNvidiaSmiQ(cap("nvidia-smi-q.8800gt-340.102-head-netdata2759.txt"));
+    assert.deepEqual([g8800.driverVersion, g8800.gpus.map((g) => [g.busId, g.productName])], ["340.102", [["0000:01:00.0", "GeForce 8800 GT"]]]);
+    for (const [file, model] of [["nvidia-smi-q.k80-396.37-azure-domain-head-nvdocker816.txt", "K80"], ["nvidia-smi-q.8800gt-340.102-head-netdata2759.txt", "8800 GT"]]) {
+        const h = grade({ "nvidia-smi-q.txt": cap(file) }, only({ ...GEFORCE, gpuModel: model }, ["gpu", "ecc", "clocks"]));
+        assert.deepEqual(summary(h), { verdict: "incomplete", findings: [], notChecked: ["gpu"] }, file);
+    }
+    const xml = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q-x.gt730-460.67-head-sysmontask60.xml.txt") }, only({ ...GEFORCE, gpuModel: "GT 730" }, ["gpu"]));
+    assert.equal(xml.verdict, "unreadable");
+    assert.match(xml.unreadable[0].reason, /nvidia-smi -q -x \(XML\); the kit reads the text form of nvidia-smi -q/);
+});
