@@ -1,3 +1,5 @@
+import { decodeNvlink5 } from "./xid-nvlink5";
+
 /**
  * NVIDIA Xid codes: NVIDIA's resolution for each, and what that means for the health gate.
  * source: NVIDIA, "Analyzing Xid Errors with the Xid Catalog" (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html),
@@ -211,17 +213,34 @@ export const XID_CATALOG: Readonly<Record<number, XidInfo>> = Object.fromEntries
     grade: code === 94 || BY_LINE.has(resolution) ? "line" : NOTE.has(resolution) ? "note" : "node",
 } satisfies XidInfo]));
 
+/**
+ * Codes the driver defines past the catalog's last (172): NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nverror.h
+ * at 595.45.04 (commit df1c9a3d), ROBUST_CHANNEL_LAST_ERROR 176. The catalog gives them no resolution, so they stay notes;
+ * the driver's name is shown so a reader can look them up.
+ */
+export const XID_DRIVER_ONLY: Readonly<Record<number, string>> = {
+    173: "C2C_FATAL_LINK_FAILURE",
+    174: "ROBUST_CHANNEL_RESETCHANNEL_KILL_PROCESS_SILENT",
+    175: "MEMORY_SUBSYSTEM_ERROR",
+    176: "PCIE_CORRECTABLE_ERROR_FAULT",
+};
+
 /** The catalog entry; a code the catalog does not list is a note (a newer driver's code is not evidence of a fault). */
 export function xidInfo(code: number): XidInfo {
-    return XID_CATALOG[code] ?? { code, meaning: "not in NVIDIA's Xid catalog as the kit carries it", grade: "note" };
+    const hit = XID_CATALOG[code];
+    if (hit) return hit;
+    const driver = XID_DRIVER_ONLY[code];
+    return { code, meaning: `not in NVIDIA's Xid catalog as the kit carries it${driver ? `; the driver's ${driver}` : ""}`, grade: "note" };
 }
 
 /**
  * Whether one logged Xid needs the node's owner, reading the line where the catalog says the line decides:
  *  - Xid 94 (contained memory error, "restart the app"): R535+ drivers end the line with "RST: Yes|No, D-RST: Yes|No"
  *    (open-gpu-kernel-modules src/nvidia/src/kernel/gpu/arch/ampere/kern_gpu_ga100.c): a Yes needs a (drain and) reset
- *  - Xid 144-150 (NVLink5, catalog workflow "XID 144-150 Decode"): the driver names the severity, "Fatal" or
- *    "Nonfatal", in the line; the decode sheet's Fatal rows are RESET_GPU, its Non-fatal rows IGNORE
+ *  - Xid 144-150 (NVLink5, catalog workflow "XID 144-150 Decode"): the sheet's row for the line's sub component, IntrInfo
+ *    and error status decides (catalog/xid-nvlink5.ts: RESET_GPU needs the owner, IGNORE and XID_154_EVAL do not); a line
+ *    no row decides is read by the severity word the driver prints, "Fatal" or "Nonfatal" (most Fatal rows are RESET_GPU,
+ *    the Non-fatal rows IGNORE)
  *  - Xid 154 (recovery action changed): "... to 0x0 (None)" needs nothing, any other new action does
  */
 export function xidNeedsOwner(code: number, line: string): boolean {
@@ -229,6 +248,8 @@ export function xidNeedsOwner(code: number, line: string): boolean {
     if (info.grade !== "line") return info.grade === "node";
     if (code === 94) return /\b(?:D-)?RST:\s*Yes\b/i.test(line);
     if (code === 154) return !/\bto 0x0+ \(None\)/i.test(line);
+    const decoded = decodeNvlink5(code, line);
+    if (decoded) return decoded.resolution === "RESET_GPU";
     // NVLink5: the unit then the severity word, e.g. "145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)"
     if (/\bNon-?fatal\b/i.test(line)) return false;
     return true;

@@ -2,8 +2,8 @@
  * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events with their
  * time, mlx5 errors, uncorrected PCIe AER errors. Line prefixes read: "[  12.345678] " (seconds since boot),
  * "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 " (--time-format iso), "Feb 23 16:24:18 host
- * kernel: " (syslog/journalctl), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
- * "[  +0.000123] " (-H), "kern  :info  : " (-x), or none (then the line has no time).
+ * kernel: " (syslog/journalctl; an English month in either case, "sep 03 ..." under some locales), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
+ * "[  +0.000123] " (-H), "kern  :info  : " (-x), talosctl dmesg's "10.0.0.2: kern: warning: [2026-04-22T21:27:51.29Z]: ", or none (then the line has no time).
  * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html; open-gpu-kernel-modules
  * nvErrorLog): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>", the older "NVRM: Xid (0000:01:00): 31, ...",
  * and under MIG "NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, ..." (the GPU instance after the bus id).
@@ -91,6 +91,14 @@ export interface RefusedGpu {
     time?: LogTime;
 }
 
+/** A "GSP Timeout" banner: the GSP stopped answering an RPC (what Xid 119 reports). */
+export interface GspTimeout {
+    /** "GPU6": the driver's instance number where the line gives it (newer drivers) */
+    instance?: string;
+    line: string;
+    time?: LogTime;
+}
+
 export interface DmesgReport {
     xids: XidEvent[];
     sxids: SxidEvent[];
@@ -100,6 +108,10 @@ export interface DmesgReport {
     aer: AerEvent[];
     /** dmesg said it could not read the log */
     denied?: string;
+    /** the driver's "GSP Timeout" banners (see GSP_TIMEOUT): they name the GPU by the driver's instance, not by bus */
+    gspTimeouts: GspTimeout[];
+    /** the first falcon core-dump line (kflcnCoreDumpNondestructive), which names no GPU */
+    gspDump?: string;
     lines: number;
     /** the newest time the log holds, of each kind: the stand-in for "now" when judging how old an Xid is */
     newest: { boot?: number; wall?: number };
@@ -109,8 +121,10 @@ const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 // a dated form without a year (syslog, -H) is placed in one fixed year: lines of one log compare among themselves
 const NO_YEAR = 2000;
 
+/** journalctl and dmesg -T print the month as the locale's strftime "%b": "Sep", or "sep" (journalctl under es_ES, nl_NL,
+ * CachyOS/linux-cachyos#1019); English abbreviations are read in either case, other languages' leave the line without a time */
 function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss: number): number | undefined {
-    const m = MONTHS.indexOf(mon);
+    const m = MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase());
     return m < 0 ? undefined : Date.UTC(y, m, d, hh, mm, ss) / 1000;
 }
 
@@ -118,10 +132,13 @@ const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
 const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
 const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
 // journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
-const SYSLOG = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
+const SYSLOG = /^([A-Za-z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
 const KMSG = /^\d+,\d+,(\d+),[-c];/;
 const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
 const DELTA = /^\[\s*\+\d+\.\d+\]/;
+// talosctl dmesg (siderolabs/talos website/content/docs/v0.14/Guides/logging.md): "172.20.1.2: kern:    info:
+// [2021-11-10T10:09:37.662764956Z]: <message>", the node first, the facility and level padded, an RFC 3339 UTC time
+const TALOS = /^(?:[\w.:-]{1,64}: )?[a-z]{2,8}: {1,8}[a-z]{2,8}: \[(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?Z\]: /;
 // dmesg -x "kern  :info  : " and dmesg -r "<6>": a facility/level in front of the time, if any
 const LEVEL = /^[a-z]+ *:[a-z]+ *: |^<\d{1,3}>/;
 
@@ -130,6 +147,7 @@ function prefix(line: string): { known: boolean; time?: LogTime } {
     let m: RegExpExecArray | null = LEVEL.exec(line);
     const l = m ? line.slice(m[0].length) : line;
     const level = m !== null;
+    if ((m = TALOS.exec(line))) return { known: true, time: { kind: "wall", s: Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) / 1000 } };
     if ((m = KMSG.exec(l))) return { known: true, time: { kind: "boot", s: Number(m[1]) / 1e6 } };
     if ((m = BOOT.exec(l))) return { known: true, time: { kind: "boot", s: Number(`${m[1]}.${m[2]}`) } };
     if ((m = CTIME.exec(l))) {
@@ -163,6 +181,12 @@ const PROBE_FAILED = new RegExp(`\\bnvidia(?:: probe of ${PCI_FN}| ${PCI_FN}: pr
 const REFUSED_HEAD = new RegExp(`NVRM: The NVIDIA GPU ${PCI_FN} \\(PCI ID: ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{4})\\)`);
 // what the next lines say (read joined, without their "NVRM: " prefixes): the driver's reason
 const REFUSED_WHY = /installed (?:in this (?:vGPU host )?system )?is not supported by (open nvidia\.ko|the NVIDIA [\w.-]+ driver release|the [\w.-]+ NVIDIA Linux)/;
+// kernel_gsp.c (NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/gsp): when the GSP stops answering an RPC the
+// driver prints a "*** GSP Timeout ***" banner and logs the Xid right after it (_kgspLogXid119: Xid 119; at 595.45.04
+// _kgspLogRpcTimeout, "GPU<n> " in front: Xid 119, or 175 MEMORY_SUBSYSTEM_ERROR where _kgspClassifyGspTimeout finds a
+// memory subsystem error), then dumps the falcon (kflcnCoreDumpNondestructive)
+const GSP_TIMEOUT = /NVRM: (?:(GPU\d{1,3}) )?(?:_kgspLogXid119|_kgspLogRpcTimeout): \*{1,80} ?GSP Timeout ?\*{1,80}/;
+const GSP_DUMP = /NVRM: (?:GPU\d{1,3} )?kflcnCoreDumpNondestructive/;
 const LEGACY = new RegExp(`NVRM: ignoring the legacy GPU ${PCI_FN}`);
 // the driver's form; older captures without the device name before "SXid" are read too
 const SXID = new RegExp(`(?:\\bnvidia-(nvswitch\\d{1,3}): )?SXid \\(PCI:${PCI_FN}\\): (\\d{1,6}), ?`);
@@ -211,9 +235,9 @@ export function parseDmesg(text: string): DmesgReport {
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
-    const report: DmesgReport = { xids: [], sxids: [], lost: [], refused: [], mlx5Errors: [], aer: [], lines: lines.length, newest: {} };
+    const report: DmesgReport = { xids: [], sxids: [], lost: [], refused: [], mlx5Errors: [], aer: [], gspTimeouts: [], lines: lines.length, newest: {} };
     // the GPU named by the last "NVRM: The NVIDIA GPU <fn>" line, for the "fallen off the bus" line two lines below it
-    let probeHead: { pci: string; at: number } | undefined;
+    let probeHead: { pci: string; at: number; time?: LogTime } | undefined;
     if (denied) return { ...report, denied: denied.trim() };
     let prefixed = 0;
     for (let i = 0; i < lines.length; i++) {
@@ -233,16 +257,20 @@ export function parseDmesg(text: string): DmesgReport {
         }
         if (l.includes("NVRM") || l.includes("nvidia")) {
             const head = LOST_PROBE_HEAD.exec(l.trimEnd());
-            if (head) probeHead = { pci: head[1].toLowerCase(), at: i };
+            if (head) probeHead = { pci: head[1].toLowerCase(), at: i, time: p.time };
             const refused = refusal(l, lines.slice(i + 1, i + 3));
             if (refused) {
                 report.refused.push({ ...refused, line: l.trim(), time: p.time });
                 continue;
             }
+            const gsp = l.includes("GSP Timeout") ? GSP_TIMEOUT.exec(l) : null;
+            if (gsp && report.gspTimeouts.length < 64) report.gspTimeouts.push({ instance: gsp[1], line: l.trim(), time: p.time });
+            if (report.gspDump === undefined && GSP_DUMP.test(l)) report.gspDump = l.trim();
             const dev = LOST_DEV.exec(l) ?? PROBE_FAILED.exec(l);
             if (dev) report.lost.push({ pci: (dev[1] ?? dev[2]).toLowerCase(), line: l.trim(), time: p.time });
             else if (probeHead && i - probeHead.at <= 2 && l.includes("NVRM: fallen off the bus and is not responding to commands")) {
-                report.lost.push({ pci: probeHead.pci, line: l.trim(), time: p.time });
+                // dmesg indents the message's third line without a prefix: the event's time is its first line's
+                report.lost.push({ pci: probeHead.pci, line: l.trim(), time: p.time ?? probeHead.time });
                 probeHead = undefined;
             }
         }

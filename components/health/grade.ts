@@ -492,7 +492,30 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const corrected = r.aer.length - aer.length;
     if (corrected) g.h.notes.push(`${corrected} corrected PCIe AER error line(s) (the link retried them; not graded): ${clip(r.aer.find((a) => a.severity === "corrected")!.line, 160)}`);
     for (const e of r.mlx5Errors.slice(0, 5)) g.fail("nic", f, "mlx5 driver error", clip(e), "transient");
+    gradeGspTimeouts(g, exp, r, windowS);
     gradeSxids(g, exp, r, windowS);
+}
+
+/**
+ * A "GSP Timeout" banner is what Xid 119 reports (the driver logs the Xid line after it): graded above through that line,
+ * which names the GPU's bus. Where the log holds the banner but no Xid 119/120 (cut short, a grep, or the 595 driver's
+ * Xid 175 MEMORY_SUBSYSTEM_ERROR, which the catalog does not list), the newest banner is judged as Xid 119 of the GPU
+ * the driver numbers (RESET_GPU: within the window a failure, older a note); a falcon core dump without any banner or
+ * Xid names nothing to grade and is shown.
+ */
+function gradeGspTimeouts(g: Grader, exp: HealthExpectation, r: DmesgReport, windowS: number): void {
+    const f = FILES.dmesg.name;
+    if (r.xids.some((x) => x.code === 119 || x.code === 120)) return;
+    const t = r.gspTimeouts.at(-1);
+    if (!t) {
+        if (r.gspDump) g.h.notes.push(`the driver dumped the GSP's falcon (${clip(r.gspDump, 160)}) but the log holds no GSP timeout banner or Xid 119/120 line naming a GPU (cut short?); not graded`);
+        return;
+    }
+    const what = `GSP timeout (what Xid 119 reports) on ${t.instance ? `driver GPU instance ${t.instance.slice(3)}` : "a GPU the line does not name"}; the log holds no Xid 119 line naming its bus`;
+    const age = byWindow(t.time, r, windowS);
+    if (!exp.nvidia) g.h.notes.push(`${what}: not an NVIDIA stack; not graded`);
+    else if (age.within) g.fail("xid", f, `${what}${age.text}`, clip(t.line), "transient");
+    else g.h.notes.push(`${what}${age.text}; not graded`);
 }
 
 /**

@@ -261,5 +261,8 @@ export function parseNvidiaSmiQ(text: string): SmiReport {
     if (!isLog && driverErrors.length === 0) {
         throw new HealthParseError("is not nvidia-smi -q output (no \"==============NVSMI LOG==============\" header, no \"Attached GPUs\", no \"GPU <bus id>\" section)");
     }
-    return { driverVersion: nodes.find((n) => n.key === "Driver Version")?.value, attached, gpus, driverErrors };
+    // R610+ prints "KMD Version" and keeps "Driver Version : 610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD
+    // Version instead]" (nvidia-smi -q of 610.57.04, ggml-org/llama.cpp#27415): the version is the first word either way
+    const version = nodes.find((n) => n.key === "KMD Version")?.value ?? nodes.find((n) => n.key === "Driver Version")?.value;
+    return { driverVersion: version?.split(/\s+/)[0] || undefined, attached, gpus, driverErrors };
 }
