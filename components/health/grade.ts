@@ -147,11 +147,22 @@ function gradeNvlink(g: Grader, exp: HealthExpectation): void {
     for (const e of nv.errors) g.fail(/^Failed to initialize NVML|^NVIDIA-SMI has failed|^No devices were found/i.test(e) ? "gpu" : "nvlink", f, "nvidia-smi cannot reach the driver", e);
     if (nv.errors.length && nv.gpus.length === 0) return;
     if (nv.gpus.length !== exp.gpus) g.fail("nvlink", f, `NVLink status for ${nv.gpus.length} GPU(s), expected ${exp.gpus} on an NVSwitch board`);
+    // a PCIe board (nvidia-smi names it "... PCIe", "A100-PCIE-40GB", "H100 NVL") has no NVSwitch: its NVLink runs over
+    // bridges between pairs, and some links are inactive by design (an H100 PCIe pair lists 18 links, 6 <inactive>:
+    // HPE-Japan-Presales/e-learning gpu/h100/mgmt_gpu_on_dl380agen11.md; "the H100 PCIE cards only support 12 out of
+    // the 18 available links", Azure/azurehpc-health-checks#162). The stack expects an NVSwitch board, so these links
+    // are not graded against it: not checked, never failing, never passing
+    const bridged = nv.gpus.filter((x) => /\bPCIE\b|\bNVL\b/i.test(x.line));
+    if (bridged.length) {
+        const name = /^GPU \d+: (.*?) \(UUID/.exec(bridged[0].line)?.[1] ?? "a PCIe GPU";
+        g.h.notChecked.push({ component: "nvlink", file: f, reason: `GPU ${bridged.map((x) => x.index).join(", ")}: ${name}, a PCIe board whose NVLink runs over bridges (some links inactive by design), while the stack expects ${exp.gpuModel} on an NVSwitch board: its NVLink links are not graded` });
+    }
     // a link trained at a fraction of the others' speed (1.562 of 26.562 GB/s) is as slow as a missing one
     const fastest = Math.max(0, ...nv.gpus.flatMap((x) => x.links.map((l) => l.gbps ?? 0)));
     for (const gpu of nv.gpus) {
         const slow = gpu.links.filter((l) => l.gbps !== undefined && l.gbps < 0.9 * fastest);
         if (slow.length) g.fail("nvlink", f, `GPU ${gpu.index}: ${slow.length} NVLink link(s) below ${fastest} GB/s (${slow.map((l) => `link ${l.id} ${l.gbps}`).join(", ")})`, slow[0].line);
+        if (bridged.includes(gpu)) continue;
         if (gpu.allInactive) {
             g.fail("nvlink", f, `GPU ${gpu.index}: every NVLink link is down`, gpu.allInactive);
             continue;
@@ -292,10 +303,16 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
         if (d.virtualFunction) continue;
         // no link to read (a hypervisor that hides the Express capability, lspci -v without the second v): never a pass
-        if ((!cap?.width || !sta?.width) && !d.accessDenied) {
+        if (d.uncorrectable) g.h.notes.push(`${who}: AER shows an uncorrectable error logged (sticky until cleared; see the kernel log): ${d.uncorrectable}`);
+        if ((!cap?.width || sta?.width === undefined) && !d.accessDenied) {
             g.h.notChecked.push({ component: "pcie", file: f, reason: `${who} shows no ${!cap?.width ? "LnkCap" : "LnkSta"} width (lspci -vv as root prints both for a PCIe device): its link is not checked` });
         }
-        if (!cap || !sta || !sta.width || !cap.width) continue;
+        if (!cap || !sta || sta.width === undefined || !cap.width) continue;
+        // "Width x0": the link is not up (pciutils prints the negotiated width as read); never an idle GPU's lowered link
+        if (sta.width === 0) {
+            g.fail("pcie", f, `${who} link is not up (LnkSta width x0, capable of x${cap.width})${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
+            continue;
+        }
         let narrow = sta.width < cap.width;
         let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
         // a GPU's link speed and width "may be reduced when the GPU is not in use" (nvidia-smi --help-query-gpu,
@@ -348,8 +365,17 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
         return { line: e, device, stopped: /^ibpanic:/.test(e) && device !== undefined && !listedAfter(device) };
     });
     for (const e of failed) {
+        if (r.cas.length === 0 && e.device === "mthca0") continue;
         if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
         else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
+    }
+    // libibumad's answer when the kernel lists no RDMA device at all: umad_get_cas_names falls back to its default name
+    // "mthca0" (rdma-core libibumad/umad.c def_ca_name) and ibstat panics on it with "No such file or directory"
+    // (ckhroulev/apptainer-with-ompi README, "Without IB devices"): no device, not a stop before the rest
+    const none = r.cas.length === 0 && failed.find((e) => e.device === "mthca0" && /No such file or directory/.test(e.line));
+    if (none) {
+        g.fail("nic", f, `no RDMA device: ibstat found none (it names libibumad's default device mthca0 when the kernel lists none), expected ${exp.nics.count}`, none.line);
+        return;
     }
     const stoppedAt = failed.find((e) => e.stopped && !exp.nics.names.includes(e.device ?? ""))?.device;
     // hidden: the stop explains every missing device (names: each sorts after it, so ibstat would have listed it next)
@@ -377,6 +403,13 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
         if (exp.nics.rateGbps !== undefined && p.rate !== undefined && p.state === "Active" && p.rate < exp.nics.rateGbps) {
             g.fail("nic", f, `${id} at ${p.rate} Gb/s, expected ${exp.nics.rateGbps} Gb/s`, p.lines.rate);
         }
+        // rdma-core 2026+ ibstat's "Effective speed" counts PCIe limits and LAG: below the rate is worth a look, not a failure
+        if (p.effective && p.rate !== undefined && p.state === "Active" && p.effective.gbps < p.rate) g.h.notes.push(`${id}: effective speed ${p.effective.gbps} Gb/s below its rate ${p.rate} (${p.effective.line})`);
+    }
+    // ibv_devinfo without -v prints no active_width / active_speed (devinfo.c prints them under -v only)
+    const unrated = graded.filter((p) => p.state === "Active" && p.rate === undefined).map((p) => `${p.ca} port ${p.port}`);
+    if (exp.nics.rateGbps !== undefined && unrated.length) {
+        g.h.notChecked.push({ component: "nic", file: f, reason: `${unrated.join(", ")} show${unrated.length === 1 ? "s" : ""} no rate (${r.tool === "ibv_devinfo" ? "ibv_devinfo prints active_width and active_speed only with -v" : "no \"Rate:\" line"}): the link rate is not checked` });
     }
 }
 
