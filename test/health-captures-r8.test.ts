@@ -127,6 +127,23 @@ test("fi_info of libfabric 1.21 (version 121.0) on an hpc6a: one EFA device, rdm
     assert.deepEqual(summary(grade({ "fi_info.txt": cap("fi_info.hpc6a-121-rdm-dgrm-perfstudy.txt") }, only(stack("examples/aws-p5.yaml"), ["nic"]))).findings, [["nic", "1 EFA device(s), expected 32 (p5.48xlarge)"]]);
 });
 
+test("fi_info --version and fi_info -l in fi_info.txt are refused by name, never read as 'no EFA device' (before: unreadable without the tool's name; --version without its api line: failing)", () => {
+    // constructed from libfabric util/info.c (main: "%s: %s" of argv[0] and PACKAGE_VERSION, "libfabric: %s",
+    // "libfabric api: %d.%d"; print_providers: "%s:" and "    version: %d.%d"), the versions of the hpc6a capture
+    const version = "/opt/amazon/efa/bin/fi_info: 1.21.0amzn1.0\nlibfabric: 1.21.0amzn1.0\nlibfabric api: 1.21\n";
+    const v = grade({ "fi_info.txt": version }, only(G6E, ["nic"]));
+    assert.deepEqual([v.verdict, v.findings.length], ["unreadable", 0]);
+    assert.match(v.unreadable[0].reason, /^is fi_info --version/);
+    // the two lines without the path and the api line: before, both were read as libfabric errors and failed the node
+    const bare = grade({ "fi_info.txt": "fi_info: 1.21.0\nlibfabric: 1.21.0\n" }, only(G6E, ["nic"]));
+    assert.deepEqual(bare.unreadable.map((u) => u.reason), ["is fi_info --version (\"fi_info: 1.21.0\"), not fi_info -p efa"]);
+    const list = grade({ "fi_info.txt": "efa:\n    version: 121.0\nshm:\n    version: 200.0\n" }, only(G6E, ["nic"]));
+    assert.deepEqual([list.verdict, list.findings.length], ["unreadable", 0]);
+    assert.match(list.unreadable[0].reason, /^is fi_info -l \(the providers list/);
+    // libfabric's own "fi_getinfo: -61" stays the answer of a node without EFA: failing
+    assert.equal(grade({ "fi_info.txt": cap("fi_info.no-efa.txt") }, only(G6E, ["nic"])).verdict, "failing");
+});
+
 test("lspci -vv of a ConnectX-7 PF at 16GT/s x8 of 32GT/s x16 and its VF at 'Speed unknown, Width x0': the rail fails, the VF is never graded", () => {
     const text = cap("lspci-vv.cx7-pf-gen4x8-vf-unknown-kvm-clg.txt");
     const r = parseLspci(text);

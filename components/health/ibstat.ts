@@ -240,6 +240,11 @@ export function parseFiInfo(text: string): FiInfoReport {
     for (const raw of lines) {
         const line = raw.trim();
         if (!line || line.startsWith("# ")) continue;
+        // `fi_info --version` (util/info.c: "%s: %s" of argv[0] and PACKAGE_VERSION, "libfabric: %s", "libfabric api: %d.%d"):
+        // another command, never "no EFA device"
+        if (/^(\S*fi_info|libfabric|libfabric api): \d+\.\d+\S*$/.test(line)) throw new HealthParseError(`is fi_info --version ("${line.slice(0, 60)}"), not fi_info -p efa`);
+        // `fi_info -l` (util/info.c print_providers: "<prov>:" then "    version: %d.%d")
+        if (/^[a-z][\w;-]*:$/i.test(line) && line !== "fi_info:") throw new HealthParseError(`is fi_info -l (the providers list, "${line.slice(0, 60)}"), not fi_info -p efa: it names no device`);
         if (/^fi_getinfo:|^fi_info:|^libfabric:/.test(line) && !/^fi_info:$/.test(line)) {
             errors.push(line);
             continue;
