@@ -77,7 +77,7 @@ test("ibv_devinfo -v of mlx4_1 port 2: PORT_DOWN, POLLING, 4X at 2.5 Gbps read a
     assert.deepEqual(summary(grade({ "ibstat.txt": up }, only(ibRails(["mlx4_1"], 40), ["nic"]))).findings, [["nic", "mlx4_1 port 2 at 10 Gb/s, expected 40 Gb/s"]]);
 });
 
-test("the other tools pasted for ibstat are refused by name: rdma link, ibv_devinfo -l (before: 'not ibstat output')", () => {
+test("the other tools pasted for ibstat or the RDMA device listing are refused by name: rdma link, ibv_devinfo -l (before: 'not ibstat output', 'not an ls -l line')", () => {
     const cases: Array<[string, string]> = [
         ["rdma-link.cx5-two-ports-active-daocloud.txt", "is rdma link output"],
         ["ibv_devinfo-l.two-hcas-heioy.txt", "is ibv_devinfo -l (device names only) output"],
@@ -88,6 +88,10 @@ test("the other tools pasted for ibstat are refused by name: rdma link, ibv_devi
         assert.ok(h.unreadable[0].reason.startsWith(said), h.unreadable[0].reason);
         assert.deepEqual(h.findings, [], file);
     }
+    // rdma link in rdma-devices.txt names no PCI function: refused there too, and no NIC link is graded
+    const h = grade({ "rdma-devices.txt": cap("rdma-link.cx5-two-ports-active-daocloud.txt"), "lspci-vv.txt": cap("lspci-vv.h100-gpud.txt") }, only(ROCE, ["pcie"]));
+    assert.equal(h.verdict, "unreadable");
+    assert.deepEqual(h.unreadable.map((u) => u.reason), ["is rdma link output (\"link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev enp4s0f0np0\"), which names no PCI function: the kit reads ls -l /sys/class/infiniband/"]);
 });
 
 test("leptonai/gpud pull requests' ibstat pastes: a ConnectX-7 Down/Polling at rate 10 fails; a ConnectX-6 Dx Down/Disabled cut after its physical state fails; a paste opening with '...' is refused", () => {

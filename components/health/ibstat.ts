@@ -58,13 +58,15 @@ export interface IbstatReport {
 
 /**
  * Other tools' outputs that people paste for ibstat, each refused by name (never read as ibstat):
- * ibstatus (infiniband-diags/scripts/ibstatus, "Infiniband device '<ca>' port <n> status:"), `rdma link`
- * (iproute2 rdma/link.c, "link mlx5_0/1 state ACTIVE physical_state LINK_UP ..."), `rdma dev` ("0: mlx5_0: node_type ca
- * fw ..."), ibdev2netdev ("mlx5_0 port 1 ==> ib0 (Up)"), `ibstat -l` (the device names alone), `ibstat -p` (port GUIDs).
+ * ibstatus (infiniband-diags/scripts/ibstatus, "Infiniband device '<ca>' port <n> status:"), `rdma link` ("link
+ * mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ...", DaoCloud/DaoCloud-docs ofed_driver.md; with the indexes,
+ * "0/1: ibp0s9/1: subnet_prefix ... state ACTIVE", Leon Romanovsky's linux-rdma mails), `rdma dev` ("0: mlx5_0: node_type
+ * ca fw ..."), ibdev2netdev ("mlx5_0 port 1 ==> ib0 (Up)"), `ibstat -l` (the device names alone), `ibstat -p` (port GUIDs).
+ * None of them names a port's rate or link layer (nor, for rdma-devices.txt, a PCI function).
  */
 const OTHER_TOOLS: Array<[RegExp, string]> = [
     [/^Infiniband device '[^']+' port \d+ status:$/, "ibstatus"],
-    [/^(?:link )?\S+\/\d+ state [A-Z_]+\b/, "rdma link"],
+    [/^(?:link |\d+\/\d+: )\S+\/\d+:? .*\bstate [A-Z_]+/, "rdma link"],
     [/^(?:\d+: )?\S+: node_type \S+/, "rdma dev"],
     [/^\S+ port \d+ ==> \S+/, "ibdev2netdev"],
     [/^0x[0-9a-f]{16}$/i, "ibstat -p (port GUIDs)"],
@@ -73,7 +75,7 @@ const OTHER_TOOLS: Array<[RegExp, string]> = [
     [/^[a-z][\w-]*\d$/i, "ibstat -l (device names only)"],
 ];
 
-function otherTool(line: string): string | undefined {
+export function otherTool(line: string): string | undefined {
     return OTHER_TOOLS.find(([re]) => re.test(line))?.[1];
 }
 
