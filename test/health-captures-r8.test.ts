@@ -124,6 +124,15 @@ test("ibstat's single-port form (ibstat <ca> <port>: \"CA: '<name>'\" and the po
     assert.ok(h.notes.includes("mlx4_0 port 1: effective speed 25.6 Gb/s below its rate 40 (mlx4_0 port 1: Effective speed: 25.6)"), h.notes.join("\n"));
 });
 
+test("ibstat -s (every device's head, no port: ibstat.c short_format) is refused by name, not read as cut short", () => {
+    // built from the gpud A100 capture's device heads (the lines before each "Port 1:")
+    const heads = cap("ibstat.a100-ib-200.txt").split("\n").filter((l) => !/^\t\t|^\tPort \d+:/.test(l)).join("\n");
+    assert.ok(heads.includes("CA 'mlx5_1'") && !heads.includes("Port 1:"));
+    const h = grade({ "ibstat.txt": heads }, only(A100, ["nic"]));
+    assert.equal(h.verdict, "unreadable");
+    assert.match(h.unreadable[0].reason, /^is ibstat -s \(9 devices, no "Port N:" section\)/);
+});
+
 test("fi_info of libfabric 1.21 (version 121.0) on an hpc6a: one EFA device, rdmap0s31, as RDM and DGRAM", () => {
     const r = parseFiInfo(cap("fi_info.hpc6a-121-rdm-dgrm-perfstudy.txt"));
     assert.deepEqual(r.devices, ["rdmap0s31"]);

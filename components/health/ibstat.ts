@@ -143,6 +143,9 @@ export function parseIbstat(text: string): IbstatReport {
         }
     }
     if (cas.length === 0 && errors.length === 0 && text.trim()) throw new HealthParseError("holds no \"CA '<name>'\" section: not ibstat output");
+    // `ibstat -s` prints each device's head and no port (ibstat.c ca_stat: short_format → no_ports): two or more devices
+    // and not one port is that form, not a capture cut inside its last device
+    if (cas.length >= 2 && cas.every((c) => c.ports.length === 0)) throw new HealthParseError(`is ibstat -s (${cas.length} devices, no "Port N:" section): the kit reads ibstat's port states`);
     return { cas, errors, cut: cutShort(cas), tool: "ibstat" };
 }
 
