@@ -44,7 +44,7 @@ test("ibstat of a ConnectX-3 (mlx4_0, MT4099) Active at 40 in an Apptainer conta
 
 test("ibstat on a host with no RDMA device panics on libibumad's default name mthca0: failing with no device, not 'not checked' (before: not checked)", () => {
     const h = nic("ibstat.no-device-mthca0-ibpanic-apptainer.txt", IB);
-    assert.deepEqual(summary(h), { verdict: "failing", findings: [["nic", "no RDMA device: ibstat found none (it names libibumad's default device mthca0 when the kernel lists none), expected 8"]], notChecked: [] });
+    assert.deepEqual(summary(h), { verdict: "failing", findings: [["nic", "no RDMA device: ibstat found none, expected 8"]], notChecked: [] });
     assert.equal(h.findings[0].evidence, "ibpanic: [2137592] main: stat of IB device 'mthca0' failed: No such file or directory");
     // the same panic after listed devices is a device ibstat could not read, graded as before (a note: no rail)
     const after = grade({ "ibstat.txt": `${cap("ibstat.cx3-mlx4-active-apptainer.txt")}${cap("ibstat.no-device-mthca0-ibpanic-apptainer.txt")}` }, only(ibRails(["mlx4_0"], 40), ["nic"]));
@@ -75,6 +75,24 @@ test("ibv_devinfo -v of mlx4_1 port 2: PORT_DOWN, POLLING, 4X at 2.5 Gbps read a
     // the same port Active (the capture's two state lines changed in memory) passes: rate 10 is below 40, so it fails on rate
     const up = cap("ibv_devinfo-v.mlx4-port2-polling-heioy.txt").replace("PORT_DOWN (1)", "PORT_ACTIVE (4)").replace("POLLING (2)", "LINK_UP (5)");
     assert.deepEqual(summary(grade({ "ibstat.txt": up }, only(ibRails(["mlx4_1"], 40), ["nic"]))).findings, [["nic", "mlx4_1 port 2 at 10 Gb/s, expected 40 Gb/s"]]);
+});
+
+test("ibstatus of an A100 VM (nine ports, Active/LinkUp, mlx5_0 ... mlx5_8 at 200 Gb/sec HDR) is read as ibstat: healthy as the eight IB HCAs; a port DOWN fails (before: unreadable)", () => {
+    const text = cap("ibstatus.a100-9-ports-gpud.txt");
+    const r = parseIbstat(text);
+    assert.equal(r.tool, "ibstatus");
+    assert.equal(r.cas.length, 9);
+    assert.deepEqual(r.cas[0].ports.map((p) => [p.port, p.state, p.physicalState, p.rate, p.linkLayer]), [[1, "Active", "LinkUp", 200, "InfiniBand"]]);
+    assert.deepEqual(summary(nic("ibstatus.a100-9-ports-gpud.txt", A100)), { verdict: "healthy", findings: [], notChecked: [] });
+    // one port's sysfs state DOWN / phys state Polling (the kernel's "1: DOWN", "2: Polling" forms), changed in memory
+    const down = text.replace(/(Infiniband device 'mlx5_3' port 1 status:\n(?:.*\n){3})\s+state:\s+4: ACTIVE\n\s+phys state:\s+5: LinkUp/, "$1        state:           1: DOWN\n        phys state:      2: Polling");
+    assert.notEqual(down, text);
+    assert.deepEqual(summary(grade({ "ibstat.txt": down }, only(A100, ["nic"]))).findings, [["nic", "mlx5_3 port 1 is Down, expected Active"]]);
+    // ibstatus's fatal() where /sys/class/infiniband cannot be entered, and ibv_devinfo's "No IB devices found"
+    // (libibverbs/examples/devinfo.c): no RDMA device, failing
+    for (const [none, tool] of [["Fatal error:  No devices\n", "ibstatus"], ["No IB devices found\n", "ibv_devinfo"]]) {
+        assert.deepEqual(summary(grade({ "ibstat.txt": none }, only(A100, ["nic"]))).findings, [["nic", `no RDMA device: ${tool} found none, expected 8`]], none);
+    }
 });
 
 test("the other tools pasted for ibstat or the RDMA device listing are refused by name: rdma link, ibv_devinfo -l (before: 'not ibstat output', 'not an ls -l line')", () => {

@@ -364,18 +364,14 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
         const device = /stat of IB device '([^']+)' failed/.exec(e)?.[1];
         return { line: e, device, stopped: /^ibpanic:/.test(e) && device !== undefined && !listedAfter(device) };
     });
-    for (const e of failed) {
-        if (r.cas.length === 0 && e.device === "mthca0") continue;
-        if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
-        else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
-    }
-    // libibumad's answer when the kernel lists no RDMA device at all: umad_get_cas_names falls back to its default name
-    // "mthca0" (rdma-core libibumad/umad.c def_ca_name) and ibstat panics on it with "No such file or directory"
-    // (ckhroulev/apptainer-with-ompi README, "Without IB devices"): no device, not a stop before the rest
-    const none = r.cas.length === 0 && failed.find((e) => e.device === "mthca0" && /No such file or directory/.test(e.line));
-    if (none) {
-        g.fail("nic", f, `no RDMA device: ibstat found none (it names libibumad's default device mthca0 when the kernel lists none), expected ${exp.nics.count}`, none.line);
+    // the tool's own answer that the kernel lists no RDMA device at all (ibstat.ts noDevice): a failure, not a stop
+    if (r.noDevice) {
+        g.fail("nic", f, `no RDMA device: ${r.tool} found none, expected ${exp.nics.count}`, r.noDevice);
         return;
+    }
+    for (const e of failed) {
+        if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, `${r.tool} could not read a device`, e.line);
+        else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
     }
     const stoppedAt = failed.find((e) => e.stopped && !exp.nics.names.includes(e.device ?? ""))?.device;
     // hidden: the stop explains every missing device (names: each sorts after it, so ibstat would have listed it next)

@@ -23,8 +23,8 @@
  * Also read into the same report (rdma-core libibverbs/examples/devinfo.c, print_hca_cap): `ibv_devinfo [-v]`, as
  *   hca_id:	mlx5_0        then, per port, "port:	1", "state:	PORT_ACTIVE (4)", "link_layer:	InfiniBand" and, with -v
  *   only, "active_width:	4X (2)", "active_speed:	25.0 Gbps (32)", "phys_state:	LINK_UP (5)"
- * (ibverbs-utils is installed where infiniband-diags often is not). The other tools people paste for "ibstat" are
- * refused by name (OTHER_TOOLS).
+ * (ibverbs-utils is installed where infiniband-diags often is not), and ibstatus (parseIbstatus). The other tools
+ * people paste for "ibstat" are refused by name (OTHER_TOOLS).
  */
 import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
@@ -53,19 +53,19 @@ export interface IbstatReport {
      */
     cut?: string;
     /** which tool printed it: ibv_devinfo without -v prints no rate and no physical state */
-    tool: "ibstat" | "ibv_devinfo";
+    tool: "ibstat" | "ibv_devinfo" | "ibstatus";
+    /** the tool's line saying the kernel lists no RDMA device at all (and no device is listed) */
+    noDevice?: string;
 }
 
 /**
- * Other tools' outputs that people paste for ibstat, each refused by name (never read as ibstat):
- * ibstatus (infiniband-diags/scripts/ibstatus, "Infiniband device '<ca>' port <n> status:"), `rdma link` ("link
+ * Other tools' outputs that people paste for ibstat, each refused by name (never read as ibstat): `rdma link` ("link
  * mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ...", DaoCloud/DaoCloud-docs ofed_driver.md; with the indexes,
  * "0/1: ibp0s9/1: subnet_prefix ... state ACTIVE", Leon Romanovsky's linux-rdma mails), `rdma dev` ("0: mlx5_0: node_type
  * ca fw ..."), ibdev2netdev ("mlx5_0 port 1 ==> ib0 (Up)"), `ibstat -l` (the device names alone), `ibstat -p` (port GUIDs).
  * None of them names a port's rate or link layer (nor, for rdma-devices.txt, a PCI function).
  */
 const OTHER_TOOLS: Array<[RegExp, string]> = [
-    [/^Infiniband device '[^']+' port \d+ status:$/, "ibstatus"],
     [/^(?:link |\d+\/\d+: )\S+\/\d+:? .*\bstate [A-Z_]+/, "rdma link"],
     [/^(?:\d+: )?\S+: node_type \S+/, "rdma dev"],
     [/^\S+ port \d+ ==> \S+/, "ibdev2netdev"],
@@ -86,7 +86,8 @@ const CA_HEAD = /^(?:CA|Switch|Router|iWARP RNIC|\?\?\?):? '([^']+)'$/;
 export function parseIbstat(text: string): IbstatReport {
     const lines = boundedLines(text);
     const first = lines.map((l) => l.trim()).find((l) => l && !l.startsWith("#"));
-    if (first !== undefined && /^hca_id:\s/.test(first)) return parseDevinfo(lines);
+    if (first !== undefined && /^(hca_id:\s|No IB devices found$)/.test(first)) return parseDevinfo(lines);
+    if (first !== undefined && /^(Infiniband device '[^']+' port \d+ status:|Fatal error:\s+No devices)$/.test(first)) return parseIbstatus(lines);
     const cas: IbstatReport["cas"] = [];
     const errors: string[] = [];
     let port: IbPort | undefined;
@@ -146,7 +147,11 @@ export function parseIbstat(text: string): IbstatReport {
     // `ibstat -s` prints each device's head and no port (ibstat.c ca_stat: short_format → no_ports): two or more devices
     // and not one port is that form, not a capture cut inside its last device
     if (cas.length >= 2 && cas.every((c) => c.ports.length === 0)) throw new HealthParseError(`is ibstat -s (${cas.length} devices, no "Port N:" section): the kit reads ibstat's port states`);
-    return { cas, errors, cut: cutShort(cas), tool: "ibstat" };
+    // where the kernel lists no RDMA device, libibumad's umad_get_cas_names answers its default name "mthca0"
+    // (rdma-core libibumad/umad.c def_ca_name) and ibstat fails to stat it, "No such file or directory"
+    // (ckhroulev/apptainer-with-ompi README, "Without IB devices"): no device at all, not a stop before the rest
+    const noDevice = cas.length === 0 ? errors.find((e) => /stat of IB device 'mthca0' failed: No such file or directory/.test(e)) : undefined;
+    return { cas, errors: noDevice ? [] : errors, cut: cutShort(cas), tool: "ibstat", noDevice };
 }
 
 // devinfo.c port_state_str / port_phy_state_str → ibstat's words (ibstat.c port_state_str / port_phy_state_str)
@@ -209,7 +214,57 @@ function parseDevinfo(lines: string[]): IbstatReport {
     }
     close();
     if (cas.length === 0 && errors.length === 0) throw new HealthParseError("holds no \"hca_id:\" section: not ibv_devinfo output");
-    return { cas, errors, cut: cutShort(cas), tool: "ibv_devinfo" };
+    const noDevice = cas.length === 0 ? errors.find((e) => /^No IB devices found$/.test(e)) : undefined;
+    return { cas, errors: noDevice ? [] : errors, cut: cutShort(cas), tool: "ibv_devinfo", noDevice };
+}
+
+/**
+ * ibstatus (rdma-core infiniband-diags/scripts/ibstatus, port_status: the port's sysfs files as the kernel writes them,
+ * drivers/infiniband/core/sysfs.c):
+ *   Infiniband device 'mlx5_0' port 1 status:
+ *   	state:		 4: ACTIVE              "%d: %s" (DOWN, INIT, ARMED, ACTIVE)
+ *   	phys state:	 5: LinkUp              "%u: %s" (Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp, ...)
+ *   	rate:		 200 Gb/sec (4X HDR)    "%d%s Gb/sec (%dX%s)"
+ *   	link_layer:	 InfiniBand
+ * "Fatal error:  No devices" (its fatal(), where /sys/class/infiniband cannot be entered) is no device at all.
+ */
+const SYSFS_STATE: Record<string, string> = { DOWN: "Down", INIT: "Initializing", ARMED: "Armed", ACTIVE: "Active" };
+
+function parseIbstatus(lines: string[]): IbstatReport {
+    const cas: IbstatReport["cas"] = [];
+    const errors: string[] = [];
+    let port: IbPort | undefined;
+    for (const raw of lines) {
+        const line = raw.trim();
+        if (!line || line.startsWith("#")) continue;
+        if (/^Fatal error:/.test(line)) {
+            errors.push(line);
+            continue;
+        }
+        const head = /^Infiniband device '([^']+)' port (\d+) status:$/.exec(line);
+        if (head) {
+            let ca = cas.find((c) => c.name === head[1]);
+            if (!ca) cas.push((ca = { name: head[1], ports: [] }));
+            port = { ca: ca.name, port: Number(head[2]), lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+            ca.ports.push(port);
+            continue;
+        }
+        const kv = /^(default gid|base lid|sm lid|state|phys state|rate|link_layer):\s*(.*)$/.exec(line);
+        if (!kv) throw new HealthParseError(`line "${line.slice(0, 120)}" is not ibstatus output ("Infiniband device '<name>' port N status:", then "state:", "phys state:", "rate:", "link_layer:")`);
+        if (!port) throw new HealthParseError(`"${line.slice(0, 120)}" comes before any "Infiniband device '<name>' port N status:" line: not ibstatus output`);
+        const [, key, value] = kv;
+        const evidence = `${port.ca} port ${port.port}: ${line.replace(/\s+/g, " ")}`;
+        const word = value.replace(/^\d+:\s*/, "");
+        if (key === "state") [port.state, port.lines.state] = [SYSFS_STATE[word] ?? word, evidence];
+        else if (key === "phys state") [port.physicalState, port.lines.physicalState] = [word.replace(/ /g, ""), evidence];
+        else if (key === "link_layer") [port.linkLayer, port.lines.linkLayer] = [value, evidence];
+        else if (key === "rate") {
+            const r = /^([\d.]+) Gb\/sec\b/.exec(value);
+            if (r) [port.rate, port.lines.rate] = [Number(r[1]), evidence];
+        }
+    }
+    const noDevice = cas.length === 0 ? errors.find((e) => /No devices/.test(e)) : undefined;
+    return { cas, errors: noDevice ? [] : errors, cut: cutShort(cas), tool: "ibstatus", noDevice };
 }
 
 function cutShort(cas: IbstatReport["cas"]): string | undefined {
