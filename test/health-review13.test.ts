@@ -7,6 +7,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { parseDcgmJson, parseDcgmText } from "../components/health/dcgm";
+import { parseDmesg } from "../components/health/dmesg";
+import { MAX_LINE_CHARS } from "../components/health/text";
+import { HealthParseError } from "../components/health/types";
+import { xidNeedsOwner } from "../components/catalog/xid";
+import { decodeNvlink5 } from "../components/catalog/xid-nvlink5";
 
 const H100 = stack("examples/azure-h100.yaml");
 const dcgmText = (text: string) => grade({ "dcgmi-diag.txt": text }, only(H100, ["dcgm"]));
@@ -77,4 +82,34 @@ test("dcgmi diag -j of DCGM 4.x: the internal error sits in test_summary while e
     assert.equal(parseDcgmJson(doc("Fail", warning)).tests[0].status, "fail");
     // a reason of the GPU's own in the summary: failing
     assert.equal(parseDcgmJson(doc("Pass", "GPU 0 is running at PCI link generation 3, which is below the minimum allowed link generation of 4")).tests[0].status, "fail");
+});
+
+test("round 12's new patterns (talosctl prefix, lower-case month, GSP Timeout banner, NVLink5 decode line, DCGM entity and reason cells) stay linear on ~1 MiB of near-misses", { timeout: 120_000 }, () => {
+    // generous for a shared 2-core machine (as test/health-adversarial.test.ts): each input is parsed in a few ms
+    const BOUND_MS = 3000;
+    const n = MAX_LINE_CHARS - 100;
+    const fill = (unit: string): string => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    const file = (line: string): string => `[    1.000000] NVRM: loaded\n${Array(260).fill(line).join("\n")}\n`;
+    const inputs: Array<[string, (t: string) => unknown, string]> = [
+        ["talosctl prefix", parseDmesg, file(fill("a: kern:        a:"))],
+        ["talosctl time", parseDmesg, file(`node-1: kern:        warning: [2026-04-22T21:27:51.${fill("9")}`)],
+        ["lower-case month", parseDmesg, file(`sep 03 13:25:15.${fill("1")}`)],
+        ["GSP banner stars", parseDmesg, file(`[    1.0] NVRM: _kgspLogXid119: ${fill("*")}GSP Timeout`)],
+        ["GSP banner heads", parseDmesg, file(`[    1.0] ${fill("NVRM: GPU1 _kgspLogRpcTimeout: ***** GSP Timeou")} GSP Timeout`)],
+        ["Xid 149 parentheses", parseDmesg, file(`[    1.0] NVRM: Xid (PCI:0000:04:00): 149, A ${fill("( 0x1 ")}`)],
+        ["Xid 145 pid/name", parseDmesg, file(`[    1.0] NVRM: Xid (PCI:0000:04:00): 145, ${fill("145, pid=a, name=b, ")}`)],
+        ["DCGM entity cells", parseDcgmText, `| Diagnostic | Result |\n| pcie | Fail |\n${Array(260).fill(`| | ${fill("GPU 0 : ")} |`).join("\n")}\n`],
+        ["DCGM reason heads", parseDcgmText, `| Diagnostic | Result |\n| pcie | Fail |\n${Array(260).fill(`| Warning: ${fill("GPU0")} | x |`).join("\n")}\n`],
+    ];
+    for (const [what, parse, text] of inputs) {
+        assert.ok(text.length > 1_000_000, what);
+        const t0 = performance.now();
+        try { parse(text); } catch (e) { assert.ok(e instanceof HealthParseError, `${what}: ${String(e)}`); }
+        assert.ok(performance.now() - t0 < BOUND_MS, `${what}: ${Math.round(performance.now() - t0)} ms`);
+    }
+    // the decode reads only the line's first 400 characters
+    const t0 = performance.now();
+    assert.equal(xidNeedsOwner(149, `149, ${" ".repeat(1 << 20)}`), true);
+    assert.equal(decodeNvlink5(145, `145, ${"pid=x, name=y, ".repeat(70_000)}`), undefined);
+    assert.ok(performance.now() - t0 < BOUND_MS);
 });
