@@ -82,7 +82,8 @@ function sectionName(line: string): string | undefined {
 function internalOnly(t: DcgmTest): boolean {
     const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(REASON_HEAD, ""));
     // the first evidence is "<name>: <result>": its result is read as the entity rows are
-    const gpuFailed = t.evidence.some((e, i) => ENTITY_FAILED.test(i === 0 ? e.slice(t.name.length + 2) : e));
+    const head = `${t.name}: `;
+    const gpuFailed = t.evidence.some((e, i) => ENTITY_FAILED.test(e) || (i === 0 && e.startsWith(head) && ENTITY_FAILED.test(e.slice(head.length))));
     return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
 }
 
