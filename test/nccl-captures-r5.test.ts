@@ -4,7 +4,8 @@
  * runs, two pair jobs that died on "remote process exited or there was a network error", two ALCF two-node runs
  * (Sirius alltoall, Polaris all_reduce at 3 GB/s), an author-edited DGX Spark table that keeps only four columns,
  * coreweave/nccl-tests README excerpts (GB200 NVL72 racks, H100 SHARP) and NERSC Perlmutter runs through aws-ofi-nccl on
- * Slingshot (cxi) in podman (fails) and shifter (GPUDirect); plus two forms built from the v2.19.6 format strings.
+ * Slingshot (cxi) in podman (fails) and shifter (GPUDirect), NVIDIA DeepOps' 2019-layout tables and an aws-samples p5en
+ * excerpt; plus two forms built from the v2.19.6 format strings.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -276,4 +277,44 @@ test("hypercube_perf on 3 ranks skips itself ('nRanks 3 is not a power of 2'): n
     assert.equal(completed(g, 0)?.seen, "skipped by nccl-tests, nothing measured: nRanks 3 is not a power of 2, skipping");
     assert.doesNotMatch(completed(g, 0)?.seen ?? "", /truncated/);
     assert.equal(g.pass, false);
+});
+
+test("NVIDIA DeepOps tables (2019-2022 `error` layout, no rank list): all_reduce and the rank count come from busbw/algbw", () => {
+    for (const [name, ranks, rows, avg, top] of [
+        ["deepops-dgx-a100-k8s-ib-allreduce-2019layout.log", 16, 30, 53.7098, 188.53],
+        ["deepops-k8s-sriov-roce-allreduce-2019layout.log", 16, 29, 7.76739, 22.92],
+        ["deepops-slurm-4x-dgx-a100-allreduce-2019layout.log", 32, 13, 113.289, 191.05],
+    ] as const) {
+        const p = parseNcclLog(read(name), { name });
+        const run = p.runs[0];
+        assert.equal(run.collective, "all_reduce_perf", name);
+        assert.equal(run.collectiveFrom, "busbw-factor", name);
+        assert.equal(run.layout, "2019", name);
+        assert.equal(run.checkColumn, "error", name);
+        assert.equal(run.nRanks, ranks, name);
+        assert.equal(run.nRanksFrom, "busbw-factor", name);
+        assert.equal(run.rows.length, rows, name);
+        assert.equal(run.avgBusbwGBps, avg, name);
+        const last = run.rows[run.rows.length - 1].outOfPlace;
+        assert.equal(last.busbwGBps, top, name);
+        assert.equal(last.wrong, null, `${name}: the error column is a max relative delta, not a count`);
+        assert.ok((last.maxError ?? 1) <= 1e-6, name);
+        assert.equal(gradeLog(p, ANY).runs[0].verdicts.find((v) => v.check === "correctness")?.ok, true, name);
+    }
+    const ib = runNcclReport([file("deepops-dgx-a100-k8s-ib-allreduce-2019layout.log")], { fabric: "ib", nodes: "2", gpusPerNode: "8", expect: "150" });
+    assert.equal(ib.code, 1);
+    assert.match(ib.stdout, /x multi-node .*no host printed/);
+    assert.doesNotMatch(ib.stdout, /x busbw/);
+    assert.doesNotMatch(ib.stdout, /nRanks 16 \(busbw\/algbw\)/, "16 = 2 x 8 ranks is what was asked");
+});
+
+test("aws p5en 16-node excerpt with `...` for the middle rows: 128 ranks from busbw/algbw, the 16 GiB row graded", () => {
+    const name = "aws-p5en-16node-allreduce-rows-elided.log";
+    const p = parseNcclLog(read(name), { name });
+    const run = p.runs[0];
+    assert.equal(run.nRanks, 128);
+    assert.deepEqual(run.rows.map((r) => r.sizeBytes), [8, 16, 17179869184]);
+    const g = gradeLog(p, { ...ANY, minBusbwGBps: 300, gradeFromBytes: 16 * 1024 ** 3 });
+    assert.equal(g.pass, true);
+    assert.match(g.runs[0].verdicts.find((v) => v.check === "busbw")?.seen ?? "", /^369\.64 GB\/s/);
 });
