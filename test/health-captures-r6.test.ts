@@ -58,13 +58,13 @@ test("a PCIe test that failed only by DCGM's internal error while every GPU pass
     assert.equal(grade({ "dcgmi-diag.txt": cpuFail }, only(H100, ["dcgm"])).verdict, "failing");
 });
 
-test("dcgmi diag -j: a failing result whose warnings are all DCGM_FR_INTERNAL is not checked; one with the GPU's own warning fails", () => {
+test("dcgmi diag -j: a GPU result Fail whose warnings are all DCGM_FR_INTERNAL names that GPU failing, as the table's \"GPU0: Fail\" (test/health-review13.test.ts has the test_summary form); one with the GPU's own warning fails", () => {
     // constructed in memory in the DCGM 4.x -j shape (testing/python3/dcgm_diag_schema.json of NVIDIA/DCGM): one test,
     // one GPU, the warning text of NVIDIA/DCGM#253 joined
     const doc = (warning: string): string => JSON.stringify({ "DCGM Diagnostic": { test_categories: [{ category: "Integration", tests: [{ name: "pcie", results: [{ entity_group: "GPU", entity_group_id: 1, entity_id: 0, status: "Fail", warnings: [{ error_category: 0, error_id: 44, error_severity: 4, warning }] }], test_summary: { status: "Fail" } }] }] } });
     const internal = doc("There was an internal error during the test: 'A child process (152) exited with non-zero status 1' Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics.");
-    assert.equal(parseDcgmJson(internal).tests[0].status, "internal");
-    assert.equal(grade({ "dcgmi-diag.json": internal }, only(H100, ["dcgm"])).verdict, "incomplete");
+    assert.equal(parseDcgmJson(internal).tests[0].status, "fail");
+    assert.equal(grade({ "dcgmi-diag.json": internal }, only(H100, ["dcgm"])).verdict, "failing");
     assert.equal(parseDcgmJson(doc("GPU 0 is running at PCI link generation 3, which is below the minimum allowed link generation of 4")).tests[0].status, "fail");
 });
 

@@ -59,6 +59,16 @@ test("sinfo -R: linear in its length; over-long and malformed lines counted and 
     assert.equal(out.split("\n").length, plan.length + 2);
 });
 
+test("sinfo -R: a ranged node list (what `%N` would print; `%n` never does) is counted as not read, never taken for a node", () => {
+    // constructed in sinfo(1)'s -o '%N|%t|%E' shape: one record for three nodes of one state and reason
+    // (src/sinfo/sinfo.c _match_node_data merges them unless a `%n` field is in the format)
+    const text = "gpu-[001-003]|drain|rdmakit: nccl all_reduce failed\ngpu-004|drain|rdmakit health: Xid 79\n";
+    const got = readDrainStates(text, ["gpu-001", "gpu-002", "gpu-003", "gpu-004"]);
+    assert.deepEqual(got.states.map((x) => x.node), ["gpu-004"]);
+    assert.equal(got.unread, 1);
+    assert.match(formatDrainStates(text, ["gpu-001", "gpu-002", "gpu-003", "gpu-004"], "head01"), /1 line\(s\) not read/);
+});
+
 test("scale-in's sinfo -N reader: linear in names and lines (no per-line search of the node list), states that are not sinfo's words ignored", () => {
     const asked = nodes(50_000);
     const text = asked.map((n) => `${n} draining`).join("\n");

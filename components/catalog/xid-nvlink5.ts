@@ -8,9 +8,12 @@
  * <Crosscontain> <injected> <link> (<intrInfo> <errorStatus> <errorDebugData[0]> ...)", e.g. "149, NETIR_LINK_EVT Fatal XC0
  * i0 Link 00 (0x025001c6 0x00000000 ...)". A row applies when the sub component is one of its names (drivers before R575
  * print the first, R575+ the second), intrInfo matches its V1 (<R575) or V2 (>=R575) bit pattern and, where the sheet
- * gives one, the error status is equal. The severity word and the sheet do not always agree: NETIR_LINK_EVT link-down
- * reasons 0x26 and 0x28 (IntrInfo bits 25:20) print "Fatal" and the sheet says IGNORE; RLW_RXPIPE is non-fatal but needs
- * a GPU reset when its action-2 bit is set.
+ * gives one, the error status is equal. The kit grades by the sheet's immediate resolution, not by the severity word:
+ * NETIR_LINK_EVT link-down reasons 0x26 and 0x28 (IntrInfo bits 25:20) print "Fatal", and the sheet's own severity
+ * column says "Link Fatal" / "Fatal" for them too (gpud's Severity field), but their immediate resolution is IGNORE
+ * (gpud grades them a fatal event with no repair action); RLW_RXPIPE is non-fatal but needs a GPU reset when its
+ * action-2 bit is set. The "150 MSE Degraded" row can match no line as the kit reads it (the sub component is read as
+ * one word); it is kept as transcribed.
  */
 
 /** the resolutions the sheet uses: RESET_GPU needs the node's owner; IGNORE does not; XID_154_EVAL: "If an XID 154 is

@@ -49,7 +49,9 @@ const STATUS = new RegExp(`^(${WORDS})\\b`, "i");
 // CPU_CORE, ConnectX); "GPU 0:" with a space as older tables print it
 const GROUP = "(?:GPU|vGPU|Switch|GPU_I|GPU_CI|LINK|CPU|CPU_CORE|ConnectX)";
 const ENTITY = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*(${WORDS})\\b`, "i");
-const ENTITY_FAILED = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*Fail\\b|^Fail - GPUs?:`, "i");
+// an entity named failing: DCGM 4.x "GPU0: Fail"; DCGM 3.x "Fail - All", "Fail - GPU: 0", "Fail - GPUs: 0, 1" (dcgmi/Diag.cpp
+// at v3.3.9, the per-test row: on the test's own row when it is the first shown, else on a row of its own)
+const ENTITY_FAILED = new RegExp(`^${GROUP}\\s?\\d+\\s*:\\s*Fail\\b|^Fail - (?:All\\b|GPUs?:)`, "i");
 // the name cell of a warning: "Warning", or "Warning: GPU0" where DCGM 4.x ties it to one entity (Diag.cpp)
 const REASON_HEAD = new RegExp(`^(?:Warning|Error)(?::\\s*${GROUP}\\d+)?:\\s*`, "i");
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
@@ -79,7 +81,9 @@ function sectionName(line: string): string | undefined {
  */
 function internalOnly(t: DcgmTest): boolean {
     const reasons = t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(REASON_HEAD, ""));
-    const gpuFailed = t.evidence.some((e) => ENTITY_FAILED.test(e));
+    // the first evidence is "<name>: <result>": its result is read as the entity rows are
+    const head = `${t.name}: `;
+    const gpuFailed = t.evidence.some((e, i) => ENTITY_FAILED.test(e) || (i === 0 && e.startsWith(head) && ENTITY_FAILED.test(e.slice(head.length))));
     return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
 }
 
@@ -177,7 +181,7 @@ export function parseDcgmJson(text: string): DcgmReport {
     const objects = <T>(xs: unknown): T[] => (Array.isArray(xs) ? xs.filter((x): x is T => typeof x === "object" && x !== null) : []);
     const tests: DcgmTest[] = [];
     for (const cat of objects<{ category?: string; tests?: unknown }>(diag.test_categories)) {
-        for (const t of objects<{ name?: string; results?: unknown; test_summary?: { status?: string } }>(cat.tests)) {
+        for (const t of objects<{ name?: string; results?: unknown; test_summary?: JsonResult }>(cat.tests)) {
             const name = `${cat.category ?? "?"}/${t.name ?? "?"}`;
             const test: DcgmTest = { name, category: cat.category, status: "pass", evidence: [] };
             const results = objects<JsonResult>(t.results);
@@ -192,10 +196,15 @@ export function parseDcgmJson(text: string): DcgmReport {
             if (unknown !== undefined) throw new HealthParseError(`test "${name}" has the result ${JSON.stringify(unknown.slice(0, 40))}, not one of dcgmi's Pass, Fail, Warn, Skip, Not Run`);
             const lower = statuses.map((x) => status(x.trim()));
             test.status = lower.includes("fail") ? "fail" : lower.includes("warn") ? "warn" : lower.every((x) => x === "skip") ? "skip" : "pass";
-            // the same rule as the table's: every failing result's reasons are DCGM_FR_INTERNAL
-            const failed = results.filter((r) => typeof r.status === "string" && /^fail$/i.test(r.status.trim()));
-            const reasons = failed.flatMap((r) => (r.warnings ?? []).map((w) => w.warning ?? ""));
-            if (test.status === "fail" && failed.length > 0 && reasons.length > 0 && failed.every((r) => (r.warnings ?? []).length > 0) && reasons.every((w) => INTERNAL.test(w))) test.status = "internal";
+            // the same rule as the table's: no entity's result is Fail, and the test's failure (its test_summary, which
+            // DCGM 4.x writes with the errors tied to no entity: dcgmi/Diag.cpp HelperJsonAddTestSummary) gives only
+            // DCGM_FR_INTERNAL as its reasons
+            const isFail = (r: JsonResult): boolean => typeof r.status === "string" && /^fail$/i.test(r.status.trim());
+            const summaryWarnings: unknown = t.test_summary?.warnings;
+            const summaryReasons = (Array.isArray(summaryWarnings) ? summaryWarnings : []).map((w: { warning?: unknown } | null) => (typeof w?.warning === "string" ? w.warning : ""));
+            if (t.test_summary && isFail(t.test_summary)) for (const w of summaryReasons) test.evidence.push(`${name}: Fail - ${w}`);
+            if (test.status === "fail" && !results.some(isFail) && t.test_summary && isFail(t.test_summary)
+                && summaryReasons.length > 0 && summaryReasons.every((w) => INTERNAL.test(w))) test.status = "internal";
             tests.push(test);
         }
     }

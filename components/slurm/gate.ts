@@ -57,7 +57,14 @@ export interface DrainState {
     reason: string;
 }
 
-/** The sinfo command whose output parseDrainStates reads. */
+/**
+ * The sinfo command whose output parseDrainStates reads. `%n` (NodeHost) and not `%N`: a `%n` field sets sinfo's hostnames
+ * match flag, so a node whose host name is not yet in a record starts a record of its own and every line names one host
+ * (src/sinfo/sinfo.c _match_node_data, src/sinfo/opts.c `{"NodeHost", 'n', ..., MATCH_FLAG_HOSTNAMES}` at
+ * SchedMD/slurm slurm-24-05-0-1 .. slurm-25-11-7-1; `match_flags.hostnames_flag` at slurm-23-11-0-1), where `%N` would
+ * merge nodes of one state and reason into a ranged `gpu[01-03]`. NodeHost is the NodeName here: render.ts writes no
+ * NodeHostname.
+ */
 export const SINFO_REASONS = "sinfo -h -R -o '%n|%t|%E'";
 
 /** What parseDrainStates read: the plan's drained or down nodes, and how many lines it could not read. */

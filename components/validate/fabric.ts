@@ -130,7 +130,8 @@ function multiNode(run: NcclRun, index: number, t: TransportEvidence, req: Fabri
     const ranks = run.nRanksFrom === "ranks" ? run.nRanks : t.ncclRanks ?? run.nRanks;
     const ranksFrom = run.nRanksFrom === "ranks" ? "rank list" : t.ncclRanks !== null ? "NCCL `nranks`" : run.nRanksFrom === "busbw-factor" ? "busbw/algbw" : "";
     const problems: string[] = [];
-    if (hosts.length === 0) problems.push("no host printed (no `# Using devices` rank lines, no NCCL INFO lines)");
+    if (hosts.length === 0 && run.ranksElided) problems.push("hosts not shown: the rank list is incomplete (elided or an excerpt) and no NCCL INFO lines");
+    else if (hosts.length === 0) problems.push("no host printed (no `# Using devices` rank lines, no NCCL INFO lines)");
     else if (hosts.length < 2) problems.push(`only ${hosts[0]} (${hostsFrom})`);
     else if (req.nodes !== undefined && hosts.length !== req.nodes) problems.push(`${hosts.length} hosts (${hostsFrom})`);
     if (run.duplicateRanks.length > 0) problems.push(`each process is its own job (Rank ${run.duplicateRanks[0]} listed more than once)`);

@@ -97,6 +97,14 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
                 "dropped the connection: look at the first NCCL WARN line of each rank, check the links (ibv_devinfo / fi_info -p efa) and rerun.",
             evidence: [...(warn ? [warn] : []), ...run.failures].sort((a, b) => a.line - b.line).slice(0, 5),
         });
+    } else if (run.skipped && run.rows.length === 0) {
+        verdicts.push({
+            check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
+            seen: `skipped by nccl-tests, nothing measured: ${run.skipped.text}`,
+            hint: "hypercube_perf measures only a power-of-2 number of ranks: rerun it with 2, 4, 8 ... ranks (nodes x GPUs), " +
+                "or grade another test.",
+            evidence: [run.skipped],
+        });
     } else {
         const last = run.rows[run.rows.length - 1];
         verdicts.push({

@@ -219,7 +219,10 @@ const STARTING_LINE = /^\s*#\s*Collective test starting:\s*(\S+)/;
 const CONCLUDED_LINE = /^\s*#\s*Collective test concluded:\s*(\S+)/;
 const OOB_LINE = /^\s*(?:#\s*)?Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
 // `# %-20s : %g %s`: the average, then `OK`/`FAILED` only when NCCL_TESTS_MIN_BW is set (src/util.cu writeResultFooter)
-const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)(?:\s+(OK|FAILED))?/i;
+// `%g` of 0/0 (no row measured: bw[0] /= bw_count[0], src/common.cu run() at v2.19.6) prints `-nan` or `nan` with glibc
+const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*(-?nan|[-+]?inf|[-+0-9.eE]+)(?:\s+(OK|FAILED))?/i;
+// source: NVIDIA/nccl-tests v2.19.6 src/hypercube.cu HyperCubeRunTest: `printf("nRanks %d is not a power of 2, skipping\n")`
+const SKIP_LINE = /^\s*nRanks\s+\d+\s+is not a power of 2, skipping\s*$/;
 const BANNER_LINE = /^\s*#\s*out-of-place\s+in-place\s*$/;
 const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
 // source: src/common.cu TESTCHECK/NCCLCHECK/CUDACHECK print `host: Test NCCL failure file:line '...'`, then
@@ -266,7 +269,7 @@ function newDraft(line: number, commandHint: string | null): Draft {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
             layout: "unknown", checkColumn: null, missingColumns: [], columnsFrom: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
             hosts: [], rows: [], avgBusbwGBps: null, avgBusbwCheck: null, outOfBounds: null, completed: false, failures: [], notes: [],
-            afterFooter: [], lastError: null,
+            skipped: null, afterFooter: [], lastError: null,
         },
         stage: Stage.None,
         cols: null,
@@ -337,6 +340,10 @@ function finish(d: Draft, fileName: string): NcclRun {
             }
             seen.add(r.rank);
         }
+        // nccl-tests prints ranks 0..n-1 in order (rank 0 gathers every process's lines, src/util.cu writeDeviceReport at
+        // v2.19.6), so a list without duplicates that lacks ranks below its highest is an excerpt: the author kept only
+        // the last line (`#  Rank 1439 ...`, coreweave/nccl-tests README) or lines were lost. Its hosts are not the job's.
+        if (run.duplicateRanks.length === 0 && seen.size < maxRank + 1) run.ranksElided = true;
         // separate processes that each print their own rank list: the ranks of one of them, not their sum
         run.nRanks = run.ranksElided || run.duplicateRanks.length > 0 ? maxRank + 1 : Math.max(run.ranks.length, maxRank + 1);
         run.nRanksFrom = "ranks";
@@ -376,6 +383,18 @@ export interface ParseOptions {
     name?: string;
 }
 
+// source: NVIDIA/nccl-tests v2.19.0+ (c466505) src/alltoallv.cu AlltoAllvGetBw: with NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY=1
+// rank 0 prints `# NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY: mode=.. nranks=.. time_usec=..` and one `#   rank=N send_bytes=..`
+// line per rank from inside BenchTime (src/common.cu, getBw before writeBenchmarkLineBody), that is right after the row's
+// preamble and again after its out-of-place placement, so the row arrives in three pieces with the summary glued to the
+// end of the first two. The glued summary is cut off here; the `#   rank=` lines are comments; the pieces then join.
+const ALLTOALLV_SUMMARY = /# NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY:.*$/;
+
+function withoutAlltoallvSummary(text: string): string {
+    const at = text.indexOf("# NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY:");
+    return at > 0 && text.slice(0, at).trim() !== "" ? text.replace(ALLTOALLV_SUMMARY, "") : text;
+}
+
 /** Parses a whole log. Never throws; a text without any nccl-tests run gives `runs: []`. */
 export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLog {
     const name = options.name ?? "log";
@@ -405,7 +424,9 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
 
     for (let i = 0; i < rawLines.length; i++) {
         const lineNo = i + 1;
-        const { text, source } = stripLauncherPrefix(rawLines[i]);
+        const stripped = stripLauncherPrefix(rawLines[i]);
+        const source = stripped.source;
+        const text = withoutAlltoallvSummary(stripped.text);
         if (NCCL_LINE.test(text)) continue;
         if (text.trim() === "") continue;
 
@@ -525,6 +546,10 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             }
             continue;
         }
+        if (SKIP_LINE.test(text) && d !== null && (d as Draft).stage >= Stage.Params && (d as Draft).stage < Stage.Footer) {
+            (d as Draft).run.skipped = { line: lineNo, text: text.trim() };
+            continue;
+        }
         if (TRUNCATED_NOTE.test(text)) {
             if (d) (d as Draft).run.notes.push({ line: lineNo, text: text.trim() });
             continue;
@@ -600,6 +625,15 @@ export function notLogReason(text: string): string {
     // test/fixtures/incast/perftest-write-bw-gbits.txt) and ` #bytes #iterations    t_min[usec] ...` for the latency tests
     if (/^\s*#bytes\s+#iterations\s/m.test(text.slice(0, 1 << 16))) {
         return `is perftest output (ib_write_bw / ib_read_bw / ib_send_bw / *_lat), not nccl-tests: ${EXPECTED}`;
+    }
+    // every header nccl-tests has printed names `count` and `type` after the size (FORMAT.md §2: v1.0.0 `bytes N type`,
+    // since 2019 `size count type`); a table headed `size time algbw busbw` was cut down by whoever published it
+    // (elizabetht/spark 01_Infiniband_Tutorial.md), so its columns cannot be told apart with certainty: named, not read
+    const edited = text.slice(0, 1 << 16).match(/^[ \t]*#[ \t]*(size|bytes)[ \t]+(?!count\b|N\b)([^\n]*?\bbusbw\b)/m);
+    if (edited && !HEADER.test(edited[0])) {
+        const cols = `${edited[1]} ${edited[2]}`.replace(/\s+/g, " ").slice(0, 80);
+        return `has a result table headed '${cols}', which is no column layout nccl-tests prints (its header always has ` +
+            `count and type after the size): an edited excerpt, not read: ${EXPECTED}`;
     }
     return `not an nccl-tests log (no result table, rank list, test header or nccl-tests failure line found): ${EXPECTED}`;
 }

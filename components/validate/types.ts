@@ -91,7 +91,10 @@ export interface NcclRun {
     /** Where the column layout came from: the printed header, or (no header) the shape of the first row. */
     columnsFrom: "header" | "row-shape" | null;
     ranks: RankInfo[];
-    /** The rank list was elided by the author (`...`). */
+    /**
+     * The rank list is incomplete: elided by the author (`...`), a line cut by nccl-tests at 2048 bytes, or ranks missing
+     * below the highest listed (an excerpt that keeps only the last rank line). Its hosts are then not the job's.
+     */
     ranksElided: boolean;
     /** Rank numbers listed more than once (separate one-process jobs each print their own `Rank 0`). */
     duplicateRanks: number[];
@@ -114,6 +117,11 @@ export interface NcclRun {
     failures: LineText[];
     /** Author notes such as `# Truncated  smaller message sizes`. */
     notes: LineText[];
+    /**
+     * The test's own refusal to measure: hypercube_perf prints `nRanks N is not a power of 2, skipping` and then its footer
+     * with no row (NVIDIA/nccl-tests v2.19.6 src/hypercube.cu HyperCubeRunTest). `null` when none was printed.
+     */
+    skipped: LineText | null;
     /**
      * nccl-tests' own lines after its footer: since v2.17.3 main() ends a run whose results check failed (out-of-bounds
      * values, NCCL_TESTS_MIN_BW) with ` .. host pid N: Test failure common.cu:L` (TESTCHECK on run()'s testNumResults),
