@@ -72,7 +72,7 @@ test("ibv_devinfo -v of mlx4_1 port 2: PORT_DOWN, POLLING, 4X at 2.5 Gbps read a
     const r = parseIbstat(cap("ibv_devinfo-v.mlx4-port2-polling-heioy.txt"));
     assert.deepEqual(r.cas.map((c) => [c.name, c.ports.map((p) => [p.port, p.state, p.physicalState, p.rate, p.linkLayer])]), [["mlx4_1", [[2, "Down", "Polling", 10, "InfiniBand"]]]]);
     assert.deepEqual(summary(nic("ibv_devinfo-v.mlx4-port2-polling-heioy.txt", ibRails(["mlx4_1"], 40))), { verdict: "failing", findings: [["nic", "mlx4_1 port 2 is Down, expected Active"]], notChecked: [] });
-    // the same port Active (the capture's two state lines changed in memory) passes: rate 10 is below 40, so it fails on rate
+    // the same port set Active in memory (its two state lines changed): rate 4X x 2.5 = 10 is below the expected 40, so it fails on the rate
     const up = cap("ibv_devinfo-v.mlx4-port2-polling-heioy.txt").replace("PORT_DOWN (1)", "PORT_ACTIVE (4)").replace("POLLING (2)", "LINK_UP (5)");
     assert.deepEqual(summary(grade({ "ibstat.txt": up }, only(ibRails(["mlx4_1"], 40), ["nic"]))).findings, [["nic", "mlx4_1 port 2 at 10 Gb/s, expected 40 Gb/s"]]);
 });
