@@ -192,6 +192,14 @@ test("lspci -vv of a ConnectX-7 PF at 16GT/s x8 of 32GT/s x16 and its VF at 'Spe
     const down = text.replace("LnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", "LnkSta:\tSpeed unknown (downgraded), Width x0 (downgraded)");
     assert.notEqual(down, text);
     assert.deepEqual(summary(grade({ "lspci-vv.txt": down, "rdma-devices.txt": map }, exp)).findings, [["pcie", "RDMA NIC b1:00.1 (ConnectX-7) link is not up (LnkSta width x0, capable of x16) (rail mlx5_1)"]]);
+    // a rate this pciutils cannot name (pciutils 3.7 prints "unknown" for 64GT/s, ls-caps.c before commit 5bdf63b):
+    // its own "(downgraded)" marker decides (built from the PF's lines: LnkCap unknown, LnkSta 32GT/s downgraded, x16)
+    const gen6 = text.replace("LnkCap:\tPort #0, Speed 32GT/s, Width x16", "LnkCap:\tPort #0, Speed unknown, Width x16")
+        .replace("LnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", "LnkSta:\tSpeed 32GT/s (downgraded), Width x16");
+    assert.deepEqual(summary(grade({ "lspci-vv.txt": gen6, "rdma-devices.txt": map }, exp)).findings, [["pcie", "RDMA NIC b1:00.1 (ConnectX-7) link trained at 32GT/s x16, capable of an unknown rate x16 (rail mlx5_1)"]]);
+    // both unknown and no marker: pciutils found the codes equal, the link is at its capability
+    const gen6full = gen6.replace("LnkSta:\tSpeed 32GT/s (downgraded), Width x16", "LnkSta:\tSpeed unknown, Width x16");
+    assert.deepEqual(summary(grade({ "lspci-vv.txt": gen6full, "rdma-devices.txt": map }, exp)), { verdict: "healthy", findings: [], notChecked: [] });
     // an uncorrectable AER bit set on the rail is a note
     const aer = text.replace("UESta:\tDLP- SDES- TLP-", "UESta:\tDLP- SDES- TLP+");
     assert.notEqual(aer, text);

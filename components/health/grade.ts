@@ -8,7 +8,7 @@ import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
 import { parseDmesg, type DmesgReport, type LogTime, type SxidEvent } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
-import { parseLspci, type PciDevice } from "./lspci";
+import { parseLspci, type PciDevice, type PcieLink } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
@@ -273,6 +273,9 @@ function railOf(map: RailMap, d: PciDevice, model: string | undefined, others: s
     return rail;
 }
 
+/** A link's rate as lspci gave it: "32GT/s", or "an unknown rate" where this pciutils could not name it. */
+const gtsText = (l: PcieLink): string => (l.gts !== undefined ? `${l.gts}GT/s` : "an unknown rate");
+
 function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefined): void {
     const f = FILES.lspci.name;
     const r = g.read("pcie", f, parseLspci);
@@ -315,19 +318,25 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             continue;
         }
         let narrow = sta.width < cap.width;
-        let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
+        // where one side is a rate this pciutils cannot name, its own "(downgraded)" marker (a comparison of the raw
+        // codes) decides; with neither numbers nor a marker (pciutils before 3.6) the speed is not compared: a note
+        const comparable = sta.gts !== undefined && cap.gts !== undefined;
+        let slow = comparable ? sta.gts! < cap.gts! : sta.speedDowngraded === true;
+        if (!comparable && !sta.speedDowngraded && (sta.speedUnknown || cap.speedUnknown) && !(sta.speedUnknown && cap.speedUnknown) && !/\((ok|downgraded)\)/.test(sta.line)) {
+            g.h.notes.push(`${who}: link speed not compared (this lspci prints "Speed unknown" for a rate it does not know and marks no downgrade): ${sta.line.replace(/\s+/g, " ")}`);
+        }
         // a GPU's link speed and width "may be reduced when the GPU is not in use" (nvidia-smi --help-query-gpu,
         // pcie.link.gen.current and pcie.link.width.current): LnkSta shows the same link, so both are graded in P0 only,
         // as gradeSmi grades nvidia-smi's own Current/Max
         if ((slow || narrow) && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
             const ps = pstate.get(shortBdf(d.bdf));
-            const what = [slow ? `${sta.gts}GT/s of ${cap.gts}GT/s` : "", narrow ? `x${sta.width} of x${cap.width}` : ""].filter(Boolean).join(", ");
+            const what = [slow ? `${gtsText(sta)} of ${gtsText(cap)}` : "", narrow ? `x${sta.width} of x${cap.width}` : ""].filter(Boolean).join(", ");
             g.h.notes.push(`${who}: ${what} while ${ps ?? "its P-state is unknown"} (idle GPUs may lower the link speed and width; not graded)`);
             slow = narrow = false;
         }
         if (narrow || slow) {
-            const at = `${sta.gts ?? "?"}GT/s x${sta.width}`;
-            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${cap.gts ?? "?"}GT/s x${cap.width}${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
+            const at = `${gtsText(sta)} x${sta.width}`;
+            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${gtsText(cap)} x${cap.width}${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
         }
         if (d.kind === "gpu" && exp.gpuPcie && cap.gts !== undefined) {
             const want = PCIE_GTS[exp.gpuPcie.gen];

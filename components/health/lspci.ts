@@ -26,6 +26,12 @@ import { HealthParseError } from "./types";
 export interface PcieLink {
     gts?: number;
     width?: number;
+    /** LnkSta's "Speed unknown (downgraded)" / "Speed 32GT/s (downgraded)": pciutils 3.6+ compares the raw speed codes
+     * (ls-caps.c link_compare), so the marker holds where a rate it cannot name ("unknown": Gen5 before pciutils 3.6.3,
+     * commit caca31a; Gen6 before 3.8.0, commit 5bdf63b) leaves no number to compare */
+    speedDowngraded?: boolean;
+    /** "Speed unknown": a rate this pciutils cannot name */
+    speedUnknown?: boolean;
     line: string;
 }
 
@@ -57,7 +63,10 @@ function kindOf(cls: string, desc: string): PciDevice["kind"] | undefined {
 function link(line: string): PcieLink {
     const speed = /Speed ([\d.]+)GT\/s/.exec(line);
     const width = /Width x(\d+)/.exec(line);
-    return { gts: speed ? Number(speed[1]) : undefined, width: width ? Number(width[1]) : undefined, line: line.trim() };
+    return {
+        gts: speed ? Number(speed[1]) : undefined, width: width ? Number(width[1]) : undefined,
+        speedDowngraded: /Speed \S+ \(downgraded\)/.test(line), speedUnknown: /Speed unknown/.test(line), line: line.trim(),
+    };
 }
 
 export function parseLspci(text: string): { devices: PciDevice[]; total: number } {
