@@ -59,10 +59,11 @@ export interface IbstatReport {
 }
 
 /**
- * Other tools' outputs that people paste for ibstat, each refused by name (never read as ibstat): `rdma link` ("link
- * mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ...", DaoCloud/DaoCloud-docs ofed_driver.md; with the indexes,
- * "0/1: ibp0s9/1: subnet_prefix ... state ACTIVE", Leon Romanovsky's linux-rdma mails), `rdma dev` ("0: mlx5_0: node_type
- * ca fw ..."), ibdev2netdev ("mlx5_0 port 1 ==> ib0 (Up)"), `ibstat -l` (the device names alone), `ibstat -p` (port GUIDs).
+ * Other tools' outputs that people paste for ibstat, each refused by name (never read as ibstat): `rdma link` (iproute2
+ * rdma/link.c link_one_show: "link %s/%u ", then "state %s physical_state %s netdev %s"; before commit b0a688a5, 2019,
+ * "0/1: ibp0s9/1: subnet_prefix ... state ACTIVE", as Leon Romanovsky's linux-rdma mails show), `rdma dev` (rdma/dev.c:
+ * "%u: " index, the name, "node_type %s"), ibdev2netdev ("mlx5_0 port 1 ==> ib0 (Up)"), `ibstat -l` (the device names
+ * alone), `ibstat -p` (port GUIDs).
  * None of them names a port's rate or link layer (nor, for rdma-devices.txt, a PCI function).
  */
 const OTHER_TOOLS: Array<[RegExp, string]> = [
