@@ -8,7 +8,7 @@ import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
 import { parseDmesg, type DmesgReport, type LogTime, type SxidEvent } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
-import { parseLspci, type PciDevice } from "./lspci";
+import { parseLspci, type PciDevice, type PcieLink } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
@@ -147,11 +147,22 @@ function gradeNvlink(g: Grader, exp: HealthExpectation): void {
     for (const e of nv.errors) g.fail(/^Failed to initialize NVML|^NVIDIA-SMI has failed|^No devices were found/i.test(e) ? "gpu" : "nvlink", f, "nvidia-smi cannot reach the driver", e);
     if (nv.errors.length && nv.gpus.length === 0) return;
     if (nv.gpus.length !== exp.gpus) g.fail("nvlink", f, `NVLink status for ${nv.gpus.length} GPU(s), expected ${exp.gpus} on an NVSwitch board`);
+    // a PCIe board (nvidia-smi names it "... PCIe", "A100-PCIE-40GB", "H100 NVL") has no NVSwitch: its NVLink runs over
+    // bridges between pairs, and some links are inactive by design (an H100 PCIe pair lists 18 links, 6 <inactive>:
+    // HPE-Japan-Presales/e-learning gpu/h100/mgmt_gpu_on_dl380agen11.md; "the H100 PCIE cards only support 12 out of
+    // the 18 available links", Azure/azurehpc-health-checks#162). The stack expects an NVSwitch board, so these links
+    // are not graded against it: not checked, never failing, never passing
+    const bridged = nv.gpus.filter((x) => /\bPCIE\b|\bNVL\b/i.test(x.line));
+    if (bridged.length) {
+        const name = /^GPU \d+: (.*?) \(UUID/.exec(bridged[0].line)?.[1] ?? "a PCIe GPU";
+        g.h.notChecked.push({ component: "nvlink", file: f, reason: `GPU ${bridged.map((x) => x.index).join(", ")}: ${name}, a PCIe board whose NVLink runs over bridges (some links inactive by design), while the stack expects ${exp.gpuModel} on an NVSwitch board: its NVLink links are not graded` });
+    }
     // a link trained at a fraction of the others' speed (1.562 of 26.562 GB/s) is as slow as a missing one
     const fastest = Math.max(0, ...nv.gpus.flatMap((x) => x.links.map((l) => l.gbps ?? 0)));
     for (const gpu of nv.gpus) {
         const slow = gpu.links.filter((l) => l.gbps !== undefined && l.gbps < 0.9 * fastest);
         if (slow.length) g.fail("nvlink", f, `GPU ${gpu.index}: ${slow.length} NVLink link(s) below ${fastest} GB/s (${slow.map((l) => `link ${l.id} ${l.gbps}`).join(", ")})`, slow[0].line);
+        if (bridged.includes(gpu)) continue;
         if (gpu.allInactive) {
             g.fail("nvlink", f, `GPU ${gpu.index}: every NVLink link is down`, gpu.allInactive);
             continue;
@@ -262,6 +273,9 @@ function railOf(map: RailMap, d: PciDevice, model: string | undefined, others: s
     return rail;
 }
 
+/** A link's rate as lspci gave it: "32GT/s", or "an unknown rate" where this pciutils could not name it. */
+const gtsText = (l: PcieLink): string => (l.gts !== undefined ? `${l.gts}GT/s` : "an unknown rate");
+
 function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefined): void {
     const f = FILES.lspci.name;
     const r = g.read("pcie", f, parseLspci);
@@ -293,24 +307,36 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
         if (d.virtualFunction) continue;
         // no link to read (a hypervisor that hides the Express capability, lspci -v without the second v): never a pass
-        if ((!cap?.width || !sta?.width) && !d.accessDenied) {
+        if (d.uncorrectable) g.h.notes.push(`${who}: AER shows an uncorrectable error logged (sticky until cleared; see the kernel log): ${d.uncorrectable}`);
+        if ((!cap?.width || sta?.width === undefined) && !d.accessDenied) {
             g.h.notChecked.push({ component: "pcie", file: f, reason: `${who} shows no ${!cap?.width ? "LnkCap" : "LnkSta"} width (lspci -vv as root prints both for a PCIe device): its link is not checked` });
         }
-        if (!cap || !sta || !sta.width || !cap.width) continue;
+        if (!cap || !sta || sta.width === undefined || !cap.width) continue;
+        // "Width x0": the link is not up (pciutils prints the negotiated width as read); never an idle GPU's lowered link
+        if (sta.width === 0) {
+            g.fail("pcie", f, `${who} link is not up (LnkSta width x0, capable of x${cap.width})${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
+            continue;
+        }
         let narrow = sta.width < cap.width;
-        let slow = sta.gts !== undefined && cap.gts !== undefined && sta.gts < cap.gts;
+        // where one side is a rate this pciutils cannot name, its own "(downgraded)" marker (a comparison of the raw
+        // codes) decides; with neither numbers nor a marker (pciutils before 3.6) the speed is not compared: a note
+        const comparable = sta.gts !== undefined && cap.gts !== undefined;
+        let slow = comparable ? sta.gts! < cap.gts! : sta.speedDowngraded === true;
+        if (!comparable && !sta.speedDowngraded && (sta.speedUnknown || cap.speedUnknown) && !(sta.speedUnknown && cap.speedUnknown) && !/\((ok|downgraded)\)/.test(sta.line)) {
+            g.h.notes.push(`${who}: link speed not compared (this lspci prints "Speed unknown" for a rate it does not know and marks no downgrade): ${sta.line.replace(/\s+/g, " ")}`);
+        }
         // a GPU's link speed and width "may be reduced when the GPU is not in use" (nvidia-smi --help-query-gpu,
         // pcie.link.gen.current and pcie.link.width.current): LnkSta shows the same link, so both are graded in P0 only,
         // as gradeSmi grades nvidia-smi's own Current/Max
         if ((slow || narrow) && d.kind === "gpu" && pstate.get(shortBdf(d.bdf)) !== "P0") {
             const ps = pstate.get(shortBdf(d.bdf));
-            const what = [slow ? `${sta.gts}GT/s of ${cap.gts}GT/s` : "", narrow ? `x${sta.width} of x${cap.width}` : ""].filter(Boolean).join(", ");
+            const what = [slow ? `${gtsText(sta)} of ${gtsText(cap)}` : "", narrow ? `x${sta.width} of x${cap.width}` : ""].filter(Boolean).join(", ");
             g.h.notes.push(`${who}: ${what} while ${ps ?? "its P-state is unknown"} (idle GPUs may lower the link speed and width; not graded)`);
             slow = narrow = false;
         }
         if (narrow || slow) {
-            const at = `${sta.gts ?? "?"}GT/s x${sta.width}`;
-            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${cap.gts ?? "?"}GT/s x${cap.width}${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
+            const at = `${gtsText(sta)} x${sta.width}`;
+            g.fail("pcie", f, `${who} link trained at ${at}, capable of ${gtsText(cap)} x${cap.width}${rail ? ` (rail ${rail})` : ""}`, sta.line.replace(/\s+/g, " "));
         }
         if (d.kind === "gpu" && exp.gpuPcie && cap.gts !== undefined) {
             const want = PCIE_GTS[exp.gpuPcie.gen];
@@ -348,8 +374,13 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
         const device = /stat of IB device '([^']+)' failed/.exec(e)?.[1];
         return { line: e, device, stopped: /^ibpanic:/.test(e) && device !== undefined && !listedAfter(device) };
     });
+    // the tool's own answer that the kernel lists no RDMA device at all (ibstat.ts noDevice): a failure, not a stop
+    if (r.noDevice) {
+        g.fail("nic", f, `no RDMA device: ${r.tool} found none, expected ${exp.nics.count}`, r.noDevice);
+        return;
+    }
     for (const e of failed) {
-        if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, "ibstat could not read a device", e.line);
+        if (e.device === undefined || exp.nics.names.includes(e.device)) g.fail("nic", f, `${r.tool} could not read a device`, e.line);
         else g.h.notes.push(`ibstat ${e.stopped ? "stopped at" : "could not read"} ${e.device}, which is no RDMA rail of the stack (Azure's Accelerated Networking VF mlx5_an0 is one such device): ${e.line}`);
     }
     const stoppedAt = failed.find((e) => e.stopped && !exp.nics.names.includes(e.device ?? ""))?.device;
@@ -378,6 +409,13 @@ function gradeIbstat(g: Grader, exp: HealthExpectation): void {
         if (exp.nics.rateGbps !== undefined && p.rate !== undefined && p.state === "Active" && p.rate < exp.nics.rateGbps) {
             g.fail("nic", f, `${id} at ${p.rate} Gb/s, expected ${exp.nics.rateGbps} Gb/s`, p.lines.rate);
         }
+        // rdma-core 2026+ ibstat's "Effective speed" counts PCIe limits and LAG: below the rate is worth a look, not a failure
+        if (p.effective && p.rate !== undefined && p.state === "Active" && p.effective.gbps < p.rate) g.h.notes.push(`${id}: effective speed ${p.effective.gbps} Gb/s below its rate ${p.rate} (${p.effective.line})`);
+    }
+    // ibv_devinfo without -v prints no active_width / active_speed (devinfo.c prints them under -v only)
+    const unrated = graded.filter((p) => p.state === "Active" && p.rate === undefined).map((p) => `${p.ca} port ${p.port}`);
+    if (exp.nics.rateGbps !== undefined && unrated.length) {
+        g.h.notChecked.push({ component: "nic", file: f, reason: `${unrated.join(", ")} show${unrated.length === 1 ? "s" : ""} no rate (${r.tool === "ibv_devinfo" ? "ibv_devinfo prints active_width and active_speed only with -v" : "no \"Rate:\" line"}): the link rate is not checked` });
     }
 }
 

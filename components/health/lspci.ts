@@ -4,8 +4,16 @@
  *   19:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)                 device line (a domain "0000:" prefix
  *   0000:19:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)   with -D / -nn)
  *   	LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM L1, ...
- *   	LnkSta:	Speed 16GT/s (downgraded), Width x8 (downgraded)               pciutils 3.6+ (Ubuntu 20.04+, Debian 11+, RHEL 8+)
- *   	LnkSta:	Speed 8GT/s, Width x16, TrErr- Train- SlotClk+ DLActive- ...   older pciutils (RHEL 7): no (ok)/(downgraded)
+ *   	LnkSta:	Speed 16GT/s (ok), Width x8 (downgraded)                       pciutils 3.6-3.9 (commit b47b5bd, 2018): "(ok)",
+ *                                                                            "(downgraded)", "(strange)" after each value
+ *   	LnkSta:	Speed 16GT/s (downgraded), Width x16                           pciutils 3.10+ (commit 9f76812, 2022): nothing when
+ *                                                                            equal, "(downgraded)" / "(overdriven)", and nothing
+ *                                                                            at all on root and downstream ports
+ *   	LnkSta:	Speed 8GT/s, Width x16, TrErr- Train- SlotClk+ DLActive- ...   older pciutils (RHEL 7): no marker
+ *   	LnkSta:	Speed unknown (downgraded), Width x0 (downgraded)              a link that is not up (ls-caps.c link_speed prints
+ *                                                                            "unknown" for a code it does not know, and the
+ *                                                                            negotiated width as read: x0); a virtual function
+ *                                                                            shows this always (kvm list, Le Goater, 2025-07-28)
  *   	Capabilities: <access denied>                                           not run as root: no link information
  * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
  * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
@@ -18,6 +26,12 @@ import { HealthParseError } from "./types";
 export interface PcieLink {
     gts?: number;
     width?: number;
+    /** LnkSta's "Speed unknown (downgraded)" / "Speed 32GT/s (downgraded)": pciutils 3.6+ compares the raw speed codes
+     * (ls-caps.c link_compare), so the marker holds where a rate it cannot name ("unknown": Gen5 before pciutils 3.6.3,
+     * commit caca31a; Gen6 before 3.8.0, commit 5bdf63b) leaves no number to compare */
+    speedDowngraded?: boolean;
+    /** "Speed unknown": a rate this pciutils cannot name */
+    speedUnknown?: boolean;
     line: string;
 }
 
@@ -33,6 +47,8 @@ export interface PciDevice {
     accessDenied: boolean;
     /** any indented detail line under the device line (lspci -v and more) */
     detailed: boolean;
+    /** the AER "UESta:" line when it shows an uncorrectable error bit set ("DLP+", "CmpltTO+"; pciutils ls-ecaps.c) */
+    uncorrectable?: string;
 }
 
 const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
@@ -47,7 +63,10 @@ function kindOf(cls: string, desc: string): PciDevice["kind"] | undefined {
 function link(line: string): PcieLink {
     const speed = /Speed ([\d.]+)GT\/s/.exec(line);
     const width = /Width x(\d+)/.exec(line);
-    return { gts: speed ? Number(speed[1]) : undefined, width: width ? Number(width[1]) : undefined, line: line.trim() };
+    return {
+        gts: speed ? Number(speed[1]) : undefined, width: width ? Number(width[1]) : undefined,
+        speedDowngraded: /Speed \S+ \(downgraded\)/.test(line), speedUnknown: /Speed unknown/.test(line), line: line.trim(),
+    };
 }
 
 export function parseLspci(text: string): { devices: PciDevice[]; total: number } {
@@ -77,6 +96,8 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
         if (/^LnkCap:/.test(t)) cur.cap = link(`${cur.bdf} ${t}`);
         else if (/^LnkSta:/.test(t)) cur.sta = link(`${cur.bdf} ${t}`);
         else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
+        // ls-ecaps.c cap_aer: "UESta:\tDLP- SDES- TLP- ..." with "+" on each status bit set (sticky until cleared)
+        else if (/^UESta:/.test(t) && /\w\+/.test(t)) cur.uncorrectable = `${cur.bdf} ${t.replace(/\s+/g, " ")}`;
     }
     if (total === 0) throw new HealthParseError("lists no PCI device: not lspci -vv output");
     if (details === 0) throw new HealthParseError(`lists ${total} device line(s) and no detail under any: plain lspci, not lspci -vv (run as root: lspci -vv)`);

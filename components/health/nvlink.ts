@@ -20,6 +20,20 @@ export interface NvlinkGpu {
 /** nvidia-smi's own failures: it could not ask the driver (no GPU, no driver, a version mismatch) */
 const SMI_ERROR = /^(Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle)/i;
 
+/**
+ * The other `nvidia-smi nvlink` subcommands print the same "GPU N:" / "Link N:" frame with other values: `-R`
+ * "Link 0: Remote Device 00000000:D5:00.0: Link 0" (as published, HPE-Japan-Presales/e-learning
+ * gpu/h100/mgmt_gpu_on_dl380agen11.md); the error counters (`-e`) and throughput (`-gt`) carry words no link state
+ * holds ("Errors", "Tx", "Rx"; no published capture of them was found, so only those words are matched). Refused by
+ * name, never read as a link state.
+ */
+function otherNvlink(value: string): string | undefined {
+    if (/^Remote Device /i.test(value)) return "nvidia-smi nvlink -R (remote devices)";
+    if (/Errors?:/i.test(value)) return "nvidia-smi nvlink -e (error counters)";
+    if (/^(Data|Raw) (Tx|Rx)/i.test(value)) return "nvidia-smi nvlink -gt (throughput)";
+    return undefined;
+}
+
 export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[]; errors: string[] } {
     const gpus: NvlinkGpu[] = [];
     const errors: string[] = [];
@@ -43,10 +57,16 @@ export function parseNvlinkStatus(text: string): { gpus: NvlinkGpu[]; errors: st
             gpus.push(cur);
             continue;
         }
+        // `nvidia-smi nvlink -c` prints "Link 0, P2P is supported: true" (no colon after the number)
+        if (/^Link \d+, /.test(line)) throw new HealthParseError(`is nvidia-smi nvlink -c (capabilities) output ("${line.slice(0, 80)}"), not nvidia-smi nvlink --status`);
         const l = /^Link (\d+):\s*(.*)$/.exec(line);
         if (l && cur) {
             const speed = /^([\d.]+)\s*GB\/s$/.exec(l[2]);
-            if (!speed && !/^<inactive>$/i.test(l[2])) throw new HealthParseError(`link line "${line}" is neither "<N> GB/s" nor "<inactive>"`);
+            if (!speed && !/^<inactive>$/i.test(l[2])) {
+                const other = otherNvlink(l[2]);
+                if (other) throw new HealthParseError(`is ${other} output ("${line.slice(0, 80)}"), not nvidia-smi nvlink --status`);
+                throw new HealthParseError(`link line "${line}" is neither "<N> GB/s" nor "<inactive>"`);
+            }
             cur.links.push({ id: Number(l[1]), gbps: speed ? Number(speed[1]) : undefined, line });
             continue;
         }

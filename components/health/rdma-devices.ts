@@ -13,6 +13,7 @@
  * names each device by its path with the link's target ending in "/" (Linux commit a9d2e9ae953f's message:
  * "/sys/class/infiniband/rxe0 -> ../../devices/virtual/infiniband/rxe0/").
  */
+import { otherTool } from "./ibstat";
 import { boundedLines } from "./text";
 import { HealthParseError } from "./types";
 
@@ -53,6 +54,11 @@ export function parseRdmaDevices(text: string): RdmaDevices {
             continue;
         }
         const arrow = line.indexOf(" -> ");
+        // rdma link / rdma dev / ibdev2netdev name no PCI function: refused by name (ibstat.ts OTHER_TOOLS)
+        const tool = arrow < 0 ? otherTool(line) : undefined;
+        // bare names here are most likely `ls` without -l
+        const other = tool?.startsWith("ibstat -l") ? "a list of device names (ls without -l, or ibstat -l)" : tool;
+        if (other) throw new HealthParseError(`is ${other}${tool === other ? " output" : ""} ("${line.slice(0, 80)}"), which names no PCI function: the kit reads ls -l /sys/class/infiniband/`);
         if (arrow < 0) throw new HealthParseError(`line "${line.slice(0, 120)}" is not an ls -l line of /sys/class/infiniband ("<name> -> ../../devices/.../infiniband/<name>")`);
         // the device's own name, also where ls was given its path (".../infiniband/rxe0")
         const name = trimSlashes(line.slice(0, arrow).split(" ").pop() ?? "").split("/").pop() ?? "";

@@ -129,8 +129,8 @@ export class HealthParseError extends Error {
     }
 }
 
-/** PCIe transfer rate per lane (GT/s) of each generation. source: PCI-SIG, as lspci prints them (pciutils ls-caps.c link_speed). */
-export const PCIE_GTS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 3: 8, 4: 16, 5: 32, 6: 64 };
+/** PCIe transfer rate per lane (GT/s) of each generation. source: PCI-SIG, as lspci prints them (pciutils ls-caps.c link_speed; 128GT/s since commit 3ec74c7, "Add support to decode Gen7 speed"). */
+export const PCIE_GTS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 3: 8, 4: 16, 5: 32, 6: 64, 7: 128 };
 
 /** The generation of a GT/s figure, or undefined. */
 export function pcieGen(gts: number): number | undefined {
