@@ -48,14 +48,66 @@ export const SWITCH_READS: Readonly<Record<NetworkOs, { config: string; lldp: st
  * A port the plan expects but the switch lacks is left out, so the rules report it missing (C5, C14).
  */
 export function runningSwitchView(sw: SwitchPlan, text: string): SwitchView {
-    const doc = sw.os === "eos" ? text : JSON.parse(text);
+    const eos = sw.os === "eos" ? eosRunningGlobals(sw, text) : undefined;
+    const doc = eos ? eos.text : JSON.parse(text);
     // NVUE may print the document bare ({set: …}) or as the op list; the reader takes the list
     const view = sw.os === "sonic" ? readSonic(sw.name, withGlobalDscpMap(sonicConfigDb(doc))) : sw.os === "nvue" ? readNvue(sw.name, nvueOps(doc)) : readEos(sw.name, doc);
     const owned = new Set(sw.ports.map((p) => p.name));
-    const ports = view.ports.filter((p) => owned.has(p.port));
+    let ports = view.ports.filter((p) => owned.has(p.port));
+    // `priority-flow-control all off`: no port runs PFC, whatever its own lines say (eosRunningGlobals)
+    if (eos?.pfcAllOff) ports = ports.map((p) => ({ ...p, pfcPriorities: [], watchdogPriorities: [] }));
     // NVUE names the mode (qos roce mode); elsewhere the mode follows from PFC on the kit's ports only
     const mode = sw.os === "nvue" ? view.mode : ports.some((p) => p.pfcPriorities.length) ? "lossless" : "lossy";
     return { ...view, ports, mode };
+}
+
+/**
+ * Global lines of a running EOS configuration that the shared reader (consistency.ts readEos, written for the kit's
+ * own rendered text) does not take, handled here so a running switch that carries them is read, not refused or misread.
+ * Source of every form: Arista's own configuration generator, aristanetworks/avd@3cac535c16978abb099f159b0bd6839536a9108c
+ * ansible_collections/arista/avd/molecule/eos_cli_config_gen/intended/configs/qos.cfg (test/fixtures/roce/running/README.md):
+ * - `priority-flow-control all off`: "Disable PFC on all interfaces" (AVD schema priority_flow_control.all_off,
+ *   template eos/priority-flow-control.j2): every port reads PFC off, whatever its interface or profile lines say.
+ *   readEos skipped the line, so such a switch read as running PFC.
+ * - `qos map dscp <list> to traffic-class <tc> drop-precedence <dp>`: the DSCPs go to <tc>; the drop precedence only
+ *   selects which WRED drop thresholds apply (the same file's `random-detect drop drop-precedence 2 minimum-threshold …`
+ *   queue lines), so it is read as the map to <tc>. readEos refused the whole switch on it.
+ * - `qos map traffic-class <list> to cos <n>`: the 802.1p value written on egress. The fabric classifies by DSCP (C5
+ *   requires DSCP trust on every port), so it changes nothing a rule reads and is left out.
+ * - `qos map traffic-class <list> to dscp <d>`: the DSCP written on egress while `qos rewrite dscp` is on (AVD
+ *   qos.rewrite_dscp, eos/qos.j2). A rewrite of the RoCE or CNP traffic class changes the DSCP the next hop classifies
+ *   by, which no rule models: the switch is refused, naming the line. Any other class's rewrite (or any rewrite map
+ *   while `qos rewrite dscp` is absent) leaves the RoCE path as read and is left out.
+ * Only top-level lines (no indentation) are touched; everything else reaches readEos unchanged.
+ */
+export function eosRunningGlobals(sw: SwitchPlan, text: string): { text: string; pfcAllOff: boolean } {
+    const lines = text.split("\n");
+    const top = (raw: string) => raw.length > 0 && !/^\s/.test(raw);
+    const rewriteOn = lines.some((raw) => top(raw) && raw.trim() === "qos rewrite dscp");
+    const path = new Set([sw.roce.trafficClass, sw.cnp.trafficClass]);
+    let pfcAllOff = false;
+    const out: string[] = [];
+    for (const raw of lines) {
+        if (!top(raw)) { out.push(raw); continue; }
+        const line = raw.trim();
+        let m: RegExpMatchArray | null;
+        if (line === "priority-flow-control all off") { pfcAllOff = true; continue; }
+        if ((m = /^(qos map dscp .+ to traffic-class \d+) drop-precedence \d+$/.exec(line))) { out.push(m[1]); continue; }
+        // the class list as readEos takes one (`1 2 3`, a range `0-7`); one space before each further entry, so the
+        // match is linear on an untrusted line
+        if ((m = /^qos map traffic-class (\d+(?:-\d+)?(?: \d+(?:-\d+)?)*) to (cos|dscp) \d+$/.exec(line))) {
+            if (m[2] === "cos") continue;
+            // the rewrite touches the path when a path class is one of the entries or lies in a range a-b
+            const ranges = m[1].split(" ").map((t) => t.split("-").map(Number));
+            const touched = [...path].filter((x) => ranges.some(([a, b]) => x >= a && x <= (b ?? a)));
+            if (rewriteOn && touched.length) {
+                throw new Error(`'${line.slice(0, 120)}' rewrites the DSCP of traffic class ${touched.join(", ")} (RoCE or CNP) on egress while 'qos rewrite dscp' is on: what the next hop classifies it as is not checked`);
+            }
+            continue;
+        }
+        out.push(raw);
+    }
+    return { text: out.join("\n"), pfcAllOff };
 }
 
 type Rows = Record<string, Record<string, Record<string, string>>>;
