@@ -1,0 +1,25 @@
+/**
+ * Review of round 8's NIC/PCIe/NVLink changes, read as the operator of a healthy cluster: can a healthy node now be
+ * named failing? LnkSta "Width x0" on a function that answers config reads is not a link that is down (the reads cross
+ * that link): a virtual function the name does not mark, or a hypervisor's copy of the register, is not checked.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
+
+const H100 = stack("examples/azure-h100.yaml");
+
+test("an H100 whose LnkSta reads 'Speed unknown, Width x0' while its config space answers: pcie not checked, never failing (was: 'link is not up')", () => {
+    // constructed from the real gpud H100 capture: GPU 19:00.0's LnkSta replaced by the form a VF shows (the kvm list
+    // capture, lspci-vv.cx7-pf-gen4x8-vf-unknown-kvm-clg.txt); the rest of its config space (BARs, capabilities) still reads
+    const real = cap("lspci-vv.h100-gpud.txt");
+    const text = real.replace(/(19:00\.0 3D controller[\s\S]*?)LnkSta:\tSpeed 32GT\/s \(ok\), Width x16 \(ok\)/, "$1LnkSta:\tSpeed unknown (downgraded), Width x0 (downgraded)");
+    assert.notEqual(text, real);
+    const exp = only({ ...H100, fabric: "aws-efa" }, ["pcie"]);
+    // the node's nvidia-smi says nothing here: the GPU's P-state is unknown, so a P0-only rule cannot be what saves it
+    const h = grade({ "lspci-vv.txt": text }, exp);
+    assert.deepEqual(summary(h), { verdict: "incomplete", findings: [], notChecked: ["pcie"] });
+    assert.match(h.notChecked[0].reason, /^GPU 19:00\.0 shows LnkSta width x0 \(capable of x16\) while it answers config reads/);
+    // the untouched capture stays healthy
+    assert.equal(grade({ "lspci-vv.txt": real }, exp).verdict, "healthy");
+});
