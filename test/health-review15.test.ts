@@ -23,3 +23,23 @@ test("an H100 whose LnkSta reads 'Speed unknown, Width x0' while its config spac
     // the untouched capture stays healthy
     assert.equal(grade({ "lspci-vv.txt": real }, exp).verdict, "healthy");
 });
+
+test("a dual-port card with one port cabled (ibstat lists both under one CA): the Down port beside the Active one is a note; a device with no Active port, or a cabled port not Active, still fails", () => {
+    // the real dual-port ConnectX-3 capture (linux-rdma list: mlx4_0, port 1 InfiniBand Down/Polling, port 2 Ethernet
+    // Down/Disabled), with port 1 set Active/LinkUp in memory: the card cabled on port 1 only, its VPI port 2 unused
+    const real = cap("ibstat.mlx4-ib-port-down-linux-rdma.txt");
+    const text = real.replace(/(Port 1:\n\s+State: )Down(\n\s+Physical state: )Polling/, "$1Active$2LinkUp");
+    assert.notEqual(text, real);
+    const exp = only({ ...H100, nics: { ...H100.nics, names: ["mlx4_0"], count: 1, rateGbps: 10 } }, ["nic"]);
+    const h = grade({ "ibstat.txt": text }, exp);
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h.notes.some((n) => n.startsWith("mlx4_0 port 2 Down beside an Active port of the same device")), h.notes.join("\n"));
+    // the same second port cabled but not Active (Initializing: no subnet manager has brought it up): failing
+    const init = text.replace(/(Port 2:\n\s+State: )Down/, "$1Initializing");
+    assert.notEqual(init, text);
+    assert.equal(grade({ "ibstat.txt": init }, exp).verdict, "failing");
+    // the capture as published, no port Active: the rail fails on port 1 (and port 2's Ethernet link layer) as before
+    assert.deepEqual(summary(grade({ "ibstat.txt": real }, exp)).findings.map((f) => f[1]), [
+        "mlx4_0 port 1 is Down, expected Active", "mlx4_0 port 2 has link layer Ethernet, expected InfiniBand", "mlx4_0 port 2 is Down, expected Active",
+    ]);
+});
