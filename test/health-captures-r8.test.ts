@@ -52,7 +52,7 @@ test("ibstat on a host with no RDMA device panics on libibumad's default name mt
     assert.ok(after.notes.some((n) => n.startsWith("ibstat stopped at mthca0, which is no RDMA rail")), after.notes.join("\n"));
 });
 
-test("ibv_devinfo of two dual-port ConnectX-3 (mlx4_1, mlx4_0) is read as the ports' state: each port 2 PORT_DOWN fails (before: unreadable)", () => {
+test("ibv_devinfo of two dual-port ConnectX-3 (mlx4_1, mlx4_0) is read as the ports' state: each port 2 PORT_DOWN beside an Active port 1 is an uncabled port, a note (before: unreadable)", () => {
     const r = parseIbstat(cap("ibv_devinfo.mlx4-two-hcas-port2-down-heioy.txt"));
     assert.equal(r.tool, "ibv_devinfo");
     assert.deepEqual(r.cas.map((c) => [c.name, c.ports.map((p) => [p.port, p.state, p.linkLayer, p.rate])]), [
@@ -60,9 +60,10 @@ test("ibv_devinfo of two dual-port ConnectX-3 (mlx4_1, mlx4_0) is read as the po
         ["mlx4_0", [[1, "Active", "InfiniBand", undefined], [2, "Down", "InfiniBand", undefined]]],
     ]);
     const rails = ibRails(["mlx4_0", "mlx4_1"]);
-    assert.deepEqual(summary(nic("ibv_devinfo.mlx4-two-hcas-port2-down-heioy.txt", rails)).findings, [
-        ["nic", "mlx4_1 port 2 is Down, expected Active"], ["nic", "mlx4_0 port 2 is Down, expected Active"],
-    ]);
+    // each card is one rail with one port cabled (test/health-review15.test.ts): healthy, the Down ports named in a note
+    const h2 = nic("ibv_devinfo.mlx4-two-hcas-port2-down-heioy.txt", rails);
+    assert.deepEqual(summary(h2), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h2.notes.some((n) => n.startsWith("mlx4_1 port 2, mlx4_0 port 2 Down beside an Active port of the same device")), h2.notes.join("\n"));
     // without -v ibv_devinfo prints no rate: where the stack expects one, the active ports' rate is not checked, never passed
     const h = grade({ "ibstat.txt": cap("ibv_devinfo.mlx4-two-hcas-port2-down-heioy.txt") }, only({ ...rails, nics: { ...rails.nics, rateGbps: 40 } }, ["nic"]));
     assert.deepEqual(h.notChecked.map((n) => n.reason), ["mlx4_1 port 1, mlx4_0 port 1 show no rate (ibv_devinfo prints active_width and active_speed only with -v): the link rate is not checked"]);
@@ -188,10 +189,11 @@ test("lspci -vv of a ConnectX-7 PF at 16GT/s x8 of 32GT/s x16 and its VF at 'Spe
     const map = "lrwxrwxrwx 1 root root 0 Jul 28 11:00 mlx5_1 -> ../../devices/pci0000:b0/0000:b0:04.0/0000:b1:00.1/infiniband/mlx5_1\n";
     const h = grade({ "lspci-vv.txt": text, "rdma-devices.txt": map }, exp);
     assert.deepEqual(summary(h), { verdict: "failing", findings: [["pcie", "RDMA NIC b1:00.1 (ConnectX-7) link trained at 16GT/s x8, capable of 32GT/s x16 (rail mlx5_1)"]], notChecked: [] });
-    // the same PF with its link down (the VF's LnkSta put in the PF's place): failing as not up, never "not checked"
+    // the VF's LnkSta put in the PF's place: a PF that answers config reads has its link up (they cross it), so x0 is a
+    // register that is not its own link's: not checked, never failing (test/health-review15.test.ts)
     const down = text.replace("LnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", "LnkSta:\tSpeed unknown (downgraded), Width x0 (downgraded)");
     assert.notEqual(down, text);
-    assert.deepEqual(summary(grade({ "lspci-vv.txt": down, "rdma-devices.txt": map }, exp)).findings, [["pcie", "RDMA NIC b1:00.1 (ConnectX-7) link is not up (LnkSta width x0, capable of x16) (rail mlx5_1)"]]);
+    assert.deepEqual(summary(grade({ "lspci-vv.txt": down, "rdma-devices.txt": map }, exp)), { verdict: "incomplete", findings: [], notChecked: ["pcie"] });
     // a rate this pciutils cannot name (pciutils 3.7 prints "unknown" for 64GT/s, ls-caps.c before commit 5bdf63b):
     // its own "(downgraded)" marker decides (built from the PF's lines: LnkCap unknown, LnkSta 32GT/s downgraded, x16)
     const gen6 = text.replace("LnkCap:\tPort #0, Speed 32GT/s, Width x16", "LnkCap:\tPort #0, Speed unknown, Width x16")

@@ -10,10 +10,13 @@
  *                                                                            equal, "(downgraded)" / "(overdriven)", and nothing
  *                                                                            at all on root and downstream ports
  *   	LnkSta:	Speed 8GT/s, Width x16, TrErr- Train- SlotClk+ DLActive- ...   older pciutils (RHEL 7): no marker
- *   	LnkSta:	Speed unknown (downgraded), Width x0 (downgraded)              a link that is not up (ls-caps.c link_speed prints
- *                                                                            "unknown" for a code it does not know, and the
- *                                                                            negotiated width as read: x0); a virtual function
- *                                                                            shows this always (kvm list, Le Goater, 2025-07-28)
+ *   	LnkSta:	Speed unknown (downgraded), Width x0 (downgraded)              a Link Status that is not the function's own
+ *                                                                            (ls-caps.c link_speed prints "unknown" for a code
+ *                                                                            it does not know, and the width field as read: 0):
+ *                                                                            a virtual function shows this always (kvm list, Le
+ *                                                                            Goater, 2025-07-28); root and downstream ports with
+ *                                                                            no card show it too, but an endpoint that answers
+ *                                                                            config reads has its link up (grade.ts)
  *   	Capabilities: <access denied>                                           not run as root: no link information
  * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
  * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
