@@ -62,6 +62,31 @@ test("the whole lspci -vvv of an HGX H100 (927 KB; 16 switch and root ports trai
     ]);
 });
 
+test("a card trained at what the port above it can do is set by its slot (a note); below that port's capability it fails", () => {
+    // constructed from the whole HGX H100 capture: rail mlx5_0's ConnectX-7 (1a:00.0) sits below switch port 17:02.0
+    const whole = gunzipSync(fs.readFileSync(path.join(CAPTURES, "lspci-vv.h100-gpud-whole.txt.gz"))).toString("utf8");
+    const files = { "rdma-devices.txt": cap("rdma-devices.h100-gpud-constructed.txt"), "ibstat.txt": cap("ibstat.h100-ib-400.txt") };
+    const card = (text: string, sta: string) => text.replace(/(\n1a:00\.0 Ethernet controller: Mellanox[\s\S]*?LnkSta:\t)Speed 32GT\/s \(ok\), Width x16 \(ok\)/, `$1${sta}`);
+    const port = (text: string, lnkCap: string) => text.replace(/(\n17:02\.0 PCI bridge:[\s\S]*?LnkCap:\tPort #2, )Speed 32GT\/s, Width x16/, `$1${lnkCap}`);
+    const gen4 = card(whole, "Speed 16GT/s (downgraded), Width x16 (ok)");
+    assert.notEqual(gen4, whole);
+    // a Gen4 port above a Gen5 card: trained at the port's best, by design
+    const slot = grade({ ...files, "lspci-vv.txt": port(gen4, "Speed 16GT/s, Width x16") }, only(H100, ["pcie"]));
+    assert.deepEqual(summary(slot), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(slot.notes.includes("RDMA NIC 1a:00.0 (ConnectX-7): trained at 16GT/s x16, capable of 32GT/s x16; the port above it (17:02.0) can do 16GT/s x16, so the slot sets the link (not graded)"), slot.notes.join("\n"));
+    // the same card below a Gen5 port: the link lost speed on its own
+    assert.deepEqual(summary(grade({ ...files, "lspci-vv.txt": gen4 }, only(H100, ["pcie"]))).findings, [
+        ["pcie", "RDMA NIC 1a:00.0 (ConnectX-7) link trained at 16GT/s x16, capable of 32GT/s x16 (rail mlx5_0)"],
+    ]);
+    // an x8 port: x8 is the slot's; Gen4 below that Gen5 x8 port is still the link's own fault
+    const x8 = card(whole, "Speed 32GT/s (ok), Width x8 (downgraded)");
+    assert.deepEqual(summary(grade({ ...files, "lspci-vv.txt": port(x8, "Speed 32GT/s, Width x8") }, only(H100, ["pcie"]))).findings, []);
+    const both = card(whole, "Speed 16GT/s (downgraded), Width x8 (downgraded)");
+    assert.deepEqual(summary(grade({ ...files, "lspci-vv.txt": port(both, "Speed 32GT/s, Width x8") }, only(H100, ["pcie"]))).findings, [
+        ["pcie", "RDMA NIC 1a:00.0 (ConnectX-7) link trained at 16GT/s x8, capable of 32GT/s x16 (rail mlx5_0)"],
+    ]);
+});
+
 test("nvidia-smi nvlink --status of one A100 as AzNHC keeps it: 12 links at 25 GB/s pass; \"all links are inactive\" fails nvlink", () => {
     const one = only({ ...A100, gpus: 1 }, ["nvlink"]);
     const good = grade({ "nvidia-smi-nvlink.txt": cap("nvidia-smi-nvlink.a100-gpu7-aznhc.txt") }, one);

@@ -326,6 +326,18 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         // codes) decides; with neither numbers nor a marker (pciutils before 3.6) the speed is not compared: a note
         const comparable = sta.gts !== undefined && cap.gts !== undefined;
         let slow = comparable ? sta.gts! < cap.gts! : sta.speedDowngraded === true;
+        // Link training settles on the highest rate and width both ends support (PCI Express Base Specification,
+        // Physical Layer Logical Block, LTSSM), while lspci's LnkCap and "(downgraded)" are the function's own (pciutils
+        // ls-caps.c link_compare reads LnkSta against the same function's LnkCap): a Gen5 x16 card in a Gen4 or x8 slot
+        // trains at what the slot can do, by design. Where the port above it is listed and the link trained at exactly
+        // that port's own capability, the slot sets the link: a note, not a fault of the card or its link.
+        const up = d.upstream;
+        const slotSpeed = slow && comparable && up?.gts !== undefined && sta.gts === up.gts && up.gts < cap.gts!;
+        const slotWidth = narrow && up?.width !== undefined && sta.width === up.width && up.width < cap.width;
+        if (up && (slotSpeed || slotWidth) && (!slow || slotSpeed) && (!narrow || slotWidth)) {
+            g.h.notes.push(`${who}: trained at ${gtsText(sta)} x${sta.width}, capable of ${gtsText(cap)} x${cap.width}; the port above it (${up.bdf}) can do ${gtsText(up)} x${up.width ?? "?"}, so the slot sets the link (not graded)`);
+            slow = narrow = false;
+        }
         if (!comparable && !sta.speedDowngraded && (sta.speedUnknown || cap.speedUnknown) && !(sta.speedUnknown && cap.speedUnknown) && !/\((ok|downgraded)\)/.test(sta.line)) {
             g.h.notes.push(`${who}: link speed not compared (this lspci prints "Speed unknown" for a rate it does not know and marks no downgrade): ${sta.line.replace(/\s+/g, " ")}`);
         }

@@ -52,6 +52,22 @@ export interface PciDevice {
     detailed: boolean;
     /** the AER "UESta:" line when it shows an uncorrectable error bit set ("DLP+", "CmpltTO+"; pciutils ls-ecaps.c) */
     uncorrectable?: string;
+    /** the LnkCap of the port above it (the bridge whose secondary bus is this device's bus), where lspci lists it */
+    upstream?: PcieLink & { bdf: string };
+}
+
+/** A PCI bridge (a root or switch port): the bus below it and what its own link can do. */
+interface PciBridge {
+    bdf: string;
+    /** "Bus: primary=00, secondary=01, subordinate=01" (pciutils lspci.c show_htype1): the bus right below the port */
+    secondary?: number;
+    cap?: PcieLink;
+}
+
+/** The PCI domain and bus of a bdf as lspci prints it ("0000:1a:00.0", or "1a:00.0" when every device is in domain 0). */
+function domainBus(bdf: string): string {
+    const parts = bdf.split(":");
+    return parts.length === 3 ? `${parts[0]}:${parts[1]}` : `0000:${parts[0]}`;
 }
 
 const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
@@ -74,7 +90,9 @@ function link(line: string): PcieLink {
 
 export function parseLspci(text: string): { devices: PciDevice[]; total: number } {
     const devices: PciDevice[] = [];
+    const bridges: PciBridge[] = [];
     let cur: PciDevice | undefined;
+    let bridge: PciBridge | undefined;
     let total = 0;
     let details = 0;
     for (const raw of boundedLines(text)) {
@@ -90,9 +108,18 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
                 virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false, detailed: false,
             } : undefined;
             if (cur) devices.push(cur);
+            bridge = !kind && /^PCI bridge$/i.test(m[2]) && bridges.length < 4096 ? { bdf: m[1].toLowerCase() } : undefined;
+            if (bridge) bridges.push(bridge);
             continue;
         }
         details++;
+        if (bridge) {
+            const t = raw.trim();
+            const bus = /^Bus: primary=[0-9a-f]{2}, secondary=([0-9a-f]{2}),/i.exec(t);
+            if (bus) bridge.secondary = parseInt(bus[1], 16);
+            else if (/^LnkCap:/.test(t)) bridge.cap = link(`${bridge.bdf} ${t}`);
+            continue;
+        }
         if (!cur) continue;
         cur.detailed = true;
         const t = raw.trim();
@@ -101,6 +128,17 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
         else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
         // ls-ecaps.c cap_aer: "UESta:\tDLP- SDES- TLP- ..." with "+" on each status bit set (sticky until cleared)
         else if (/^UESta:/.test(t) && /\w\+/.test(t)) cur.uncorrectable = `${cur.bdf} ${t.replace(/\s+/g, " ")}`;
+    }
+    // the port above each device: the bridge of its domain whose secondary bus is the device's bus
+    const above = new Map<string, PciBridge>();
+    for (const b of bridges) {
+        if (b.secondary === undefined || !b.cap) continue;
+        const [domain] = domainBus(b.bdf).split(":");
+        above.set(`${domain}:${b.secondary.toString(16).padStart(2, "0")}`, b);
+    }
+    for (const d of devices) {
+        const b = above.get(domainBus(d.bdf));
+        if (b?.cap) d.upstream = { ...b.cap, bdf: b.bdf };
     }
     if (total === 0) throw new HealthParseError("lists no PCI device: not lspci -vv output");
     if (details === 0) throw new HealthParseError(`lists ${total} device line(s) and no detail under any: plain lspci, not lspci -vv (run as root: lspci -vv)`);
