@@ -200,3 +200,22 @@ test("the proprietary kernel modules are refused on Blackwell before anything is
     // Hopper keeps the choice
     assert.equal(planSoftware(aws("p5.48xlarge", {}, { openKernelModules: false, gpudirect: "peermem" })).rows.find((r) => r.component === "driver")?.decision, "reuse");
 });
+
+test("bare metal: 8 HGX GPUs a host get Fabric Manager and an NVSwitch expectation; 8 PCIe or NVL cards (bridged, no NVSwitch) get neither", () => {
+    const doc = parseYaml(readFileSync(join(ROOT, "examples/roce-h100.yaml"), "utf8"));
+    const withModel = (model: string) => {
+        const c = structuredClone(doc.config["rdmakit:cluster"]);
+        for (const h of c.roce.hosts) h.gpu = { model, count: 8 };
+        return planCluster(parseClusterSpec(c));
+    };
+    for (const model of ["H100", "H200", "A100", "B200"]) {
+        const plan = withModel(model);
+        assert.equal(plan.nodes.nvswitch, true, model);
+        assert.equal(plan.ansibleVars.nvidia_driver_fabric_manager, true, model);
+    }
+    for (const model of ["H100-NVL", "H100NVL", "H200-NVL", "H100-PCIe", "A100-PCIE-80GB"]) {
+        const plan = withModel(model);
+        assert.equal(plan.nodes.nvswitch, false, model);
+        assert.equal(plan.ansibleVars.nvidia_driver_fabric_manager, false, model);
+    }
+});

@@ -64,10 +64,15 @@ export function compareVersions(a: string, b: string): number {
 }
 const older = (a: string, b: string) => compareVersions(a, b) < 0;
 
-/** 8-GPU A100/H100/H200/B200/B300 servers are HGX boards with NVSwitch (NVIDIA HGX platform docs); PCIe cards are not. */
+/**
+ * 8-GPU A100/H100/H200/B200/B300 servers are HGX boards with NVSwitch (NVIDIA HGX platform docs); PCIe cards are not,
+ * also where NVLink bridges join them in pairs or fours: a model named PCIe or NVL ("H100-PCIe", "H100-NVL", "H200NVL":
+ * the H100 NVL and H200 NVL are PCIe cards with a 2- or 4-way NVLink bridge, NVIDIA H100 datasheet and H200 product
+ * page; A100 PCIe pairs by a bridge, A100 datasheet) gets no Fabric Manager and no NVSwitch expectation.
+ */
 export function roceHgx(spec: SoftwareSpec): boolean {
     const first = spec.roce?.hosts[0];
-    return first !== undefined && first.gpu.count === 8 && /^(A100|H100|H200|B200|B300)/.test(first.gpu.model);
+    return first !== undefined && first.gpu.count === 8 && /^(A100|H100|H200|B200|B300)/.test(first.gpu.model) && !/PCIE|NVL/i.test(first.gpu.model);
 }
 
 interface HardwareNeeds {
