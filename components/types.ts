@@ -366,7 +366,7 @@ export interface AzureNetworkInput {
 
 /** GPUs in a bare-metal host. */
 export interface RoceGpuInput {
-    /** GPU model, e.g. H100. */
+    /** GPU model, e.g. H100. Eight A100/H100/H200/B200/B300 a host are an HGX board with NVSwitch (Fabric Manager installed, NVSwitch expected); name PCIe cards as such (`H100-PCIe`, `H100-NVL`, `H200-NVL`): bridged cards get neither. */
     model: string;
     /** GPUs in this host. */
     count: number;

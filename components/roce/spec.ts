@@ -100,7 +100,7 @@ export const roceHostSchema = z.strictObject({
         .describe("The front-end netdev NCCL bootstraps over (NCCL_SOCKET_IFNAME). Must not be a rail."),
     gpu: z.strictObject({
         model: z.string().regex(SHORT_MODEL, { error: "GPU model must be a short model name (letters, digits, - _ . between), e.g. H100 or H100-80GB" })
-            .refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).describe("GPU model, e.g. H100."),
+            .refine(notKeyMaterialOnce, { error: KEY_MATERIAL }).describe("GPU model, e.g. H100. Eight A100/H100/H200/B200/B300 a host are an HGX board with NVSwitch (Fabric Manager installed, NVSwitch expected by the health gate); name PCIe cards as such (`H100-PCIe`, `H100-NVL`, `H200-NVL`): bridged cards get neither."),
         count: int("GPU count", 1, 16).describe("GPUs in this host."),
     }).describe("GPUs in the host; used to sanity-check the rail count."),
     gidIndex: int("GID index", 0, 255).optional()
