@@ -80,6 +80,11 @@ export function otherTool(line: string): string | undefined {
     return OTHER_TOOLS.find(([re]) => re.test(line))?.[1];
 }
 
+/** A port of `ca` before any of its lines is read (ibstat, ibv_devinfo and ibstatus fill the same fields). */
+function emptyPort(ca: string, port: number): IbPort {
+    return { ca, port, lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+}
+
 // ibstat.c ca_dump / ca_stat: "<node type> '<name>'" heads a device ("CA", "Switch", "Router", "iWARP RNIC", "???":
 // node_type_str); `ibstat <ca> <port>` prints "<node type>: '<name>'" and that one port unindented
 const CA_HEAD = /^(?:CA|Switch|Router|iWARP RNIC|\?\?\?):? '([^']+)'$/;
@@ -120,7 +125,7 @@ export function parseIbstat(text: string): IbstatReport {
         }
         const p = /^Port (\d+):$/.exec(line);
         if (p) {
-            port = { ca: cur.name, port: Number(p[1]), lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+            port = emptyPort(cur.name, Number(p[1]));
             cur.ports.push(port);
             continue;
         }
@@ -193,7 +198,7 @@ function parseDevinfo(lines: string[]): IbstatReport {
         const p = /^port:\s*(\d+)$/.exec(line);
         if (p) {
             close();
-            port = { ca: cur.name, port: Number(p[1]), lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+            port = emptyPort(cur.name, Number(p[1]));
             cur.ports.push(port);
             continue;
         }
@@ -246,7 +251,7 @@ function parseIbstatus(lines: string[]): IbstatReport {
         if (head) {
             let ca = cas.find((c) => c.name === head[1]);
             if (!ca) cas.push((ca = { name: head[1], ports: [] }));
-            port = { ca: ca.name, port: Number(head[2]), lines: { state: undefined, physicalState: undefined, rate: undefined, linkLayer: undefined } };
+            port = emptyPort(ca.name, Number(head[2]));
             ca.ports.push(port);
             continue;
         }
