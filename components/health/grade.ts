@@ -374,6 +374,13 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const dark = r.bridges.filter((b) => b.offBus);
     if (dark.length) g.h.notes.push(`PCI bridge(s) answering config reads with all ones (off the bus; whatever sits below cannot be reached): ${dark.slice(0, 8).map((b) => `${b.bdf} (${b.offBus})`).join("; ")}${dark.length > 8 ? `; ${dark.length - 8} more` : ""}`);
     for (const [bdf, { bridge, below }] of acs) {
+        // ACS Direct Translated P2P on as well: ATS-translated peer requests still go straight across the switch, the
+        // setting NVIDIA's ATS/ACS appendix describes for ConnectX-8 (NVIDIA AI Enterprise, "ATS and ACS
+        // configuration"): deliberate, a note
+        if (/\bDirectTrans\+/.test(bridge.acsCtl ?? "")) {
+            g.h.notes.push(`PCIe ACS redirect at switch port ${bdf} above ${below.join(", ")} with Direct Translated P2P on (ATS-translated peer traffic stays on the switch; not graded): ${bridge.acsCtl}`);
+            continue;
+        }
         g.fail("pcie", f, `PCIe ACS redirects peer-to-peer requests at switch port ${bdf} above ${below.join(", ")} (ReqRedir+): GPUDirect P2P and RDMA traffic is sent up to the root complex (NCCL: on bare metal "If PCI switches have ACS enabled, it needs to be disabled"; BIOS: IO virtualization / VT-d, or setpci ECAP_ACS+0x6.w=0000)`, bridge.acsCtl);
     }
 }
