@@ -10,8 +10,9 @@
  * The driver's numbering (NVIDIA/open-gpu-kernel-modules src/common/nvswitch/interface/ctrl_dev_nvswitch.h, enum
  * NVSWITCH_ERR_TYPE, at 595.45.04, commit df1c9a3d): SXids start at 10000 "to be distinguishable from GPU errors", one
  * block of a thousand per hardware unit (SXID_UNITS), 10000-30006 defined there. The guide's tables list 92 of them.
- * What fails the node: an SXid of D.5 or D.6, and D.7's Host_unhandled_interrupt ("If it occurs, it is fatal to the
- * fabric/system"). What is a note: D.4, the rest of D.7 ("not fatal to the fabric/system"), and every number the guide
+ * What fails the node: an SXid of D.5 or D.6, D.7's Host_unhandled_interrupt ("If it occurs, it is fatal to the
+ * fabric/system"), and D.4's 19084, whose recovery is resetting all GPUs and NVSwitches (sxidResetsAll). What is a
+ * note: the rest of D.4, the rest of D.7 ("not fatal to the fabric/system"), and every number the guide
  * does not list: no public source gives its severity, and a gate that fails healthy nodes gets switched off.
  */
 
@@ -170,6 +171,19 @@ export type SxidSeverity = "fatal" | "non-fatal" | "correctable";
  * holding only the event's Data lines): the guide's table decides.
  */
 export function sxidNeedsOwner(code: number, severity: SxidSeverity | undefined): boolean {
+    if (sxidResetsAll(code)) return true;
     if (!sxidInfo(code).fatal) return false;
     return severity === undefined || severity === "fatal";
+}
+
+/**
+ * A row the guide sorts as non-fatal whose recovery is still "Reset all GPUs and all NVSwitches (refer to section
+ * D.9)": 19084, AN1 Heartbeat Timeout Error, the only such row of D.4. Non-fatal there means the fabric is not torn
+ * down at once, not that nothing is to be done: the guide's recovery for it is a reset of every GPU and switch, which
+ * needs the node's owner whatever word the driver logged (its table calls the code non-fatal, so "Non-fatal" is the
+ * expected word and cannot lower it).
+ */
+export function sxidResetsAll(code: number): boolean {
+    const info = SXID_CATALOG[code];
+    return info !== undefined && info.table === "non-fatal" && info.recovery === RESET_ALL;
 }

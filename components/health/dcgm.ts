@@ -25,9 +25,13 @@ export interface DcgmTest {
     /**
      * "internal": dcgmi printed Fail, but every reason it gives is the diagnostic's own breakage (DCGM_FR_INTERNAL,
      * "There was an internal error during the test: '%s'", DCGM dcgmlib/dcgm_errors.h; category DCGM_FR_EC_INTERNAL_OTHER
-     * in dcgmlib/src/dcgm_errors.c) and no GPU is named failing: the test did not complete, which says nothing of the GPU
+     * in dcgmlib/src/dcgm_errors.c) and no GPU is named failing: the test did not complete, which says nothing of the GPU.
+     * "persistence": dcgmi printed Fail and every reason it gives is DCGM_FR_PERSISTENCE_MODE ("Persistence mode for GPU
+     * %u is disabled.", dcgm_errors.h): DCGM up to 3.1.7 failed its Software test on that (nvvs Software.cpp
+     * checkPersistenceMode, NVVS_RESULT_FAIL), 3.2.5 and later warn (NVVS_RESULT_WARN), and the code's severity is
+     * DCGM_ERROR_CONFIG ("This error can be configured", dcgm_errors.c): a setting of the node, not a fault of the GPU
      */
-    status: "pass" | "fail" | "warn" | "skip" | "internal";
+    status: "pass" | "fail" | "warn" | "skip" | "internal" | "persistence";
     /** the section the test sits in (text: "Deployment", "Hardware", ...; JSON: its "category") */
     category?: string;
     /** the row(s) that show the status, and the warning/error text that follows */
@@ -57,6 +61,9 @@ const REASON_HEAD = new RegExp(`^(?:Warning|Error)(?::\\s*${GROUP}\\d+)?:\\s*`, 
 const WORD = new RegExp(`^(?:${WORDS})$`, "i");
 // DCGM_FR_INTERNAL_MSG (dcgmlib/dcgm_errors.h); real: NVIDIA/DCGM#253 and #254, a PCIe test whose helper process failed
 const INTERNAL = /^There was an internal error during the test\b/i;
+// DCGM_FR_PERSISTENCE_MODE_MSG (dcgmlib/dcgm_errors.h), after the subtest's name where DCGM 4.x puts it ("Persistence
+// Mode: Persistence mode for GPU 0 is disabled. ...", the detail NVIDIA/NVSentinel#772 quotes)
+const PERSISTENCE = /^(?:Persistence Mode:\s*)?Persistence mode for GPU \d+ is disabled\b/i;
 
 /**
  * The name a section row gives, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+"
@@ -85,6 +92,11 @@ function internalOnly(t: DcgmTest): boolean {
     const head = `${t.name}: `;
     const gpuFailed = t.evidence.some((e, i) => ENTITY_FAILED.test(e) || (i === 0 && e.startsWith(head) && ENTITY_FAILED.test(e.slice(head.length))));
     return reasons.length > 0 && reasons.every((r) => INTERNAL.test(r)) && !gpuFailed;
+}
+
+/** A failed test whose every stated reason is DCGM_FR_PERSISTENCE_MODE: "persistence" (DcgmTest.status). */
+function persistenceOnly(reasons: string[]): boolean {
+    return reasons.length > 0 && reasons.every((r) => PERSISTENCE.test(r.trim()));
 }
 
 /** A result word as the kit grades it: a test DCGM did not run counts as skipped (neither passed nor failed). */
@@ -145,6 +157,7 @@ export function parseDcgmText(text: string): DcgmReport {
     for (const t of tests) {
         t.evidence = t.evidence.map((e) => e.trimEnd());
         if (t.status === "fail" && internalOnly(t)) t.status = "internal";
+        else if (t.status === "fail" && persistenceOnly(t.evidence.filter((e) => /^(Warning|Error):/i.test(e)).map((e) => e.replace(REASON_HEAD, "")))) t.status = "persistence";
     }
     if (!table && tests.length === 0) {
         if (err) return { tests, error: err };
@@ -205,6 +218,10 @@ export function parseDcgmJson(text: string): DcgmReport {
             if (t.test_summary && isFail(t.test_summary)) for (const w of summaryReasons) test.evidence.push(`${name}: Fail - ${w}`);
             if (test.status === "fail" && !results.some(isFail) && t.test_summary && isFail(t.test_summary)
                 && summaryReasons.length > 0 && summaryReasons.every((w) => INTERNAL.test(w))) test.status = "internal";
+            // every failed result's and the summary's stated reasons are DCGM_FR_PERSISTENCE_MODE
+            const failedReasons = [...results.filter(isFail), ...(t.test_summary && isFail(t.test_summary) ? [t.test_summary] : [])]
+                .flatMap((r) => (Array.isArray(r.warnings) ? r.warnings : []).map((w) => (typeof w?.warning === "string" ? w.warning : "")));
+            if (test.status === "fail" && persistenceOnly(failedReasons)) test.status = "persistence";
             tests.push(test);
         }
     }

@@ -8,7 +8,7 @@ import { xidInfo, xidNeedsOwner } from "../catalog/xid";
 import { parseDcgmJson, parseDcgmText, type DcgmReport } from "./dcgm";
 import { parseDmesg, type DmesgReport, type LogTime, type SxidEvent } from "./dmesg";
 import { parseFiInfo, parseIbstat } from "./ibstat";
-import { parseLspci, type PciDevice, type PcieLink } from "./lspci";
+import { parseLspci, type PciBridge, type PciDevice, type PcieLink } from "./lspci";
 import { functionKey, parseRdmaDevices } from "./rdma-devices";
 import { parseNvidiaSmiQ, type SmiReport } from "./nvidia-smi";
 import { parseNvlinkStatus } from "./nvlink";
@@ -209,6 +209,8 @@ function gradeDcgm(g: Grader): void {
         else if (t.status === "warn") g.h.notes.push(`DCGM test "${t.name}" warned: ${clip(t.evidence.join("; "))}`);
         else if (t.status === "skip") g.h.notes.push(`DCGM test "${t.name}" was skipped (not run)`);
         // the diagnostic broke inside the test (DCGM_FR_INTERNAL, dcgm.ts): that test did not check the GPU
+        // persistence mode off (DCGM_FR_PERSISTENCE_MODE): a setting, a warning since DCGM 3.2.5 (dcgm.ts)
+        else if (t.status === "persistence") g.h.notes.push(`DCGM test "${t.name}" failed only because persistence mode is off (DCGM_FR_PERSISTENCE_MODE, severity DCGM_ERROR_CONFIG; DCGM 3.2.5 and later report it as Warn): a setting, not a GPU fault; enable it with nvidia-smi -pm 1 (${clip(t.evidence.join("; "), 200)})`);
         else if (t.status === "internal") g.h.notChecked.push({ component: "dcgm", file: f, reason: `DCGM test "${t.name}" did not complete: dcgmi reports an internal error of the diagnostic, not of a GPU (${clip(t.evidence.join("; "), 200)})` });
     }
 }
@@ -284,6 +286,8 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const map = !r.devices.some((d) => d.kind === "nic") ? undefined
         : exp.fabric === "aws-efa" ? { byFunction: new Map<string, string[]>(), rails: new Set<string>() } : railMap(g, exp);
     const others: string[] = [];
+    // switch ports whose ACS redirects peer requests, and the GPUs and rails below each (acsAbove)
+    const acs = new Map<string, { bridge: PciBridge; below: string[] }>();
     const gpus = r.devices.filter((d) => d.kind === "gpu" && !d.virtualFunction);
     if (gpus.length < exp.gpus) g.fail("gpu", f, `lspci lists ${gpus.length} GPU(s), expected ${exp.gpus} (${exp.hostType}): missing from the bus`);
     if (r.devices.some((d) => d.accessDenied && !d.sta)) {
@@ -298,10 +302,14 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             // no map: "not checked" was recorded; a function that is no rail is in one note, whatever its link
             if (!map || !(rail = railOf(map, d, model, others))) continue;
         }
-        if (d.revFF) {
-            g.fail("gpu", f, `${name} ${d.bdf} answers with all ones (rev ff): fallen off the bus`, d.line);
+        // config reads answered with all ones: the function no longer answers on its link (a GPU as Xid 79 "fallen off
+        // the bus"; the kernel keeps listing it). A GPU fails on gpu, an RDMA NIC or EFA device on nic.
+        if (d.revFF || d.offBus) {
+            const how = d.revFF ? "(rev ff)" : `(${d.offBus!.slice(d.bdf.length + 1)})`;
+            g.fail(d.kind === "gpu" ? "gpu" : "nic", f, `${name} ${d.bdf}${model ? ` (${model})` : ""}${rail ? ` (rail ${rail})` : ""} answers config reads with all ones ${how}: fallen off the bus`, d.revFF ? d.line : d.offBus);
             continue;
         }
+        if (exp.fabric === "roce" && !d.virtualFunction) acsAbove(d, `${name} ${d.bdf}${rail ? ` (rail ${rail})` : ""}`, acs);
         const { cap, sta } = d;
         const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
         // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
@@ -362,6 +370,41 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
         }
     }
     if (others.length) g.h.notes.push(`Mellanox functions that are no RDMA rail of the stack, their PCIe links not graded: ${others.join("; ")}`);
+    // a port that answers all ones cannot pass anything to the devices below it; each GPU or rail there is graded on its own
+    const dark = r.bridges.filter((b) => b.offBus);
+    if (dark.length) g.h.notes.push(`PCI bridge(s) answering config reads with all ones (off the bus; whatever sits below cannot be reached): ${dark.slice(0, 8).map((b) => `${b.bdf} (${b.offBus})`).join("; ")}${dark.length > 8 ? `; ${dark.length - 8} more` : ""}`);
+    for (const [bdf, { bridge, below }] of acs) {
+        // ACS Direct Translated P2P on as well: ATS-translated peer requests still go straight across the switch, the
+        // setting NVIDIA's ATS/ACS appendix describes for ConnectX-8 (NVIDIA AI Enterprise, "ATS and ACS
+        // configuration"): deliberate, a note
+        if (/\bDirectTrans\+/.test(bridge.acsCtl ?? "")) {
+            g.h.notes.push(`PCIe ACS redirect at switch port ${bdf} above ${below.join(", ")} with Direct Translated P2P on (ATS-translated peer traffic stays on the switch; not graded): ${bridge.acsCtl}`);
+            continue;
+        }
+        g.fail("pcie", f, `PCIe ACS redirects peer-to-peer requests at switch port ${bdf} above ${below.join(", ")} (ReqRedir+): GPUDirect P2P and RDMA traffic is sent up to the root complex (NCCL: on bare metal "If PCI switches have ACS enabled, it needs to be disabled"; BIOS: IO virtualization / VT-d, or setpci ECAP_ACS+0x6.w=0000)`, bridge.acsCtl);
+    }
+}
+
+/**
+ * PCIe Access Control Services on bare metal. NCCL's troubleshooting guide ("PCI Access Control Services (ACS)",
+ * docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html, Baremetal systems): IO virtualization "can
+ * interfere with GPU Direct by redirecting all PCI point-to-point traffic to the CPU root complex, causing a significant
+ * performance reduction or even a hang ... If PCI switches have ACS enabled, it needs to be disabled"; in a virtual
+ * machine "ACS is needed" and disabling it is not an option, so only the bare-metal (RoCE) stack grades it.
+ * What redirects is ACS P2P Request Redirect (PCIe Base spec, ACS Control register; lspci "ReqRedir+"), set on a switch's
+ * downstream port (lspci "Express ... Downstream Port"): a peer request from the GPU or NIC below goes up to the root
+ * complex instead of across the switch. "SrcValid+" alone (Source Validation) checks the requester ID and redirects
+ * nothing; a root port's redirect is not between two devices of one switch. Both stay ungraded. A healthy HGX H100
+ * (leptonai/gpud testdata lspci-vvv) shows its Broadcom switch ports all "-", and a PMC-Sierra storage switch beside
+ * them with ReqRedir+, above no GPU and no NIC.
+ */
+function acsAbove(d: PciDevice, who: string, acs: Map<string, { bridge: PciBridge; below: string[] }>): void {
+    for (const b of d.path) {
+        if (b.port !== "Downstream Port" || !b.acsCtl || !/\bReqRedir\+/.test(b.acsCtl)) continue;
+        const hit = acs.get(b.bdf) ?? { bridge: b, below: [] };
+        hit.below.push(who);
+        acs.set(b.bdf, hit);
+    }
 }
 
 function gradeIbstat(g: Grader, exp: HealthExpectation): void {

@@ -18,7 +18,20 @@
  *                                                                            no card show it too, but an endpoint that answers
  *                                                                            config reads has its link up (grade.ts)
  *   	Capabilities: <access denied>                                           not run as root: no link information
- * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus.
+ * "(rev ff)" on the device line: the device answers config reads with all ones, it has fallen off the bus. Since
+ * pciutils 3.8.0 (commits fb570ee, a936caf: the revision comes from sysfs, which the kernel cached at enumeration) the
+ * device line keeps its real revision, and the all-ones config space shows below it instead:
+ *   	!!! Unknown header type 7f                                                the header type byte read as ff (lspci.c
+ *                                                                            show_verbose prints it & 0x7f)
+ *   	LnkSta:	Speed unknown (overdriven), Width x63 (overdriven)                 a register read as ffff mid-capture: the
+ *                                                                            6-bit width field all ones (ls-caps.c
+ *                                                                            cap_express_link); x63 is no width PCIe has
+ *   00: ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff                          -x / -xxx hex dump (lspci.c show_hex_dump,
+ *                                                                            at column 0): vendor ID ffff is no vendor
+ * Each marks the function off the bus (offBus) wherever it shows.
+ * Bridges (root and switch ports) are read for the path above each device: the bus below them, their port type
+ * ("Express (v2) Downstream Port (Slot+)", ls-caps.c cap_express) and their ACS control (ls-ecaps.c cap_acs,
+ * "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-").
  * The link is compared by number (LnkSta below LnkCap), so both the old and the new form grade the same.
  * Plain `lspci` / `lspci -nn` (device lines only, no indented detail: leptonai/gpud testdata lspci.gb200, lspci.nn.a10)
  * is another command's output and is refused by name: read as -vv it would show no link, and no link is no finding.
@@ -54,20 +67,45 @@ export interface PciDevice {
     uncorrectable?: string;
     /** the LnkCap of the port above it (the bridge whose secondary bus is this device's bus), where lspci lists it */
     upstream?: PcieLink & { bdf: string };
+    /** the line that shows its config space reading all ones after a readable device line (see the header) */
+    offBus?: string;
+    /** the bridges above it, nearest first, as far as lspci lists them */
+    path: PciBridge[];
 }
 
-/** A PCI bridge (a root or switch port): the bus below it and what its own link can do. */
-interface PciBridge {
+/** A PCI bridge (a root or switch port): the bus below it, what its own link can do, its port type and ACS control. */
+export interface PciBridge {
     bdf: string;
+    line: string;
     /** "Bus: primary=00, secondary=01, subordinate=01" (pciutils lspci.c show_htype1): the bus right below the port */
     secondary?: number;
     cap?: PcieLink;
+    /** the Express capability's port type: "Root Port", "Downstream Port", "Upstream Port", ... */
+    port?: string;
+    /** the ACSCtl line, trimmed, where lspci printed one */
+    acsCtl?: string;
+    /** a line showing its config space reading all ones */
+    offBus?: string;
 }
 
 /** The PCI domain and bus of a bdf as lspci prints it ("0000:1a:00.0", or "1a:00.0" when every device is in domain 0). */
 function domainBus(bdf: string): string {
     const parts = bdf.split(":");
     return parts.length === 3 ? `${parts[0]}:${parts[1]}` : `0000:${parts[0]}`;
+}
+
+// lspci -x / -xxx / -xxxx: "%02x:" and 16 " %02x" bytes a row, at column 0 (lspci.c show_hex_dump; "100:" past 0xff)
+const HEX = /^([0-9a-f]{2,3}):((?: [0-9a-f]{2}){16})$/i;
+
+/**
+ * Whether a line of a device's block shows its config space reading all ones: the header type 7f, a link register's
+ * width field read as 63, or a hex dump whose first row starts with vendor ID ffff.
+ */
+function allOnes(t: string): boolean {
+    if (/^!!! Unknown header type 7f\b/i.test(t)) return true;
+    if (/^Lnk(Cap|Sta):.*\bWidth x63\b/.test(t)) return true;
+    const hex = HEX.exec(t);
+    return hex !== null && hex[1] === "00" && /^ ff ff ff ff/i.test(hex[2]);
 }
 
 const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
@@ -88,7 +126,7 @@ function link(line: string): PcieLink {
     };
 }
 
-export function parseLspci(text: string): { devices: PciDevice[]; total: number } {
+export function parseLspci(text: string): { devices: PciDevice[]; bridges: PciBridge[]; total: number } {
     const devices: PciDevice[] = [];
     const bridges: PciBridge[] = [];
     let cur: PciDevice | undefined;
@@ -98,31 +136,39 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
     for (const raw of boundedLines(text)) {
         // pciutils' own warnings (stderr, kept by 2>&1): "pcilib: sysfs_read_vpd: read failed", "lspci: Unable to load libkmod"
         if (!raw.trim() || raw.startsWith("#") || /^(pcilib|lspci): /.test(raw)) continue;
-        if (!/^\s/.test(raw)) {
+        // lspci -x's hex dump rows and its "WARNING: Cannot show hex-dump of the config space" belong to the block above
+        const hexRow = HEX.test(raw.trim()) || /^WARNING: Cannot show hex-dump\b/.test(raw);
+        if (!hexRow && !/^\s/.test(raw)) {
             const m = DEVICE.exec(raw.trim());
             if (!m) throw new HealthParseError(`line "${raw.slice(0, 120)}" is neither an lspci device line ("<bus>:<dev>.<fn> <class>: <device>") nor an indented detail line`);
             total++;
             const kind = kindOf(m[2], m[3]);
             cur = kind ? {
                 bdf: m[1].toLowerCase(), line: raw.trim(), kind, revFF: /\(rev ff\)/i.test(m[3]),
-                virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false, detailed: false,
+                virtualFunction: /Virtual Function/i.test(m[3]), accessDenied: false, detailed: false, path: [],
             } : undefined;
             if (cur) devices.push(cur);
-            bridge = !kind && /^PCI bridge$/i.test(m[2]) && bridges.length < 4096 ? { bdf: m[1].toLowerCase() } : undefined;
+            bridge = !kind && /^PCI bridge$/i.test(m[2]) && bridges.length < 4096 ? { bdf: m[1].toLowerCase(), line: raw.trim() } : undefined;
             if (bridge) bridges.push(bridge);
             continue;
         }
-        details++;
+        if (!hexRow) details++;
         if (bridge) {
             const t = raw.trim();
             const bus = /^Bus: primary=[0-9a-f]{2}, secondary=([0-9a-f]{2}),/i.exec(t);
+            const express = /^Capabilities: \[[0-9a-f]+\] Express (?:\(v\d+\) )?([A-Za-z /-]+?)(?: \(Slot[+-]\))?,/.exec(t);
+            if (allOnes(t)) bridge.offBus ??= t.replace(/\s+/g, " ");
             if (bus) bridge.secondary = parseInt(bus[1], 16);
             else if (/^LnkCap:/.test(t)) bridge.cap = link(`${bridge.bdf} ${t}`);
+            else if (express) bridge.port = express[1];
+            else if (/^ACSCtl:/.test(t)) bridge.acsCtl = t.replace(/\s+/g, " ");
             continue;
         }
         if (!cur) continue;
-        cur.detailed = true;
         const t = raw.trim();
+        if (allOnes(t)) cur.offBus ??= `${cur.bdf} ${t.replace(/\s+/g, " ")}`;
+        if (hexRow) continue;
+        cur.detailed = true;
         if (/^LnkCap:/.test(t)) cur.cap = link(`${cur.bdf} ${t}`);
         else if (/^LnkSta:/.test(t)) cur.sta = link(`${cur.bdf} ${t}`);
         else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
@@ -136,11 +182,20 @@ export function parseLspci(text: string): { devices: PciDevice[]; total: number 
         const [domain] = domainBus(b.bdf).split(":");
         above.set(`${domain}:${b.secondary.toString(16).padStart(2, "0")}`, b);
     }
+    // the whole path: every bridge with a secondary bus, whatever it lists of its link
+    const parent = new Map<string, PciBridge>();
+    for (const b of bridges) {
+        if (b.secondary === undefined) continue;
+        const [domain] = domainBus(b.bdf).split(":");
+        parent.set(`${domain}:${b.secondary.toString(16).padStart(2, "0")}`, b);
+    }
     for (const d of devices) {
         const b = above.get(domainBus(d.bdf));
         if (b?.cap) d.upstream = { ...b.cap, bdf: b.bdf };
+        // nearest first; a loop in a damaged capture ends at a bridge already on the path
+        for (let p = parent.get(domainBus(d.bdf)); p && !d.path.includes(p) && d.path.length < 32; p = parent.get(domainBus(p.bdf))) d.path.push(p);
     }
     if (total === 0) throw new HealthParseError("lists no PCI device: not lspci -vv output");
     if (details === 0) throw new HealthParseError(`lists ${total} device line(s) and no detail under any: plain lspci, not lspci -vv (run as root: lspci -vv)`);
-    return { devices, total };
+    return { devices, bridges, total };
 }
