@@ -41,9 +41,13 @@ export function largestPoint(run: NcclRun): BusbwPoint | null {
     return { sizeBytes: row.sizeBytes, outOfPlace: row.outOfPlace.busbwGBps, inPlace: row.inPlace?.busbwGBps ?? null };
 }
 
-/** Rows with a non-zero `#wrong` in either placement (v2.13+ layouts; older logs only have the footer count). */
+/**
+ * Rows with a non-zero `#wrong` in either placement (v2.13+ layouts; older logs only have the footer count), or an
+ * `error` cell rccl-tests marked `*` (over its threshold: Placement.overThreshold).
+ */
 export function wrongRows(run: NcclRun): NcclRow[] {
-    return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0);
+    return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0 ||
+        r.outOfPlace.overThreshold === true || r.inPlace?.overThreshold === true);
 }
 
 /**
@@ -84,7 +88,8 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
     if (run.completed) {
         // `# error:` is NCCL's last error string (src/util.cu writeErrors): worth showing, but a finished run's footer decides
         const last = run.lastError ? `; NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}` : "";
-        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
+        const cut = run.cutRankLine ? `; the rank list is cut at line ${run.cutRankLine.line} ('${run.cutRankLine.text}'): ranks and hosts not known` : "";
+        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}${cut}` });
     } else if (run.failures.length > 0) {
         // the node nccl-tests names in `<host>: Test NCCL failure ...` (src/common.h), and the first NCCL WARN
         const nodes = [...new Set(run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null))];
@@ -109,9 +114,25 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const last = run.rows[run.rows.length - 1];
         verdicts.push({
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
-            seen: run.rows.length === 0 ? "truncated: no result rows and no footer"
+            seen: run.cutRankLine && run.rows.length === 0
+                ? `truncated: the log is cut inside the rank list (line ${run.cutRankLine.line}: '${run.cutRankLine.text}'), no result rows and no footer`
+                : run.rows.length === 0 ? "truncated: no result rows and no footer"
                 : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`,
             hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
+        });
+    }
+
+    // NCCL's last error after the footer. NCCL keeps the text of every WARN it logs as the last error (src/debug.cc
+    // ncclDebugLogV: "Save the last error (WARN)"), and WARN is the level of "messages indicating a fatal error" (the
+    // NCCL_DEBUG option's description there); nccl-tests prints it and exits on its results check alone (src/common.cu
+    // main, v2.13.4 .. v2.19.6), so a run that finished under a WARN exits 0. The kit does not pass it.
+    if (run.lastError) {
+        verdicts.push({
+            check: "nccl-error", ok: false, expected: "no NCCL error left after the run (ncclGetLastError empty)",
+            seen: `NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}`,
+            hint: "NCCL warned during the run although nccl-tests finished: rerun with NCCL_DEBUG=WARN (or INFO) to see where, and fix " +
+                "its cause (a network or GPU error, or the node setting it names, e.g. RCCL's kernel.numa_balancing=0) before trusting the figures.",
+            evidence: [run.lastError],
         });
     }
 
@@ -134,7 +155,7 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const rows = namedFew(wrong.map((r) => formatBytes(r.sizeBytes)), 8);
         verdicts.push({
             check: "correctness", ok: false, expected: "0 wrong values",
-            seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `#wrong > 0 at ${rows}` : null]
+            seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `${run.checkColumn === "#wrong" ? "#wrong > 0" : `${run.checkColumn ?? "error"} marked * (over the threshold)`} at ${rows}` : null]
                 .filter(Boolean).join("; "),
             hint: "nccl-tests found corrupted data: that is a hardware or driver fault, not a tuning problem. Run the single-node test on each " +
                 "node to find the GPU/NVLink at fault (dcgmi diag -r 3), check `nvidia-smi -q -d ECC` and Xid errors in dmesg.",
