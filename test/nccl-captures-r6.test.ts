@@ -237,6 +237,7 @@ test("a rank line cut short ends the rank list as a cut log: named, no rank coun
         const c = verdict(gradeLog(p, ANY), "completed");
         assert.equal(c?.ok, false);
         assert.match(c?.seen ?? "", /^truncated: the log is cut inside the rank list \(line 6: '# {2}R/);
+        assert.equal(verdict(gradeLog(p, ANY), "log-cut"), undefined, "named once, by the truncated verdict");
     }
     // a line cut in the middle of an otherwise whole log: the run is read, the cut is named, nodes are not counted
     const mid = parseNcclLog([...head, "#  Rank  1 Group  0 Pi", ...V2172.slice(6)].join("\n"));
@@ -246,7 +247,11 @@ test("a rank line cut short ends the rank list as a cut log: named, no rank coun
     // all_reduce busbw = algbw x 2(n-1)/n: 47.91 = 47.91 x 1 gives n = 2 from the figures, not from the cut list
     assert.equal(mid.runs[0].nRanks, 2);
     assert.equal(mid.runs[0].nRanksFrom, "busbw-factor");
-    assert.match(verdict(gradeLog(mid, ANY), "completed")?.seen ?? "", /the rank list is cut at line 6 \('# {2}Rank {2}1 Group {2}0 Pi'\)/);
+    const gm = gradeLog(mid, ANY);
+    assert.equal(verdict(gm, "completed")?.ok, true);
+    assert.equal(verdict(gm, "log-cut")?.ok, false);
+    assert.match(verdict(gm, "log-cut")?.seen ?? "", /^the rank list is cut at line 6 \('# {2}Rank {2}1 Group {2}0 Pi'\)/);
+    assert.equal(gm.pass, false, "a damaged capture is not passed");
     // whole rank lines and `# Reducing maxBytes ..` are not cuts
     const whole = parseNcclLog([...V2172.slice(0, 7), "# Reducing maxBytes to 26549638485 due to memory limitation", ...V2172.slice(7)].join("\n"));
     assert.equal(whole.runs[0].cutRankLine, null);

@@ -88,8 +88,7 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
     if (run.completed) {
         // `# error:` is NCCL's last error string (src/util.cu writeErrors): worth showing, but a finished run's footer decides
         const last = run.lastError ? `; NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}` : "";
-        const cut = run.cutRankLine ? `; the rank list is cut at line ${run.cutRankLine.line} ('${run.cutRankLine.text}'): ranks and hosts not known` : "";
-        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}${cut}` });
+        verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
     } else if (run.failures.length > 0) {
         // the node nccl-tests names in `<host>: Test NCCL failure ...` (src/common.h), and the first NCCL WARN
         const nodes = [...new Set(run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null))];
@@ -119,6 +118,20 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
                 : run.rows.length === 0 ? "truncated: no result rows and no footer"
                 : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`,
             hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
+        });
+    }
+
+    // a rank line cut short where the log goes on: bytes were lost from the capture (nccl-tests prints each rank line whole,
+    // src/util.cu writeDeviceReport), so the rank list and the nodes are not the job's; the truncated verdict above names
+    // a log that ends there
+    const cutNamed = !run.completed && run.failures.length === 0 && !run.skipped && run.rows.length === 0;
+    if (run.cutRankLine && !cutNamed) {
+        verdicts.push({
+            check: "log-cut", ok: false, expected: "the log as nccl-tests printed it, every rank line whole",
+            seen: `the rank list is cut at line ${run.cutRankLine.line} ('${run.cutRankLine.text}'): the ranks and nodes of the run are not known`,
+            hint: "The capture lost part of the output (a cut copy, a full buffer or an interleaved write): keep the whole output of the run " +
+                "(redirect it to a file) and grade that.",
+            evidence: [run.cutRankLine],
         });
     }
 
