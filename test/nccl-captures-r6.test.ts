@@ -257,3 +257,13 @@ test("a rank line cut short ends the rank list as a cut log: named, no rank coun
     assert.equal(whole.runs[0].cutRankLine, null);
     assert.equal(whole.runs[0].nRanks, 2);
 });
+
+test("hostile lines: rccl-tests' banner and `# error:` with long runs of blanks are read in linear time", () => {
+    const blanks = " ".repeat(200_000);
+    const t0 = process.hrtime.bigint();
+    const p = parseNcclLog([RCCL_INPLACE[0], "#", `rccl-tests: Version a${blanks}b`, ...RCCL_INPLACE.slice(3, 19), `# error: x${blanks}y`].join("\n"));
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    assert.ok(ms < 1000, `${ms} ms`);
+    assert.equal(p.runs[0].version?.length, 200);
+    assert.equal(p.runs[0].lastError?.text.length, 400);
+});
