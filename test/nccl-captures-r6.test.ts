@@ -147,7 +147,7 @@ const RCCL_2026 = [
     "# error: NUMA auto balancing enabled which can lead to variability in the RCCL performance! Disable by \"sudo sysctl kernel.numa_balancing=0\"",
 ];
 
-test("rccl-tests' newest util.cu: its version line, `algo proto nchannels` words after the figures, `# error:` fails the run", () => {
+test("rccl-tests' newest util.cu: its version line, `algo proto nchannels` words after the figures, `# error:` shown with the run", () => {
     const p = parseNcclLog(RCCL_2026.join("\n"));
     const run = p.runs[0];
     assert.equal(run.tool, "rccl-tests");
@@ -158,10 +158,10 @@ test("rccl-tests' newest util.cu: its version line, `algo proto nchannels` words
     assert.match(run.lastError?.text ?? "", /^NUMA auto balancing enabled/);
     const g = gradeLog(p, ANY);
     assert.equal(verdict(g, "completed")?.ok, true);
-    const e = verdict(g, "nccl-error");
-    assert.equal(e?.ok, false);
-    assert.match(e?.seen ?? "", /^NCCL's last error \(line 24\): NUMA auto balancing enabled/);
-    assert.equal(g.pass, false);
+    // NCCL's last error is shown with the finished run; a WARN of a run whose data and figures pass fails nothing
+    assert.equal(verdict(g, "nccl-error"), undefined);
+    assert.match(verdict(g, "completed")?.seen ?? "", /; NCCL's last error \(line 24\): NUMA auto balancing enabled/);
+    assert.equal(g.pass, true);
 });
 
 // nccl-tests v2.16.7 .. v2.17.2 (src/common.cu main): `Group` rank lines, no version line, the footer, `#`, `# Collective
@@ -184,7 +184,7 @@ const V2172 = [
     "# Collective test concluded: all_reduce_perf",
 ];
 
-test("nccl-tests v2.13.4 .. v2.17.2: NCCL's last error printed bare after the footer fails the run, naming it", () => {
+test("nccl-tests v2.13.4 .. v2.17.2: NCCL's last error printed bare after the footer is read and shown with the run", () => {
     const text = [...V2172, "node001:15784:15790 [0] NCCL INFO comm 0x55 rank 0 nranks 2 - Destroy COMPLETE",
         "NET/IB : Got async event : port error"].join("\n");
     const p = parseNcclLog(text);
@@ -193,9 +193,9 @@ test("nccl-tests v2.13.4 .. v2.17.2: NCCL's last error printed bare after the fo
     assert.deepEqual(p.launcherErrors, []);
     const g = gradeLog(p, ANY);
     assert.equal(verdict(g, "completed")?.ok, true);
-    assert.equal(verdict(g, "nccl-error")?.ok, false);
-    assert.match(verdict(g, "nccl-error")?.seen ?? "", /line 17\): NET\/IB : Got async event : port error/);
-    assert.equal(g.pass, false);
+    assert.match(verdict(g, "completed")?.seen ?? "", /NCCL's last error \(line 17\): NET\/IB : Got async event : port error/);
+    // the footer, a clean data check and the figures decide: the WARN is shown, not graded
+    assert.equal(g.pass, true);
 });
 
 test("the bare last error: an empty one, a prompt after an excerpt, other eras and other processes' lines are no error", () => {
@@ -221,7 +221,7 @@ test("real v2.13.4 .. v2.17.2 logs end on the empty bare line: no last error is 
         const p = parseNcclLog(read(name), { name });
         assert.ok(p.runs.length > 0, name);
         for (const run of p.runs) assert.equal(run.lastError, null, name);
-        assert.equal(gradeLog(p, ANY).runs.every((r) => r.verdicts.every((v) => v.check !== "nccl-error")), true, name);
+        assert.equal(gradeLog(p, ANY).runs.every((r) => r.verdicts.every((v) => !v.seen.includes("last error"))), true, name);
     }
 });
 

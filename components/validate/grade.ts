@@ -86,7 +86,12 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
     const verdicts: Verdict[] = [];
     // 1. completed
     if (run.completed) {
-        // `# error:` is NCCL's last error string (src/util.cu writeErrors): worth showing, but a finished run's footer decides
+        // NCCL's last error after the footer (`# error:`, src/util.cu writeErrors; the bare line of v2.13.4 .. v2.17.2,
+        // src/common.cu main) is the text of the last WARN NCCL logged (src/debug.cc ncclDebugLogV), whatever came of it:
+        // WARNs that are no error stay there too, such as NCCL's topology search "Could not find a path for pattern 4,
+        // falling back to simple order" (test/fixtures/nccl/nccl-tests-287-cuda-failure-after-header.log lines 25-32,
+        // not the cause the maintainers found) and RCCL's "NUMA auto balancing enabled". It is shown; the footer, the
+        // data check and the figures decide
         const last = run.lastError ? `; NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}` : "";
         verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
     } else if (run.failures.length > 0) {
@@ -132,20 +137,6 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
             hint: "The capture lost part of the output (a cut copy, a full buffer or an interleaved write): keep the whole output of the run " +
                 "(redirect it to a file) and grade that.",
             evidence: [run.cutRankLine],
-        });
-    }
-
-    // NCCL's last error after the footer. NCCL keeps the text of every WARN it logs as the last error (src/debug.cc
-    // ncclDebugLogV: "Save the last error (WARN)"), and WARN is the level of "messages indicating a fatal error" (the
-    // NCCL_DEBUG option's description there); nccl-tests prints it and exits on its results check alone (src/common.cu
-    // main, v2.13.4 .. v2.19.6), so a run that finished under a WARN exits 0. The kit does not pass it.
-    if (run.lastError) {
-        verdicts.push({
-            check: "nccl-error", ok: false, expected: "no NCCL error left after the run (ncclGetLastError empty)",
-            seen: `NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}`,
-            hint: "NCCL warned during the run although nccl-tests finished: rerun with NCCL_DEBUG=WARN (or INFO) to see where, and fix " +
-                "its cause (a network or GPU error, or the node setting it names, e.g. RCCL's kernel.numa_balancing=0) before trusting the figures.",
-            evidence: [run.lastError],
         });
     }
 
