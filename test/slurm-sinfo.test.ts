@@ -35,6 +35,28 @@ test("sinfo -R: an answer over MAX_SINFO_CHARS is refused by name, never read in
     fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test("sinfo readers on a hostile 64 MiB answer: refused before a line is read, in bounded time and memory", () => {
+    // 64 MiB is what a node's fetched file may hold (roles' fetch bound); sinfo.ts reads at most MAX_SINFO_CHARS of it,
+    // walking lines lazily (sinfoLines is a generator: no split of the whole text), so nothing here grows with the input
+    const hostile = "gpu00001|drain|x\n".repeat((64 * 1024 * 1024) / 17);
+    const plan = nodes(2_048);
+    for (const read of [() => readDrainStates(hostile, plan), () => drainedStates(hostile, plan)]) {
+        const heap0 = process.memoryUsage().heapUsed;
+        let err: unknown;
+        const ms = cpuMs(() => { try { read(); } catch (e) { err = e; } });
+        assert.ok(err instanceof SinfoError && /the answer is over 4194304 characters: not read/.test(err.message), String(err));
+        assert.ok(ms < 500, `${ms} ms`);
+        assert.ok(process.memoryUsage().heapUsed - heap0 < 16 * 1024 * 1024, "no copy or split of the input");
+    }
+    // within the bound, readDrainStates stops at its line limit (100,000 by default) and reads no further
+    const many = "gpu00001|drain|x\n".repeat(100_000) + "gpu00002|down|late\n";
+    let got: ReturnType<typeof readDrainStates> | undefined;
+    const ms = cpuMs(() => { got = readDrainStates(many, plan); });
+    assert.ok(ms < 3000, `${ms} ms`);
+    assert.deepEqual(got!.states.map((s) => s.node), ["gpu00001"]);
+    assert.deepEqual(readDrainStates(many, plan, Infinity).states.map((s) => s.node), ["gpu00001", "gpu00002"]);
+});
+
 test("sinfo -R: linear in its length; over-long and malformed lines counted and said, the others read", () => {
     const plan = nodes(16_384);
     // the bound filled with empty lines, then with one-character lines, then with one line just over MAX_SINFO_LINE

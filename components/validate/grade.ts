@@ -41,9 +41,13 @@ export function largestPoint(run: NcclRun): BusbwPoint | null {
     return { sizeBytes: row.sizeBytes, outOfPlace: row.outOfPlace.busbwGBps, inPlace: row.inPlace?.busbwGBps ?? null };
 }
 
-/** Rows with a non-zero `#wrong` in either placement (v2.13+ layouts; older logs only have the footer count). */
+/**
+ * Rows with a non-zero `#wrong` in either placement (v2.13+ layouts; older logs only have the footer count), or an
+ * `error` cell rccl-tests marked `*` (over its threshold: Placement.overThreshold).
+ */
 export function wrongRows(run: NcclRun): NcclRow[] {
-    return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0);
+    return run.rows.filter((r) => (r.outOfPlace.wrong ?? 0) > 0 || (r.inPlace?.wrong ?? 0) > 0 ||
+        r.outOfPlace.overThreshold === true || r.inPlace?.overThreshold === true);
 }
 
 /**
@@ -82,7 +86,12 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
     const verdicts: Verdict[] = [];
     // 1. completed
     if (run.completed) {
-        // `# error:` is NCCL's last error string (src/util.cu writeErrors): worth showing, but a finished run's footer decides
+        // NCCL's last error after the footer (`# error:`, src/util.cu writeErrors; the bare line of v2.13.4 .. v2.17.2,
+        // src/common.cu main) is the text of the last WARN NCCL logged (src/debug.cc ncclDebugLogV), whatever came of it:
+        // WARNs that are no error stay there too, such as NCCL's topology search "Could not find a path for pattern 4,
+        // falling back to simple order" (test/fixtures/nccl/nccl-tests-287-cuda-failure-after-header.log lines 25-32,
+        // not the cause the maintainers found) and RCCL's "NUMA auto balancing enabled". It is shown; the footer, the
+        // data check and the figures decide
         const last = run.lastError ? `; NCCL's last error (line ${run.lastError.line}): ${run.lastError.text}` : "";
         verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
     } else if (run.failures.length > 0) {
@@ -109,9 +118,25 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const last = run.rows[run.rows.length - 1];
         verdicts.push({
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
-            seen: run.rows.length === 0 ? "truncated: no result rows and no footer"
+            seen: run.cutRankLine && run.rows.length === 0
+                ? `truncated: the log is cut inside the rank list (line ${run.cutRankLine.line}: '${run.cutRankLine.text}'), no result rows and no footer`
+                : run.rows.length === 0 ? "truncated: no result rows and no footer"
                 : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`,
             hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
+        });
+    }
+
+    // a rank line cut short where the log goes on: bytes were lost from the capture (nccl-tests prints each rank line whole,
+    // src/util.cu writeDeviceReport), so the rank list and the nodes are not the job's; the truncated verdict above names
+    // a log that ends there
+    const cutNamed = !run.completed && run.failures.length === 0 && !run.skipped && run.rows.length === 0;
+    if (run.cutRankLine && !cutNamed) {
+        verdicts.push({
+            check: "log-cut", ok: false, expected: "the log as nccl-tests printed it, every rank line whole",
+            seen: `the rank list is cut at line ${run.cutRankLine.line} ('${run.cutRankLine.text}'): the ranks and nodes of the run are not known`,
+            hint: "The capture lost part of the output (a cut copy, a full buffer or an interleaved write): keep the whole output of the run " +
+                "(redirect it to a file) and grade that.",
+            evidence: [run.cutRankLine],
         });
     }
 
@@ -134,7 +159,7 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const rows = namedFew(wrong.map((r) => formatBytes(r.sizeBytes)), 8);
         verdicts.push({
             check: "correctness", ok: false, expected: "0 wrong values",
-            seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `#wrong > 0 at ${rows}` : null]
+            seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `${run.checkColumn === "#wrong" ? "#wrong > 0" : `${run.checkColumn ?? "error"} marked * (over the threshold)`} at ${rows}` : null]
                 .filter(Boolean).join("; "),
             hint: "nccl-tests found corrupted data: that is a hardware or driver fault, not a tuning problem. Run the single-node test on each " +
                 "node to find the GPU/NVLink at fault (dcgmi diag -r 3), check `nvidia-smi -q -d ECC` and Xid errors in dmesg.",

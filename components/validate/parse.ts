@@ -19,6 +19,9 @@ const HYDRA_TAGS = /\[\d+\]/g;
 const SRUN_LABEL = /^\s*\d+: /;
 // Lines written by NCCL itself (NCCL_DEBUG=INFO/WARN/TRACE) and `NCCL version 2.x+cudaY`.
 const NCCL_LINE = /\bNCCL (?:INFO|WARN|TRACE)\b|^\s*NCCL version \d/;
+// libfabric's own log lines (FI_LOG_LEVEL=info/debug), `libfabric:<pid>:<time>::<provider>:<subsystem>:<func>():<line><level>`
+// (ofiwg/libfabric src/log.c; NERSC Perlmutter fixtures in test/fixtures/nccl): any process's, never nccl-tests' output
+const FABRIC_LOG_LINE = /^\s*libfabric:\d+:\d+:/;
 
 const COLLECTIVES = [
     "all_reduce", "all_gather", "reduce_scatter", "alltoallv", "alltoall", "broadcast", "reduce", "sendrecv",
@@ -82,6 +85,13 @@ interface Columns {
     from: "header" | "row-shape";
     layout: TableLayout;
     checkColumn: string | null;
+    /**
+     * The table has one placement only (rccl-tests `-O 0` prints the in-place half alone, its newest util.cu either half
+     * alone: ROCm/rocm-systems projects/rccl-tests/src/util.cu writeResultHeader); null: both, or the 2017 layout.
+     */
+    single: "out-of-place" | "in-place" | null;
+    /** Names printed after the placements (rccl-tests `algo proto nchannels`), whose row cells are not figures. */
+    trailing: string[];
 }
 
 const HEADER = /^\s*(?:#\s*)?(size|bytes)\s+(count|N)\s+type\b.*\b(time|cputime)\b/;
@@ -96,10 +106,18 @@ function withoutTimestamp(text: string): string {
     return TIMESTAMP_TAIL.test(t.slice(-19)) ? t.slice(0, -19) : text;
 }
 
-function columnsFromHeader(text: string): Columns {
+// source: rccl-tests with `-a`-style algorithm output (output_algo_proto_channels) heads three more columns after the
+// placements and ends each row with `%8s  %8s  %10d` (algorithm, protocol, channels: words, not figures):
+// ROCm/rocm-systems projects/rccl-tests/src/util.cu writeResultHeader, src/common.cu TimeTest
+const TRAILING_NAMES = ["algo", "proto", "nchannels"];
+
+function columnsFromHeader(text: string, banner: "out-of-place" | "in-place" | null): Columns {
     const all = text.replace(/^\s*#/, "").trim().split(/\s+/);
     // the timestamp is no placement column (its row cell is dropped by withoutTimestamp)
-    const tokens = all[all.length - 1] === "timestamp" ? all.slice(0, -1) : all;
+    const noStamp = all[all.length - 1] === "timestamp" ? all.slice(0, -1) : all;
+    const tail = noStamp.slice(-TRAILING_NAMES.length);
+    const trailing = tail.join(" ") === TRAILING_NAMES.join(" ") ? tail : [];
+    const tokens = noStamp.slice(0, noStamp.length - trailing.length);
     const first = tokens.findIndex((t) => t === "time" || t === "cputime");
     const prefix = tokens.slice(0, first);
     const rest = tokens.slice(first);
@@ -117,7 +135,9 @@ function columnsFromHeader(text: string): Columns {
         ...(second > 0 ? [...(inPlace.some((t) => t === "time" || t === "cputime") ? [] : ["time"]), ...std].filter((c) => !inPlace.includes(c)).map((c) => `in-place ${c}`) : []),
         ...(check === null ? ["check column (#wrong / error)"] : []),
     ];
-    return { prefix, placement, inPlace: second > 0 ? inPlace : placement, missing, from: "header", layout, checkColumn: check };
+    // one placement under a banner naming one (rccl-tests); the 2017 broadcast keeps its own rule (parseNcclLog)
+    const single = second > 0 || layout === "2017" ? null : banner ?? "out-of-place";
+    return { prefix, placement, inPlace: second > 0 ? inPlace : placement, missing, from: "header", layout, checkColumn: check, single, trailing };
 }
 
 const REDOPS = new Set(["sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"]);
@@ -135,11 +155,18 @@ function columnsFromRow(tokens: string[]): Columns | null {
     return {
         prefix, placement, inPlace: placement, missing: [], from: "row-shape",
         layout: looksCount && rootTok ? "2022" : "unknown",
-        checkColumn: looksCount ? "#wrong" : "error",
+        checkColumn: looksCount ? "#wrong" : "error", single: null, trailing: [],
     };
 }
 
 const ROW_START = /^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*\b/i;
+
+/** A figure cell: a number, `N/A`, or (rccl-tests 2019-2020, see Placement.overThreshold) a number ending in `*`. */
+function isCell(t: string): boolean {
+    return t === "N/A" || num(t.endsWith("*") ? t.slice(0, -1) : t) !== null;
+}
+
+const NO_FIGURES: Placement = { timeUs: null, algbwGBps: null, busbwGBps: null, wrong: null, maxError: null };
 
 function parsePlacement(tokens: string[], names: string[], timeInMs: boolean): Placement | null {
     if (tokens.length < 3) return null;
@@ -150,12 +177,14 @@ function parsePlacement(tokens: string[], names: string[], timeInMs: boolean): P
     const time = num(get("time") ?? get("cputime"));
     const check = get("#wrong");
     const err = get("error") ?? get("res");
+    const flagged = err !== undefined && err.endsWith("*");
     return {
         timeUs: time === null ? null : timeInMs ? time * 1000 : time,
         algbwGBps: num(get("algbw")),
         busbwGBps: num(get("busbw")),
         wrong: num(check),
-        maxError: num(err),
+        maxError: num(flagged ? err.slice(0, -1) : err),
+        ...(flagged ? { overThreshold: true } : {}),
     };
 }
 
@@ -173,13 +202,17 @@ function parseRow(text: string, line: number, cols: Columns): NcclRow | null {
     };
     const typeTok = field("type");
     if (!typeTok || !/^[a-z][a-z0-9_]*$/i.test(typeTok)) return null;
-    const body = tokens.slice(np);
+    const figures = tokens.slice(np);
+    // the words under `algo proto nchannels` end the row (rccl-tests): not figures
+    const body = cols.trailing.length && figures.length > cols.trailing.length ? figures.slice(0, -cols.trailing.length) : figures;
     // every remaining token must be numeric or N/A, else this is not a result row
-    if (!body.every((t) => t === "N/A" || num(t) !== null)) return null;
+    if (!body.every(isCell)) return null;
     const ms = cols.layout === "2017";
-    const oop = parsePlacement(body.slice(0, per), cols.placement, ms);
-    if (!oop) return null;
-    const ip = body.length >= per + 3 ? parsePlacement(body.slice(per, per + cols.inPlace.length), cols.inPlace, ms) : null;
+    const first = parsePlacement(body.slice(0, per), cols.placement, ms);
+    if (!first) return null;
+    const oop = cols.single === "in-place" ? NO_FIGURES : first;
+    const ip = cols.single === "in-place" ? first : cols.single === "out-of-place" ? null
+        : body.length >= per + 3 ? parsePlacement(body.slice(per, per + cols.inPlace.length), cols.inPlace, ms) : null;
     const redop = field("redop") ?? field("op");
     const root = field("root");
     return {
@@ -199,12 +232,14 @@ function parseParams(text: string): RunParams {
         const m = text.match(re);
         return m ? Number(m[1]) : undefined;
     };
+    // rccl-tests 2019-06 .. 2023-04 print `# nThread: 1 nGpus: 8 minBytes: 8 ... warmupIters: 5 iters: 20 validation: 1`
+    // (`nThreads: .. nRanks: ..` from 2022): ROCm/rccl-tests src/common.cu at 924521f, 6156759, d16d1fb
     return {
-        nThread: grab(/nThread\s+(\d+)/),
-        nGpus: grab(/nGpus\s+(\d+)/),
-        minBytes: grab(/minBytes\s+(\d+)/),
-        maxBytes: grab(/maxBytes\s+(\d+)/),
-        warmupIters: grab(/warmup iters:\s*(\d+)/),
+        nThread: grab(/nThreads?:?\s+(\d+)/),
+        nGpus: grab(/nGpus:?\s+(\d+)/),
+        minBytes: grab(/minBytes:?\s+(\d+)/),
+        maxBytes: grab(/maxBytes:?\s+(\d+)/),
+        warmupIters: grab(/warmup ?[iI]ters:\s*(\d+)/),
         iters: grab(/(?<!agg |warmup )iters:\s*(\d+)/),
         validation: grab(/validation:\s*(\d+)/),
     };
@@ -213,8 +248,15 @@ function parseParams(text: string): RunParams {
 // `#  Rank  0 Group  0 Pid 204199 on  nid005471 device  0 [0009:01:00] NVIDIA GH200 120GB` and the older
 // `#   Rank  0 Pid  87569 on    seville device  0 [0x36] Tesla V100-SXM3-32GB` (FORMAT.md §1).
 const RANK_LINE = /^\s*(?:#\s*)?Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+(\d+)\s+)?on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/;
-const PARAM_LINE = /^\s*(?:#\s*)?nThread\s+\d+\s+nGpus\s+\d+/;
-const VERSION_LINE = /^\s*#\s*nccl-tests version\s+(\S+)/;
+const PARAM_LINE = /^\s*(?:#\s*)?nThreads?(:?)\s+\d+\s+nGpus:?\s+\d+/;
+// `# nccl-tests version X ..` (v2.17.4+); rccl-tests' newest util.cu prints `# rccl-tests version X-hash rccl-headers=..`
+const VERSION_LINE = /^\s*#\s*(nccl|rccl)-tests version\s+(\S+)/;
+// Lines only ROCm/rccl-tests prints (src/common.cu): `rccl-tests: Version <git>` after the parameters (3f7f785,
+// 2024-03-28), and `# Errors with asterisks indicate errors that have exceeded the maximum threshold.` before the footer
+// when data is checked (924521f, 2019-06-28 onwards); its parameter line with colons is the third mark (parseParams).
+// (the text after it is trimmed in code: a lazy group before `\s*$` is quadratic on a line of blanks)
+const RCCL_BANNER = /^\s*rccl-tests: Version\b(.*)$/;
+const RCCL_ASTERISK_NOTE = /^\s*#\s*Errors with asterisks indicate errors that have exceeded the maximum threshold\.?\s*$/;
 const STARTING_LINE = /^\s*#\s*Collective test starting:\s*(\S+)/;
 const CONCLUDED_LINE = /^\s*#\s*Collective test concluded:\s*(\S+)/;
 const OOB_LINE = /^\s*(?:#\s*)?Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)/;
@@ -224,6 +266,8 @@ const AVG_LINE = /^\s*(?:#\s*)?Avg bus bandwidth\s*:\s*(-?nan|[-+]?inf|[-+0-9.eE
 // source: NVIDIA/nccl-tests v2.19.6 src/hypercube.cu HyperCubeRunTest: `printf("nRanks %d is not a power of 2, skipping\n")`
 const SKIP_LINE = /^\s*nRanks\s+\d+\s+is not a power of 2, skipping\s*$/;
 const BANNER_LINE = /^\s*#\s*out-of-place\s+in-place\s*$/;
+// a banner over one placement only (rccl-tests `-O 0`, or either half off in its newest util.cu writeResultHeader)
+const SINGLE_BANNER = /^\s*#\s*(out-of-place|in-place)\s*$/;
 const UNITS_LINE = /^\s*#\s*\(B\)\s+\(elements\)/;
 // source: src/common.cu TESTCHECK/NCCLCHECK/CUDACHECK print `host: Test NCCL failure file:line '...'`, then
 // ` .. host pid N: Test failure file:line`; `-T` prints `Test timeout` (FORMAT.md §1).
@@ -236,9 +280,34 @@ const FAILURE_HOST = /(?:^|\s)(?:\.\.\s+)?([A-Za-z0-9][\w.-]*)(?: pid \d+)?: Tes
 // `# error: %s` after the footer (src/util.cu writeErrors, v2.17.3+)
 // main()'s TESTCHECK trace: ` .. host pid N: Test failure common.cu:L` (src/common.h TESTCHECK)
 const EXIT_TRACE = /^\s*\.\.\s+[A-Za-z0-9][\w.-]* pid \d+: Test failure /;
-const LAST_ERROR = /^\s*#\s*error:\s*(.+?)\s*$/;
+// (trimmed by errorText: `(.+?)\s*$` took seconds on one line of 50,000 blanks)
+const LAST_ERROR = /^\s*#\s*error:(.*\S.*)$/;
 // A process's rank lines are cut at 2048 bytes and end in `...` (src/util.cu: MAX_LINE, `strcpy(line+MAX_LINE-5, "...\n")`)
 const RANK_CUT = /^\s*#\s*Rank\s+\d+\b.*\.\.\.\s*$/;
+// A rank line the log itself cut short: a start of `#  Rank %2d Group %2d Pid %6d on %10s device %2d [..] name` that
+// stops before its bracketed bus id closes (`#  Ra`, `#  Rank 12 Group  0 Pi`). nccl-tests prints every rank line whole
+// (src/util.cu writeDeviceReport), so the capture was cut there: a truncated log, not a shorter rank list. Linear (no regex
+// that scans ahead from every blank).
+function isPartialRankLine(text: string): boolean {
+    const t = text.trim();
+    if (!t.startsWith("#")) return false;
+    const rest = t.slice(1).trimStart();
+    if (rest.length > 0 && rest.length <= 4 && "Rank".startsWith(rest)) return true;
+    return /^Rank\s+\d+(?:\s|$)/.test(rest) && !rest.includes("]");
+}
+// nccl-tests v2.13.4 (d313d20) to v2.17.2 print NCCL's last error as a bare line after the footer: `PRINT("%s\n",
+// ncclGetLastError(NULL))`, an empty line when there is none (src/common.cu main); rccl-tests from 52aee69 (2024-07-31,
+// with its `#wrong` column) likewise. Since v2.17.3 it is `# error: <text>` or an empty line (src/util.cu writeErrors).
+// What is not NCCL's error text but may follow an excerpt whose author dropped that empty line: a shell prompt or command.
+const NOT_AN_ERROR_TEXT = /^\s*(?:[$>%]\s|\+\s|(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%>]|\[[\w.-]+@[^\]]*\][$#])(?:\s|$)|(?:real|user|sys)\s+\d)/;
+/** At most this much of NCCL's last error is kept (NCCL holds 1024 bytes: src/debug.cc ncclLastError). */
+const MAX_ERROR_TEXT = 400;
+
+/** NCCL's last error as shown: control characters out, bounded. */
+function errorText(text: string): string {
+    // eslint-disable-next-line no-control-regex
+    return text.replace(/[\u0000-\u001f\u007f]/g, " ").trim().slice(0, MAX_ERROR_TEXT);
+}
 
 /** The host a failure line of nccl-tests names, or null (launcher lines name none). */
 export function failureHost(text: string): string | null {
@@ -261,6 +330,14 @@ interface Draft {
     commandHint: string | null;
     /** A failure head was printed after this run's footer: later trace lines are not its exit status. */
     foreignTail: boolean;
+    /** The banner above the column header named one placement only (SINGLE_BANNER). */
+    banner: "out-of-place" | "in-place" | null;
+    /** A `# nccl-tests version` / `# rccl-tests version` line opened the run (versions that print `# error:`). */
+    versionLine: boolean;
+    /** A rank line had `Group` (nccl-tests v2.13.4+, d313d20; rccl-tests' newest util.cu). */
+    groupRanks: boolean;
+    /** The next line is NCCL's bare last error (see NOT_AN_ERROR_TEXT's note); set at the footer for the versions that print one. */
+    bareErrorNext: boolean;
 }
 
 function newDraft(line: number, commandHint: string | null): Draft {
@@ -269,13 +346,17 @@ function newDraft(line: number, commandHint: string | null): Draft {
             collective: null, collectiveFrom: null, version: null, params: {}, firstLine: line, lastLine: line,
             layout: "unknown", checkColumn: null, missingColumns: [], columnsFrom: null, ranks: [], ranksElided: false, duplicateRanks: [], nRanks: null, nRanksFrom: null,
             hosts: [], rows: [], avgBusbwGBps: null, avgBusbwCheck: null, outOfBounds: null, completed: false, failures: [], notes: [],
-            skipped: null, afterFooter: [], lastError: null,
+            skipped: null, afterFooter: [], lastError: null, tool: "nccl-tests", cutRankLine: null,
         },
         stage: Stage.None,
         cols: null,
         pending: new Map(),
         commandHint,
         foreignTail: false,
+        banner: null,
+        versionLine: false,
+        groupRanks: false,
+        bareErrorNext: false,
     };
 }
 
@@ -348,6 +429,11 @@ function finish(d: Draft, fileName: string): NcclRun {
         run.nRanks = run.ranksElided || run.duplicateRanks.length > 0 ? maxRank + 1 : Math.max(run.ranks.length, maxRank + 1);
         run.nRanksFrom = "ranks";
         run.hosts = [...new Set(run.ranks.map((r) => r.host))];
+    }
+    // a rank line cut short: the list stops there, so its highest rank is no count (the busbw factor may still tell it)
+    if (run.cutRankLine) {
+        run.nRanks = null;
+        run.nRanksFrom = null;
     }
     // collective name: printed > command line > busbw factor > file name
     if (!run.collective && d.commandHint) {
@@ -427,14 +513,30 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         const stripped = stripLauncherPrefix(rawLines[i]);
         const source = stripped.source;
         const text = withoutAlltoallvSummary(stripped.text);
-        if (NCCL_LINE.test(text)) continue;
-        if (text.trim() === "") continue;
+        if (NCCL_LINE.test(text) || FABRIC_LOG_LINE.test(text)) continue;
+        if (text.trim() === "") {
+            // the empty form of the bare last error (ncclGetLastError gave "")
+            if (d !== null && (d as Draft).bareErrorNext) (d as Draft).bareErrorNext = false;
+            continue;
+        }
 
         let m: RegExpMatchArray | null;
         if ((m = text.match(VERSION_LINE))) {
             const cur = at(Stage.Version, lineNo);
-            cur.run.version = m[1];
+            cur.run.version = m[2];
+            cur.versionLine = true;
+            if (m[1] === "rccl") cur.run.tool = "rccl-tests";
             cur.stage = Stage.Version;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(RCCL_BANNER))) {
+            // printed after the parameter line and its `#`, before `# Using devices` (ROCm/rccl-tests src/common.cu)
+            const cur0 = d as Draft | null;
+            const cur = cur0 && cur0.stage > Stage.None && cur0.stage <= Stage.Params && cur0.run.failures.length === 0 ? cur0 : open(lineNo);
+            cur.run.tool = "rccl-tests";
+            cur.run.version ??= m[1].trim().slice(0, 200) || null;
+            if (cur.stage < Stage.Params) cur.stage = Stage.Params;
             cur.run.lastLine = lineNo;
             continue;
         }
@@ -446,9 +548,10 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             cur.run.lastLine = lineNo;
             continue;
         }
-        if (PARAM_LINE.test(text)) {
+        if ((m = text.match(PARAM_LINE))) {
             const cur = at(Stage.Params, lineNo);
             cur.run.params = parseParams(text);
+            if (m[1] === ":") cur.run.tool = "rccl-tests";
             cur.stage = Stage.Params;
             cur.run.lastLine = lineNo;
             continue;
@@ -459,6 +562,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         }
         if ((m = text.match(RANK_LINE))) {
             const cur = at(Stage.Header, lineNo);
+            if (/\bGroup\s+\d/.test(text)) cur.groupRanks = true;
             cur.run.ranks.push({
                 rank: Number(m[1]), pid: m[2] ? Number(m[2]) : null, host: m[3], device: Number(m[4]),
                 busId: m[5], gpu: m[6].trim(),
@@ -471,6 +575,20 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             (d as Draft).run.ranksElided = true;
             continue;
         }
+        if (d !== null && ((d as Draft).stage === Stage.Devices || (d as Draft).stage === Stage.Params) && isPartialRankLine(text)) {
+            const cur = d as Draft;
+            cur.run.cutRankLine ??= { line: lineNo, text: text.trim().slice(0, 200) };
+            cur.run.ranksElided = true;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
+        if ((m = text.match(SINGLE_BANNER))) {
+            const cur = at(Stage.Rows, lineNo);
+            cur.banner = m[1] as "out-of-place" | "in-place";
+            if (cur.stage < Stage.Header) cur.stage = Stage.Header;
+            cur.run.lastLine = lineNo;
+            continue;
+        }
         if (BANNER_LINE.test(text) || UNITS_LINE.test(text)) {
             const cur = at(Stage.Rows, lineNo);
             if (cur.stage < Stage.Header) cur.stage = Stage.Header;
@@ -479,7 +597,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         }
         if (HEADER.test(text)) {
             const cur = at(Stage.Rows, lineNo);
-            cur.cols = columnsFromHeader(text);
+            cur.cols = columnsFromHeader(text, cur.banner);
             cur.run.layout = cur.cols.layout;
             cur.run.checkColumn = cur.cols.checkColumn;
             cur.run.missingColumns = cur.cols.missing;
@@ -501,6 +619,14 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             if (m[2]) cur.run.avgBusbwCheck = { ok: m[2].toUpperCase() === "OK", line: lineNo, text: text.trim() };
             cur.stage = Stage.Footer;
             cur.run.lastLine = lineNo;
+            // the versions that print the bare last error (NOT_AN_ERROR_TEXT's note): nccl-tests with `Group` in its rank
+            // lines and no version line (v2.13.4 .. v2.17.2; v2.17.3 prints `# error:`), rccl-tests with its banner and
+            // `#wrong` column (a # rccl-tests version line means its util.cu, which prints `# error:`)
+            cur.bareErrorNext = !cur.versionLine && (cur.run.tool === "nccl-tests" ? cur.groupRanks : cur.run.layout === "2022");
+            continue;
+        }
+        if (RCCL_ASTERISK_NOTE.test(text)) {
+            if (d) (d as Draft).run.tool = "rccl-tests";
             continue;
         }
         if ((m = text.match(CONCLUDED_LINE))) {
@@ -530,12 +656,23 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             // ` .. host pid N: Test failure` trace without a `Test NCCL/CUDA failure` head is main()'s exit status
             const cur = d as Draft;
             const le = text.match(LAST_ERROR);
-            if (le) cur.run.lastError ??= { line: lineNo, text: le[1] };
+            if (le) cur.run.lastError ??= { line: lineNo, text: errorText(le[1]) };
             else cur.run.afterFooter.push({ line: lineNo, text: text.trim() });
+            cur.bareErrorNext = false;
             continue;
         }
         // a failure head after a footer is another process's (a retry, a separate job): its trace is not this run's
         if (d !== null && (d as Draft).stage >= Stage.Footer && FAILURE_LINE.test(text)) (d as Draft).foreignTail = true;
+        if (d !== null && (d as Draft).bareErrorNext && (d as Draft).stage >= Stage.Footer && !text.trimStart().startsWith("#")) {
+            // the first line after the footer's `#` lines (NCCL's own lines and other processes' blank lines aside)
+            const cur = d as Draft;
+            cur.bareErrorNext = false;
+            if (!NOT_AN_ERROR_TEXT.test(text) && !FAILURE_LINE.test(text) && !LAUNCHER_ERROR.test(text) &&
+                !COMMAND_PERF.test(text) && !ROW_START.test(text)) {
+                cur.run.lastError ??= { line: lineNo, text: errorText(text) };
+                continue;
+            }
+        }
         if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
             const cur = d as Draft | null;
             if (cur && cur.stage >= Stage.Params && cur.stage < Stage.Footer) {
@@ -579,7 +716,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
             const cols = cur.cols;
             if (cols) {
                 const tokens = candidate.trim().split(/\s+/);
-                const full = cols.prefix.length + cols.placement.length + cols.inPlace.length;
+                const full = cols.prefix.length + cols.placement.length + (cols.single ? 0 : cols.inPlace.length);
                 const row = parseRow(candidate, rowLine, cols);
                 if (row && (tokens.length >= full || (cols.layout === "2017" && tokens.length >= cols.prefix.length + cols.placement.length))) {
                     cur.pending.delete(source);
@@ -588,7 +725,7 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
                     cur.run.lastLine = lineNo;
                     continue;
                 }
-                if (tokens.length < full && tokens.slice(cols.prefix.length).every((t) => t === "N/A" || num(t) !== null)) {
+                if (tokens.length < full && tokens.slice(cols.prefix.length).every(isCell)) {
                     // the rest of this row comes in a later write
                     cur.pending.set(source, { text: candidate, line: rowLine });
                     continue;

@@ -196,7 +196,7 @@ export function formatText(report: ValidationReport, entries: ReportEntry[]): st
             const nodes = nodesOf(r);
             const who = [r.nRanks !== null ? `${r.nRanks} ranks` : null, nodes !== null ? `${nodes} node${nodes === 1 ? "" : "s"}` : null].filter(Boolean).join(" on ");
             const lp = largestPoint(r);
-            out.push(`  ${g?.pass ? "ok  " : "FAIL"} ${e.name}${e.parsed.runs.length > 1 ? ` run ${i + 1}` : ""}: ${r.collective ?? "unknown test"}` +
+            out.push(`  ${g?.pass ? "ok  " : "FAIL"} ${e.name}${e.parsed.runs.length > 1 ? ` run ${i + 1}` : ""}: ${r.tool === "rccl-tests" ? "rccl-tests " : ""}${r.collective ?? "unknown test"}` +
                 (who ? ` (${who})` : "") +
                 (g?.gradedBusbwGBps !== null && g?.gradedBusbwGBps !== undefined ? `, graded busbw ${formatGBps(g.gradedBusbwGBps)}` : "") +
                 (lp ? `, at ${formatBytes(lp.sizeBytes)}: ${formatGBps(lp.outOfPlace)} / ${formatGBps(lp.inPlace)} (out-of-place / in-place)` : "") +

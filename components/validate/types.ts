@@ -29,6 +29,11 @@ export interface Placement {
     wrong: number | null;
     /** `error` / `res` column (before v2.13): max relative delta, a float, not a count. */
     maxError: number | null;
+    /**
+     * The check cell ended in `*`: rccl-tests from 924521f (2019-06-28) to 6e9e059 (2020-03-11) print `%5.0le%s` with "*"
+     * when the delta is over its threshold (ROCm/rccl-tests src/common.cu BenchTime, CheckData `*error = true`).
+     */
+    overThreshold?: boolean;
 }
 
 export interface NcclRow {
@@ -41,8 +46,12 @@ export interface NcclRow {
     redop: string | null;
     /** `null` when the layout has no root column. */
     root: number | null;
+    /**
+     * Every field `null` when the table has only an in-place half (rccl-tests `-O 0`: ROCm/rccl-tests src/common.cu,
+     * enable_out_of_place since a2bec5d, 2024-01-04).
+     */
     outOfPlace: Placement;
-    /** `null` when the row only has an out-of-place half (2017-2018 broadcast). */
+    /** `null` when the row only has an out-of-place half (2017-2018 broadcast; rccl-tests with in-place off). */
     inPlace: Placement | null;
 }
 
@@ -78,8 +87,13 @@ export interface NcclRun {
     collective: string | null;
     /** How `collective` was found. */
     collectiveFrom: "printed" | "command" | "busbw-factor" | "file-name" | null;
-    /** `# nccl-tests version X` (v2.17.4+). */
+    /** `# nccl-tests version X` (v2.17.4+); rccl-tests' `rccl-tests: Version X` or `# rccl-tests version X`. */
     version: string | null;
+    /**
+     * Which program printed the run: NVIDIA/nccl-tests, or ROCm/rccl-tests (its fork for AMD GPUs and RCCL, same table,
+     * footer and busbw factors), told by a line only rccl-tests prints (parse.ts RCCL_MARKS).
+     */
+    tool: "nccl-tests" | "rccl-tests";
     params: RunParams;
     firstLine: number;
     lastLine: number;
@@ -128,8 +142,14 @@ export interface NcclRun {
      * and a failure in the teardown prints the same (NVIDIA/nccl-tests@a0b82b2 src/common.cu main, run; FORMAT.md §1).
      */
     afterFooter: LineText[];
-    /** `# error: <text>` after the footer (v2.17.3+ writeErrors: NCCL's ncclGetLastError), else null. */
+    /**
+     * NCCL's last error after the footer: `# error: <text>` (v2.17.3+ writeErrors), or the bare line nccl-tests v2.13.4 to
+     * v2.17.2 print there (`PRINT("%s\n", ncclGetLastError(NULL))`, src/common.cu main; rccl-tests from 52aee69,
+     * 2024-07-31); null when none was printed or it was empty.
+     */
     lastError: LineText | null;
+    /** A rank line cut short (`#  Rank  5 Group  0 Pi`, `#  Ra`): the log was cut there; the rank list is incomplete. */
+    cutRankLine: LineText | null;
 }
 
 /** Count plus the first few matching lines (1-based line numbers). */
