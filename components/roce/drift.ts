@@ -300,7 +300,10 @@ function observedHost(plan: QosPlan, ph: HostPlan, r: RailState, st: HostState, 
         roce_host_tos: r.trafficClass ?? v.roce_host_tos,
     };
     const ncclEnv = st.ncclConf ? Object.fromEntries(Object.keys(ph.ncclEnv).filter((k) => st.ncclConf![k] !== undefined).map((k) => [k, st.ncclConf![k]])) : ph.ncclEnv;
-    return { ...ph, name, ncclEnv, vars };
+    // the rail is cabled to its own port only: checkViews compares it with that port (consistency.ts cabledGroups)
+    const port = ph.railPorts?.[ph.railNics.indexOf(r.dev)];
+    const { railPorts: _all, ...rest } = ph;
+    return { ...rest, ...(port !== undefined ? { railPorts: [port] } : {}), name, ncclEnv, vars };
 }
 
 const hostFacts = (h: HostPlan): Record<string, unknown> => ({ ...h.vars, ...h.ncclEnv });
