@@ -585,9 +585,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
     const everyGroup: Compared = { groups, values: groupValues(groups) };
     const ownGroup: Compared[] = [];
     let planGroup: Compared | undefined;
-    const compared = (s: SwitchView, p: PortView): Compared => {
-        if (!cabled) return everyGroup;
-        const gi = cabled.get(sp(s, p));
+    const compared = (at: ReadonlyMap<string, number> | undefined, p: PortView): Compared => {
+        const gi = at?.get(p.port);
         if (gi === undefined) return (planGroup ??= planValuesGroup(plan, hosts, groupOf));
         return (ownGroup[gi] ??= { groups: [groups[gi]], values: groupValues([groups[gi]]) });
     };
@@ -624,12 +623,14 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
             }
         }
+        // the ports of this switch that rails are cabled to
+        const cabledHere = cabled?.get(s.name);
         // indexed loops: a for-of makes an iterator each time until the optimiser takes the loop (32,768 ports)
         for (let pi = 0; pi < s.ports.length; pi++) {
             const p = s.ports[pi];
             // the real cable of the port (C4), when the plan has the switch
             const real = lossless && ps ? planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM : undefined;
-            const cmp = compared(s, p);
+            const cmp = cabled ? compared(cabledHere, p) : everyGroup;
             const prior = passed.get(p);
             if (prior !== undefined && prior.compared === cmp && hasFacts(prior, s, ps, real)) continue;
             const found = out.length;
@@ -750,7 +751,8 @@ interface HostGroup { names: string[]; dscp: number; hostPrio: number; vars: Hos
 interface Compared { groups: readonly HostGroup[]; values: GroupValues }
 
 /**
- * `switch:port` → the group of the host whose rail is cabled there, where the cabling is declared: every host gives
+ * switch → port → the group of the host whose rail is cabled there (`switch:port`, split at its first colon, as the
+ * spec's grammar has no colon in a switch name), where the cabling is declared: every host gives
  * the port of each rail (railPorts, checked by the spec: one rail per port, rule C18 holds it to LLDP). A rail's frames
  * enter the fabric on that port, which classifies them (DSCP → queue, PFC, the CNP queue: C1, C2, C6, C7) and takes
  * frames of its MTU (C9); so each group is compared with the ports its hosts are cabled to, not with every port of
@@ -758,15 +760,20 @@ interface Compared { groups: readonly HostGroup[]; values: GroupValues }
  * and every group compared with every port as before, where a host declares no cabling or a port is declared twice
  * (no cabling the spec accepts; a fabric check's rails each name their own port: drift.ts observedHost).
  */
-function cabledGroups(hosts: readonly HostPlan[], hostGroup: readonly number[]): Map<string, number> | undefined {
+function cabledGroups(hosts: readonly HostPlan[], hostGroup: readonly number[]): Map<string, Map<string, number>> | undefined {
     if (hosts.length === 0) return undefined;
-    const at = new Map<string, number>();
+    const at = new Map<string, Map<string, number>>();
     for (let i = 0; i < hosts.length; i++) {
         const ports = hosts[i].railPorts;
         if (!ports || ports.length === 0) return undefined;
-        for (const port of ports) {
-            if (at.has(port)) return undefined;
-            at.set(port, hostGroup[i]);
+        for (const rp of ports) {
+            const c = rp.indexOf(":");
+            if (c < 0) return undefined;
+            const sw = rp.slice(0, c), port = rp.slice(c + 1);
+            let m = at.get(sw);
+            if (!m) at.set(sw, (m = new Map()));
+            if (m.has(port)) return undefined;
+            m.set(port, hostGroup[i]);
         }
     }
     return at;
