@@ -751,9 +751,9 @@ interface HostGroup { names: string[]; dscp: number; hostPrio: number; vars: Hos
 interface Compared { groups: readonly HostGroup[]; values: GroupValues }
 
 /**
- * switch → port → the group of the host whose rail is cabled there (`switch:port`, split at its first colon, as the
- * spec's grammar has no colon in a switch name), where the cabling is declared: every host gives
- * the port of each rail (railPorts, checked by the spec: one rail per port, rule C18 holds it to LLDP). A rail's frames
+ * switch → port → the group of the host whose rail is cabled there (`switch:port`, split at its first colon: the
+ * spec's grammar has no colon in a switch name), where the cabling is declared: every host gives the port of each rail
+ * (railPorts, checked by the spec: one rail per port; rule C18 holds it to what LLDP hears). A rail's frames
  * enter the fabric on that port, which classifies them (DSCP → queue, PFC, the CNP queue: C1, C2, C6, C7) and takes
  * frames of its MTU (C9); so each group is compared with the ports its hosts are cabled to, not with every port of
  * every switch (16,384 rails that each read differently against 16,384 host ports were rails × ports). undefined,
