@@ -315,7 +315,46 @@ test("rdmakit fabric check stops a switch that answers more than MAX_ANSWER_BYTE
     const bad = got.switches.find((s) => s.switch === flood.name)!;
     assert.equal(bad.config, undefined);
     assert.match(bad.error ?? "", new RegExp(`answer over ${MAX_ANSWER_BYTES} bytes, not read`));
-    for (const s of rest) assert.equal(got.switches.find((x) => x.switch === s.name)?.config, "ok\n");
+    for (const s of rest) {
+        // read as it arrived (fab16): what it says is kept, not its text; "ok" is read, not refused for its size
+        const r = got.switches.find((x) => x.switch === s.name)!;
+        assert.equal(r.config, undefined, s.name);
+        assert.equal(r.error, undefined, s.name);
+        assert.ok(r.facts, s.name);
+        assert.ok(!JSON.stringify(r.facts).includes("bytes, not read"), s.name);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// fab16: a switch's answer was bounded at 64 MiB and every switch's text kept until the last had answered, so 384
+// hostile switches could make the controller hold 384 x 3 x 64 MiB. Now one answer is bounded at MAX_ANSWER_BYTES (8 MiB,
+// sized from the largest published CONFIG_DB a port) and read into its facts as it arrives.
+test("rdmakit fabric check: a switch answering a 12 MiB configuration is refused by name, the others are read as they arrive", { timeout: 60_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-trust-swflood-"));
+    const plan = planQos(roceSpec());
+    const sonic = plan.switches.find((s) => s.os === "sonic")!;
+    const rest = plan.switches.filter((s) => s !== sonic);
+    assert.ok(MAX_ANSWER_BYTES < 12 * 1024 * 1024, "the bound is below the stand-in's answer");
+    // the stand-in: the SONiC switch prints a CONFIG_DB-shaped document of 12 MiB (one PORT row with a long
+    // description) and ends; the others print a line
+    const ssh = path.join(dir, "ssh");
+    fs.writeFileSync(ssh, [
+        "#!/bin/sh", 'for a in "$@"; do prev=${last:-}; last=$a; done', "cat >/dev/null",
+        `case "$prev" in *@${sonic.managementAddress}) printf '{"PORT": {"Ethernet0": {"description": "'; head -c 12582912 /dev/zero | tr '\\0' x; printf '"}}}\n'; exit 0 ;; esac`,
+        "echo ok", "",
+    ].join("\n"), { mode: 0o755 });
+    const got = await readFabric(plan, { ssh, hosts: false, timeoutS: 50 });
+    const bad = got.switches.find((s) => s.switch === sonic.name)!;
+    assert.deepEqual([bad.config, bad.facts], [undefined, undefined]);
+    assert.match(bad.error ?? "", new RegExp(`answer over ${MAX_ANSWER_BYTES} bytes, not read`));
+    for (const s of rest) {
+        const r = got.switches.find((x) => x.switch === s.name)!;
+        assert.deepEqual([r.config, r.error], [undefined, undefined], s.name);
+        assert.ok(r.facts, s.name);
+    }
+    const report = fabricDrift(plan, got.switches, []);
+    assert.ok(report.unreadable.some((u) => u.device === sonic.name && u.why.includes(`answer over ${MAX_ANSWER_BYTES} bytes, not read`)), formatDriftReport(report));
+    for (const s of rest) assert.ok(!report.unreadable.some((u) => u.device === s.name && u.why.includes("bytes, not read")), s.name);
     fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -156,6 +156,21 @@ describe("SONiC CONFIG_DB captures", () => {
         assert.match(refuse(JSON.stringify({ error: "Redis connection refused" })), /no PORT or PORT_QOS_MAP table among error/);
         assert.match(refuse("Error: sonic-cfggen: command not found\n"), /could not be parsed as sonic output/);
     });
+    it("db_migrator's PORT_QOS_MAP|global (written on Broadcom ASICs) is the DSCP map of the ports that bind none", () => {
+        // the mock CONFIG_DB's ports bind no DSCP map; the db_migrator vectors hold a DSCP_TO_TC_MAP|AZURE, before the
+        // migration (no global row) and after it (`PORT_QOS_MAP|global` naming AZURE: migrate_port_qos_map_global)
+        const mock = JSON.parse(fixture("sonic-mock-config_db.json")) as Record<string, unknown>;
+        const port = (vector: string) => {
+            const db = { ...mock, ...(JSON.parse(fixture(vector)) as Record<string, unknown>) };
+            const p = runningSwitchView(sw, JSON.stringify(db)).ports.find((x) => x.port === "Ethernet0")!;
+            return [p.dscpToTc, p.trustDscp, p.pfcPriorities];
+        };
+        assert.deepEqual(port("sonic-dbmigrator-qos_map_table_global_input.json"), [{}, false, [3, 4]]);
+        assert.deepEqual(port("sonic-dbmigrator-qos_map_table_global_expected.json"), [{ 0: 0, 1: 1 }, true, [3, 4]]);
+        // the global row is no port of its own
+        const db = { ...mock, ...(JSON.parse(fixture("sonic-dbmigrator-qos_map_table_global_expected.json")) as Record<string, unknown>) };
+        assert.ok(!readSonic("s", sonicConfigDb(db)).ports.some((x) => x.port === "global"));
+    });
 });
 
 describe("NVUE configuration shapes", () => {

@@ -295,3 +295,57 @@ describe("checkViews: hosts that each read differently", () => {
         assert.deepEqual(v.map((x) => formatViolation(x).replace(/: .*/, "")), expected);
     });
 });
+
+describe("checkViews: a fabric whose cabling is declared (hosts[].railPorts)", () => {
+    const planOf = (nodes: number) => {
+        const cluster = (scaledStack("roce-h100.yaml", nodes) as { config: Record<string, { roce: unknown }> }).config["rdmakit:cluster"];
+        return planQos(parseClusterSpec(cluster).roce!);
+    };
+    /** `[C9] host, switch:port` for each port each host is cabled to whose MTU is below the host's, in checkViews' order. */
+    const expectedC9 = (views: ReturnType<typeof readSwitchView>[], hosts: QosPlan["hosts"]) => {
+        const at = new Map(hosts.flatMap((h) => h.railPorts!.map((rp) => [rp, h] as const)));
+        const out: string[] = [];
+        for (const s of views) for (const p of s.ports) {
+            const h = at.get(`${s.name}:${p.port}`);
+            if (h && p.mtu !== undefined && p.mtu < h.vars.roce_host_mtu) out.push(`[C9] ${h.name}, ${s.name}:${p.port}`);
+        }
+        return out;
+    };
+    it("2,048 hosts of distinct MTUs, each above every port's: each named on its own 8 ports, in linear time", () => {
+        // railFabric (bench/scale.ts): 2,048 hosts x 8 rails on 256 NVUE leaves and 128 SONiC spines; every host's MTU is
+        // its own and too big for the switch ports, so before, each host was a group compared with each of the ~32k ports
+        // (2,048 x 32k violations); now each rail is compared with the port it is cabled to
+        const plan = planOf(2048);
+        const views = renderSwitchConfigs(plan).map(readSwitchView);
+        const top = Math.max(...views.flatMap((s) => s.ports.map((p) => p.mtu ?? 0)));
+        const hosts = plan.hosts.map((h, i) => ({ ...h, vars: { ...h.vars, roce_host_mtu: top + 1 + i } }));
+        const t0 = process.cpuUsage();
+        const v = checkViews({ ...plan, hosts }, views);
+        const cpu = process.cpuUsage(t0);
+        const ms = (cpu.user + cpu.system) / 1000;
+        assert.ok(ms < 5000, `${ms} ms of CPU`);
+        const expected = expectedC9(views, hosts);
+        assert.equal(expected.length, 2048 * 8);
+        assert.deepEqual(v.map((x) => formatViolation(x).replace(/: .*/, "")), expected);
+        assert.equal(new Set(v.map((x) => x.devices[0])).size, 2048);
+    });
+    it("a host with its own MTU is named on the ports it is cabled to, not on another host's or a fabric port", () => {
+        const plan = planOf(8);
+        const views = renderSwitchConfigs(plan).map(readSwitchView);
+        assert.deepEqual(checkViews(plan, views), []);
+        const top = Math.max(...views.flatMap((s) => s.ports.map((p) => p.mtu ?? 0)));
+        const hosts = plan.hosts.map((h, i) => (i === 1 ? { ...h, vars: { ...h.vars, roce_host_mtu: top + 100 } } : h));
+        const v = checkViews({ ...plan, hosts }, views).map((x) => formatViolation(x).replace(/: .*/, ""));
+        assert.deepEqual(v, expectedC9(views, hosts));
+        assert.deepEqual(v.map((x) => x.split(", ")[1].replace(/:.*/, "")), plan.hosts[1].railPorts!.map((rp) => rp.split(":")[0]));
+        // the planned switches' fabric ports are compared with the plan's host values, naming the hosts that hold them
+        const spine = views.find((s) => s.os === "sonic")!;
+        const lowered = { ...spine, ports: spine.ports.map((p, i) => (i === 0 ? { ...p, mtu: 1500 } : p)) };
+        const w = checkViews(plan, views.map((s) => (s === spine ? lowered : s)));
+        assert.deepEqual(w.map((x) => formatViolation(x).replace(/: .*/, "")), [`[C9] ${plan.hosts.map((h) => h.name).join(", ")}, ${spine.name}:${spine.ports[0].port}`]);
+        // a host without declared cabling: every host compared with every port, as before
+        const uncabled = hosts.map((h, i) => (i === 0 ? { ...h, railPorts: undefined } : h));
+        const all = checkViews({ ...plan, hosts: uncabled }, views).filter((x) => x.devices[0] === plan.hosts[1].name);
+        assert.equal(all.length, views.reduce((n, s) => n + s.ports.filter((p) => p.mtu !== undefined && p.mtu < top + 100).length, 0) + views.filter((s) => s.os === "sonic").reduce((n, s) => n + s.ports.length, 0));
+    });
+});

@@ -288,6 +288,15 @@ describe("fabric check: hosts", () => {
         assert.ok(finding(r, "C7", "gpu01:ens1f0np0"), show(r));
         assert.ok(finding(r, "C8", "gpu01:ens1f0np0"), show(r));
     });
+    it("a rail's MTU above its port's (C9) is named on the port that rail is cabled to (railPorts), not on every port", async () => {
+        const r = await check(fabric({ host: { gpu02: (h) => { h.mtu.ens2f0np0 = "9500"; } } }));
+        const f = finding(r, "C9", "gpu02:ens2f0np0");
+        assert.deepEqual(f?.found, { roce_host_mtu: 9500 }, show(r));
+        // rail 1 of gpu02 is cabled to leaf-eos:Ethernet2/1 (MTU 9214); other hosts' ports and the spines are not its
+        assert.match(f!.message, /^leaf-eos:Ethernet2\/1 MTU 9214 is below host MTU 9500/, show(r));
+        assert.doesNotMatch(f!.message, /more switch port/, show(r));
+        assert.equal(r.findings.filter((x) => x.rule === "C9").length, 1, show(r));
+    });
     it("DCBX under firmware control or lldpad willing breaks C19", async () => {
         const r = await check(fabric({ host: { gpu01: (h) => { h.mlnxQos.ens1f0np0 = h.mlnxQos.ens1f0np0.replace("DCBX mode: OS controlled", "DCBX mode: Firmware controlled"); }, gpu02: (h) => { h.willing = "willing=yes"; } } }));
         assert.deepEqual(finding(r, "C19", "gpu01:ens1f0np0")?.found, { dcbxMode: "Firmware controlled" }, show(r));

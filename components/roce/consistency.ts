@@ -565,8 +565,10 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
 
     // Host ↔ switch, per switch port. Hosts with the same QoS-relevant values are compared once, as a group, so one
     // switch mistake gives one violation per port rather than one per host and port.
-    const groups: { names: string[]; dscp: number; hostPrio: number; vars: HostPlan["vars"] }[] = [];
-    const groupOf = new Map<string, (typeof groups)[number]>();
+    const groups: HostGroup[] = [];
+    const groupOf = new Map<string, HostGroup>();
+    // each host's group, in host order (the cabling below)
+    const hostGroup: number[] = [];
     for (const h of hosts) {
         const dscp = hostDscp(h);
         const hostPrio = hostPriorityOf(h.vars, dscp);
@@ -574,10 +576,20 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
         // found by key, not by a search of the groups: rails a fabric check read each differ (untrusted), which made
         // the search hosts × groups
         const g = groupOf.get(key);
-        if (g) g.names.push(h.name);
-        else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars }; groups.push(ng); groupOf.set(key, ng); }
+        if (g) { g.names.push(h.name); hostGroup.push(g.index); }
+        else { const ng = { names: [h.name], dscp, hostPrio, vars: h.vars, index: groups.length }; hostGroup.push(ng.index); groups.push(ng); groupOf.set(key, ng); }
     }
-    const values = groupValues(groups);
+    // which groups each port is compared with (cabledGroups): every group, or where the cabling is declared the group
+    // of the rail cabled to the port, and the plan's own host values on a port no rail is cabled to
+    const cabled = cabledGroups(hosts, hostGroup);
+    const everyGroup: Compared = { groups, values: groupValues(groups) };
+    const ownGroup: Compared[] = [];
+    let planGroup: Compared | undefined;
+    const compared = (at: ReadonlyMap<string, number> | undefined, p: PortView): Compared => {
+        const gi = at?.get(p.port);
+        if (gi === undefined) return (planGroup ??= planValuesGroup(plan, hosts, groupOf));
+        return (ownGroup[gi] ??= { groups: [groups[gi]], values: groupValues([groups[gi]]) });
+    };
     // each port view that broke no port rule, with the facts it was checked with (portFacts)
     const passed = new Map<PortView, PortFacts>();
     for (const s of views) {
@@ -611,19 +623,22 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 v("C16", [s.name], `the lossless PGs of ${ps.ports.length} ports reserve ${b.headroomBytes} B of headroom, more than the ${ps.model} lossless pool (${b.poolBytes} B)`, { headroomBytes: b.headroomBytes, poolBytes: b.poolBytes, source: b.source });
             }
         }
+        // the ports of this switch that rails are cabled to
+        const cabledHere = cabled?.get(s.name);
         // indexed loops: a for-of makes an iterator each time until the optimiser takes the loop (32,768 ports)
         for (let pi = 0; pi < s.ports.length; pi++) {
             const p = s.ports[pi];
             // the real cable of the port (C4), when the plan has the switch
             const real = lossless && ps ? planPort(ps, p.port)?.cableLengthM ?? ps.cableLengthM : undefined;
+            const cmp = cabled ? compared(cabledHere, p) : everyGroup;
             const prior = passed.get(p);
-            if (prior !== undefined && hasFacts(prior, s, ps, real)) continue;
+            if (prior !== undefined && prior.compared === cmp && hasFacts(prior, s, ps, real)) continue;
             const found = out.length;
             const pausedQueues = p.pfcPriorities.map((pr) => p.pfcToQueue[pr] ?? pr);
             // the groups that break a rule here, in group order; the rules run again on each of them alone
-            const failing = failingGroups(values, s, p, pausedQueues, lossless);
+            const failing = failingGroups(cmp.values, s, p, pausedQueues, lossless);
             for (let fi = 0; fi < failing.length; fi++) {
-                const g = groups[failing[fi]];
+                const g = cmp.groups[failing[fi]];
                 const { dscp, hostPrio } = g;
                 const h = { vars: g.vars };
                 const tc = p.dscpToTc[dscp];
@@ -692,7 +707,7 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
                 const unwatched = p.pfcPriorities.some((pr) => !p.watchdogPriorities.includes(pr));
                 if (unwatched || p.watchdogAction !== "drop" || !p.watchdogTimersOk) v("C11", [sp(s, p)], `PFC watchdog on ${sp(s, p)}: priorities [${p.watchdogPriorities}] of PFC [${p.pfcPriorities}], action ${p.watchdogAction ?? "(none)"}${p.watchdogTimersOk ? "" : ", detection below poll interval"}`, { pfc: p.pfcPriorities, watchdog: p.watchdogPriorities, action: p.watchdogAction, timersOk: p.watchdogTimersOk });
             }
-            if (out.length === found) passed.set(p, portFacts(s, ps, real));
+            if (out.length === found) passed.set(p, portFacts(s, ps, real, cmp));
         }
     }
     return out;
@@ -706,6 +721,8 @@ export function checkViews(plan: QosPlan, views: readonly SwitchView[]): Violati
  * facts; only a clean port is remembered (checkViews `passed`), as a violation names its switch.
  */
 interface PortFacts {
+    /** The host groups the port was compared with (compared in checkViews: the same object for the same groups). */
+    compared: Compared;
     os: NetworkOs;
     patternMtu: number | undefined;
     planned: boolean;
@@ -714,8 +731,9 @@ interface PortFacts {
     poolBytes: number | undefined;
     headroomBytes: number | undefined;
 }
-function portFacts(s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined): PortFacts {
+function portFacts(s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined, compared: Compared): PortFacts {
     return {
+        compared,
         os: s.os, patternMtu: s.losslessPatternMtu, planned: ps !== undefined, cable,
         pgMap: ps?.pfcToPgMap, poolBytes: ps?.buffer?.poolBytes, headroomBytes: ps?.buffer?.headroomBytes,
     };
@@ -724,6 +742,57 @@ function portFacts(s: SwitchView, ps: QosPlan["switches"][number] | undefined, c
 function hasFacts(f: PortFacts, s: SwitchView, ps: QosPlan["switches"][number] | undefined, cable: number | undefined): boolean {
     return f.os === s.os && Object.is(f.patternMtu, s.losslessPatternMtu) && f.planned === (ps !== undefined) && Object.is(f.cable, cable) &&
         f.pgMap === ps?.pfcToPgMap && Object.is(f.poolBytes, ps?.buffer?.poolBytes) && Object.is(f.headroomBytes, ps?.buffer?.headroomBytes);
+}
+
+/** Hosts with the same QoS-relevant values (checkViews), and the group's index among all groups. */
+interface HostGroup { names: string[]; dscp: number; hostPrio: number; vars: HostPlan["vars"]; index: number }
+
+/** Host groups one port is compared with, and their values (groupValues). */
+interface Compared { groups: readonly HostGroup[]; values: GroupValues }
+
+/**
+ * switch → port → the group of the host whose rail is cabled there (`switch:port`, split at its first colon: the
+ * spec's grammar has no colon in a switch name), where the cabling is declared: every host gives the port of each rail
+ * (railPorts, checked by the spec: one rail per port; rule C18 holds it to what LLDP hears). A rail's frames
+ * enter the fabric on that port, which classifies them (DSCP → queue, PFC, the CNP queue: C1, C2, C6, C7) and takes
+ * frames of its MTU (C9); so each group is compared with the ports its hosts are cabled to, not with every port of
+ * every switch (16,384 rails that each read differently against 16,384 host ports were rails × ports). undefined,
+ * and every group compared with every port as before, where a host declares no cabling or a port is declared twice
+ * (no cabling the spec accepts; a fabric check's rails each name their own port: drift.ts observedHost).
+ */
+function cabledGroups(hosts: readonly HostPlan[], hostGroup: readonly number[]): Map<string, Map<string, number>> | undefined {
+    if (hosts.length === 0) return undefined;
+    const at = new Map<string, Map<string, number>>();
+    for (let i = 0; i < hosts.length; i++) {
+        const ports = hosts[i].railPorts;
+        if (!ports || ports.length === 0) return undefined;
+        for (const rp of ports) {
+            const c = rp.indexOf(":");
+            if (c < 0) return undefined;
+            const sw = rp.slice(0, c), port = rp.slice(c + 1);
+            let m = at.get(sw);
+            if (!m) at.set(sw, (m = new Map()));
+            if (m.has(port)) return undefined;
+            m.set(port, hostGroup[i]);
+        }
+    }
+    return at;
+}
+
+/**
+ * The host values the plan gives every host (plan.roce, plan.cnp, plan.hostMtu): what a port no rail is cabled to (a
+ * leaf uplink, a spine port, a spare host port) is compared with where the cabling is declared. Such a port carries
+ * the rails of the whole plane, so it must carry the planned class as the host ports do (C14 holds the fabric ports to
+ * the RoCE priority); a host whose own values differ is reported where it is cabled. The group of the hosts that hold
+ * these values, so a violation names them as before; none holding them, the values alone (no host named).
+ */
+function planValuesGroup(plan: QosPlan, hosts: readonly HostPlan[], groupOf: ReadonlyMap<string, HostGroup>): Compared {
+    const held = groupOf.get(JSON.stringify([plan.roce.dscp, plan.roce.priority, plan.cnp.dscp, plan.hostMtu]));
+    const g: HostGroup = held ?? {
+        names: [], dscp: plan.roce.dscp, hostPrio: plan.roce.priority, index: -1,
+        vars: { ...hosts[0].vars, roce_host_cnp_dscp: plan.cnp.dscp, roce_host_mtu: plan.hostMtu },
+    };
+    return { groups: [g], values: groupValues([g]) };
 }
 
 /**

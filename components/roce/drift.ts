@@ -41,7 +41,23 @@ export interface SwitchReading {
     /** What the switch operates (SWITCH_READS[os].oper), when its OS has such a read; operError says why it is missing. */
     oper?: string;
     operError?: string;
+    /** What its answers say, already read (switchFacts): fabric-read.ts reads each answer as it arrives, keeps no text. */
+    facts?: SwitchFacts;
 }
+
+/** What one switch's answers say: its running view, or why it is unreadable, and what its LLDP and operational reads give. */
+export interface SwitchFacts {
+    /** The running configuration (runningSwitchView); undefined when it could not be read (unreadable says why). */
+    view?: SwitchView;
+    /** SONiC: the planned ports' aliases (PORT|<name>.alias), which LLDP advertises. */
+    aliases?: Map<string, string>;
+    /** The LLDP neighbours; undefined when not read (notChecked says why). */
+    neighbours?: Neighbour[];
+    findings: Finding[];
+    unreadable: Array<{ device: string; why: string }>;
+    notChecked: Array<{ device: string; what: string }>;
+}
+type Found = Pick<SwitchFacts, "findings" | "unreadable" | "notChecked">;
 
 export interface HostReading {
     host: string;
@@ -138,20 +154,15 @@ export function fabricDrift(plan: QosPlan, switches: readonly SwitchReading[], h
     for (const r of switches) {
         const sw = swPlan.get(r.switch);
         if (!sw) { report.unreadable.push({ device: r.switch, why: "not a switch of the plan" }); continue; }
-        if (r.config === undefined) { report.unreadable.push({ device: r.switch, why: r.error ?? "no running configuration came back" }); continue; }
-        try {
-            running.push(runningSwitchView(sw, r.config));
-            if (sw.os === "sonic") aliases.set(sw.name, sonicAliases(r.config));
-            report.read.switches.push(r.switch);
-        } catch (e) {
-            report.unreadable.push({ device: r.switch, why: `the running configuration could not be parsed as ${sw.os} output: ${(e as Error).message}` });
-            continue;
-        }
-        operFindings(report, sw, plan, r);
-        if (r.lldp === undefined) report.notChecked.push({ device: r.switch, what: `LLDP cabling (C18): ${r.lldpError ?? "no LLDP table came back"}` });
-        else {
-            try { lldpBySwitch.set(r.switch, parseLldp(sw.os, r.lldp)); } catch (e) { report.notChecked.push({ device: r.switch, what: `LLDP cabling (C18): ${(e as Error).message}` }); }
-        }
+        const f = r.facts ?? switchFacts(plan, sw, r);
+        report.findings.push(...f.findings);
+        report.unreadable.push(...f.unreadable);
+        report.notChecked.push(...f.notChecked);
+        if (!f.view) continue;
+        running.push(f.view);
+        if (f.aliases) aliases.set(sw.name, f.aliases);
+        report.read.switches.push(r.switch);
+        if (f.neighbours) lldpBySwitch.set(r.switch, f.neighbours);
     }
     const runningByName = new Map(running.map((v) => [v.name, v]));
     const readSwitches = new Set(running.map((v) => v.name));
@@ -232,8 +243,47 @@ function plannedRails(report: DriftReport, ph: HostPlan, st: HostState): RailSta
     return out;
 }
 
+/**
+ * What a switch's answers say (fabricDrift's switch part, one switch): its running configuration read into a view, and
+ * only then its operational read (C20) and its LLDP table (C18). fabric-read.ts runs the same steps (configFacts,
+ * lldpFacts, operFindings, withLldp) as each answer arrives, so no answer's text outlives its reading.
+ */
+export function switchFacts(plan: QosPlan, sw: SwitchPlan, r: SwitchReading): SwitchFacts {
+    const f = configFacts(sw, r.config, r.error);
+    if (!f.view) return f;
+    const lldp = lldpFacts(sw, r.lldp, r.lldpError);
+    operFindings(f, sw, plan, r);
+    return withLldp(f, sw, lldp);
+}
+
+/** The running configuration's facts: the view and (SONiC) the planned ports' aliases, or why it cannot be read. */
+export function configFacts(sw: SwitchPlan, config: string | undefined, error: string | undefined): SwitchFacts {
+    const f: SwitchFacts = { findings: [], unreadable: [], notChecked: [] };
+    if (config === undefined) { f.unreadable.push({ device: sw.name, why: error ?? "no running configuration came back" }); return f; }
+    try {
+        const view = runningSwitchView(sw, config);
+        const aliases = sw.os === "sonic" ? sonicAliases(sw, config) : undefined;
+        return { ...f, view, ...(aliases ? { aliases } : {}) };
+    } catch (e) {
+        f.unreadable.push({ device: sw.name, why: `the running configuration could not be parsed as ${sw.os} output: ${(e as Error).message}` });
+        return f;
+    }
+}
+
+/** The LLDP table read: its neighbours, or why C18 is not checked on the switch. */
+export function lldpFacts(sw: SwitchPlan, lldp: string | undefined, error: string | undefined): { neighbours: Neighbour[] } | { why: string } {
+    if (lldp === undefined) return { why: `LLDP cabling (C18): ${error ?? "no LLDP table came back"}` };
+    try { return { neighbours: parseLldp(sw.os, lldp) }; } catch (e) { return { why: `LLDP cabling (C18): ${(e as Error).message}` }; }
+}
+
+/** `f` with the LLDP read added (after the operational read's entries, as fabricDrift reports them). */
+export function withLldp(f: SwitchFacts, sw: SwitchPlan, lldp: { neighbours: Neighbour[] } | { why: string }): SwitchFacts {
+    if ("why" in lldp) { f.notChecked.push({ device: sw.name, what: lldp.why }); return f; }
+    return { ...f, neighbours: lldp.neighbours };
+}
+
 /** C20: the operational read against the plan (NVUE `nv show qos roce`, SONiC sonic-oper.ts), or why it was not checked. */
-function operFindings(report: DriftReport, sw: SwitchPlan, plan: QosPlan, r: SwitchReading): void {
+export function operFindings(report: Found, sw: SwitchPlan, plan: QosPlan, r: Pick<SwitchReading, "switch" | "oper" | "operError">): void {
     if (sw.os === "eos") {
         report.notChecked.push({ device: r.switch, what: "operational PFC and trust (C20): not read; no public source gives the JSON of `show priority-flow-control | json` or `show qos interfaces | json`, so only the running configuration (show running-config all) is checked" });
         return;
@@ -300,7 +350,10 @@ function observedHost(plan: QosPlan, ph: HostPlan, r: RailState, st: HostState, 
         roce_host_tos: r.trafficClass ?? v.roce_host_tos,
     };
     const ncclEnv = st.ncclConf ? Object.fromEntries(Object.keys(ph.ncclEnv).filter((k) => st.ncclConf![k] !== undefined).map((k) => [k, st.ncclConf![k]])) : ph.ncclEnv;
-    return { ...ph, name, ncclEnv, vars };
+    // the rail is cabled to its own port only: checkViews compares it with that port (consistency.ts cabledGroups)
+    const port = ph.railPorts?.[ph.railNics.indexOf(r.dev)];
+    const { railPorts: _all, ...rest } = ph;
+    return { ...rest, ...(port !== undefined ? { railPorts: [port] } : {}), name, ncclEnv, vars };
 }
 
 const hostFacts = (h: HostPlan): Record<string, unknown> => ({ ...h.vars, ...h.ncclEnv });
@@ -317,10 +370,19 @@ function dcbxFindings(report: DriftReport, name: string, r: RailState): void {
     }
 }
 
-/** SONiC advertises a port's alias as its LLDP port id (PORT|<name>.alias): name → alias from its CONFIG_DB. */
-function sonicAliases(text: string): Map<string, string> {
+/**
+ * SONiC advertises a port's alias as its LLDP port id (PORT|<name>.alias): name → alias from its CONFIG_DB, for the
+ * ports the plan gives the switch (the only ones the cabling checks look up; the rest of an untrusted table is not kept).
+ */
+function sonicAliases(sw: SwitchPlan, text: string): Map<string, string> {
     const db = sonicConfigDb(JSON.parse(text));
-    return new Map(Object.entries(db.PORT ?? {}).filter(([, p]) => p.alias).map(([n, p]) => [n, p.alias]));
+    const rows = db.PORT ?? {};
+    const out = new Map<string, string>();
+    for (const p of sw.ports) {
+        const alias = Object.hasOwn(rows, p.name) ? rows[p.name]?.alias : undefined;
+        if (alias) out.set(p.name, alias);
+    }
+    return out;
 }
 
 /** Whether a neighbour is `port` of switch `sw`, by system name (first label), management address, port id or description. */

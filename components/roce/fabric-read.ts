@@ -18,7 +18,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { type KeyAgent, startKeyAgent } from "../provision/keysocket";
 import { NO_FORWARDING } from "../provision/inventory";
-import type { HostReading, SwitchReading } from "./drift";
+import { configFacts, lldpFacts, operFindings, withLldp, type HostReading, type SwitchReading } from "./drift";
 import { hostReadScript, parseHostState, SWITCH_READS } from "./fabric-state";
 import { sonicOperScript } from "./sonic-oper";
 import type { HostPlan, QosPlan, SwitchPlan } from "./qos";
@@ -53,12 +53,20 @@ export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /**
- * The most one command's answer may hold: a switch or host is untrusted, and one answering gigabytes within the timeout
- * would exhaust the controller's memory (a string past V8's limit throws in the reader). The largest answer read is a
- * SONiC CONFIG_DB (test/fixtures/roce/sonic-base-config_db.json, a whole base config: 8 KB); 64 MiB is the health captures'
- * bound too (health/text.ts MAX_FILE_CHARS). An error's text keeps its last 8,000 characters.
+ * The most one of a switch's answers may hold: a switch is untrusted, and one answering gigabytes within the timeout
+ * would exhaust the controller's memory (a string past V8's limit throws in the reader). The largest answer is the
+ * running configuration, and the largest of those a SONiC CONFIG_DB: sonic-utilities' mock CONFIG_DB of a whole 32-port
+ * switch (BGP, ACLs, buffers, QoS, every table; test/fixtures/roce/running/sonic-mock-config_db.json) is 100,296 bytes,
+ * about 3.1 KB a port, so a switch of 1,024 ports (four-way breakout of a 256-port chassis) would print some 3.2 MB;
+ * the kit's own rendering of a 64-port SN5600 spine is 85 KB (bench railFabric). `lldpctl -f json0` and the operational
+ * reads print a few hundred bytes a port (test/fixtures/roce/running/lldpctl-json0-neighbors.json: 769 bytes for one
+ * neighbour; sonic-show-pfc-priority.txt one line a port). 8 MiB leaves more than twice the 1,024-port figure (L: no
+ * EOS `show running-config all` of a whole switch was found to measure; its interface blocks are tens of lines each).
+ * A switch past it is unreadable ("answer over N bytes, not read"), the others are still read. Each answer is read into
+ * its facts as it arrives (readSwitch), so the controller holds one answer's text per switch being read (`parallel`
+ * of them, 16 by default: 128 MiB at most), never every switch's. An error's text keeps its last 8,000 characters.
  */
-export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * The most a host's answer may hold. A host prints what hostReadScript asks: per rail its MTU, `mlnx_qos -i` (about
@@ -124,7 +132,7 @@ export function sshArgs(target: { user: string; address: string; port: number },
 
 type Opts = Required<Pick<ReadOptions, "timeoutS" | "ssh">>;
 
-async function readSwitch(ctx: Ctx, sw: SwitchPlan, dir: string, id: Identity | undefined, o: Opts): Promise<SwitchReading> {
+async function readSwitch(ctx: Ctx, plan: QosPlan, sw: SwitchPlan, dir: string, id: Identity | undefined, o: Opts): Promise<SwitchReading> {
     // only the pinned key: a switch that presents another one is refused, not trusted
     const known = path.join(dir, `known_hosts.${sw.name}`);
     fs.writeFileSync(known, `${knownName(sw.managementAddress, sw.sshPort)} ${sw.hostKey.split(" ").slice(0, 2).join(" ")}\n`);
@@ -132,12 +140,15 @@ async function readSwitch(ctx: Ctx, sw: SwitchPlan, dir: string, id: Identity | 
     const reads = SWITCH_READS[sw.os];
     const cfg = await run(ctx, o.ssh, [...base, reads.config], "", o.timeoutS);
     if (!cfg.ok) return { switch: sw.name, error: `${reads.config}: ${cfg.why}` };
-    const lldp = await run(ctx, o.ssh, [...base, reads.lldp], "", o.timeoutS);
+    // each answer read into what it says before the next is asked for (drift.ts switchFacts, step by step): only the
+    // facts are kept, never the text
+    const facts = configFacts(sw, cfg.stdout, undefined);
+    if (!facts.view) return { switch: sw.name, facts };
+    const lldpRun = await run(ctx, o.ssh, [...base, reads.lldp], "", o.timeoutS);
+    const lldp = lldpFacts(sw, lldpRun.ok ? lldpRun.stdout : undefined, `${reads.lldp}: ${lldpRun.why}`);
     const oper = reads.oper === undefined ? undefined : await run(ctx, o.ssh, [...base, reads.oper], sw.os === "sonic" ? sonicOperScript(sw) : "", o.timeoutS);
-    return {
-        switch: sw.name, config: cfg.stdout, ...(lldp.ok ? { lldp: lldp.stdout } : { lldpError: `${reads.lldp}: ${lldp.why}` }),
-        ...(oper === undefined ? {} : oper.ok ? { oper: oper.stdout } : { operError: `${reads.oper}: ${oper.why}` }),
-    };
+    operFindings(facts, sw, plan, { switch: sw.name, ...(oper === undefined ? {} : oper.ok ? { oper: oper.stdout } : { operError: `${reads.oper}: ${oper.why}` }) });
+    return { switch: sw.name, facts: withLldp(facts, sw, lldp) };
 }
 
 async function readHost(ctx: Ctx, h: HostPlan, id: Identity | undefined, o: Opts & { knownHosts?: string; user?: string }): Promise<HostReading> {
@@ -181,7 +192,7 @@ export async function readFabric(plan: QosPlan, opts: ReadOptions = {}): Promise
             ids.push({ agent: agent.socket, publicKeyFile });
         }
         const parallel = opts.parallel ?? 16;
-        const switches = await pool(plan.switches, parallel, (s) => readSwitch(ctx, s, dir, ids[0], o));
+        const switches = await pool(plan.switches, parallel, (s) => readSwitch(ctx, plan, s, dir, ids[0], o));
         const hosts = readHosts ? await pool(plan.hosts, parallel, (h) => readHost(ctx, h, ids[1], { ...o, knownHosts: opts.hostKnownHosts, user: opts.hostUser })) : [];
         return { switches, hosts };
     } finally {

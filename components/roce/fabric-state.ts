@@ -117,7 +117,9 @@ type Rows = Record<string, Record<string, Record<string, string>>>;
  * (orchagent applies its dscp_to_tc_map as SAI_SWITCH_ATTR_QOS_DSCP_TO_TC_MAP, removing the row sets it back to no map;
  * any other field of that row is "not supported at global level" and ignored; source: sonic-net/sonic-swss@e6b0c5b5
  * orchagent/qosorch.cpp handleGlobalQosMap, added in 43743483 "Apply DSCP_TO_TC_MAP from PORT_QOS_MAP|global to switch
- * level", #2314; sonic-buildimage's qos templates write that row beside the per-port bindings). A port's own binding
+ * level", #2314; sonic-buildimage's qos templates write that row beside the per-port bindings, and sonic-utilities'
+ * scripts/db_migrator.py migrate_port_qos_map_global adds it on Broadcom ASICs, naming the first DSCP_TO_TC_MAP, to a
+ * CONFIG_DB that has none: test/fixtures/roce/running/sonic-dbmigrator-qos_map_table_global_*.json). A port's own binding
  * (SAI_PORT_ATTR_QOS_DSCP_TO_TC_MAP, qosorch.cpp handlePortQosMapTable) is what that port uses; a port row with no
  * dscp_to_tc_map of its own classifies by the switch-level map, so such a row is read with the global map's name
  * filled in. The name is left as written (readSonic resolves it: a map that does not exist is no map, as on the
