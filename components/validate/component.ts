@@ -10,6 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { type AnsibleRunInput, keepNodeTargets, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { nodeSendBoundLines } from "../provision/node-send";
 import { keepInput } from "../kept-input";
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
@@ -616,6 +617,8 @@ export const VALIDATE_SCRIPT = [
     // the variables wait on fd 3 while the prelude runs, so nothing it starts (ssh-agent, ssh-add) can read them
     "exec 3<&0 </dev/null",
     ...SSH_KEY_PRELUDE,
+    // what a node sends back through ansible-playbook's ssh (fetched logs and captures too) is bounded on the controller
+    ...nodeSendBoundLines(),
     'vars="$tmp/vars.json"',
     // inventory and variables from stdin (AnsibleRunInput, as the provisioning run takes them), checked against
     // their digests: the inventory travels with the run, so no file from an earlier run has to still exist
