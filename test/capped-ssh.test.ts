@@ -72,7 +72,11 @@ test("the bound is the largest capture the health reader opens, with room; the r
         assert.ok(script.indexOf(lines) < script.indexOf("ansible-playbook"));
     }
     const { wrapper, env } = install(NODE_SEND_MAX_BYTES);
-    assert.equal(fs.readFileSync(wrapper, "utf8"), fs.readFileSync(path.join(ROOT, CAPPED_SSH), "utf8"), "the file written is the shipped one, byte for byte");
+    // the file written is the shipped one, byte for byte, under a #! line naming this machine's python3 by its path
+    const [first, ...rest] = fs.readFileSync(wrapper, "utf8").split("\n");
+    assert.equal(rest.join("\n"), fs.readFileSync(path.join(ROOT, CAPPED_SSH), "utf8").split("\n").slice(1).join("\n"));
+    const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+    assert.equal(first, `#!${py} -IS`);
     assert.equal(fs.statSync(wrapper).mode & 0o777, 0o700);
     assert.equal(env.ANSIBLE_SSH_EXECUTABLE, wrapper);
     assert.equal(env.ANSIBLE_SSH_TRANSFER_METHOD, "piped");

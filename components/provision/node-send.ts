@@ -53,14 +53,23 @@ export function cappedSshText(): string {
  * Shell lines for a run script, after SSH_KEY_PRELUDE (they use its private `$tmp`): the wrapper written there as an
  * executable (the package's own files carry no execute bit), and the environment every ansible-playbook of the run
  * then inherits. The wrapper's text is in the script, so the run uses the file it was planned with and a change to it
- * changes the command's inputs.
+ * changes the command's inputs. Its first line names the python3 on PATH by its real path, run with -I -S (no
+ * PYTHON* variables, no user or site packages: the wrapper needs the standard library only) and without a
+ * launcher such as pyenv's shim in between: Ansible starts it for every command it runs on a node.
  */
 export function nodeSendBoundLines(maxBytes: number = NODE_SEND_MAX_BYTES): string[] {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new Error(`nodeSendBoundLines: ${maxBytes} is not a number of bytes`);
+    const body = cappedSshText().replace(/\n$/, "").split("\n");
+    if (!body[0].startsWith("#!")) throw new Error(`${CAPPED_SSH}: its first line is not a #! line`);
     return [
-        `cat >"$tmp/rdmakit-ssh" <<'${END}'`,
-        ...cappedSshText().replace(/\n$/, "").split("\n"),
+        'py=$(python3 -c "import sys; print(sys.executable)" 9>&-) || py=""',
+        'case "$py" in /*) ;; *) echo "rdmakit: no python3 on PATH for the bounded ssh (components/provision/node-send.ts)" >&2; exit 1 ;; esac',
+        // a #! line is split at the first blank: a path with one goes through env
+        'case "$py" in *[[:space:]]*) py="/usr/bin/env python3" ;; *) py="$py -IS" ;; esac',
+        `{ printf '#!%s\\n' "$py"; cat <<'${END}'`,
+        ...body.slice(1),
         END,
+        '} >"$tmp/rdmakit-ssh" 9>&- || exit 1',
         'chmod 700 "$tmp/rdmakit-ssh" || exit 1',
         `export ANSIBLE_SSH_EXECUTABLE="$tmp/rdmakit-ssh" ANSIBLE_SSH_TRANSFER_METHOD=piped RDMAKIT_NODE_SEND_MAX_BYTES=${maxBytes}`,
     ];

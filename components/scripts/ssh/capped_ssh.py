@@ -27,19 +27,18 @@ Ansible's own note in _bare_run: "the first connection goes into the background 
 the end of a command is ssh's exit, not the end of its pipes: once ssh has exited, what is already in the pipes is
 passed on and nothing more is waited for.
 """
-import getopt
 import os
 import re
 import selectors
 import signal
 import subprocess
 import sys
-import tempfile
 
 # ssh's own option letters (openssh-portable ssh.c, its getopt string in OpenSSH 9.2p1, Debian 12's ssh; a letter
 # before ':' takes a value; later releases give -P a value, which Ansible never passes): the first word that is not an
 # option or its value is the destination Ansible named. Used only to name the host in the message.
 SSH_OPTIONS = "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:MNO:PQ:R:S:TVw:W:XYy"
+TAKES_VALUE = {c: SSH_OPTIONS[k + 1:k + 2] == ":" for k, c in enumerate(SSH_OPTIONS) if c != ":"}
 OVER_CAP = 3
 USAGE = 2
 CHUNK = 65536
@@ -56,14 +55,25 @@ def say(text):
 
 
 def parse(argv):
-    """(the host as Ansible named it, printable and at most 100 characters, or "?"; the words after it)."""
-    try:
-        _, rest = getopt.getopt(argv, SSH_OPTIONS)
-    except getopt.GetoptError:
+    """(the host as Ansible named it, printable and at most 100 characters, or "?"; the words after it). Read as
+    getopt(3) reads ssh's options (a letter that takes a value takes the rest of its word, or the next word)."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        for j in range(1, len(word)):
+            if TAKES_VALUE.get(word[j], False):
+                if j == len(word) - 1:
+                    i += 1
+                break
+        i += 1
+    if i >= len(argv):
         return "?", []
-    if not rest:
-        return "?", []
-    return re.sub(r"[^A-Za-z0-9._:@\[\]%-]", "?", rest[0])[:100] or "?", rest[1:]
+    return re.sub(r"[^A-Za-z0-9._:@\[\]%-]", "?", argv[i])[:100] or "?", argv[i + 1:]
 
 
 def is_fetch(command):
@@ -148,7 +158,10 @@ def main(argv):
     # A fetch's file is held back (in an unlinked file here, at most the bound) and passed on only once it is all
     # in: past the bound Ansible gets none of it, so none lands in the destination or in the error it logs. Every
     # other command streams: Ansible reads a become prompt or its success line before it sends a pipelined module.
-    spool = tempfile.TemporaryFile(prefix="rdmakit-ssh.") if is_fetch(command) else None
+    spool = None
+    if is_fetch(command):
+        import tempfile  # only here: most commands are not fetches, and this runs once per command
+        spool = tempfile.TemporaryFile(prefix="rdmakit-ssh.")
     try:
         proc = subprocess.Popen(["ssh"] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as e:
