@@ -19,6 +19,8 @@ Ansible .ci/run installs; line numbers of that file):
   a failed file transfer is tried again all the same (_file_transport_command raises, _ssh_retry retries), each try
   stopped at the bound again;
 - on a timeout it ends this process with SIGTERM (_terminate_process :831): the signal goes on to ssh.
+The same holds in the ansible-core 2.15.13 and 2.17.14 wheels components/provision/node-python.ts pins (2.17 quotes
+the path: `dd if='<file>' bs=65536`, :1253).
 With ControlPersist each command is a new ssh that joins the master through its control socket; the first one forks
 the master into the background and stays as that command's client (openssh-portable ssh.c control_persist_detach).
 The master may keep the stderr it was started with (older releases pointed only stdin and stdout at /dev/null; current
