@@ -104,10 +104,12 @@ test("a node that sends more than the bound: exactly the bound passed on, ssh st
 });
 
 test("a fetch (Ansible's piped `dd if=<file>`): the file is passed on only once all of it is in; past the bound, none of it", () => {
+    // ansible-core 2.14 and 2.15 write the path as it is, 2.17 quotes it (ssh.py _file_transport_command)
     const fetch = ["-o", "ControlMaster=auto", "gpu07", "dd if=/tmp/rdmakit-health.x/dmesg.txt bs=65536"];
-    const run = (name: string, body: string) => {
+    const quoted = ["-o", "ControlMaster=auto", "gpu07", "dd if='/tmp/rdmakit health/dmesg.txt' bs=65536"];
+    const run = (name: string, body: string, args = fetch) => {
         const { wrapper, env } = install(CAP);
-        const r = spawnSync(wrapper, fetch, { timeout: 10_000, env: { ...process.env, ...env, PATH: `${stubSsh(name, body)}:${process.env.PATH}` } });
+        const r = spawnSync(wrapper, args, { timeout: 10_000, env: { ...process.env, ...env, PATH: `${stubSsh(name, body)}:${process.env.PATH}` } });
         return { status: r.status, out: r.stdout, err: r.stderr.toString() };
     };
     const whole = run("fetch-ok", `head -c ${CAP - 100} /dev/zero | tr '\\0' c\nprintf '1+0 records in\\n' >&2`);
@@ -118,6 +120,9 @@ test("a fetch (Ansible's piped `dd if=<file>`): the file is passed on only once 
     assert.equal(over.status, 3);
     assert.equal(over.out.length, 0, "nothing of an over-bound file is passed on");
     assert.match(over.err, OVER);
+    const overQuoted = run("fetch-over-quoted", `head -c ${CAP * 5} /dev/zero\nexec sleep 30`, quoted);
+    assert.equal(overQuoted.status, 3);
+    assert.equal(overQuoted.out.length, 0);
 });
 
 test("a node that keeps going after SIGTERM is killed after the grace: the wrapper ends in bounded time", () => {
