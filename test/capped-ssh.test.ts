@@ -218,7 +218,10 @@ function fetchRun(name: string, size: number, cap: number) {
     const play = path.join(realDir, `${name}.yml`), src = path.join(realDir, `${name}.src`), dest = path.join(realDir, "back", `${name}.txt`);
     fs.writeFileSync(play, [
         "- hosts: all", "  gather_facts: false", "  tasks:",
+        // through become (su, root to root, no password: Ansible reads su's success line from the command's stdout;
+        // su turns pipelining off, so this does not show sudo's case, where the module waits on that line)
         "    - name: Write the file on the node", `      ansible.builtin.shell: head -c ${size} /dev/zero | tr '\\0' x > ${src}`,
+        "      become: true", "      become_method: ansible.builtin.su",
         ...(name.startsWith("print")
             ? ["    - name: Print it (a module result that big)", `      ansible.builtin.command: cat ${src}`]
             : ["    - name: Fetch it", "      ansible.builtin.fetch:", `        src: ${src}`, `        dest: ${dest}`, "        flat: true"]),
