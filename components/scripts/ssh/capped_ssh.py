@@ -159,7 +159,9 @@ def main(argv):
     host, command = parse(argv)
     # A fetch's file is held back (in an unlinked file here, at most the bound) and passed on only once it is all
     # in: past the bound Ansible gets none of it, so none lands in the destination or in the error it logs. Every
-    # other command streams: Ansible reads a become prompt or its success line before it sends a pipelined module.
+    # other command streams: under become Ansible reads the prompt or the success line before it sends a pipelined
+    # module (_bare_run :979, :1011), and a command held back until its end would wait for that module forever (seen:
+    # sudo with pipelining, "Timeout (32s) waiting for privilege escalation prompt", :1030).
     spool = None
     if is_fetch(command):
         import tempfile  # only here: most commands are not fetches, and this runs once per command
