@@ -11,7 +11,8 @@ import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CAPPED_SSH, NODE_SEND_MAX_BYTES, cappedSshText, nodeSendBoundLines } from "../components/provision/node-send";
+import { CAPPED_SSH, NODE_SEND_BOUND_LINES, NODE_SEND_MAX_BYTES, cappedSshDigest, nodeSendEnv } from "../components/provision/node-send";
+import { createHash } from "node:crypto";
 import { ANSIBLE_RUN_SCRIPT } from "../components/provision/ansible";
 import { VALIDATE_SCRIPT } from "../components/validate/component";
 import { MAX_FILE_CHARS } from "../components/health/text";
@@ -33,7 +34,9 @@ after(() => {
 /** The run scripts' lines in bash with `$tmp` = a fresh folder: the wrapper's path and the environment they export. */
 function install(cap: number): { wrapper: string; env: Record<string, string> } {
     const tmp = fs.mkdtempSync(path.join(dir, "run-"));
-    const r = spawnSync("bash", ["-c", `set -u; umask 077; tmp=${tmp}\n${nodeSendBoundLines(cap).join("\n")}\nenv -0`], { encoding: "utf8", timeout: 10_000 });
+    const r = spawnSync("bash", ["-c", `set -u; umask 077; tmp=${tmp}\n${NODE_SEND_BOUND_LINES.join("\n")}\nenv -0`], {
+        cwd: ROOT, encoding: "utf8", timeout: 10_000, env: { ...process.env, ...nodeSendEnv(ROOT, cap) },
+    });
     assert.equal(r.status, 0, r.stderr);
     const env = Object.fromEntries(r.stdout.split("\0").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
     return { wrapper: path.join(tmp, "rdmakit-ssh"), env };
@@ -65,7 +68,7 @@ const nodeErr = (err: Buffer) => Buffer.from(err.toString("latin1").replace(/rdm
 
 test("the bound is the largest capture the health reader opens, with room; the run scripts install the wrapper as Ansible's ssh with the piped transfer", () => {
     assert.ok(NODE_SEND_MAX_BYTES > 4 * MAX_FILE_CHARS && NODE_SEND_MAX_BYTES < 4 * MAX_FILE_CHARS + (1 << 20), String(NODE_SEND_MAX_BYTES));
-    const lines = nodeSendBoundLines().join("\n");
+    const lines = NODE_SEND_BOUND_LINES.join("\n");
     for (const script of [ANSIBLE_RUN_SCRIPT, VALIDATE_SCRIPT]) {
         assert.ok(script.includes(lines), "the run script carries the bound's lines");
         // before any ansible-playbook of the run
@@ -81,8 +84,33 @@ test("the bound is the largest capture the health reader opens, with room; the r
     assert.equal(env.ANSIBLE_SSH_EXECUTABLE, wrapper);
     assert.equal(env.ANSIBLE_SSH_TRANSFER_METHOD, "piped");
     assert.equal(env.RDMAKIT_NODE_SEND_MAX_BYTES, String(NODE_SEND_MAX_BYTES));
-    assert.equal(cappedSshText(), fs.readFileSync(path.join(ROOT, CAPPED_SSH), "utf8"));
-    assert.throws(() => nodeSendBoundLines(0), /not a number of bytes/);
+    // the run's inputs name the shipped file (relative to where the run starts) and its digest, not its text
+    const fromRoot = nodeSendEnv(ROOT);
+    assert.equal(fromRoot.RDMAKIT_CAPPED_SSH, CAPPED_SSH);
+    assert.equal(nodeSendEnv(path.join(ROOT, "playbooks")).RDMAKIT_CAPPED_SSH, path.join("..", CAPPED_SSH));
+    assert.equal(fromRoot.RDMAKIT_CAPPED_SSH_SHA256, createHash("sha256").update(fs.readFileSync(path.join(ROOT, CAPPED_SSH))).digest("hex"));
+    assert.equal(cappedSshDigest(), fromRoot.RDMAKIT_CAPPED_SSH_SHA256);
+    for (const script of [ANSIBLE_RUN_SCRIPT, VALIDATE_SCRIPT]) assert.ok(!script.includes("def relay("), "no wrapper text in a run script");
+    assert.throws(() => nodeSendEnv(ROOT, 0), /not a number of bytes/);
+});
+
+test("the run refuses a wrapper whose sha256 is not the planned one, and a bound that is no number, before any ansible-playbook", () => {
+    const tmp = fs.mkdtempSync(path.join(dir, "run-"));
+    const changed = path.join(dir, "changed_ssh.py");
+    fs.writeFileSync(changed, fs.readFileSync(path.join(ROOT, CAPPED_SSH), "utf8") + "# changed\n");
+    const run = (env: Record<string, string>) => spawnSync("bash", ["-c", `set -u; umask 077; tmp=${tmp}\n${NODE_SEND_BOUND_LINES.join("\n")}\necho installed`], {
+        cwd: ROOT, encoding: "utf8", timeout: 10_000, env: { ...process.env, ...nodeSendEnv(ROOT, CAP), ...env },
+    });
+    const swapped = run({ RDMAKIT_CAPPED_SSH: changed });
+    assert.equal(swapped.status, 1);
+    assert.match(swapped.stderr, /is not the bounded ssh this run was planned with \(sha256 [0-9a-f]{64}, planned [0-9a-f]{64}\)/);
+    assert.doesNotMatch(swapped.stdout, /installed/);
+    assert.equal(fs.existsSync(path.join(tmp, "rdmakit-ssh")), false);
+    for (const bad of ["", "0", "12x", "-5"]) {
+        const r = run({ RDMAKIT_NODE_SEND_MAX_BYTES: bad });
+        assert.equal(r.status, 1, bad);
+        assert.match(r.stderr, /RDMAKIT_NODE_SEND_MAX_BYTES is '[^']*': a whole number of bytes is needed/);
+    }
 });
 
 test("a node that sends more than the bound: exactly the bound passed on, ssh stopped, the host and the bound named, exit 3", () => {
@@ -228,10 +256,10 @@ function fetchRun(name: string, size: number, cap: number) {
         "",
     ].join("\n"));
     // the lines a run script has, then ansible-playbook as the run starts it (the kit's ansible.cfg)
-    const script = [`set -u; umask 077; tmp=$(mktemp -d -p ${realDir})`, ...nodeSendBoundLines(cap), `ansible-playbook -i ${inventory} ${play}`].join("\n");
+    const script = [`set -u; umask 077; tmp=$(mktemp -d -p ${realDir})`, ...NODE_SEND_BOUND_LINES, `ansible-playbook -i ${inventory} ${play}`].join("\n");
     const r = spawnSync("bash", ["-c", script], {
         cwd: ROOT, encoding: "utf8", timeout: 90_000, maxBuffer: 16 << 20,
-        env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1", SSH_AUTH_SOCK: "",
+        env: { ...process.env, ...nodeSendEnv(ROOT, cap), ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1", SSH_AUTH_SOCK: "",
             ANSIBLE_SSH_CONTROL_PATH_DIR: fs.mkdtempSync(path.join(realDir, "cp-")) },
     });
     return { code: r.status, out: r.stdout + r.stderr, size: fs.existsSync(dest) ? fs.statSync(dest).size : -1 };

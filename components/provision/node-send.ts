@@ -14,7 +14,9 @@
  * keeps a command open (ServerAliveInterval in ansible.cfg ends a dead link, not a live node that stays silent).
  * Node-local mode's own fan-out stream has its own bounds (fanout.ts NODE_LIMITS).
  */
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { assetPath } from "../assets";
 import { MAX_FILE_CHARS } from "../health/text";
 
@@ -39,38 +41,48 @@ export const NODE_SEND_MAX_BYTES = 4 * MAX_FILE_CHARS + NODE_SEND_HEADROOM_BYTES
 /** The wrapper, as shipped (package.json "files": components/scripts/). */
 export const CAPPED_SSH = "components/scripts/ssh/capped_ssh.py";
 
-const END = "RDMAKIT_CAPPED_SSH_END";
-let text: string | undefined;
+let digest: string | undefined;
 
-/** The wrapper's text, read once. */
-export function cappedSshText(): string {
-    text ??= fs.readFileSync(assetPath(CAPPED_SSH), "utf8");
-    if (text.split("\n").includes(END)) throw new Error(`${CAPPED_SSH} holds the line ${END}, which ends its here-document`);
-    return text;
+/** sha256 of the shipped wrapper, read once. */
+export function cappedSshDigest(): string {
+    digest ??= createHash("sha256").update(fs.readFileSync(assetPath(CAPPED_SSH))).digest("hex");
+    return digest;
 }
 
 /**
- * Shell lines for a run script, after SSH_KEY_PRELUDE (they use its private `$tmp`): the wrapper written there as an
- * executable (the package's own files carry no execute bit), and the environment every ansible-playbook of the run
- * then inherits. The wrapper's text is in the script, so the run uses the file it was planned with and a change to it
- * changes the command's inputs. Its first line names the python3 on PATH by its real path, run with -I -S (no
- * PYTHON* variables, no user or site packages: the wrapper needs the standard library only) and without a
- * launcher such as pyenv's shim in between: Ansible starts it for every command it runs on a node.
+ * The environment a run needs for NODE_SEND_BOUND_LINES: the shipped wrapper's path and sha256 (as the switch pushes
+ * name push.sh and its digest, roce/push.ts: the state holds a path and a digest, not the program, and a change to the
+ * wrapper changes the run's inputs) and the bound. The path is relative to `runsIn`, the folder the run starts in, so
+ * the inputs do not change when the project folder moves (as ansible.ts DEFAULT_PLAYBOOKS_DIR).
  */
-export function nodeSendBoundLines(maxBytes: number = NODE_SEND_MAX_BYTES): string[] {
-    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new Error(`nodeSendBoundLines: ${maxBytes} is not a number of bytes`);
-    const body = cappedSshText().replace(/\n$/, "").split("\n");
-    if (!body[0].startsWith("#!")) throw new Error(`${CAPPED_SSH}: its first line is not a #! line`);
-    return [
-        'py=$(python3 -c "import sys; print(sys.executable)" 9>&-) || py=""',
-        'case "$py" in /*) ;; *) echo "rdmakit: no python3 on PATH for the bounded ssh (components/provision/node-send.ts)" >&2; exit 1 ;; esac',
-        // a #! line is split at the first blank: a path with one goes through env
-        'case "$py" in *[[:space:]]*) py="/usr/bin/env python3" ;; *) py="$py -IS" ;; esac',
-        `{ printf '#!%s\\n' "$py"; cat <<'${END}'`,
-        ...body.slice(1),
-        END,
-        '} >"$tmp/rdmakit-ssh" 9>&- || exit 1',
-        'chmod 700 "$tmp/rdmakit-ssh" || exit 1',
-        `export ANSIBLE_SSH_EXECUTABLE="$tmp/rdmakit-ssh" ANSIBLE_SSH_TRANSFER_METHOD=piped RDMAKIT_NODE_SEND_MAX_BYTES=${maxBytes}`,
-    ];
+export function nodeSendEnv(runsIn: string, maxBytes: number = NODE_SEND_MAX_BYTES): Record<string, string> {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new Error(`nodeSendEnv: ${maxBytes} is not a number of bytes`);
+    return {
+        RDMAKIT_CAPPED_SSH: path.relative(path.resolve(runsIn), assetPath(CAPPED_SSH)),
+        RDMAKIT_CAPPED_SSH_SHA256: cappedSshDigest(),
+        RDMAKIT_NODE_SEND_MAX_BYTES: String(maxBytes),
+    };
 }
+
+/**
+ * Shell lines for a run script, after SSH_KEY_PRELUDE (they use its private `$tmp`), with nodeSendEnv's variables set:
+ * the wrapper copied there, refused unless its sha256 is the planned one, made an executable under a #! line (the
+ * package's own files carry no execute bit), and the environment every ansible-playbook of the run then inherits. The
+ * #! line names the python3 on PATH by its real path, run with -I -S (no PYTHON* variables, no user or site packages:
+ * the wrapper needs the standard library only) and without a launcher such as pyenv's shim in between: Ansible starts
+ * it for every command it runs on a node (~20-30 ms of CPU each here, python3 -IS with the wrapper's imports).
+ */
+export const NODE_SEND_BOUND_LINES: readonly string[] = [
+    'case "${RDMAKIT_NODE_SEND_MAX_BYTES:-}" in [1-9]*) case "$RDMAKIT_NODE_SEND_MAX_BYTES" in *[!0-9]*) ;; *) ok=1 ;; esac ;; esac',
+    'if [ "${ok:-}" != 1 ]; then echo "rdmakit: RDMAKIT_NODE_SEND_MAX_BYTES is \'${RDMAKIT_NODE_SEND_MAX_BYTES:-}\': a whole number of bytes is needed (components/provision/node-send.ts)" >&2; exit 1; fi',
+    'py=$(python3 -c "import sys; print(sys.executable)" 9>&-) || py=""',
+    'case "$py" in /*) ;; *) echo "rdmakit: no python3 on PATH for the bounded ssh (components/provision/node-send.ts)" >&2; exit 1 ;; esac',
+    // a #! line is split at the first blank: a path with one goes through env
+    'case "$py" in *[[:space:]]*) py="/usr/bin/env python3" ;; *) py="$py -IS" ;; esac',
+    'cp -- "${RDMAKIT_CAPPED_SSH:?}" "$tmp/capped_ssh.py" 9>&- || exit 1',
+    'sum=$(sha256sum <"$tmp/capped_ssh.py" 9>&-) || exit 1',
+    'if [ "${sum%% *}" != "${RDMAKIT_CAPPED_SSH_SHA256:?}" ]; then echo "rdmakit: $RDMAKIT_CAPPED_SSH is not the bounded ssh this run was planned with (sha256 ${sum%% *}, planned $RDMAKIT_CAPPED_SSH_SHA256): run pulumi up again with this package" >&2; exit 1; fi',
+    '{ printf \'#!%s\\n\' "$py"; tail -n +2 "$tmp/capped_ssh.py"; } >"$tmp/rdmakit-ssh" 9>&- || exit 1',
+    'chmod 700 "$tmp/rdmakit-ssh" || exit 1',
+    'export ANSIBLE_SSH_EXECUTABLE="$tmp/rdmakit-ssh" ANSIBLE_SSH_TRANSFER_METHOD=piped RDMAKIT_NODE_SEND_MAX_BYTES',
+];
