@@ -12,6 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { keySocketPath } from "../components/provision/keysocket";
 import { fanoutNodes } from "../components/provision/fanout";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 interface Recorded { type: string; name: string; inputs: Record<string, unknown>; }
 const recorded: Recorded[] = [];
@@ -189,7 +190,7 @@ test("AnsiblePlaybook, inventory and summariser", async (t) => {
             RDMAKIT_PROGRESS_LABEL: "site",
             RDMAKIT_PLAYBOOK: "playbooks/site.yml",
             RDMAKIT_ANSIBLE_LOG: path.join(outDir, "ansible-site.log"),
-            RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
+            ...nodeSendEnv(process.cwd()), RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
             RDMAKIT_INVENTORY_FILE: path.join(outDir, "inventory-prov.yml"),
             // the record the run leaves (resume.ts); no retry variables: there is no record yet
             RDMAKIT_RUN_RECORD: path.join(outDir, "outcome-prov.json"),

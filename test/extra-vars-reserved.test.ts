@@ -16,6 +16,7 @@ import { ANSIBLE_RUN_SCRIPT, checkAnsiblePlaybookArgs, extraVarsText, RUN_INTERP
 import { serveKeyLocally } from "../components/provision/keysocket";
 import { extraVarProblem, RESERVED_VARS, renderInventory, checkInventoryArgs } from "../components/provision/inventory";
 import { TS_NODE_ARGS } from "./fixtures/ts-node-args";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 const ROOT = path.join(__dirname, "..");
 const missing = ["ansible-playbook", "ansible-doc", "ssh-agent", "ssh-keygen"].filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
@@ -77,7 +78,7 @@ test("the attack through the kit's own run with the real ansible-playbook: the r
                 env: {
                     PATH: process.env.PATH, HOME: dir, ANSIBLE_CONFIG: path.join(books, "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
                     RDMAKIT_PLAYBOOK: path.join(books, "play.yml"), RDMAKIT_ANSIBLE_LOG: path.join(dir, "ansible.log"),
-                    RDMAKIT_ANSIBLE_SUMMARISER: path.join(dir, "none.cjs"), RDMAKIT_INVENTORY_FILE: path.join(dir, "inventory.yml"),
+                    ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(dir, "none.cjs"), RDMAKIT_INVENTORY_FILE: path.join(dir, "inventory.yml"),
                     RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: sha256(extraVars), ...served.env,
                 },
             });

@@ -58,7 +58,7 @@ after(() => fs.rmSync(work, { recursive: true, force: true }));
 
 test("the tarball ships the compiled library, its declarations and the runtime assets, not the tests", () => {
     for (const f of ["dist/components/index.js", "dist/components/index.d.ts", "dist/components/index.js.map", "playbooks/site.yml",
-        "playbooks/ansible.cfg", "components/roce/sonic-patch.ts", "PulumiPlugin.yaml", "pulumi-resource-rdmakit", "components/index.ts", "bin/rdmakit.cjs"]) {
+        "playbooks/ansible.cfg", "components/roce/sonic-patch.ts", "components/scripts/ssh/capped_ssh.py", "PulumiPlugin.yaml", "pulumi-resource-rdmakit", "components/index.ts", "bin/rdmakit.cjs"]) {
         assert.ok(files.includes(f), `${f} is in the tarball`);
     }
     // the provider plugin launcher stays executable once installed (a project's plugins.providers path runs it)

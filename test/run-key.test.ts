@@ -11,6 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { ANSIBLE_RUN_SCRIPT, RUN_INTERPRETER, sha256 } from "../components/provision/ansible";
 import { KeyServer, keySocketDir, serveKeyLocally } from "../components/provision/keysocket";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 let dir: string;
 let key: string;
@@ -98,7 +99,7 @@ function start(name: string, keyEnv: { RDMAKIT_KEY_SOCKET: string; RDMAKIT_KEY_N
         env: {
             PATH: `${path.join(dir, "bin")}:${process.env.PATH}`, HOME: process.env.HOME ?? dir, TMPDIR: tmp,
             RDMAKIT_TEST_MARKS: marks, RDMAKIT_PLAYBOOK: "site.yml",
-            RDMAKIT_ANSIBLE_LOG: path.join(out, "ansible.log"), RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, "none.cjs"),
+            RDMAKIT_ANSIBLE_LOG: path.join(out, "ansible.log"), ...nodeSendEnv(process.cwd()), RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, "none.cjs"),
             RDMAKIT_INVENTORY_FILE: path.join(out, "inventory.yml"),
             RDMAKIT_INVENTORY_HASH: sha256(input.inventory), RDMAKIT_VARS_HASH: sha256(input.extraVars),
             ...keyEnv,

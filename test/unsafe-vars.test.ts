@@ -15,6 +15,7 @@ import { parseClusterSpec } from "../components/spec";
 import { planCluster } from "../components/plan";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 import { validationVars } from "../components/validate/component";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 const ROOT = path.join(__dirname, "..");
 const missing = ["ansible-playbook", "ssh-agent", "ssh-keygen"].filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
@@ -80,7 +81,7 @@ test("a {{ lookup('pipe', ...) }} payload in extra vars, inventory vars and the 
             env: {
                 PATH: process.env.PATH, HOME: process.env.HOME ?? dir, ANSIBLE_CONFIG: path.join(books, "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
                 RDMAKIT_PLAYBOOK: path.join(books, "play.yml"), RDMAKIT_ANSIBLE_LOG: log,
-                RDMAKIT_ANSIBLE_SUMMARISER: path.join(dir, "none.cjs"), RDMAKIT_INVENTORY_FILE: path.join(dir, "inventory.yml"),
+                ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(dir, "none.cjs"), RDMAKIT_INVENTORY_FILE: path.join(dir, "inventory.yml"),
                 RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: sha256(extraVars), ...served.env,
             },
         });

@@ -18,6 +18,7 @@ import { keySocketPath } from "../components/provision/keysocket";
 import { hashFolder } from "../components/provision/ansible";
 import { bundleDigest } from "../components/provision/bundle";
 import { fanoutNodes, fanoutScript } from "../components/provision/fanout";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 interface Registered { type: string; name: string; inputs: Record<string, any>; parent?: string }
 let registered: Registered[] = [];
@@ -121,7 +122,7 @@ test("registers the component and one local Command with exact inputs", async ()
         RDMAKIT_KEY_SOCKET: keySocketPath("rdmakit", "test"),
         RDMAKIT_KEY_NAME: "val-nccl",
         RDMAKIT_RERUN_ON: "",
-        RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
+        ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(outDir, "ansible-summarise.cjs"),
         ANSIBLE_CONFIG: path.join("playbooks", "ansible.cfg"),
         ANSIBLE_NOCOLOR: "1",
     });

@@ -24,6 +24,7 @@ import { serveKeyLocally } from "../components/provision/keysocket";
 import { SUMMARISER_NAME, VALIDATE_SCRIPT, parseResultLine, validationVars, varsDigest } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 import { AN0_PANIC, ibstatStandIn } from "./fixtures/ibstat-standin";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 const ROOT = path.resolve(__dirname, "..");
 const missing = ["ansible-playbook", "ssh-agent", "ssh-add", "ssh-keygen", "python3"]
@@ -105,7 +106,7 @@ function run(nhc: { lines: string[]; rc: number } | null, pkeys: string[], withH
         cwd: ROOT, encoding: "utf8", timeout: 240_000, input: JSON.stringify({ inventory, extraVars: varsJson }),
         env: {
             PATH: bin ? `${bin}:${process.env.PATH}` : process.env.PATH, HOME: process.env.HOME ?? dir, RDMAKIT_OUT: out, ...served.env,
-            RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
+            RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }), RDMAKIT_FABRIC_ARGS: "",

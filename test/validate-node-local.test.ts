@@ -28,6 +28,7 @@ import { parseClusterSpec } from "../components/spec";
 import { SUMMARISER_NAME, VALIDATE_NODE_LOGS, VALIDATE_SCRIPT, nodeLocalValidateEnv, validationVars, varsDigest } from "../components/validate/component";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
 import { freePort } from "./fixtures/ports";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "..");
@@ -116,7 +117,7 @@ test("validate.yml's per-node plays run on the nodes, their results come back as
         });
         const env = {
             PATH: process.env.PATH, HOME: process.env.HOME ?? runDir, RDMAKIT_OUT: out, ...served.env,
-            RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
+            RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory), RDMAKIT_VARS_HASH: varsDigest(varsJson),
             RDMAKIT_EXPECT: JSON.stringify({ all: args.expectations.all }), RDMAKIT_FABRIC_ARGS: "",

@@ -26,6 +26,7 @@ import {
 } from "../components/validate/component";
 import { buildNcclCommands, shQuote } from "../components/validate/commands";
 import { validationArgsFromPlan } from "../components/validate/fromPlan";
+import { nodeSendEnv } from "../components/provision/node-send";
 
 const ROOT = path.resolve(__dirname, "..");
 const REF = path.join(ROOT, "test", "fixtures", "nccl-ref");
@@ -88,7 +89,7 @@ function runScript(s: ReturnType<typeof scratch>, inventory: string, varsJson: s
         env: {
             PATH: `${s.bin}:${process.env.PATH}`, HOME: process.env.HOME ?? s.dir,
             RDMAKIT_OUT: s.out, ...served.env, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "",
-            RDMAKIT_ANSIBLE_SUMMARISER: path.join(s.out, SUMMARISER_NAME),
+            ...nodeSendEnv(ROOT), RDMAKIT_ANSIBLE_SUMMARISER: path.join(s.out, SUMMARISER_NAME),
             ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             RDMAKIT_INVENTORY_HASH: sha256(inventory),
             RDMAKIT_VARS_HASH: varsDigest(varsJson),

@@ -13,6 +13,7 @@ import { planChangedHosts, readInventoryFile } from "./changed-hosts";
 import { bundleDigest, buildBundle } from "./bundle";
 import { fanoutScript } from "./fanout";
 import { keptNodeTargets } from "./node-local";
+import { NODE_SEND_BOUND_LINES, nodeSendEnv } from "./node-send";
 import { keepInput, readKeptInput } from "../kept-input";
 import type { AnsibleMode } from "../types";
 
@@ -231,6 +232,8 @@ export function runInputDigests(input: pulumi.Output<AnsibleRunInput>): { RDMAKI
  */
 export const ANSIBLE_RUN_SCRIPT = [
     ...SSH_KEY_PRELUDE,
+    // what a node sends back through ansible-playbook's ssh is bounded here, on the controller (node-send.ts)
+    ...NODE_SEND_BOUND_LINES,
     'mkdir -p "$(dirname "$RDMAKIT_ANSIBLE_LOG")" "$(dirname "$RDMAKIT_INVENTORY_FILE")"',
     // The inventory is kept (it holds no secret) so later steps, e.g. validation, reach the same hosts the same way.
     unpackRunInput('"$tmp/vars.json"'),
@@ -452,6 +455,8 @@ export class AnsiblePlaybook extends pulumi.ComponentResource {
             interpreter: RUN_INTERPRETER,
             environment: pulumi.all([retry, nodesEnv, args.mungeKey]).apply(([retryEnv, nodesEnv, mungeKey]) => ({
                 RDMAKIT_RUN_SCRIPT: ANSIBLE_RUN_SCRIPT,
+                // the run starts in the program's folder (no `dir`)
+                ...nodeSendEnv(process.cwd()),
                 ANSIBLE_CONFIG: path.join(dir, "ansible.cfg"),
                 ANSIBLE_NOCOLOR: "1",
                 ...(args.forks !== undefined ? { ANSIBLE_FORKS: String(args.forks) } : {}),

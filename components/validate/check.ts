@@ -25,6 +25,7 @@ import { serveKeyLocally } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
 import { drainStatesNotRead, formatDrainStates } from "../slurm/gate";
 import { readSinfoFile, SinfoError } from "../slurm/sinfo";
+import { nodeSendEnv } from "../provision/node-send";
 import { SLURM_STATES_FILE, SUMMARISER_NAME, VALIDATE_SCRIPT, fabricReportArgs, nodeLocalValidateEnv, validationVars, varsDigest } from "./component";
 import { nodeTargets } from "../provision/node-local";
 import { validationArgsFromPlan } from "./fromPlan";
@@ -242,6 +243,7 @@ async function runOn(target: CheckTarget, key: string, opts: CheckOptions, cwd: 
             ...(runArgs.health ? { RDMAKIT_HEALTH_EXPECT: JSON.stringify(runArgs.health) } : {}),
             ...(headHere ? { RDMAKIT_SLURM_STATES_HEAD: head } : {}),
             RDMAKIT_OUT: checkDir, RDMAKIT_FAIL_ON_FAILURE: "true", RDMAKIT_RERUN_ON: "", RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+            ...nodeSendEnv(PACKAGE_ROOT),
             ANSIBLE_CONFIG: path.join(PACKAGE_ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1",
             ...nodeLocalEnv,
         },

@@ -10,6 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { SpecError, toInputPropertiesError, type SpecIssue } from "../errors";
 import { type AnsibleRunInput, keepNodeTargets, RUN_INTERPRETER, runChild, runInputDigests, SSH_KEY_PRELUDE, unpackRunInput } from "../provision/ansible";
+import { NODE_SEND_BOUND_LINES, nodeSendEnv } from "../provision/node-send";
 import { keepInput } from "../kept-input";
 import { serveSshKey } from "../provision/keysocket";
 import { summariserScript } from "../provision/summarise";
@@ -616,6 +617,8 @@ export const VALIDATE_SCRIPT = [
     // the variables wait on fd 3 while the prelude runs, so nothing it starts (ssh-agent, ssh-add) can read them
     "exec 3<&0 </dev/null",
     ...SSH_KEY_PRELUDE,
+    // what a node sends back through ansible-playbook's ssh (fetched logs and captures too) is bounded on the controller
+    ...NODE_SEND_BOUND_LINES,
     'vars="$tmp/vars.json"',
     // inventory and variables from stdin (AnsibleRunInput, as the provisioning run takes them), checked against
     // their digests: the inventory travels with the run, so no file from an earlier run has to still exist
@@ -797,6 +800,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
                 ...serveSshKey(`${name}-nccl`, args.sshPrivateKey),
                 RDMAKIT_RERUN_ON: args.rerunOn ?? "",
                 RDMAKIT_ANSIBLE_SUMMARISER: summariser,
+                ...nodeSendEnv(runDir),
                 ...(args.excludedNodes?.length ? { RDMAKIT_EXCLUDED: args.excludedNodes.join(", ") } : {}),
                 ...(args.slurm ? { RDMAKIT_SLURM_HEAD: args.slurm.head } : {}),
                 ...((args.maxFailedNodes ?? 0) > 0 ? { RDMAKIT_MAX_FAILED_NODES: String(args.maxFailedNodes) } : {}),
