@@ -394,8 +394,8 @@ interface AcsPeer { who: string; kind: PciDevice["kind"]; ats?: boolean; path: P
  * Linux sets the redirect itself on every ACS-capable port whenever an IOMMU is on, passthrough (iommu=pt) included:
  * detect_intel_iommu (drivers/iommu/intel/dmar.c) and detect_ivrs (drivers/iommu/amd/init.c) call pci_request_acs(),
  * and pci_std_enable_acs (drivers/pci/pci.c) then sets Source Validation, Request and Completion Redirect and Upstream
- * Forwarding, again in pci_restore_state. A setpci write therefore lasts until the next boot (NCCL: "needs to be done
- * again after each reboot"); what lasts is the IOMMU off (BIOS, NCCL's words) or the kernel parameter
+ * Forwarding, again in pci_restore_state. A setpci write therefore lasts until the next boot (NVIDIA/nccl#304, the fix
+ * confirmed there: "the mitigation needs to be reapplied after a reboot"); what lasts is the IOMMU off (BIOS, NCCL's words) or the kernel parameter
  * pci=disable_acs_redir=<port> (Documentation/admin-guide/kernel-parameters.txt: "the PCI ACS redirect capabilities
  * forced off which will allow P2P traffic between devices through bridges without forcing it upstream").
  * What a redirect costs: traffic between the devices below the port and the GPUs and rails below the switch's other
