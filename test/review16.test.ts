@@ -10,6 +10,9 @@ import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { CAPTURES, cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
 import { parseLspci } from "../components/health/lspci";
+import { parseNcclLog } from "../components/validate/parse";
+import { gradeLog } from "../components/validate/grade";
+import type { Expectation } from "../components/validate/types";
 
 const ROCE = stack("examples/roce-h100.yaml");
 const WHOLE = () => gunzipSync(fs.readFileSync(path.join(CAPTURES, "lspci-vv.h100-gpud-whole.txt.gz"))).toString("utf8");
@@ -86,4 +89,27 @@ test("ACS redirect with DirectTrans+ is a note only where the rails below have A
     const minus = on.replace("ATSCtl:\tEnable+", "ATSCtl:\tEnable-");
     assert.equal(parseLspci(minus).devices.find((d) => d.bdf === "1a:00.0")!.ats, false);
     assert.deepEqual(summary(grade(h100(minus), only(ROCE, ["pcie"]))).findings.map((x) => x[0]), ["pcie"]);
+});
+
+// nccl-report on real rccl-tests logs the round did not use (test/fixtures/nccl/hisohara-*.source.md)
+const NCCL = path.resolve(__dirname, "fixtures/nccl");
+const floor = (min: number): Expectation => ({ minBusbwGBps: min, gradeFromBytes: 1 << 30, transport: "any", requireGdr: false, source: "test" });
+
+test("hisohara/ai-scripts rccl-tests logs (MI300X, one node with Group rank lines; two nodes without Group, RCCL's version lines): read, completed, correct, graded on busbw", () => {
+    for (const [name, ranks, hosts, rows, avg] of [
+        ["hisohara-aiscripts-rccl-tests-mi300x-1node-allreduce.log", 8, ["1942ef50-8240-449e-82ca-4ce7993f70b4-78bfb5d4f4-4z9xh"], 31, 110.464],
+        ["hisohara-aiscripts-rccl-tests-mi300x-2node-allreduce.log", 16, ["gpu-53", "gpu-56"], 32, 92.3318],
+    ] as const) {
+        const p = parseNcclLog(fs.readFileSync(path.join(NCCL, name), "utf8"), { name });
+        assert.equal(p.runs.length, 1, name);
+        const run = p.runs[0];
+        assert.deepEqual([run.tool, run.collective, run.nRanks, run.hosts, run.rows.length, run.avgBusbwGBps, run.completed, run.lastError, run.cutRankLine],
+            ["rccl-tests", "all_reduce_perf", ranks, [...hosts], rows, avg, true, null, null], name);
+        const ok = gradeLog(p, floor(300)).runs[0];
+        assert.deepEqual(ok.verdicts.map((v) => [v.check, v.ok]), [["completed", true], ["correctness", true], ["busbw", true]], name);
+        assert.equal(ok.pass, true, name);
+        // a floor above the run's best (357.46 GB/s at 16 GiB on two nodes) fails on busbw alone
+        const low = gradeLog(p, floor(400)).runs[0];
+        assert.deepEqual(low.verdicts.filter((v) => !v.ok).map((v) => v.check), ["busbw"], name);
+    }
 });
