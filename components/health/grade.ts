@@ -286,8 +286,8 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     const map = !r.devices.some((d) => d.kind === "nic") ? undefined
         : exp.fabric === "aws-efa" ? { byFunction: new Map<string, string[]>(), rails: new Set<string>() } : railMap(g, exp);
     const others: string[] = [];
-    // switch ports whose ACS redirects peer requests, and the GPUs and rails below each (acsAbove)
-    const acs = new Map<string, { bridge: PciBridge; below: string[] }>();
+    // the GPUs and rails the ACS check looks at (gradeAcs)
+    const peers: AcsPeer[] = [];
     const gpus = r.devices.filter((d) => d.kind === "gpu" && !d.virtualFunction);
     if (gpus.length < exp.gpus) g.fail("gpu", f, `lspci lists ${gpus.length} GPU(s), expected ${exp.gpus} (${exp.hostType}): missing from the bus`);
     if (r.devices.some((d) => d.accessDenied && !d.sta)) {
@@ -309,7 +309,7 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
             g.fail(d.kind === "gpu" ? "gpu" : "nic", f, `${name} ${d.bdf}${model ? ` (${model})` : ""}${rail ? ` (rail ${rail})` : ""} answers config reads with all ones ${how}: fallen off the bus`, d.revFF ? d.line : d.offBus);
             continue;
         }
-        if (exp.fabric === "roce" && !d.virtualFunction) acsAbove(d, `${name} ${d.bdf}${rail ? ` (rail ${rail})` : ""}`, acs);
+        if (exp.fabric === "roce" && !d.virtualFunction) peers.push({ who: `${name} ${d.bdf}${rail ? ` (rail ${rail})` : ""}`, kind: d.kind, ats: d.ats, path: d.path });
         const { cap, sta } = d;
         const who = `${name} ${d.bdf}${model ? ` (${model})` : ""}`;
         // an SR-IOV virtual function's link fields are not its own (the PF's link; PCIe SR-IOV spec): Azure's IB VFs
@@ -373,17 +373,11 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     // a port that answers all ones cannot pass anything to the devices below it; each GPU or rail there is graded on its own
     const dark = r.bridges.filter((b) => b.offBus);
     if (dark.length) g.h.notes.push(`PCI bridge(s) answering config reads with all ones (off the bus; whatever sits below cannot be reached): ${dark.slice(0, 8).map((b) => `${b.bdf} (${b.offBus})`).join("; ")}${dark.length > 8 ? `; ${dark.length - 8} more` : ""}`);
-    for (const [bdf, { bridge, below }] of acs) {
-        // ACS Direct Translated P2P on as well: ATS-translated peer requests still go straight across the switch, the
-        // setting NVIDIA's ATS/ACS appendix describes for ConnectX-8 (NVIDIA AI Enterprise, "ATS and ACS
-        // configuration"): deliberate, a note
-        if (/\bDirectTrans\+/.test(bridge.acsCtl ?? "")) {
-            g.h.notes.push(`PCIe ACS redirect at switch port ${bdf} above ${below.join(", ")} with Direct Translated P2P on (ATS-translated peer traffic stays on the switch; not graded): ${bridge.acsCtl}`);
-            continue;
-        }
-        g.fail("pcie", f, `PCIe ACS redirects peer-to-peer requests at switch port ${bdf} above ${below.join(", ")} (ReqRedir+): GPUDirect P2P and RDMA traffic is sent up to the root complex (NCCL: on bare metal "If PCI switches have ACS enabled, it needs to be disabled"; BIOS: IO virtualization / VT-d, or setpci ECAP_ACS+0x6.w=0000)`, bridge.acsCtl);
-    }
+    gradeAcs(g, f, peers);
 }
+
+/** A GPU or rail as the ACS check sees it: what to call it, its kind, its ATS control, the bridges above it. */
+interface AcsPeer { who: string; kind: PciDevice["kind"]; ats?: boolean; path: PciBridge[] }
 
 /**
  * PCIe Access Control Services on bare metal. NCCL's troubleshooting guide ("PCI Access Control Services (ACS)",
@@ -397,13 +391,48 @@ function gradeLspci(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
  * nothing; a root port's redirect is not between two devices of one switch. Both stay ungraded. A healthy HGX H100
  * (leptonai/gpud testdata lspci-vvv) shows its Broadcom switch ports all "-", and a PMC-Sierra storage switch beside
  * them with ReqRedir+, above no GPU and no NIC.
+ * Linux sets the redirect itself on every ACS-capable port whenever an IOMMU is on, passthrough (iommu=pt) included:
+ * detect_intel_iommu (drivers/iommu/intel/dmar.c) and detect_ivrs (drivers/iommu/amd/init.c) call pci_request_acs(),
+ * and pci_std_enable_acs (drivers/pci/pci.c) then sets Source Validation, Request and Completion Redirect and Upstream
+ * Forwarding, again in pci_restore_state. A setpci write therefore lasts until the next boot (NVIDIA/nccl#304, the fix
+ * confirmed there: "the mitigation needs to be reapplied after a reboot"); what lasts is the IOMMU off (BIOS, NCCL's words) or the kernel parameter
+ * pci=disable_acs_redir=<port> (Documentation/admin-guide/kernel-parameters.txt: "the PCI ACS redirect capabilities
+ * forced off which will allow P2P traffic between devices through bridges without forcing it upstream").
+ * What a redirect costs: traffic between the devices below the port and the GPUs and rails below the switch's other
+ * ports. A port above the only GPU or rail of its switch changes no path NCCL uses (GPU-NIC traffic to another switch
+ * crosses the root complex anyway): a note. Where the switch above it is not listed, it is graded as before.
+ * Direct Translated P2P (DirectTrans+) beside the redirect lets ATS-translated requests go straight across; NVIDIA's
+ * ATS/ACS setting for ConnectX-8 (NVIDIA AI Enterprise, "ATS and ACS configuration": "ATS must be enabled on the NIC,
+ * and ACS on the PCIe switches and root ports must be configured to allow ATS") relies on it: a note where every rail
+ * below has ATS on (ATSCtl Enable+); a rail without it sends untranslated requests, which are still redirected.
  */
-function acsAbove(d: PciDevice, who: string, acs: Map<string, { bridge: PciBridge; below: string[] }>): void {
-    for (const b of d.path) {
-        if (b.port !== "Downstream Port" || !b.acsCtl || !/\bReqRedir\+/.test(b.acsCtl)) continue;
-        const hit = acs.get(b.bdf) ?? { bridge: b, below: [] };
-        hit.below.push(who);
-        acs.set(b.bdf, hit);
+function gradeAcs(g: Grader, f: string, peers: AcsPeer[]): void {
+    const ports = new Map<string, { port: PciBridge; up?: PciBridge; below: AcsPeer[] }>();
+    for (const p of peers) {
+        p.path.forEach((b, i) => {
+            if (b.port !== "Downstream Port" || !b.acsCtl || !/\bReqRedir\+/.test(b.acsCtl)) return;
+            const hit = ports.get(b.bdf) ?? { port: b, up: p.path[i + 1], below: [] };
+            hit.below.push(p);
+            ports.set(b.bdf, hit);
+        });
+    }
+    for (const [bdf, { port, up, below }] of ports) {
+        const names = below.map((p) => p.who).join(", ");
+        // the GPUs and rails below the same switch's other ports, where lspci lists that switch's upstream port
+        const across = up?.port === "Upstream Port" ? peers.filter((p) => p.path.includes(up) && !p.path.includes(port)) : undefined;
+        if (across && across.length === 0) {
+            g.h.notes.push(`PCIe ACS redirect at switch port ${bdf} above ${names}, but no other GPU or rail sits below switch ${up!.bdf}: their traffic crosses the root complex either way, not graded (${port.acsCtl})`);
+            continue;
+        }
+        const noAts = below.filter((p) => p.kind !== "gpu" && p.ats !== true);
+        if (/\bDirectTrans\+/.test(port.acsCtl ?? "") && noAts.length === 0) {
+            g.h.notes.push(`PCIe ACS redirect at switch port ${bdf} above ${names} with Direct Translated P2P on and ATS on at the rails below (ATS-translated peer traffic stays on the switch; not graded): ${port.acsCtl}`);
+            continue;
+        }
+        const withAts = /\bDirectTrans\+/.test(port.acsCtl ?? "")
+            ? ` (DirectTrans+ passes only ATS-translated requests, and ATS is off at ${noAts.map((p) => p.who).join(", ")}: NVIDIA, "ATS must be enabled on the NIC")` : "";
+        const peerNames = across ? ` and ${across.slice(0, 4).map((p) => p.who).join(", ")}${across.length > 4 ? ` and ${across.length - 4} more` : ""}` : "";
+        g.fail("pcie", f, `PCIe ACS redirects peer-to-peer requests at switch port ${bdf} above ${names} (ReqRedir+)${withAts}: GPUDirect P2P and RDMA traffic between them${peerNames} is sent up to the root complex (NCCL, bare metal: "If PCI switches have ACS enabled, it needs to be disabled"). Linux turns it on at boot whenever an IOMMU is on, iommu=pt too: turn IO virtualization / VT-d off in the BIOS or boot with pci=disable_acs_redir=${bdf}; setpci -s ${bdf} ECAP_ACS+0x6.w=0000 (that port's ACS Control register) clears it only until the next reboot`, port.acsCtl);
     }
 }
 

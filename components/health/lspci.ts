@@ -27,7 +27,8 @@
  *                                                                            6-bit width field all ones (ls-caps.c
  *                                                                            cap_express_link); x63 is no width PCIe has
  *   00: ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff                          -x / -xxx hex dump (lspci.c show_hex_dump,
- *                                                                            at column 0): vendor ID ffff is no vendor
+ *                                                                            at column 0): the whole first row ff (a
+ *                                                                            VF's vendor ID alone reads ffff: allOnes)
  * Each marks the function off the bus (offBus) wherever it shows.
  * Bridges (root and switch ports) are read for the path above each device: the bus below them, their port type
  * ("Express (v2) Downstream Port (Slot+)", ls-caps.c cap_express) and their ACS control (ls-ecaps.c cap_acs,
@@ -71,6 +72,12 @@ export interface PciDevice {
     offBus?: string;
     /** the bridges above it, nearest first, as far as lspci lists them */
     path: PciBridge[];
+    /**
+     * Its ATS capability's control: "ATSCtl:\tEnable+, Smallest Translation Unit: 00" (pciutils ls-ecaps.c cap_ats)
+     * gives true, "Enable-" false; undefined where lspci lists no ATS capability (firmware that has it off hides it:
+     * NVIDIA AI Enterprise, "ATS and ACS configuration": mlxconfig ATS_ENABLED, then lspci shows the capability Enable+)
+     */
+    ats?: boolean;
 }
 
 /** A PCI bridge (a root or switch port): the bus below it, what its own link can do, its port type and ACS control. */
@@ -99,13 +106,16 @@ const HEX = /^([0-9a-f]{2,3}):((?: [0-9a-f]{2}){16})$/i;
 
 /**
  * Whether a line of a device's block shows its config space reading all ones: the header type 7f, a link register's
- * width field read as 63, or a hex dump whose first row starts with vendor ID ffff.
+ * width field read as 63, or a hex dump whose first row is ff in all 16 bytes. Vendor ID ffff alone is no sign: an
+ * SR-IOV virtual function reads its Vendor and Device ID as ffff by design (pciutils/pciutils#154, merged 2023: "PCI
+ * VFs are expected to have a vendor and device ID of 0xffff"; the kernel fills the IDs sysfs shows from the PF), while
+ * its command, status, revision and class bytes on the same row are real.
  */
 function allOnes(t: string): boolean {
     if (/^!!! Unknown header type 7f\b/i.test(t)) return true;
     if (/^Lnk(Cap|Sta):.*\bWidth x63\b/.test(t)) return true;
     const hex = HEX.exec(t);
-    return hex !== null && hex[1] === "00" && /^ ff ff ff ff/i.test(hex[2]);
+    return hex !== null && hex[1] === "00" && /^(?: ff){16}$/i.test(hex[2]);
 }
 
 const DEVICE = /^((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([^:]+?)(?: \[[0-9a-f]{4}\])?: (.*)$/i;
@@ -172,6 +182,7 @@ export function parseLspci(text: string): { devices: PciDevice[]; bridges: PciBr
         if (/^LnkCap:/.test(t)) cur.cap = link(`${cur.bdf} ${t}`);
         else if (/^LnkSta:/.test(t)) cur.sta = link(`${cur.bdf} ${t}`);
         else if (/^Capabilities: <access denied>/.test(t)) cur.accessDenied = true;
+        else if (/^ATSCtl:\s*Enable[+-]/.test(t)) cur.ats = /^ATSCtl:\s*Enable\+/.test(t);
         // ls-ecaps.c cap_aer: "UESta:\tDLP- SDES- TLP- ..." with "+" on each status bit set (sticky until cleared)
         else if (/^UESta:/.test(t) && /\w\+/.test(t)) cur.uncorrectable = `${cur.bdf} ${t.replace(/\s+/g, " ")}`;
     }
