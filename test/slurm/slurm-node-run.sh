@@ -19,6 +19,8 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/sock" --pi
     --log-file="$dir/munge/log" --seed-file="$dir/munge/seed"
 ctld="" slurmd=""
 cleanup() {
+    # every step, whatever the one before returned (wait gives a killed daemon's 143, which set -e would stop at)
+    set +e
     [ -n "$slurmd" ] && kill "$slurmd" 2>/dev/null && wait "$slurmd" 2>/dev/null
     [ -n "$ctld" ] && kill "$ctld" 2>/dev/null && wait "$ctld" 2>/dev/null
     munged --socket="$dir/munge/sock" --stop >/dev/null 2>&1 || true
