@@ -34,7 +34,7 @@ test("DefCpuPerGPU: the node's cores shared over its GPUs, whole cores, none wit
     assert.doesNotMatch(slurmFiles(none)["slurm.conf"], /DefCpuPerGPU/);
 });
 
-test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld restart drains every node again (real slurmctld/slurmd)", { timeout: 90_000 }, () => {
+test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld restart drains every node again, over an operator's reason (real slurmctld/slurmd)", { timeout: 90_000 }, () => {
     try {
         execFileSync("slurmd", ["-V"], { stdio: "pipe" });
     } catch {
@@ -77,6 +77,11 @@ test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld res
         // State=UNKNOWN takes its state from the state file (src/slurmctld/node_mgr.c load_all_node_state, the
         // `IS_NODE_UNKNOWN(node_ptr)` branch, slurm-22-05-8-1 .. slurm-25-11-7-1; slurm.conf(5) State)
         assert.equal(out("after-restart"), `${node}|drain|${NOT_VALIDATED_REASON}\n`);
+        // and the line's Reason replaces an operator's: the saved reason is kept only when the line gives none (the same
+        // function's `node_ptr->reason == NULL`), so after a restart the next validation's hold, which resumes rdmakit's
+        // reasons only, takes a node an operator took out
+        assert.equal(out("operator-drain"), `${node}|drain|bad DIMM, RMA\n`);
+        assert.equal(out("operator-after-restart"), `${node}|drain|${NOT_VALIDATED_REASON}\n`);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

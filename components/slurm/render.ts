@@ -11,7 +11,9 @@
  *   state or not: only a line of State=UNKNOWN takes its node's state from StateSaveLocation (src/slurmctld/node_mgr.c
  *   load_all_node_state, its IS_NODE_UNKNOWN(node_ptr) branch, and read_config.c _restore_node_state, slurm-22-05-8-1 ..
  *   slurm-25-11-7-1; slurm.conf(5) State). A slurmctld restart (head reboot, the role's handler on a changed file)
- *   drains every node until the next validation resumes it (test/slurm-alloc.test.ts shows it on 22.05.8).
+ *   drains every node until the next validation resumes it, and the line's Reason replaces an operator's (the saved
+ *   one is kept only when the line gives none), so the next validation takes back a node an operator took out
+ *   (test/slurm-alloc.test.ts shows both on 22.05.8).
  * - `ReturnToService=1`: a node that was only unreachable (DOWN, "Not responding") comes back by itself when its
  *   slurmd registers with a valid configuration; a drained node never does without `state=resume`.
  * slurm.schedmd.com/slurm.conf.html: NodeName State/Reason, ReturnToService; scontrol.html: update State=RESUME.

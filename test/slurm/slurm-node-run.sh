@@ -3,7 +3,8 @@
 # restarts slurmctld (test/slurm-alloc.test.ts). Usage: slurm-node-run.sh <dir> <node>. <dir> holds slurm.conf (the
 # harness's: this machine as controller and node, private ports, paths inside <dir>, SlurmdParameters=config_overrides
 # so slurmd reports the node line's CPUs rather than this machine's), gres.conf (File= under <dir>/dev), cgroup.conf,
-# and `gpus`: one GPU count a line. Writes <dir>/out/{alloc,before-restart,after-restart,ctld.log,slurmd.log}.
+# and `gpus`: one GPU count a line. Writes <dir>/out/{alloc,before-restart,after-restart,operator-drain,
+# operator-after-restart,ctld.log,slurmd.log}.
 # Bounded: each wait is at most 20 s, each job 20 s.
 set -euo pipefail
 dir=$1
@@ -47,10 +48,18 @@ while read -r g; do
     [ -n "$g" ] || continue
     timeout 20 srun --mpi=none -N1 -n1 --gres="gpu:$g" sh -c "echo gpus=$g cpus=\$SLURM_CPUS_ON_NODE" </dev/null >>"$out/alloc"
 done <"$dir/gpus"
+restart_ctld() {
+    kill "$ctld"; wait "$ctld" 2>/dev/null || true
+    ctld=""
+    slurmctld -D -f "$dir/slurm.conf" >>"$out/ctld.log" 2>&1 &
+    ctld=$!
+    wait_for "slurmctld again" scontrol ping
+}
 sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/before-restart"
-kill "$ctld"; wait "$ctld" 2>/dev/null || true
-ctld=""
-slurmctld -D -f "$dir/slurm.conf" >>"$out/ctld.log" 2>&1 &
-ctld=$!
-wait_for "slurmctld again" scontrol ping
+restart_ctld
 sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/after-restart"
+# an operator's drain, then a restart: which reason the node keeps
+scontrol update NodeName="$node" State=DRAIN Reason="bad DIMM, RMA"
+sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/operator-drain"
+restart_ctld
+sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/operator-after-restart"
