@@ -12,7 +12,7 @@ import { parseClusterSpec } from "../components/spec";
 import { SpecError } from "../components/errors";
 import { planCluster, type FabricPlan } from "../components/plan";
 import { roceTopology } from "../components/slurm/topology";
-import { ec2Tree, slurmFiles } from "../components/slurm/render";
+import { defCpuPerGpu, ec2Tree, slurmFiles } from "../components/slurm/render";
 import { parseEc2TopologyResponse } from "../components/slurm/ec2-topology";
 import { compressHostlist, pairedRanges } from "../components/slurm/hostlist";
 import { runSlurmConfig } from "../components/slurm/cli";
@@ -301,6 +301,9 @@ function assertLoaded(plan: FabricPlan, got: ReturnType<typeof loadIntoSlurmctld
     assert.doesNotMatch(got.log, /fatal|error: .*(topology|gres|cgroup)\.conf/i, got.log);
     // a job naming no memory gets its CPUs' share of the node, not all of it (DefMemPerCPU's default: unlimited)
     assert.match(got.config, new RegExp(`DefMemPerCPU\\s+= ${Math.floor(s.node.realMemoryMiB / s.node.cpus)}\n`));
+    // a job asking for GPUs gets their share of the node's cores (scontrol prints DefCpuPerGPU under JobDefaults)
+    assert.match(got.config, new RegExp(`JobDefaults\\s+= DefCpuPerGPU=${defCpuPerGpu(s)}\n`));
+    assert.ok(defCpuPerGpu(s) * s.node.gpus <= s.node.cpus && defCpuPerGpu(s) > 0, `DefCpuPerGPU ${defCpuPerGpu(s)}`);
     // config_overrides would make slurmctld keep the line's figures and never drain a node reporting less
     assert.match(got.config, /SlurmdParameters\s+= \(null\)/);
     return s;

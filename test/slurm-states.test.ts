@@ -1,5 +1,5 @@
 /**
- * The node states `sinfo -h -R -o '%n|%t|%E'` can print (Slurm 22.05 to 24.11), read by parseDrainStates and judged by
+ * The node states `sinfo -h -R -o '%n|%t|%E'` can print (Slurm 22.05 to 25.11), read by parseDrainStates and judged by
  * unavailableNodes. The states come from Slurm's own source (test/fixtures/slurm-states/README.md): before this test
  * the reader dropped the line of a node in eight of them ("alloc+", "canc_r", "pow_dn", "pow_up", "powered_dn",
  * "powering_up", "powring_dn", "?"), so a node powered down by name was never seen as drained or down.
@@ -14,9 +14,9 @@ import { unavailableNodes } from "../components/validate/select";
 const STATES = fs.readFileSync(path.join(__dirname, "fixtures", "slurm-states", "compact-states.txt"), "utf8")
     .split("\n").filter((l) => l && !l.startsWith("#")).map((s) => s.toLowerCase());
 
-test("every compact state Slurm 22.05-24.11 prints is read, with its reason (spaces, a bar, brackets kept)", () => {
-    assert.equal(STATES.length, 99);
-    for (const s of ["drain*", "mix-", "down~", "plnd", "alloc+", "pow_dn", "powering_up", "canc_r", "?"]) assert.ok(STATES.includes(s), s);
+test("every compact state Slurm 22.05-25.11 prints is read, with its reason (spaces, a bar, brackets kept)", () => {
+    assert.equal(STATES.length, 100);
+    for (const s of ["drain*", "mix-", "down~", "plnd", "alloc+", "pow_dn", "powering_up", "canc_r", "?", "ext"]) assert.ok(STATES.includes(s), s);
     for (const state of STATES) {
         const got = parseDrainStates(`gpu01|${state}|Kill task failed [root@2024-05-01T10:00:00]|x\n`, ["gpu01"]);
         assert.deepEqual(got, [{ node: "gpu01", state, reason: "Kill task failed [root@2024-05-01T10:00:00]|x" }], state);

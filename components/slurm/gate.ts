@@ -79,7 +79,7 @@ export interface DrainRead {
  * names are dropped, malformed or over-long lines counted, anything past `maxLines` not read; states and reasons
  * cleaned and bounded. Linear in the text; over MAX_SINFO_CHARS it throws SinfoError (sinfo.ts), never reads a part.
  * `%t` is Slurm's compact state lowercased (sinfo/print.c _print_state_compact, node_state_string_compact in
- * src/common/slurm_protocol_defs.c, the same in 22.05, 23.11 and 24.11): a word, some with "_" ("pow_dn", "canc_r",
+ * src/common/slurm_protocol_defs.c, 22.05 to 25.11; 25.05 adds "ext"): a word, some with "_" ("pow_dn", "canc_r",
  * "powered_dn", "powering_up", 11 characters), "alloc+" (jobs completing), "?" (a state it cannot name), then at most
  * one flag of * ~ # ! % $ @ ^ - (sinfo(1) NODE STATE CODES).
  */

@@ -3,13 +3,17 @@
  * Every value comes from plan.scheduler (components/plan/scheduler.ts); the slurm role writes these files as they are.
  *
  * HOW NODES JOIN (the slurm role relies on this):
- * - Every NodeName line says `State=DRAIN Reason="rdmakit: not validated yet"`. slurm.conf's State and Reason apply
- *   when slurmctld first learns of a node (no saved state for it); a drained node takes no jobs even when its slurmd
- *   registers, so a node is out of the partition until rdmakit has validated it.
+ * - Every NodeName line says `State=DRAIN Reason="rdmakit: not validated yet"`: a drained node takes no jobs even when
+ *   its slurmd registers, so a node is out of the partition until rdmakit has validated it.
  * - The role runs `scontrol update nodename=<n> state=resume` for the nodes that passed preflight, health and their
  *   nccl-tests, and `scontrol update nodename=<n> state=drain reason="rdmakit health: <component>"` for the others.
- * - slurmctld keeps node states across restarts and `scontrol reconfigure` (StateSaveLocation), so a second run that
- *   rewrites identical files changes no node's state; a node added later starts drained again.
+ * - KNOWN PROBLEM: slurmctld applies a line's State=DRAIN and Reason at every start and `scontrol reconfigure`, saved
+ *   state or not: only a line of State=UNKNOWN takes its node's state from StateSaveLocation (src/slurmctld/node_mgr.c
+ *   load_all_node_state, its IS_NODE_UNKNOWN(node_ptr) branch, and read_config.c _restore_node_state, slurm-22-05-8-1 ..
+ *   slurm-25-11-7-1; slurm.conf(5) State). A slurmctld restart (head reboot, the role's handler on a changed file)
+ *   drains every node until the next validation resumes it, and the line's Reason replaces an operator's (the saved
+ *   one is kept only when the line gives none), so the next validation takes back a node an operator took out
+ *   (test/slurm-alloc.test.ts shows both on 22.05.8).
  * - `ReturnToService=1`: a node that was only unreachable (DOWN, "Not responding") comes back by itself when its
  *   slurmd registers with a valid configuration; a drained node never does without `state=resume`.
  * slurm.schedmd.com/slurm.conf.html: NodeName State/Reason, ReturnToService; scontrol.html: update State=RESUME.
@@ -108,6 +112,24 @@ export function defMemPerCpu(s: SlurmPlan): number {
     return Math.max(1, Math.floor(s.node.realMemoryMiB / s.node.cpus));
 }
 
+/**
+ * The CPUs a job gets per GPU it asks for when it names no CPUs (slurm.conf DefCpuPerGPU): the node's CPUs shared over
+ * its GPUs, rounded down to whole cores (CR_Core allocates cores, so a share of 7 CPUs on a two-thread core would take 4
+ * cores and 8 GPUs would want more cores than the node has). Without it a job of `--gres=gpu:8 --ntasks-per-node=1`
+ * gets one core (CR_Core: one CPU per task, rounded up to its core) and ConstrainCores fences the training process,
+ * its data loaders and NCCL's proxy threads on it: seen on Debian 12's slurmctld/slurmd 22.05.8 (2 CPUs of 224 on the
+ * node line; 28 x 8 = 224 with DefCpuPerGPU=28; test/slurm-alloc.test.ts). Applied only when the job gives neither
+ * --cpus-per-task nor --cpus-per-gpu (slurm.conf(5) DefCpuPerGPU; src/plugins/select/cons_common/job_test.c
+ * _set_gpu_defaults, slurm-22-05-8-1); its memory follows from DefMemPerCPU per allocated CPU. 0: no GPUs, or fewer
+ * cores than GPUs (no line).
+ */
+export function defCpuPerGpu(s: SlurmPlan): number {
+    const n = s.node;
+    if (n.gpus <= 0) return 0;
+    const threads = n.threadsPerCore ?? 1;
+    return Math.floor(Math.floor(n.cpus / threads) / n.gpus) * threads;
+}
+
 /** slurm.conf: the cluster, the controller, the plugins an RDMA GPU cluster needs, the nodes and the partition. */
 export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): string {
     const s = slurm(plan);
@@ -140,7 +162,12 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         // 0, unlimited) and keep every other job off its idle GPUs; each CPU brings its share instead (slurm.conf(5)
         // CR_Core_Memory: "Setting a value for DefMemPerCPU is strongly recommended")
         `DefMemPerCPU=${defMemPerCpu(s)}`,
+        // a job asking for GPUs gets their share of the node's cores (and so of its memory), not one core per task
+        ...(defCpuPerGpu(s) > 0 ? [`DefCpuPerGPU=${defCpuPerGpu(s)}`] : []),
         "GresTypes=gpu",
+        // task/cgroup before task/affinity: on cgroup v2 with a kernel before 6.2 (Debian 12 runs 6.1) setting up the
+        // cgroup resets the CPU mask task/affinity set, so affinity must come last (slurm.conf(5) TaskPlugin NOTE from
+        // 23.02; SchedMD/slurm d4023fa477 "Sort the TaskPlugin list reverse-alphabetically", bug 16122; 22.05 keeps the order given)
         "# jobs in cgroups, bound to their cores",
         "ProctrackType=proctrack/cgroup",
         "TaskPlugin=task/cgroup,task/affinity",
