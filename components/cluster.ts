@@ -77,7 +77,7 @@ export interface ValidationOutputs {
     excludedNodes: string[];
     /**
      * Slurm: the nodes the validation gate drained, each with its reason (component first); [] when all joined the
-     * partition, or when no gate ran (slurmGateRan false: the nodes then stay drained as slurm.conf starts them).
+     * partition, or when no gate ran (slurmGateRan false: the nodes then stay drained as the role drained them before their first slurmd start).
      * Two outputs, not one nullable list: the component schema has no union types (Pulumi's analyzer refuses them).
      */
     drainedNodes?: pulumi.Output<DrainedNode[]>;

@@ -34,7 +34,7 @@ test("DefCpuPerGPU: the node's cores shared over its GPUs, whole cores, none wit
     assert.doesNotMatch(slurmFiles(none)["slurm.conf"], /DefCpuPerGPU/);
 });
 
-test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld restart drains every node again, over an operator's reason (real slurmctld/slurmd)", { timeout: 90_000 }, () => {
+test("a node drained before its first slurmd start registers drained; a job asking for GPUs gets their share of the node's CPUs; a slurmctld restart keeps a resumed node in and an operator's reason (real slurmctld/slurmd)", { timeout: 90_000 }, () => {
     try {
         execFileSync("slurmd", ["-V"], { stdio: "pipe" });
     } catch {
@@ -57,11 +57,13 @@ test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld res
             .replace(/^TaskPlugin=.*$/m, "TaskPlugin=task/none")
             .replace(/^(HealthCheck\w+|TaskProlog|TopologyPlugin)=.*\n/gm, "")
             .replace(line, line.replace(/^NodeName=\S+ NodeAddr=\S+/, `NodeName=${node} NodeAddr=127.0.0.1`)) + "SlurmdParameters=config_overrides\n";
-        assert.match(conf, new RegExp(`^NodeName=${node} NodeAddr=127\\.0\\.0\\.1 CPUs=224 .*Gres=gpu:8 State=DRAIN`, "m"));
+        // no State on the line: the saved state wins at every slurmctld start
+        assert.match(conf, new RegExp(`^NodeName=${node} NodeAddr=127\\.0\\.0\\.1 CPUs=224 .*Gres=gpu:8$`, "m"));
         fs.writeFileSync(path.join(dir, "slurm.conf"), conf);
         fs.writeFileSync(path.join(dir, "gres.conf"), files["gres.conf"].replace("/dev/nvidia", path.join(dir, "dev/nvidia")));
         fs.writeFileSync(path.join(dir, "cgroup.conf"), files["cgroup.conf"]);
         fs.writeFileSync(path.join(dir, "gpus"), "1\n2\n8\n");
+        fs.writeFileSync(path.join(dir, "reason"), NOT_VALIDATED_REASON);
         try {
             execFileSync("timeout", ["80", path.join(ROOT, "test/slurm/slurm-node-run.sh"), dir, node], { stdio: "pipe" });
         } catch (e) {
@@ -72,16 +74,20 @@ test("a job asking for GPUs gets their share of the node's CPUs; a slurmctld res
         const per = defCpuPerGpu(s);
         assert.equal(out("alloc"), [1, 2, 8].map((g) => `gpus=${g} cpus=${g * per}\n`).join(""));
         assert.equal(8 * per, s.node.cpus);
+        // before any slurmd the node is slurmctld's name only, undrained; the role drains it before its slurmd first
+        // starts (tasks/predrain.yml), and it registers drained: no job reaches it before the validation gate
+        assert.match(out("before-slurmd"), new RegExp(`^${node}\\|(unk|down)\\*?\\|`));
+        assert.doesNotMatch(out("before-slurmd"), /drain/);
+        assert.match(out("predrained"), new RegExp(`^${node}\\|drain\\*?\\|${NOT_VALIDATED_REASON}\n$`));
+        assert.equal(out("registered"), `${node}|drain|${NOT_VALIDATED_REASON}\n`);
         assert.equal(out("before-restart"), `${node}|idle|none\n`);
-        // slurm.conf's State=DRAIN is applied at every slurmctld start, saved state or not: only a node line of
-        // State=UNKNOWN takes its state from the state file (src/slurmctld/node_mgr.c load_all_node_state, the
-        // `IS_NODE_UNKNOWN(node_ptr)` branch, slurm-22-05-8-1 .. slurm-25-11-7-1; slurm.conf(5) State)
-        assert.equal(out("after-restart"), `${node}|drain|${NOT_VALIDATED_REASON}\n`);
-        // and the line's Reason replaces an operator's: the saved reason is kept only when the line gives none (the same
-        // function's `node_ptr->reason == NULL`), so after a restart the next validation's hold, which resumes rdmakit's
-        // reasons only, takes a node an operator took out
+        // a line of no State takes its node's state from the state file at every slurmctld start
+        // (src/slurmctld/node_mgr.c load_all_node_state, the IS_NODE_UNKNOWN(node_ptr) branch, slurm-22-05-8-1 ..
+        // slurm-25-11-7-1; slurm.conf(5) State): the resumed node stays in after a restart ...
+        assert.equal(out("after-restart"), `${node}|idle|none\n`);
+        // ... and an operator's drain keeps its reason (the saved one, as the line gives none)
         assert.equal(out("operator-drain"), `${node}|drain|bad DIMM, RMA\n`);
-        assert.equal(out("operator-after-restart"), `${node}|drain|${NOT_VALIDATED_REASON}\n`);
+        assert.equal(out("operator-after-restart"), `${node}|drain|bad DIMM, RMA\n`);
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -39,7 +39,7 @@ export function drainReason(why: string): string {
 
 /**
  * The commands the head node runs after the gate: one RESUME per hostlist chunk of the nodes that passed, one DRAIN per
- * failed node (each has its own reason). A node not in `nodes` is not touched (it stays drained as slurm.conf starts it).
+ * failed node (each has its own reason). A node not in `nodes` is not touched (it stays drained as the role drained it before its first slurmd start).
  */
 export function gateCommands(nodes: GateNode[]): string[] {
     const passed = nodes.filter((n) => n.ok).map((n) => n.name);

@@ -3,17 +3,17 @@
  * Every value comes from plan.scheduler (components/plan/scheduler.ts); the slurm role writes these files as they are.
  *
  * HOW NODES JOIN (the slurm role relies on this):
- * - Every NodeName line says `State=DRAIN Reason="rdmakit: not validated yet"`: a drained node takes no jobs even when
- *   its slurmd registers, so a node is out of the partition until rdmakit has validated it.
- * - The role runs `scontrol update nodename=<n> state=resume` for the nodes that passed preflight, health and their
- *   nccl-tests, and `scontrol update nodename=<n> state=drain reason="rdmakit health: <component>"` for the others.
- * - KNOWN PROBLEM: slurmctld applies a line's State=DRAIN and Reason at every start and `scontrol reconfigure`, saved
- *   state or not: only a line of State=UNKNOWN takes its node's state from StateSaveLocation (src/slurmctld/node_mgr.c
- *   load_all_node_state, its IS_NODE_UNKNOWN(node_ptr) branch, and read_config.c _restore_node_state, slurm-22-05-8-1 ..
- *   slurm-25-11-7-1; slurm.conf(5) State). A slurmctld restart (head reboot, the role's handler on a changed file)
- *   drains every node until the next validation resumes it, and the line's Reason replaces an operator's (the saved
- *   one is kept only when the line gives none), so the next validation takes back a node an operator took out
- *   (test/slurm-alloc.test.ts shows both on 22.05.8).
+ * - NodeName lines give no State or Reason (State=UNKNOWN, slurm.conf(5)'s default): slurmctld takes each node's state
+ *   and reason from StateSaveLocation at every start and `scontrol reconfigure`, and a line's State=DRAIN would be
+ *   applied again at each of them over the saved state, an operator's reason included (src/slurmctld/node_mgr.c
+ *   load_all_node_state, its IS_NODE_UNKNOWN(node_ptr) branch, and read_config.c _restore_node_state, slurm-22-05-8-1
+ *   .. slurm-25-11-7-1; test/slurm-alloc.test.ts on 22.05.8). So a head node reboot or a changed file keeps validated
+ *   nodes in the partition and an operator's drain with its reason.
+ * - A node is kept out until it is validated by the role instead: before its slurmd first starts, the node itself
+ *   drains its name with NOT_VALIDATED_REASON (playbooks/roles/slurm/tasks/predrain.yml, after the head node's play
+ *   has started slurmctld), and does not start slurmd where that drain cannot be made (fail closed).
+ * - The validation gate runs `scontrol update nodename=<n> state=resume` for the nodes that passed preflight, health and
+ *   their nccl-tests, and `scontrol update nodename=<n> state=drain reason="rdmakit health: <component>"` for the others.
  * - `ReturnToService=1`: a node that was only unreachable (DOWN, "Not responding") comes back by itself when its
  *   slurmd registers with a valid configuration; a drained node never does without `state=resume`.
  * slurm.schedmd.com/slurm.conf.html: NodeName State/Reason, ReturnToService; scontrol.html: update State=RESUME.
@@ -97,7 +97,8 @@ function nodeLines(plan: FabricPlan, s: SlurmPlan, roceAddr: Map<string, string>
     if (n.threadsPerCore !== undefined) hw.push(`ThreadsPerCore=${n.threadsPerCore}`);
     hw.push(`RealMemory=${n.realMemoryMiB}`);
     if (n.gpus > 0) hw.push(`Gres=gpu:${n.gpus}`);
-    const tail = [...hw, "State=DRAIN", `Reason="${NOT_VALIDATED_REASON}"`].join(" ");
+    // no State: the saved state wins at every slurmctld start (HOW NODES JOIN above)
+    const tail = hw.join(" ");
     // nodes at known addresses (bare metal: the spec's; clouds at up: the private IPs) as NodeName/NodeAddr range pairs;
     // without addresses the names must resolve on the controller, and compress into hostlist ranges. Either way the
     // file stays a few lines for sequentially numbered hosts: it travels in every node's own inventory (node-local)
@@ -172,11 +173,13 @@ export function renderSlurmConf(plan: FabricPlan, opts: SlurmConfOptions = {}): 
         "ProctrackType=proctrack/cgroup",
         "TaskPlugin=task/cgroup,task/affinity",
         "# RDMA registers job memory: jobs keep slurmd's unlimited memlock (its unit sets LimitMEMLOCK=infinity), not the",
-        "# submitting shell's (slurm.schedmd.com/faq.html#memlock)",
-        "PropagateResourceLimitsExcept=MEMLOCK",
+        "# submitting shell's (slurm.schedmd.com/faq.html#memlock); and slurmd's open-files limit (LimitNOFILE=131072 in",
+        "# Debian 12's slurmd.service), not a login shell's usual 1024, which a training job's data-loader workers pass",
+        "PropagateResourceLimitsExcept=MEMLOCK,NOFILE",
         `MpiDefault=${s.mpiDefault}`,
         "",
-        "# nodes start drained and join after rdmakit validated them (render.ts header); unreachable nodes come back by themselves",
+        "# nodes drain themselves before their first slurmd start and join after rdmakit validated them (render.ts",
+        "# header); unreachable nodes come back by themselves",
         "ReturnToService=1",
         `HealthCheckProgram=${HEALTH_CHECK_PROGRAM}`,
         `HealthCheckInterval=${HEALTH_CHECK_INTERVAL_S}`,
@@ -306,6 +309,8 @@ export function slurmAnsibleVars(plan: FabricPlan): Record<string, unknown> {
         slurm_controller_address: s.controller.address ?? "",
         slurm_home_nfs: s.homeNfs,
         slurm_partition: s.partition,
+        // the reason a node drains itself with before its first slurmd start (tasks/predrain.yml), which the gate resumes
+        slurm_not_validated_reason: NOT_VALIDATED_REASON,
         // the health program's Xid window, the health gate's (components/health/grade.ts)
         slurm_health_xid_window_s: plan.validation.health.xidWindowMinutes * 60,
     };

@@ -729,7 +729,7 @@ export class ClusterValidation extends pulumi.ComponentResource {
     /**
      * Slurm: the nodes the gate drained, each with its reason (component first); [] when every node joined the
      * partition; null when no gate ran (no Slurm, no head node in the inventory, or the gate failed: the nodes then
-     * stay drained as slurm.conf starts them).
+     * stay drained as the role drained them before their first slurmd start).
      */
     public readonly drainedNodes: pulumi.Output<Array<{ node: string; reason: string }> | null>;
     /** Where nccl-report.json, nccl-summary.txt and the chart are written. */

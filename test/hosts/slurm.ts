@@ -5,7 +5,8 @@
  * the hosts apt-get from the Debian mirror. One boot, several assertions:
  *  - the munge key, carried on each host's own session stdin (RDMAKIT_MUNGE_KEY), is /etc/munge/munge.key 0400
  *    munge:munge and the same on every host, its staged copy gone, and in no file on this machine after the run;
- *  - the nodes register drained ("rdmakit: not validated yet", as the plan's slurm.conf starts them) and join when the
+ *  - the nodes register drained ("rdmakit: not validated yet": each drains itself before its first slurmd start, the
+ *    role's tasks/predrain.yml, as the node lines give no State, as the plan's) and join when the
  *    gate's commands (components/slurm/gate.ts) resume them: sinfo shows both idle; `srun -N2 hostname` runs on both; an MPI allreduce built against Debian's Open MPI
  *    runs across both with `srun --mpi=pmix_v4`; the task prolog's environment reaches the job step;
  *  - `scontrol show topology` shows the switches of topology.conf; gres: two gpu files per node accepted by slurmctld
@@ -42,6 +43,7 @@ import { serveKeyLocally } from "../../components/provision/keysocket";
 import { nodeLocalSetup, runNodeLocal } from "../fixtures/node-local-run";
 import { freePort } from "../fixtures/ports";
 import { SINFO_REASONS, VALIDATION_RESERVATION, formatDrainStates, gateCommands, gateVars, parseDrainStates } from "../../components/slurm/gate";
+import { NOT_VALIDATED_REASON } from "../../components/slurm/render";
 import { validationVars } from "../../components/validate/component";
 import { runNcclReport, SLURM_GATE_FILE } from "../../components/validate/cli";
 import { replacedNodeRejoins } from "./slurm-replace";
@@ -94,7 +96,7 @@ function slurmFiles(): Record<string, string> {
             "ReturnToService=1",
             "SlurmctldTimeout=30",
             "SlurmdTimeout=60",
-            ...nodes.map((n) => `NodeName=${n.name} NodeAddr=${n.address} Port=${n.slurmdPort} CPUs=1 RealMemory=100 Gres=gpu:2 State=DRAIN Reason="rdmakit: not validated yet"`),
+            ...nodes.map((n) => `NodeName=${n.name} NodeAddr=${n.address} Port=${n.slurmdPort} CPUs=1 RealMemory=100 Gres=gpu:2`),
             `PartitionName=gpu Nodes=${nodes.map((n) => n.name).join(",")} Default=YES MaxTime=INFINITE State=UP`,
             "",
         ].join("\n"),
@@ -173,7 +175,7 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
         hosts: HOSTS.map((h, i) => ({ name: h.name, address: h.address, user: "root", port: ports[i], vars: { slurm_role: h.role } })),
         vars: {
             rdmakit_fabric: "azure-ib", rdmakit_require_hardware: false, rdmakit_gpu_count: 0, rdmakit_rdma_device_count: 0,
-            slurm_enabled: true, slurm_head_in_inventory: true, slurm_files: slurmFiles(), slurm_controller_address: HOSTS[0].address,
+            slurm_enabled: true, slurm_head_in_inventory: true, slurm_files: slurmFiles(), slurm_controller_address: HOSTS[0].address, slurm_not_validated_reason: NOT_VALIDATED_REASON,
             slurm_job_env: { NCCL_IB_TC: "106", NCCL_SOCKET_IFNAME: "=lo" }, slurm_home_nfs: false,
         },
         knownHostsFile: path.join(runDir, "known_hosts"),
@@ -212,7 +214,7 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
     });
 
     await t.test("sinfo shows both nodes idle; srun -N2 hostname runs on both; the task prolog's environment reaches the step", async () => {
-        // before the gate: registered, drained as slurm.conf starts them (components/slurm/render.ts), no jobs
+        // before the gate: registered, drained by the role before each slurmd first started (tasks/predrain.yml), no jobs
         const nodes = ["sln1", "sln2"];
         let before: ReturnType<typeof parseDrainStates> = [];
         for (let k = 0; k < 60; k++) {
@@ -263,7 +265,7 @@ export async function slurmHostsScenario(t: TestContext): Promise<void> {
 
     await t.test("validation through Slurm: srun --mpi=pmix from the head launches the all-node runs in a root-only reservation; the gate drains and resumes", async () => {
         const nodes = ["sln1", "sln2"];
-        // a fresh cluster: both nodes drained as slurm.conf starts them
+        // a fresh cluster: both nodes drained as the role drains them before their first slurmd start
         await ctl(`scontrol update NodeName='sln[1-2]' State=DRAIN Reason="rdmakit: not validated yet"`);
         for (const i of [1, 2]) {
             fs.mkdirSync(path.join(tree(i), "opt", "rdmakit-test", "nccl"), { recursive: true });

@@ -3,8 +3,9 @@
 # restarts slurmctld (test/slurm-alloc.test.ts). Usage: slurm-node-run.sh <dir> <node>. <dir> holds slurm.conf (the
 # harness's: this machine as controller and node, private ports, paths inside <dir>, SlurmdParameters=config_overrides
 # so slurmd reports the node line's CPUs rather than this machine's), gres.conf (File= under <dir>/dev), cgroup.conf,
-# and `gpus`: one GPU count a line. Writes <dir>/out/{alloc,before-restart,after-restart,operator-drain,
-# operator-after-restart,ctld.log,slurmd.log}.
+# `gpus`: one GPU count a line, and `reason`: the reason a node drains itself with before its first slurmd start (the
+# slurm role's tasks/predrain.yml). Writes <dir>/out/{before-slurmd,predrained,registered,alloc,before-restart,
+# after-restart,operator-drain,operator-after-restart,ctld.log,slurmd.log}.
 # Bounded: each wait is at most 20 s, each job 20 s.
 set -euo pipefail
 dir=$1
@@ -39,9 +40,16 @@ responding() { scontrol -o show node "$node" | grep -q ' State=IDLE'; }
 slurmctld -D -c -f "$dir/slurm.conf" >"$out/ctld.log" 2>&1 &
 ctld=$!
 wait_for slurmctld scontrol ping
+state() { sinfo -h -N -n "$node" -o '%N|%t|%E'; }
+# a node line of no State: before any slurmd, slurmctld knows the name and nothing more
+state >"$out/before-slurmd"
+# the role's drain before the node's first slurmd start (tasks/predrain.yml)
+scontrol update NodeName="$node" State=DRAIN Reason="$(cat "$dir/reason")"
+state >"$out/predrained"
 slurmd -D -N "$node" -f "$dir/slurm.conf" >"$out/slurmd.log" 2>&1 &
 slurmd=$!
 wait_for "slurmd to register" responding
+state >"$out/registered"
 # the validation gate's resume (components/slurm/gate.ts)
 scontrol update NodeName="$node" State=RESUME
 while read -r g; do
@@ -54,12 +62,14 @@ restart_ctld() {
     slurmctld -D -f "$dir/slurm.conf" >>"$out/ctld.log" 2>&1 &
     ctld=$!
     wait_for "slurmctld again" scontrol ping
+    # the running slurmd registers again (a node line of no State shows `unk` until then)
+    wait_for "slurmd to register again" responding
 }
-sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/before-restart"
+state >"$out/before-restart"
 restart_ctld
-sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/after-restart"
+state >"$out/after-restart"
 # an operator's drain, then a restart: which reason the node keeps
 scontrol update NodeName="$node" State=DRAIN Reason="bad DIMM, RMA"
-sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/operator-drain"
+state >"$out/operator-drain"
 restart_ctld
-sinfo -h -N -n "$node" -o '%N|%t|%E' >"$out/operator-after-restart"
+state >"$out/operator-after-restart"
