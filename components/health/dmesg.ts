@@ -2,7 +2,7 @@
  * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events with their
  * time, mlx5 errors, uncorrected PCIe AER errors. Line prefixes read: "[  12.345678] " (seconds since boot),
  * "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 " (--time-format iso), "Feb 23 16:24:18 host
- * kernel: " (syslog/journalctl; an English month in either case, "sep 03 ..." under some locales), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
+ * kernel: " (syslog/journalctl; the locale's month: "Feb", "sep", "jan.", "фев"; only English ones give a time), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
  * "[  +0.000123] " (-H), "kern  :info  : " (-x), talosctl dmesg's "10.0.0.2: kern: warning: [2026-04-22T21:27:51.29Z]: ", or none (then the line has no time).
  * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html; open-gpu-kernel-modules
  * nvErrorLog): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>", the older "NVRM: Xid (0000:01:00): 31, ...",
@@ -124,15 +124,18 @@ const NO_YEAR = 2000;
 /** journalctl and dmesg -T print the month as the locale's strftime "%b": "Sep", or "sep" (journalctl under es_ES, nl_NL,
  * CachyOS/linux-cachyos#1019); English abbreviations are read in either case, other languages' leave the line without a time */
 function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss: number): number | undefined {
-    const m = MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase());
+    const m = mon.length === 3 ? MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase()) : -1;
     return m < 0 ? undefined : Date.UTC(y, m, d, hh, mm, ss) / 1000;
 }
 
 const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
 const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
 const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
-// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
-const SYSLOG = /^([A-Za-z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
+// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: "). The month is the
+// locale's "%b" (glibc localedata abmon): "Feb", "feb", "jan." (nb_NO, hirschmann/nbfc#181), "фев" (ru_RU,
+// GSConnect/gnome-shell-extension-gsconnect#1052): two to five letters of any script, maybe a dot. Only English
+// abbreviations give the line a time (wallTime); the others are read without one
+const SYSLOG = /^(\p{L}{2,5}\.?) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /u;
 const KMSG = /^\d+,\d+,(\d+),[-c];/;
 const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
 const DELTA = /^\[\s*\+\d+\.\d+\]/;

@@ -1,0 +1,75 @@
+/**
+ * Round 10 of the capture hunt (test/fixtures/health/README.md, "Round 10"): kernel logs with PCIe AER lines (an
+ * uncorrected fatal error on the root port above a GPU, corrected ones under three log forms, two of them in a
+ * non-English locale), mlx5 RoCE CQE lines, and two ibstat pastes. Each is graded the way `rdmakit health` reads a
+ * node: a node folder holding the capture under the grader's file name, through gradeHealthDir, with only the
+ * components it answers required. "before" is the verdict of main at 08f994e.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cap, gradeNode as grade, only, stack, summary } from "./fixtures/health/stacks";
+import { parseDmesg } from "../components/health/dmesg";
+
+const ROCE = stack("examples/roce-h100.yaml");
+const AZURE = stack("examples/azure-h100.yaml");
+const dmesg = (file: string) => grade({ "dmesg.txt": cap(file) }, only(ROCE, ["xid"]));
+
+test("an uncorrected fatal AER (CmpltTO) on the root port above an NVIDIA GPU, dmesg -H deltas: failing pcie, naming the port (before: the same)", () => {
+    const h = dmesg("dmesg.delta-aer-uncorrected-fatal-cmpltto-returnn1500.txt");
+    assert.deepEqual(summary(h).findings, [["pcie", "uncorrected PCIe error on pcieport 0000:00:03.0"]]);
+    assert.equal(h.verdict, "failing");
+});
+
+test("corrected AER lines under a Norwegian journal ('jan. 29 ...') are read: a note, healthy (before: unreadable, no kernel-log form)", () => {
+    const h = dmesg("dmesg.journal-dotted-month-aer-corrected-nbfc181.txt");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h.notes.some((n) => n.startsWith("1 corrected PCIe AER error line(s)")), h.notes.join("\n"));
+});
+
+test("corrected AER lines under a Russian journal ('фев 12 ...', no host name) are read: a note, healthy (before: unreadable)", () => {
+    const h = dmesg("dmesg.journal-cyrillic-month-aer-corrected-gsconnect1052.txt");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h.notes.some((n) => n.startsWith("3 corrected PCIe AER error line(s)")), h.notes.join("\n"));
+    // a non-English month gives the line no wall time (only English abbreviations are mapped), so nothing is dated
+    assert.equal(parseDmesg(cap("dmesg.journal-cyrillic-month-aer-corrected-gsconnect1052.txt")).newest.wall, undefined);
+    // an English month in the same form is dated, as before
+    assert.notEqual(parseDmesg("Feb 12 00:48:02 kernel: pcieport 0000:00:1c.5: AER: Corrected error received: 0000:00:1c.5\n").newest.wall, undefined);
+});
+
+test("a localised month followed by no whole HH:MM:SS time is still no kernel-log form: refused", () => {
+    // constructed: the same line with its time cut to "00:48" is no kernel-log form
+    assert.throws(() => parseDmesg("фев 12 00:48 kernel: pcieport 0000:00:1c.5: AER: Corrected error received\n"), /no line in a kernel-log form/);
+});
+
+test("correctable AER (Timeout, BadTLP) on an AMD root port in /var/log/syslog form: a note, healthy (before: the same)", () => {
+    const h = dmesg("dmesg.syslog-aer-correctable-amd-rootport-pop3363.txt");
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+    assert.ok(h.notes.some((n) => n.startsWith("3 corrected PCIe AER error line(s)")), h.notes.join("\n"));
+});
+
+test("mlx5 responder CQEs with syndrome 0x5 (a flushed work request: a QP in error, not a device fault) are no mlx5 device error: healthy (before: the same)", () => {
+    // syndrome 0x5 is MLX5_CQE_SYNDROME_WR_FLUSH_ERR (linux include/linux/mlx5/device.h; rdma-core providers/mlx5):
+    // work requests flushed once their QP went to the error state, an application/connection event
+    const h = dmesg("dmesg.cx-roce-responder-cqe-flush-nvmecli3268.txt");
+    assert.deepEqual(parseDmesg(cap("dmesg.cx-roce-responder-cqe-flush-nvmecli3268.txt")).mlx5Errors, []);
+    assert.deepEqual(summary(h), { verdict: "healthy", findings: [], notChecked: [] });
+});
+
+test("ibstat of two ConnectX-6 Dx RoCE ports Active at 100: on an 8-rail 400G RoCE stack, failing naming the missing rails and the speed; on Azure IB, no InfiniBand device (before: the same)", () => {
+    const text = cap("ibstat.cx6dx-roce-100-two-active-l2fwdnv6.txt");
+    assert.deepEqual(summary(grade({ "ibstat.txt": text }, only(ROCE, ["nic"]))).findings, [
+        ["nic", "RDMA device(s) mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7 missing: 2 of the 8 expected are listed"],
+        ["nic", "mlx5_0 port 1 at 100 Gb/s, expected 400 Gb/s"],
+        ["nic", "mlx5_1 port 1 at 100 Gb/s, expected 400 Gb/s"],
+    ]);
+    assert.deepEqual(summary(grade({ "ibstat.txt": text }, only(AZURE, ["nic"]))).findings, [["nic", "0 InfiniBand RDMA device(s), expected 8"]]);
+});
+
+test("ibstat pasted with '...' before one ConnectX-7 at 400 (the other HCAs elided): refused, named as an excerpt (before: the same)", () => {
+    for (const exp of [ROCE, AZURE]) {
+        const h = grade({ "ibstat.txt": cap("ibstat.elided-head-cx7-ib-400-mlx5_5-nccl1591.txt") }, only(exp, ["nic"]));
+        assert.equal(h.verdict, "unreadable");
+        assert.equal(h.unreadable[0].file, "ibstat.txt");
+        assert.match(h.unreadable[0].reason, /holds a "\.\.\." line \(someone's elision\): an excerpt/);
+    }
+});
