@@ -233,8 +233,22 @@ function refusal(l: string, next: readonly string[]): Omit<RefusedGpu, "line" | 
     return { pci: head[1].toLowerCase(), pciId: head[2].toLowerCase(), reason: `not supported by ${why[1]}` };
 }
 
+// pdsh and clush put "<host>: " in front of each line of a remote command's output (pdsh(1): "-N Disable hostname:
+// labels"); e.g. openucx/ucx#7738's "b1360: [14280.445220] mlx5_core ..."
+const HOST_LABEL = /^([A-Za-z0-9][\w.-]{0,63}): /;
+
+/** Lines whose every one carries one host's pdsh/clush label before a kernel-log prefix lose the label; labels of
+ * several hosts are refused (one node's log per file). Any other text is returned as it is. */
+function withoutHostLabel(lines: string[]): string[] {
+    const labels = lines.map((l) => HOST_LABEL.exec(l));
+    if (labels.some((m) => !m) || !labels.some((m, i) => prefix(lines[i].slice(m![0].length)).known)) return lines;
+    const hosts = [...new Set(labels.map((m) => m![1]))];
+    if (hosts.length > 1) throw new HealthParseError(`holds the kernel logs of ${hosts.length} hosts (pdsh/clush "<host>: " labels: ${hosts.slice(0, 3).join(", ")}${hosts.length > 3 ? ", ..." : ""}): the kit reads one node's log per file`);
+    return lines.map((l, i) => l.slice(labels[i]![0].length));
+}
+
 export function parseDmesg(text: string): DmesgReport {
-    const lines = boundedLines(text).filter((l) => l.trim());
+    const lines = withoutHostLabel(boundedLines(text).filter((l) => l.trim()));
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);
