@@ -76,7 +76,8 @@ test("ibstat pasted with '...' before one ConnectX-7 at 400 (the other HCAs elid
 
 test("a ConnectX-6 whose firmware stopped answering ('device's health compromised - reached miss count', synd 0x7 irisc not responding): failing nic, the line as evidence (before: the same)", () => {
     const h = dmesg("dmesg.cx6-health-compromised-miss-count-irisc-charm2635.txt");
-    assert.deepEqual(summary(h).findings, [["nic", "mlx5 driver error"]]);
+    // before: "mlx5 driver error", the device only in the evidence
+    assert.deepEqual(summary(h).findings, [["nic", "mlx5 driver error on mlx5_core 0000:5e:00.0"]]);
     assert.match(h.findings[0].evidence ?? "", /mlx5_core 0000:5e:00\.0: device's health compromised - reached miss count/);
 });
 
@@ -85,7 +86,8 @@ test("pdsh output of one host ('b1360: [14280.445220] mlx5_core ...: wait_func .
     assert.equal(parseDmesg(text).newest.boot, 14280.445244);
     const h = dmesg("dmesg.pdsh-mlx5-cmd-timeout-create-dct-ucx7738.txt");
     assert.equal(h.verdict, "failing");
-    assert.deepEqual([...new Set(summary(h).findings.map((f) => f.join(": ")))], ["nic: mlx5 driver error"]);
+    // one finding for the device, not one per line (before: five identical "mlx5 driver error" findings)
+    assert.deepEqual(summary(h).findings, [["nic", "mlx5 driver error on mlx5_core 0000:61:00.0 (8 lines)"]]);
     assert.match(h.findings[0].evidence ?? "", /^\[14280\.445220\] mlx5_core 0000:61:00\.0: wait_func_handle_exec_timeout/);
     // constructed: the second line relabelled as another host's: two nodes' logs in one file are refused, naming both
     const two = text.replace("b1360: [14280.445224]", "b1361: [14280.445224]");
