@@ -96,3 +96,10 @@ test("pdsh output of one host ('b1360: [14280.445220] mlx5_core ...: wait_func .
     assert.equal(h2.verdict, "unreadable");
     assert.equal(h2.unreadable[0].file, "dmesg.txt");
 });
+
+test("`nvidia-smi -q | grep -A8 'Clocks Throttle'` (the section alone, Idle Active, HW Slowdown Not Active): refused, named as no nvidia-smi -q output (before: the same)", () => {
+    const h = grade({ "nvidia-smi-q.txt": cap("nvidia-smi-q.grep-a8-clocks-throttle-kubeflow68.txt") }, only(ROCE, ["gpu", "clocks", "ecc"]));
+    assert.equal(h.verdict, "unreadable");
+    assert.deepEqual(h.unreadable.map((u) => u.file), ["nvidia-smi-q.txt"]);
+    assert.match(h.unreadable[0].reason, /^is not nvidia-smi -q output \(no "==============NVSMI LOG==============" header, no "Attached GPUs"/);
+});
