@@ -2,7 +2,7 @@
  * The kernel log since boot (`dmesg`, `dmesg -T`, `journalctl -k`, `/dev/kmsg` records) → NVIDIA Xid events with their
  * time, mlx5 errors, uncorrected PCIe AER errors. Line prefixes read: "[  12.345678] " (seconds since boot),
  * "[Sun Feb 23 16:24:18 2025] " (-T), "2025-02-23T16:24:18,123456+00:00 " (--time-format iso), "Feb 23 16:24:18 host
- * kernel: " (syslog/journalctl; an English month in either case, "sep 03 ..." under some locales), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
+ * kernel: " (syslog/journalctl; the locale's month: "Feb", "sep", "jan.", "фев"; only English ones give a time), "6,3964,206764307,-;" (kmsg: microseconds since boot), "[Feb23 16:24] " /
  * "[  +0.000123] " (-H), "kern  :info  : " (-x), talosctl dmesg's "10.0.0.2: kern: warning: [2026-04-22T21:27:51.29Z]: ", or none (then the line has no time).
  * Xid forms (NVIDIA's Xid catalog, https://docs.nvidia.com/deploy/xid-errors/index.html; open-gpu-kernel-modules
  * nvErrorLog): "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., <text>", the older "NVRM: Xid (0000:01:00): 31, ...",
@@ -124,15 +124,18 @@ const NO_YEAR = 2000;
 /** journalctl and dmesg -T print the month as the locale's strftime "%b": "Sep", or "sep" (journalctl under es_ES, nl_NL,
  * CachyOS/linux-cachyos#1019); English abbreviations are read in either case, other languages' leave the line without a time */
 function wallTime(y: number, mon: string, d: number, hh: number, mm: number, ss: number): number | undefined {
-    const m = MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase());
+    const m = mon.length === 3 ? MONTHS.indexOf(mon.charAt(0).toUpperCase() + mon.slice(1).toLowerCase()) : -1;
     return m < 0 ? undefined : Date.UTC(y, m, d, hh, mm, ss) / 1000;
 }
 
 const BOOT = /^\[\s*(\d+)\.(\d+)\]/;
 const CTIME = /^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]/;
 const ISO = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)/;
-// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: ")
-const SYSLOG = /^([A-Za-z][a-z]{2}) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /;
+// journalctl's default "short" and "-o short-precise" ("Feb 23 16:24:18.123456 host kernel: "). The month is the
+// locale's "%b" (glibc localedata abmon): "Feb", "feb", "jan." (nb_NO, hirschmann/nbfc#181), "фев" (ru_RU,
+// GSConnect/gnome-shell-extension-gsconnect#1052): two to five letters of any script, maybe a dot. Only English
+// abbreviations give the line a time (wallTime); the others are read without one
+const SYSLOG = /^(\p{L}{2,5}\.?) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.\d+)? \S+ /u;
 const KMSG = /^\d+,\d+,(\d+),[-c];/;
 const HUMAN = /^\[([A-Z][a-z]{2}) ?(\d{1,2}) (\d\d):(\d\d)\]/;
 const DELTA = /^\[\s*\+\d+\.\d+\]/;
@@ -230,8 +233,22 @@ function refusal(l: string, next: readonly string[]): Omit<RefusedGpu, "line" | 
     return { pci: head[1].toLowerCase(), pciId: head[2].toLowerCase(), reason: `not supported by ${why[1]}` };
 }
 
+// pdsh and clush put "<host>: " in front of each line of a remote command's output (pdsh(1): "-N Disable hostname:
+// labels"); e.g. openucx/ucx#7738's "b1360: [14280.445220] mlx5_core ..."
+const HOST_LABEL = /^([A-Za-z0-9][\w.-]{0,63}): /;
+
+/** Lines whose every one carries one host's pdsh/clush label before a kernel-log prefix lose the label; labels of
+ * several hosts are refused (one node's log per file). Any other text is returned as it is. */
+function withoutHostLabel(lines: string[]): string[] {
+    const labels = lines.map((l) => HOST_LABEL.exec(l));
+    if (labels.some((m) => !m) || !labels.some((m, i) => prefix(lines[i].slice(m![0].length)).known)) return lines;
+    const hosts = [...new Set(labels.map((m) => m![1]))];
+    if (hosts.length > 1) throw new HealthParseError(`holds the kernel logs of ${hosts.length} hosts (pdsh/clush "<host>: " labels: ${hosts.slice(0, 3).join(", ")}${hosts.length > 3 ? ", ..." : ""}): the kit reads one node's log per file`);
+    return lines.map((l, i) => l.slice(labels[i]![0].length));
+}
+
 export function parseDmesg(text: string): DmesgReport {
-    const lines = boundedLines(text).filter((l) => l.trim());
+    const lines = withoutHostLabel(boundedLines(text).filter((l) => l.trim()));
     // util-linux dmesg's own refusal is its only output; a kernel line that merely says "Operation not permitted" is not
     const denied = lines.find((l) => /^dmesg: (?:read kernel buffer failed|klogctl failed)/i.test(l.trim()))
         ?? (lines.length <= 3 ? lines.find((l) => /^(?:dmesg|journalctl)\b.*Operation not permitted/i.test(l.trim())) : undefined);

@@ -626,7 +626,15 @@ function gradeDmesg(g: Grader, exp: HealthExpectation, smi: SmiReport | undefine
     for (const a of aer.slice(0, 5)) g.fail(/mlx5|mlx4/.test(a.device) ? "nic" : /nvidia/.test(a.device) ? "gpu" : "pcie", f, `uncorrected PCIe error on ${a.device}`, clip(a.line), "transient");
     const corrected = r.aer.length - aer.length;
     if (corrected) g.h.notes.push(`${corrected} corrected PCIe AER error line(s) (the link retried them; not graded): ${clip(r.aer.find((a) => a.severity === "corrected")!.line, 160)}`);
-    for (const e of r.mlx5Errors.slice(0, 5)) g.fail("nic", f, "mlx5 driver error", clip(e), "transient");
+    // one finding per device ("mlx5_core 0000:61:00.0", the driver's dev_err prefix), its first line as evidence
+    const byDevice = new Map<string, string[]>();
+    for (const e of r.mlx5Errors) {
+        const dev = /mlx5_core [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]/.exec(e)?.[0] ?? "mlx5_core";
+        byDevice.set(dev, [...(byDevice.get(dev) ?? []), e]);
+    }
+    for (const [dev, lines] of [...byDevice].slice(0, 5)) {
+        g.fail("nic", f, `mlx5 driver error on ${dev}${lines.length > 1 ? ` (${lines.length} lines)` : ""}`, clip(lines[0]), "transient");
+    }
     gradeGspTimeouts(g, exp, r, windowS);
     gradeSxids(g, exp, r, windowS);
 }
