@@ -215,6 +215,55 @@ test("the role drains a node before its first slurmd start, never over an operat
     }
 });
 
+test("a node whose slurmd is not running is kept from starting it at boot before slurm.conf is written, and enabled again only by the start after its drain", () => {
+    // Debian's slurmd package enables the unit at install (slurmd 22.05.8-4+deb12u3 postinst: deb-systemd-helper
+    // enable); only ConditionPathExists=/etc/slurm/slurm.conf holds it back until the role writes that file. A reboot
+    // between that file and the drain (a drain that failed closed, an interrupted run) would register the node IDLE.
+    const main = parse(fs.readFileSync(path.join(ROLE, "tasks", "main.yml"), "utf8")) as Array<Record<string, unknown>>;
+    const node = parse(fs.readFileSync(path.join(ROLE, "tasks", "node.yml"), "utf8")) as Array<Record<string, unknown>>;
+    const at = (name: string) => main.findIndex((t) => t.name === name);
+    const look = at("Look at slurmd before this run starts it");
+    const keep = at("Keep slurmd from starting at boot until this node has drained itself");
+    const files = at("Write the plan's Slurm files");
+    const start = at("Start the Slurm daemon ({{ slurm_role }})");
+    assert.ok(look >= 0 && keep > look && files > keep && start > files, `order: look ${look}, keep ${keep}, files ${files}, start ${start}`);
+    assert.deepEqual((main[start]["ansible.builtin.systemd"] as Record<string, unknown>).enabled, true);
+    // the drain is decided on the same reading, taken before this run could start slurmd
+    const predrain = node.find((t) => t["ansible.builtin.include_tasks"] === "predrain.yml");
+    assert.match(String(predrain?.when), /slurm_slurmd_before\.status\.ActiveState/);
+    assert.ok(!node.some((t) => t.register === "slurm_slurmd_before"), "node.yml reads slurmd again after slurm.conf is written");
+
+    // the two tasks as written, run against a stand-in systemctl: `show` prints the unit's state, `is-enabled` and
+    // `disable` read and drop an "enabled" mark, every call is recorded
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-boot-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "systemctl"), "#!/bin/sh\nd=$RDMAKIT_SD; echo \"$*\" >>\"$d/calls\"\ncase \"$1\" in\n" +
+            "show) printf 'Id=slurmd.service\\nLoadState=loaded\\nActiveState=%s\\n' \"$(cat \"$d/active\")\" ;;\n" +
+            "is-enabled) if [ -e \"$d/enabled\" ]; then echo enabled; else echo disabled; exit 1; fi ;;\n" +
+            "disable) rm -f \"$d/enabled\" ;;\n*) exit 1 ;;\nesac\n", { mode: 0o755 });
+        const hosts: Record<string, string> = { fresh: "inactive", failed: "failed", running: "active" };
+        for (const [h, active] of Object.entries(hosts)) {
+            fs.mkdirSync(path.join(dir, h));
+            fs.writeFileSync(path.join(dir, h, "active"), active + "\n");
+            fs.writeFileSync(path.join(dir, h, "enabled"), "");
+        }
+        fs.writeFileSync(path.join(dir, "inv"), ["[all]", ...Object.keys(hosts).map((h) => `${h} ansible_connection=local`)].join("\n") + "\n");
+        const play = [{ hosts: "all", gather_facts: false, vars: { slurm_role: "node" }, environment: { RDMAKIT_SD: `${dir}/{{ inventory_hostname }}` }, tasks: [main[look], main[keep]] }];
+        fs.writeFileSync(path.join(dir, "pb.yml"), JSON.stringify(play));
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "1", path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+        // not running (never started, or crashed): no longer enabled; a running slurmd (a node past its drain) untouched
+        for (const h of ["fresh", "failed"]) assert.ok(!fs.existsSync(path.join(dir, h, "enabled")), `${h} is still enabled`);
+        assert.ok(fs.existsSync(path.join(dir, "running", "enabled")));
+        assert.doesNotMatch(fs.readFileSync(path.join(dir, "running", "calls"), "utf8"), /disable|start/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("the health program drains on an Xid within the window only: a line older than it (a GPU reset since, no reboot) is past; a line without a time counts", (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-uptime-"));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
