@@ -215,6 +215,35 @@ test("the role drains a node before its first slurmd start, never over an operat
     }
 });
 
+test("the wait for slurmctld outlasts a try that hangs (a head node still booting drops packets): each try is cut short and tried again, and a head that never answers fails the host naming it", () => {
+    // a stand-in scontrol that hangs (as scontrol to an address that drops packets: some 30 s a try) on its first
+    // `show` for "booting" and on every one for "silent", else answers as slurmctld does
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-wait-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\nd='${dir}'\nif [ "$2" = show ]; then\n` +
+            `  if [ "$4" = silent ] || [ ! -e "$d/tried.$4" ]; then : >"$d/tried.$4"; exec sleep 40; fi\n` +
+            `  cat "$d/state.$4" 2>/dev/null || { echo "Node $4 not found" >&2; exit 1; }; exit 0\nfi\n` +
+            `n=\${2#nodename=}; r=\${4#reason=}\necho "NodeName=$n State=IDLE+DRAIN Reason=$r [root@2026-12-06T02:00:00]" >"$d/state.$n"\n`, { mode: 0o755 });
+        for (const n of ["booting", "silent"]) fs.writeFileSync(path.join(dir, `state.${n}`), `NodeName=${n} CPUTot=224 State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=2\n`);
+        fs.writeFileSync(path.join(dir, "inv"), "[all]\nbooting ansible_connection=local\nsilent ansible_connection=local\n");
+        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 3, slurm_predrain_delay_s: 0, slurm_predrain_try_s: 1, slurm_controller_address: "10.0.0.5" };
+        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "predrain.yml")}\n`);
+        const started = Date.now();
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "2", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 2, r.stdout + r.stderr);
+        assert.doesNotMatch(r.stdout, /fatal: \[booting\]/);
+        assert.match(fs.readFileSync(path.join(dir, "state.booting"), "utf8"), /State=IDLE\+DRAIN Reason=rdmakit: not validated yet/);
+        assert.match(r.stdout, /fatal: \[silent\]: FAILED![^\n]*does not answer for this node \(no answer in 1 s\): its slurmd is not started/);
+        // neither waited out a 40 s try
+        assert.ok(Date.now() - started < 35_000, `took ${Date.now() - started} ms`);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("a node whose slurmd is not running is kept from starting it at boot before slurm.conf is written, and enabled again only by the start after its drain", () => {
     // Debian's slurmd package enables the unit at install (slurmd 22.05.8-4+deb12u3 postinst: deb-systemd-helper
     // enable); only ConditionPathExists=/etc/slurm/slurm.conf holds it back until the role writes that file. A reboot
