@@ -215,9 +215,10 @@ test("the role drains a node before its first slurmd start, never over an operat
     }
 });
 
-test("the wait for slurmctld outlasts a try that hangs (a head node still booting drops packets): each try is cut short and tried again, and a head that never answers fails the host naming it", () => {
+test("the wait for slurmctld outlasts a try that hangs (a head node still booting drops packets) and a drain refused while slurmctld restarts: each is tried again; a head that never answers fails the host naming it", () => {
     // a stand-in scontrol that hangs (as scontrol to an address that drops packets: some 30 s a try) on its first
-    // `show` for "booting" and on every one for "silent", else answers as slurmctld does
+    // `show` for "booting" and on every one for "silent", refuses each node's first `update` as scontrol does while
+    // slurmctld restarts, else answers as slurmctld does
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-wait-"));
     try {
         const bin = path.join(dir, "bin");
@@ -225,10 +226,12 @@ test("the wait for slurmctld outlasts a try that hangs (a head node still bootin
         fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\nd='${dir}'\nif [ "$2" = show ]; then\n` +
             `  if [ "$4" = silent ] || [ ! -e "$d/tried.$4" ]; then : >"$d/tried.$4"; exec sleep 40; fi\n` +
             `  cat "$d/state.$4" 2>/dev/null || { echo "Node $4 not found" >&2; exit 1; }; exit 0\nfi\n` +
-            `n=\${2#nodename=}; r=\${4#reason=}\necho "NodeName=$n State=IDLE+DRAIN Reason=$r [root@2026-12-06T02:00:00]" >"$d/state.$n"\n`, { mode: 0o755 });
+            `n=\${2#nodename=}; r=\${4#reason=}\n` +
+            `if [ ! -e "$d/updated.$n" ]; then : >"$d/updated.$n"; echo "slurm_update error: Unable to contact slurm controller (connect failure)" >&2; exit 1; fi\n` +
+            `echo "NodeName=$n State=IDLE+DRAIN Reason=$r [root@2026-12-06T02:00:00]" >"$d/state.$n"\n`, { mode: 0o755 });
         for (const n of ["booting", "silent"]) fs.writeFileSync(path.join(dir, `state.${n}`), `NodeName=${n} CPUTot=224 State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=2\n`);
         fs.writeFileSync(path.join(dir, "inv"), "[all]\nbooting ansible_connection=local\nsilent ansible_connection=local\n");
-        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 3, slurm_predrain_delay_s: 0, slurm_predrain_try_s: 1, slurm_controller_address: "10.0.0.5" };
+        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 3, slurm_predrain_again: 2, slurm_predrain_delay_s: 0, slurm_predrain_try_s: 1, slurm_controller_address: "10.0.0.5" };
         fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "predrain.yml")}\n`);
         const started = Date.now();
         const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "2", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
