@@ -215,6 +215,87 @@ test("the role drains a node before its first slurmd start, never over an operat
     }
 });
 
+test("the wait for slurmctld outlasts a try that hangs (a head node still booting drops packets) and a drain refused while slurmctld restarts: each is tried again; a head that never answers fails the host naming it", () => {
+    // a stand-in scontrol that hangs (as scontrol to an address that drops packets: some 30 s a try) on its first
+    // `show` for "booting" and on every one for "silent", refuses each node's first `update` as scontrol does while
+    // slurmctld restarts, else answers as slurmctld does
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-wait-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "scontrol"), `#!/bin/sh\nd='${dir}'\nif [ "$2" = show ]; then\n` +
+            `  if [ "$4" = silent ] || [ ! -e "$d/tried.$4" ]; then : >"$d/tried.$4"; exec sleep 40; fi\n` +
+            `  cat "$d/state.$4" 2>/dev/null || { echo "Node $4 not found" >&2; exit 1; }; exit 0\nfi\n` +
+            `n=\${2#nodename=}; r=\${4#reason=}\n` +
+            `if [ ! -e "$d/updated.$n" ]; then : >"$d/updated.$n"; echo "slurm_update error: Unable to contact slurm controller (connect failure)" >&2; exit 1; fi\n` +
+            `echo "NodeName=$n State=IDLE+DRAIN Reason=$r [root@2026-12-06T02:00:00]" >"$d/state.$n"\n`, { mode: 0o755 });
+        for (const n of ["booting", "silent"]) fs.writeFileSync(path.join(dir, `state.${n}`), `NodeName=${n} CPUTot=224 State=UNKNOWN+NOT_RESPONDING ThreadsPerCore=2\n`);
+        fs.writeFileSync(path.join(dir, "inv"), "[all]\nbooting ansible_connection=local\nsilent ansible_connection=local\n");
+        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 3, slurm_predrain_again: 2, slurm_predrain_delay_s: 0, slurm_predrain_try_s: 1, slurm_controller_address: "10.0.0.5" };
+        fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "predrain.yml")}\n`);
+        const started = Date.now();
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "2", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 2, r.stdout + r.stderr);
+        assert.doesNotMatch(r.stdout, /fatal: \[booting\]/);
+        assert.match(fs.readFileSync(path.join(dir, "state.booting"), "utf8"), /State=IDLE\+DRAIN Reason=rdmakit: not validated yet/);
+        assert.match(r.stdout, /fatal: \[silent\]: FAILED![^\n]*does not answer for this node \(no answer in 1 s\): its slurmd is not started/);
+        // neither waited out a 40 s try
+        assert.ok(Date.now() - started < 35_000, `took ${Date.now() - started} ms`);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
+test("a node whose slurmd is not running is kept from starting it at boot before slurm.conf is written, and enabled again only by the start after its drain", () => {
+    // Debian's slurmd package enables the unit at install (slurmd 22.05.8-4+deb12u3 postinst: deb-systemd-helper
+    // enable); only ConditionPathExists=/etc/slurm/slurm.conf holds it back until the role writes that file. A reboot
+    // between that file and the drain (a drain that failed closed, an interrupted run) would register the node IDLE.
+    const main = parse(fs.readFileSync(path.join(ROLE, "tasks", "main.yml"), "utf8")) as Array<Record<string, unknown>>;
+    const node = parse(fs.readFileSync(path.join(ROLE, "tasks", "node.yml"), "utf8")) as Array<Record<string, unknown>>;
+    const at = (name: string) => main.findIndex((t) => t.name === name);
+    const look = at("Look at slurmd before this run starts it");
+    const keep = at("Keep slurmd from starting at boot until this node has drained itself");
+    const files = at("Write the plan's Slurm files");
+    const start = at("Start the Slurm daemon ({{ slurm_role }})");
+    assert.ok(look >= 0 && keep > look && files > keep && start > files, `order: look ${look}, keep ${keep}, files ${files}, start ${start}`);
+    assert.deepEqual((main[start]["ansible.builtin.systemd"] as Record<string, unknown>).enabled, true);
+    // the drain is decided on the same reading, taken before this run could start slurmd
+    const predrain = node.find((t) => t["ansible.builtin.include_tasks"] === "predrain.yml");
+    assert.match(String(predrain?.when), /slurm_slurmd_before\.status\.ActiveState/);
+    assert.ok(!node.some((t) => t.register === "slurm_slurmd_before"), "node.yml reads slurmd again after slurm.conf is written");
+
+    // the two tasks as written, run against a stand-in systemctl: `show` prints the unit's state, `is-enabled` and
+    // `disable` read and drop an "enabled" mark, every call is recorded
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-boot-"));
+    try {
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(bin, "systemctl"), "#!/bin/sh\nd=$RDMAKIT_SD; echo \"$*\" >>\"$d/calls\"\ncase \"$1\" in\n" +
+            "show) printf 'Id=slurmd.service\\nLoadState=loaded\\nActiveState=%s\\n' \"$(cat \"$d/active\")\" ;;\n" +
+            "is-enabled) if [ -e \"$d/enabled\" ]; then echo enabled; else echo disabled; exit 1; fi ;;\n" +
+            "disable) rm -f \"$d/enabled\" ;;\n*) exit 1 ;;\nesac\n", { mode: 0o755 });
+        const hosts: Record<string, string> = { fresh: "inactive", failed: "failed", running: "active" };
+        for (const [h, active] of Object.entries(hosts)) {
+            fs.mkdirSync(path.join(dir, h));
+            fs.writeFileSync(path.join(dir, h, "active"), active + "\n");
+            fs.writeFileSync(path.join(dir, h, "enabled"), "");
+        }
+        fs.writeFileSync(path.join(dir, "inv"), ["[all]", ...Object.keys(hosts).map((h) => `${h} ansible_connection=local`)].join("\n") + "\n");
+        const play = [{ hosts: "all", gather_facts: false, vars: { slurm_role: "node" }, environment: { RDMAKIT_SD: `${dir}/{{ inventory_hostname }}` }, tasks: [main[look], main[keep]] }];
+        fs.writeFileSync(path.join(dir, "pb.yml"), JSON.stringify(play));
+        const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "1", path.join(dir, "pb.yml")],
+            { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+        // not running (never started, or crashed): no longer enabled; a running slurmd (a node past its drain) untouched
+        for (const h of ["fresh", "failed"]) assert.ok(!fs.existsSync(path.join(dir, h, "enabled")), `${h} is still enabled`);
+        assert.ok(fs.existsSync(path.join(dir, "running", "enabled")));
+        assert.doesNotMatch(fs.readFileSync(path.join(dir, "running", "calls"), "utf8"), /disable|start/);
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test("the health program drains on an Xid within the window only: a line older than it (a GPU reset since, no reboot) is past; a line without a time counts", (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-uptime-"));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
