@@ -198,7 +198,7 @@ test("the role drains a node before its first slurmd start, never over an operat
         };
         for (const [n, line] of Object.entries(states)) fs.writeFileSync(path.join(dir, `state.${n}`), line + "\n");
         fs.writeFileSync(path.join(dir, "inv"), ["[all]", ...["operator", "health", "gone", "idle", "fresh", "unknown"].map((h) => `${h} ansible_connection=local`)].join("\n") + "\n");
-        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 1, slurm_predrain_delay_s: 0, slurm_controller_address: "10.0.0.5" };
+        const vars = { slurm_not_validated_reason: "rdmakit: not validated yet", slurm_predrain_retries: 1, slurm_predrain_delay_s: 0, slurm_predrain_try_s: 25, slurm_predrain_again: 6, slurm_controller_address: "10.0.0.5" };
         fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_tasks: ${path.join(ROLE, "tasks", "predrain.yml")}\n`);
         const r = spawnSync("ansible-playbook", ["-i", path.join(dir, "inv"), "-f", "1", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
             { encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
