@@ -446,3 +446,16 @@ test("slurmd starts under the plan's node name on a host called otherwise (the r
         inventory_hostname: name,
     }), new RegExp(`^RDMAKIT_HEALTH_NODE=${name}$`, "m"));
 });
+
+test("the role refuses a node without the reason it drains itself with, naming the variable, before anything is installed", (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rdmakit-slurm-inputs-"));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const files = Object.fromEntries(["slurm.conf", "gres.conf", "cgroup.conf", "topology.conf"].map((f) => [f, ""]));
+    const vars = { slurm_role: "node", slurm_files: files, slurm_job_env: {}, slurm_controller_address: "10.0.0.5", slurm_not_validated_reason: "" };
+    fs.writeFileSync(path.join(dir, "pb.yml"), `- hosts: all\n  gather_facts: false\n  roles:\n    - role: ${ROLE}\n`);
+    const r = spawnSync("ansible-playbook", ["-i", "n1,", "-c", "local", "-e", JSON.stringify(vars), path.join(dir, "pb.yml")],
+        { encoding: "utf8", timeout: 120_000, env: { ...process.env, ANSIBLE_CONFIG: path.join(ROOT, "playbooks", "ansible.cfg"), ANSIBLE_NOCOLOR: "1" } });
+    assert.equal(r.status, 2, r.stdout + r.stderr);
+    assert.match(r.stdout, /TASK \[.*Check the Slurm inputs\][\s\S]*fatal: \[n1\][^\n]*a node needs slurm_controller_address and slurm_not_validated_reason/);
+    assert.doesNotMatch(r.stdout, /Install munge and Slurm/);
+});
