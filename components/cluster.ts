@@ -325,6 +325,9 @@ export class RdmaCluster extends pulumi.ComponentResource {
         }));
 
         parts.set(this, { spec, plan, fabric, software, state });
+        // `state` is a property and the stack output rdmakitState (index.ts; day-2 reads that output), not a registered
+        // output too: the engine keeps registered outputs in the state, and a second copy of the operating state is
+        // ~1 KB a host, its spec included (test/state-size.test.ts)
         this.registerOutputs({
             nodePrivateIps: this.nodePrivateIps,
             nodeInstances: this.nodeInstances,
@@ -332,7 +335,6 @@ export class RdmaCluster extends pulumi.ComponentResource {
             ncclEnv: plan.ncclEnv,
             validation: this.validation,
             provisioning: this.provisioning,
-            state,
         });
     }
 }
