@@ -133,6 +133,13 @@ export class RdmaCluster extends pulumi.ComponentResource {
     public readonly validation?: ValidationOutputs;
     /** The node-software step's failed and excluded nodes; unset when provisioning is off. */
     public readonly provisioning?: SoftwareOutputs;
+    /**
+     * The operating state (`state`) as JSON text, for a program in another language (Python, Go, .NET, YAML: the
+     * package's schema carries a string, not the state's union-typed shape): export it as the stack output
+     * `rdmakitState` (`pulumi.export("rdmakitState", cluster.operating_state)`) and the day-2 verbs read it as they
+     * read the object a TypeScript program exports (docs/day2.md).
+     */
+    public readonly operatingState: pulumi.Output<string>;
 
     /** The parsed spec, defaults applied. */
     get spec(): ClusterSpec { return parts.of(this).spec; }
@@ -325,6 +332,7 @@ export class RdmaCluster extends pulumi.ComponentResource {
         }));
 
         parts.set(this, { spec, plan, fabric, software, state });
+        this.operatingState = state.apply((st) => JSON.stringify(st));
         // `state` is a property and the stack output rdmakitState (index.ts; day-2 reads that output), not a registered
         // output too: the engine keeps registered outputs in the state, and a second copy of the operating state is
         // ~1 KB a host, its spec included (test/state-size.test.ts)

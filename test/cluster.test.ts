@@ -162,6 +162,8 @@ test("roce with scheduler.controller: the named controller is in the software ru
     assert.equal(parseYaml(t.inventory).all.hosts[ctl.name].slurm_role, "controller");
     // the operating state: rdmakit ssh / status reach the controller with the spec's key; it is no node of the state
     const st = await unwrap(c.state);
+    // the same state as JSON text: the output a program in another language exports as rdmakitState
+    assert.deepEqual(JSON.parse(await unwrap(c.operatingState)), st);
     assert.deepEqual(st.head, { name: ctl.name, address: ctl.address, user: ctl.sshUser, hostKey: ctl.hostKey.split(" ").slice(0, 2).join(" ") });
     assert.ok(!st.nodes.some((n) => n.name === ctl.name));
     // validation: the GPU nodes and the head node (srun and the gate run there), whose key file is named from the

@@ -24,6 +24,16 @@ test("first deployment: names by position; a replaced machine (new id, an addres
     assert.deepEqual(three, two);
 });
 
+test("the previous state exported as JSON text (RdmaCluster.operatingState, a Python program's export) names the nodes as the object does", () => {
+    const one = stableNodes(names, first, undefined, AT);
+    const listed = [{ instanceId: "i-z", address: "10.0.0.4" }, first[0], first[2], first[3]];
+    const previous = { nodes: one.nodes, replacements: [] };
+    assert.deepEqual(previousNames(JSON.stringify(previous)), previousNames(previous));
+    assert.equal(stableNodes(names, listed, previousNames(JSON.stringify(previous)), AT).nodes[1].name, "gpu-1", "the replaced machine keeps its name");
+    // text that is not JSON is no previous state: the nodes are named by position, as on a first deployment
+    assert.equal(previousNames("{not json"), undefined);
+});
+
 test("scale: a grown cluster names its new instances with the new names (no replacement); a shrunk one keeps the survivors' names where it can", () => {
     const before = stableNodes(names, first, undefined, AT);
     const six = ["gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"];

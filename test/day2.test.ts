@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { cleanText, MAX_FINDINGS, type OperatingState, type StateInputs, operatingState, parseOperatingState, StateError } from "../components/day2/state";
+import { cleanText, MAX_FINDINGS, MAX_STATE_TEXT, type OperatingState, type StateInputs, operatingState, parseOperatingState, StateError } from "../components/day2/state";
 import { decideRepairs, formatDecision, type Classify } from "../components/day2/repair";
 import { runSsh, sshArgs, stackKnownHosts } from "../components/day2/ssh";
 import { readState } from "../components/day2/read";
@@ -74,6 +74,18 @@ test("a malformed or newer state is refused, naming the field", () => {
     bad.nodes[2].address = "10.0.0.1 -oProxyCommand=sh";
     assert.throws(() => parseOperatingState(bad, "stack prod"), (e: Error) => e instanceof StateError && /nodes\[2\]\.address/.test(e.message));
     assert.equal(parseOperatingState(JSON.parse(JSON.stringify(good)), "x").nodes.length, 4);
+});
+
+test("a state exported as JSON text (a Python program's RdmaCluster.operating_state) reads as the object; other text is refused by name", () => {
+    const good = operatingState(inputs());
+    assert.deepEqual(parseOperatingState(JSON.stringify(good), "stack prod"), parseOperatingState(good, "stack prod"));
+    assert.throws(() => parseOperatingState("{\"version\": 1, ", "stack prod"), (e: Error) => e instanceof StateError && /stack prod: rdmakitState is text that is not JSON/.test(e.message));
+    assert.throws(() => parseOperatingState("x".repeat(MAX_STATE_TEXT + 1), "stack prod"), /rdmakitState is \d+ characters of text, over the 8388608/);
+    // the text's content is checked as the object's is
+    const bad = structuredClone(good) as OperatingState;
+    bad.nodes[1].name = "gpu 1; rm -rf /";
+    assert.throws(() => parseOperatingState(JSON.stringify(bad), "stack prod"), /nodes\[1\]\.name/);
+    assert.throws(() => parseOperatingState(JSON.stringify("just a string"), "stack prod"), /no rdmakitState output/);
 });
 
 test("repair: a persistent finding is replaced, a transient one is not, nccl-tests alone is drained, cap and history hold", () => {

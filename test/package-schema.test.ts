@@ -46,6 +46,8 @@ test("the component package's component list (components/package-components.ts) 
     }
     const rdma = s.resources["rdmakit:index:RdmaCluster"];
     assert.deepEqual(rdma.properties.nodePrivateIps, { type: "array", items: { type: "string" }, description: rdma.properties.nodePrivateIps.description });
+    // the operating state as text: what a Python, Go, .NET or YAML program exports as rdmakitState for the day-2 verbs
+    assert.equal(rdma.properties.operatingState?.type, "string", JSON.stringify(Object.keys(rdma.properties)));
     assert.equal(rdma.inputProperties.sshPrivateKey.type, "string");
     assert.notEqual(rdma.inputProperties.sshPrivateKey.plain, true, "the key may be an Output (a secret)");
 });

@@ -210,12 +210,30 @@ export class StateError extends Error {
 const NAME = /^[A-Za-z0-9._-]{1,253}$/;
 const ADDRESS = /^[A-Za-z0-9._:-]{1,253}$/;
 
+/** The most JSON text of an operating state read as text (~1.5 KB a node: 8 MiB is ~5,000 nodes with room). */
+export const MAX_STATE_TEXT = 8 * 1024 * 1024;
+
+/**
+ * The operating state as exported: the object (a TypeScript program exports `cluster.state`) or its JSON text (a
+ * program in another language exports `cluster.operating_state`, a string: the package schema's type). Text over
+ * MAX_STATE_TEXT or not JSON is refused, naming the output.
+ */
+export function stateValue(value: unknown, where: string): unknown {
+    if (typeof value !== "string") return value;
+    if (value.length > MAX_STATE_TEXT) throw new StateError(`${where}: ${STATE_OUTPUT} is ${value.length} characters of text, over the ${MAX_STATE_TEXT} this rdmakit reads`);
+    try {
+        return JSON.parse(value);
+    } catch (e) {
+        throw new StateError(`${where}: ${STATE_OUTPUT} is text that is not JSON (${cleanText((e as Error).message, 120)})`);
+    }
+}
+
 /**
  * The state a stack output holds, checked: the version, and every name and address one that ssh takes as a single
  * word (they become ssh arguments). Throws StateError naming the field.
  */
 export function parseOperatingState(value: unknown, where: string): OperatingState {
-    const s = value as OperatingState;
+    const s = stateValue(value, where) as OperatingState;
     if (typeof s !== "object" || s === null) throw new StateError(`${where}: no ${STATE_OUTPUT} output (a stack made before rdmakit kept its state in the stack: run pulumi up once)`);
     if (s.version !== STATE_VERSION) throw new StateError(`${where}: ${STATE_OUTPUT}.version is ${JSON.stringify(s.version)}; this rdmakit reads version ${STATE_VERSION} (update rdmakit)`);
     if (!["aws-efa", "azure-ib", "roce"].includes(s.fabric)) throw new StateError(`${where}: ${STATE_OUTPUT}.fabric ${JSON.stringify(s.fabric)} is not aws-efa, azure-ib or roce`);

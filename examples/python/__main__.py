@@ -47,3 +47,5 @@ cluster = rdmakit.RdmaCluster(
 
 pulumi.export("ncclEnv", cluster.nccl_env)
 pulumi.export("nodes", cluster.node_private_ips)
+# the cluster's operating state (JSON text): `rdmakit status|check|ssh|repair --stack <stack>` read it from here
+pulumi.export("rdmakitState", cluster.operating_state)

@@ -29,6 +29,8 @@ def program(key_file: str | None) -> None:
     pulumi.export("nodePrivateIps", cluster.node_private_ips)
     pulumi.export("ncclEnv", cluster.nccl_env)
     pulumi.export("fabric", cluster.fabric_kind)
+    # the operating state as JSON text: the stack output the day-2 verbs read (rdmakit status/check/ssh/repair --stack)
+    pulumi.export("rdmakitState", cluster.operating_state)
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { planCluster } from "../../components/plan";
 import { parseClusterSpec } from "../../components/spec";
+import { parseOperatingState } from "../../components/day2/state";
 import { Engine, engineBins, need, ROOT, SKIP, type EngineBins, type PulumiRun } from "./harness";
 
 const PLUGIN = path.join(ROOT, "pulumi-resource-rdmakit");
@@ -46,7 +47,7 @@ function exec(eng: Engine, cmd: string, args: string[], env: NodeJS.ProcessEnv =
 
 /** up, outputs, second up without changes, destroy: the same for every consumer language. */
 async function lifecycle(t: { diagnostic: (s: string) => void }, eng: Engine, stack: string, verb: (v: "up" | "preview" | "destroy", o?: { expectNoChanges?: boolean }) => Promise<PulumiRun>,
-    afterUp: (state: StateResource[], up: PulumiRun) => void = () => undefined) {
+    afterUp: (state: StateResource[], up: PulumiRun) => void = () => undefined, outputs: (out: Record<string, unknown>) => void = () => undefined) {
     const plan = planCluster(parseClusterSpec(CLUSTER));
     const up = await verb("up");
     assert.equal(up.code, 0, show(up));
@@ -63,6 +64,7 @@ async function lifecycle(t: { diagnostic: (s: string) => void }, eng: Engine, st
     assert.deepEqual(out.nodePrivateIps, ["10.50.0.11", "10.50.0.12"]);
     assert.deepEqual(out.ncclEnv, plan.ncclEnv);
     assert.equal(out.fabric, "roce");
+    outputs(out);
     const again = await verb("up", { expectNoChanges: true });
     assert.equal(again.code, 0, show(again));
     assert.match(again.stdout, /unchanged/, show(again));
@@ -141,6 +143,13 @@ test("the component package as an executable plugin: get-schema, gen-sdk, a pyth
                     }
                 }
             }
+        }, (out) => {
+            // the operating state a Python program exports (RdmaCluster.operating_state, JSON text): the day-2 verbs
+            // read it from the stack output as they read a TypeScript program's object
+            assert.equal(typeof out.rdmakitState, "string", JSON.stringify(Object.keys(out)));
+            const st = parseOperatingState(out.rdmakitState, `stack ${stack}`);
+            assert.equal(st.fabric, "roce");
+            assert.deepEqual(st.nodes.map((n) => [n.name, n.address]), [["gpu01", "10.50.0.11"], ["gpu02", "10.50.0.12"]]);
         });
         // nowhere in plain text: not in the checkpoint, its backups or history, nor in what the CLI printed
         const files = spawnSync("find", [eng.backend, "-type", "f"], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
