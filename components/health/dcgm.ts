@@ -65,6 +65,11 @@ const INTERNAL = /^There was an internal error during the test\b/i;
 // Mode: Persistence mode for GPU 0 is disabled. ...", the detail NVIDIA/NVSentinel#772 quotes)
 const PERSISTENCE = /^(?:Persistence Mode:\s*)?Persistence mode for GPU \d+ is disabled\b/i;
 
+// nvvs refuses to run while a GPU of the group is in MIG mode: "GPU 2's MIG configuration is incompatible with the
+// diagnostic because it prevents access to the entire GPU." (NVIDIA/DCGM nvvs/src/NvidiaValidationSuite.cpp at 4.6.0;
+// printed alone by dcgmi 3.1.3, NVIDIA/DCGM#70): the diagnostic did not run, as with an "Error:" line
+const MIG_REFUSAL = /^GPU \d+'s MIG configuration is incompatible with the diagnostic\b/i;
+
 /**
  * The name a section row gives, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+"
  * (dcgmi/Diag.cpp): the first cell between its runs of dashes; undefined for any other row. Linear (text.ts).
@@ -109,7 +114,7 @@ export function parseDcgmText(text: string): DcgmReport {
     if (/^\s*\{/.test(text.slice(0, 64))) throw new HealthParseError("is JSON (dcgmi diag -j): the kit reads that form from dcgmi-diag.json");
     const tests: DcgmTest[] = [];
     const lines = boundedLines(text);
-    const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
+    const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l) || MIG_REFUSAL.test(l));
     let table = false;
     let last: DcgmTest | undefined;
     let detail: string | undefined;
