@@ -114,3 +114,16 @@ test("Fabric State 'Not Supported' and a Health Summary 'Not Supported' are no a
     const unhealthy = whole.replace(bw, "$1Summary  $2: Unhealthy\n$1Bandwidth$2: N/A");
     assert.deepEqual(summary(grade(node(unhealthy), exp)).findings, [["nvlink", "GPU 00000000:18:00.0: the NVLink fabric reports it unhealthy"]]);
 });
+
+test("nvidia-smi -q -x of R580 (580.95.05, nvsmi_device_v13.dtd) is refused by name; so is the same XML pasted from a later element, without its head (before: the head refused by name, the headless paste refused only as 'not nvidia-smi -q output')", () => {
+    const text = cap("nvidia-smi-q-x.gtx1050-580.95.05-head-1panel10990.xml.txt");
+    const exp = only(ROCE, ["gpu"]);
+    const xml = /is nvidia-smi -q -x \(XML\); the kit reads the text form of nvidia-smi -q/;
+    const h = grade({ "nvidia-smi-q.txt": text }, exp);
+    assert.equal(h.verdict, "unreadable");
+    assert.match(h.unreadable[0].reason, xml);
+    // constructed: the capture from its <gpu id="..."> element on, the indentation kept (a paste cut before the head)
+    const headless = text.slice(text.indexOf("        <gpu id="));
+    assert.throws(() => parseNvidiaSmiQ(headless), xml);
+    assert.throws(() => parseNvidiaSmiQ(text.slice(text.indexOf("                <product_name>"))), xml);
+});

@@ -273,7 +273,9 @@ const DRIVER_ERRORS = [
 export function parseNvidiaSmiQ(text: string): SmiReport {
     const lines = boundedLines(text);
     const head = text.trimStart();
-    if (head.startsWith("<?xml") || head.startsWith("<nvidia_smi_log")) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
+    // the XML form: its declaration, its DOCTYPE or root element, or (a paste cut before them) any element's tag first;
+    // no line of the text form starts with "<" (every capture in test/fixtures/health)
+    if (/^<(?:\?xml|!DOCTYPE\b|[A-Za-z_][\w.-]*(?:\s[^>]*)?\/?>)/.test(head)) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
     const driverErrors = lines.map((l) => l.trim()).filter((l) => DRIVER_ERRORS.some((re) => re.test(l)));
     const nodes = tree(lines);
     const gpus = nodes.filter((n) => /^GPU [0-9A-Fa-f]{4,8}:/.test(n.key)).map(gpuFacts);
