@@ -127,3 +127,25 @@ test("nvidia-smi -q -x of R580 (580.95.05, nvsmi_device_v13.dtd) is refused by n
     assert.throws(() => parseNvidiaSmiQ(headless), xml);
     assert.throws(() => parseNvidiaSmiQ(text.slice(text.indexOf("                <product_name>"))), xml);
 });
+
+test("dcgmi diag -j --iterations (each run's document under \"iterations\", then \"Overall Result\") is read run by run (before: unreadable, 'not dcgmi diag -j output')", () => {
+    // constructed from the real DCGM 3.1.0 document (dcgmi-diag.3.1.0-warning-nulls.json, every test PASS) in the
+    // shape dcgmi/Diag.cpp writes for --iterations (NVIDIA/DCGM at 4.6.0): {"iterations": [run, ...], "Overall Result": ...}
+    const raw = cap("dcgmi-diag.3.1.0-warning-nulls.json");
+    const run = JSON.parse(raw.slice(raw.indexOf("{"))) as Record<string, any>;
+    const exp = only(ROCE, ["dcgm"]);
+    const node = (doc: unknown) => grade({ "dcgmi-diag.json": JSON.stringify(doc, null, 4) }, exp);
+    assert.deepEqual(summary(node({ iterations: [run, run], "Overall Result": "Pass" })), { verdict: "healthy", findings: [], notChecked: [] });
+    // the loop stopped on an error with every stored test passing: the last run did not complete, not a pass
+    const stopped = node({ iterations: [run], "Overall Result": "Fail", Warning: "The NVVS process was killed" });
+    assert.equal(stopped.verdict, "incomplete");
+    assert.match(stopped.notChecked[0].reason, /stopped with "Overall Result": "Fail" \(The NVVS process was killed\)/);
+    // a test that failed in the second run fails, naming the run
+    const failed = structuredClone(run);
+    const t = failed["DCGM GPU Diagnostic"].test_categories.flatMap((c: any) => c?.tests ?? []).find((x: any) => x?.name === "NVML Library");
+    t.results[0].status = "FAIL";
+    const h = node({ iterations: [run, failed], "Overall Result": "Fail", Warning: "Diagnostic failure" });
+    assert.deepEqual(summary(h).findings, [["dcgm", "DCGM test \"Deployment/NVML Library (iteration 2 of 2)\" failed"]]);
+    // an "Overall Result" that is none of Pass / Fail is refused, never read as a pass
+    assert.equal(node({ iterations: [run], "Overall Result": "Maybe" }).verdict, "unreadable");
+});
