@@ -65,6 +65,11 @@ const INTERNAL = /^There was an internal error during the test\b/i;
 // Mode: Persistence mode for GPU 0 is disabled. ...", the detail NVIDIA/NVSentinel#772 quotes)
 const PERSISTENCE = /^(?:Persistence Mode:\s*)?Persistence mode for GPU \d+ is disabled\b/i;
 
+// nvvs refuses to run while a GPU of the group is in MIG mode: "GPU 2's MIG configuration is incompatible with the
+// diagnostic because it prevents access to the entire GPU." (NVIDIA/DCGM nvvs/src/NvidiaValidationSuite.cpp at 4.6.0;
+// printed alone by dcgmi 3.1.3, NVIDIA/DCGM#70): the diagnostic did not run, as with an "Error:" line
+const MIG_REFUSAL = /^GPU \d+'s MIG configuration is incompatible with the diagnostic\b/i;
+
 /**
  * The name a section row gives, "|-----  Deployment  --------+---...|" or "+-----  Hardware  ----------+---...+"
  * (dcgmi/Diag.cpp): the first cell between its runs of dashes; undefined for any other row. Linear (text.ts).
@@ -109,7 +114,7 @@ export function parseDcgmText(text: string): DcgmReport {
     if (/^\s*\{/.test(text.slice(0, 64))) throw new HealthParseError("is JSON (dcgmi diag -j): the kit reads that form from dcgmi-diag.json");
     const tests: DcgmTest[] = [];
     const lines = boundedLines(text);
-    const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l));
+    const err = lines.map((l) => l.trim()).find((l) => /^Error:|Unable to connect|unable to establish a connection|^Diagnostic failed/i.test(l) || MIG_REFUSAL.test(l));
     let table = false;
     let last: DcgmTest | undefined;
     let detail: string | undefined;
@@ -182,6 +187,10 @@ export function parseDcgmJson(text: string): DcgmReport {
     } catch (e) {
         throw new HealthParseError(`is not JSON (${(e as Error).message})`);
     }
+    // `dcgmi diag -j --iterations N` (N > 1) prints one object holding each run's document under "iterations", then
+    // "Overall Result" ("Pass", or "Fail" with a "Warning" once a run returned an error: the loop stops there) (NVIDIA/DCGM
+    // dcgmi/Diag.cpp at 4.6.0, the iterations loop; NvvsJsonStrings.h NVVS_ITERATIONS, NVVS_RESULT, NVVS_WARNING)
+    if (doc && typeof doc === "object" && Array.isArray(doc["iterations"])) return iterations(doc);
     const diag = (doc?.["DCGM GPU Diagnostic"] ?? doc?.["DCGM Diagnostic"]) as { test_categories?: unknown; runtime_error?: unknown } | undefined;
     // the diagnostic did not run (dcgmi/Diag.cpp writes "runtime_error"): not checked, as the text form's "Error:" line
     if (diag && typeof diag.runtime_error === "string" && !Array.isArray(diag.test_categories)) return { tests: [], error: diag.runtime_error.slice(0, 500) };
@@ -225,5 +234,28 @@ export function parseDcgmJson(text: string): DcgmReport {
             tests.push(test);
         }
     }
+    return { tests };
+}
+
+/**
+ * The runs of `dcgmi diag -j --iterations N`, each read as one document, their tests named with the run's number. A run
+ * that returned an error stops the loop with "Overall Result": "Fail" and the error as "Warning", and the document kept
+ * for it may be the run before's (Diag.cpp stores the last JSON it built): where no test failed, that run did not
+ * complete, so the diagnostic is not checked (never a pass); a failed test fails as in one run.
+ */
+function iterations(doc: Record<string, unknown>): DcgmReport {
+    const runs = (doc["iterations"] as unknown[]).filter((x): x is Record<string, unknown> => typeof x === "object" && x !== null);
+    const reports = runs.map((run) => parseDcgmJson(JSON.stringify(run)));
+    const tests = reports.flatMap((r, i) => r.tests.map((t) => ({ ...t, name: `${t.name} (iteration ${i + 1} of ${runs.length})` })));
+    const overall = typeof doc["Overall Result"] === "string" ? (doc["Overall Result"] as string).trim() : undefined;
+    if (overall === undefined || !/^(pass|fail)$/i.test(overall)) {
+        throw new HealthParseError(`is dcgmi diag -j --iterations output whose "Overall Result" is ${JSON.stringify(overall?.slice(0, 40) ?? null)}, not Pass or Fail`);
+    }
+    const said = reports.find((r) => r.error)?.error;
+    if (/^fail$/i.test(overall) && !tests.some((t) => t.status === "fail")) {
+        const warning = typeof doc["Warning"] === "string" ? (doc["Warning"] as string).slice(0, 500) : "no reason given";
+        return { tests, error: `the run of --iterations stopped with "Overall Result": "Fail" (${warning})` };
+    }
+    if (said && tests.length === 0) return { tests, error: said };
     return { tests };
 }

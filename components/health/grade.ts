@@ -98,6 +98,7 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
         if (gpu.remapFailure) g.fail("ecc", f, `${where} failed to remap a row (RMA per NVIDIA's memory error guide)`, gpu.remapFailure);
         if (gpu.resetRequired) g.fail("gpu", f, `${where} needs a reset`, gpu.resetRequired);
         if (gpu.recoveryAction) g.fail("gpu", f, `${where}: the driver asks for a recovery action`, gpu.recoveryAction);
+        if (gpu.recoveryActionUnknown) g.h.notes.push(`${where}: ${gpu.recoveryActionUnknown} (a recovery action the kit does not know; not graded)`);
         if (gpu.sramThreshold) g.fail("ecc", f, `${where} passed the SRAM error threshold`, gpu.sramThreshold);
         if (gpu.drainRecommended) g.fail("gpu", f, `${where}: drain and reset recommended`, gpu.drainRecommended);
         // source: NVIDIA MIG user guide, "Application Considerations": no GPU-to-GPU P2P (PCIe or NVLink) under MIG
@@ -124,7 +125,9 @@ function gradeSmi(g: Grader, exp: HealthExpectation): SmiReport | undefined {
         if (exp.gpuPcie && p.genMax !== undefined && p.genMax < exp.gpuPcie.gen) {
             g.fail("pcie", f, `${where} PCIe link can reach Gen${p.genMax} only; ${exp.gpuModel} is a Gen${exp.gpuPcie.gen} device`, p.lines[1]);
         }
-        if (exp.nvswitch && gpu.fabric && !/^n\/a$/i.test(gpu.fabric.state ?? "") &&
+        // a state of N/A, "Not Supported" or "[...]" is no answer (NVML_GPU_FABRIC_STATE_NOT_SUPPORTED; nvidia_gpu_exporter#448
+        // maps "Not Supported" to it): not graded; "Not Started" and "In Progress" are Fabric Manager not done
+        if (exp.nvswitch && gpu.fabric && !/^(n\/a|not supported|\[.*\])$/i.test((gpu.fabric.state ?? "").trim()) &&
             (!/^completed$/i.test(gpu.fabric.state ?? "") || !/^success$/i.test(gpu.fabric.status ?? ""))) {
             g.fail("nvlink", f, `${where} has not joined the NVLink fabric (Fabric Manager)`, `Fabric ${gpu.fabric.line}`);
         }

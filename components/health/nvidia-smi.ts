@@ -38,8 +38,10 @@ export interface SmiGpu {
     remapPending?: string;
     remapFailure?: string;
     resetRequired?: string;
-    /** "GPU Recovery Action" (R565+) when it is not None: Reset, Reboot, Drain P2P, Drain and Reset */
+    /** "GPU Recovery Action" (R565+) when it asks for a reset, a reboot or a drain (see RECOVERY) */
     recoveryAction?: string;
+    /** "GPU Recovery Action" with a value neither "none" (RECOVERY.nothing) nor one of RECOVERY.act: a note */
+    recoveryActionUnknown?: string;
     /** "SRAM Threshold Exceeded : Yes" (R535+): the GPU's SRAM error count passed NVIDIA's RMA threshold */
     sramThreshold?: string;
     drainRecommended?: string;
@@ -168,6 +170,18 @@ function clocks(gpu: Node): string[] {
  * its own (fabricHealth); "Partition Assigned" (R580) names no problem.
  */
 const NOTHING = /^(n\/a|not supported|\[.*\])$/i;
+
+/**
+ * "GPU Recovery Action" (R565+). nvidia-smi prints NVML's nvmlDeviceGpuRecoveryAction_t as "None", "Reset", "Reboot",
+ * "Drain P2P", "Drain and Reset" (NVIDIA, "A100 GPU memory error management", Error Recovery and Response Flags,
+ * https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html; the same words
+ * utkuozdemir/nvidia_gpu_exporter#448 maps); NVML later adds RECOVER_IMEX_DOMAIN, BUS_RESET and SYSTEM_REBOOT
+ * (cuda.bindings.nvml.DeviceGpuRecoveryAction). A value that asks for a reset, a reboot or a drain fails the GPU; "None",
+ * N/A, "Not Supported", a bracketed "[...]" and "Requested functionality has been deprecated" (what R570+ prints for a
+ * field it dropped: Reset Required of the RTX 5090 capture) say nothing; any other value (e.g. an IMEX domain
+ * recovery, which asks nothing of this GPU: kubernetes-sigs/dra-driver-nvidia-gpu#1441) is a note, never a finding.
+ */
+const RECOVERY = { nothing: /^(none|n\/a|not supported|\[.*\]|requested functionality has been deprecated)$/i, act: /\b(reset|reboot|drain)\b/i };
 const FABRIC_HEALTH: Array<{ key: RegExp; clear: RegExp; bad: RegExp; transient?: boolean }> = [
     { key: /^Bandwidth$/i, clear: /^full$/i, bad: /^degraded$/i },
     { key: /^Route Recovery in progress$/i, clear: /^(false|no)$/i, bad: /^(true|yes)$/i, transient: true },
@@ -188,6 +202,12 @@ function fabricHealthFields(health: Node | undefined): { bad: SmiGpu["fabricHeal
         else unknown.push(line);
     }
     return { bad, unknown };
+}
+
+function recovery(n: Node | undefined): Pick<SmiGpu, "recoveryAction" | "recoveryActionUnknown"> {
+    const v = (n?.value ?? "").trim();
+    if (!n || !v || RECOVERY.nothing.test(v)) return {};
+    return RECOVERY.act.test(v) ? { recoveryAction: n.line } : { recoveryActionUnknown: n.line };
 }
 
 function gpuFacts(n: Node): SmiGpu {
@@ -217,7 +237,7 @@ function gpuFacts(n: Node): SmiGpu {
         drainRecommended: /^yes$/i.test(val(n, "GPU Reset Status", "Drain and Reset Recommended") ?? "")
             ? at(n, "GPU Reset Status", "Drain and Reset Recommended")?.line : undefined,
         slowdowns: clocks(n),
-        recoveryAction: val(n, "GPU Recovery Action") && !/^(none|n\/a)$/i.test(val(n, "GPU Recovery Action") ?? "") ? at(n, "GPU Recovery Action")?.line : undefined,
+        ...recovery(child(n, "GPU Recovery Action")),
         sramThreshold: /^yes$/i.test(val(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded") ?? "") ? at(n, "ECC Errors", "Aggregate", "SRAM Threshold Exceeded")?.line : undefined,
         // evidence as "Key : value" without the tool's column padding (R580 widened it to 55 characters), sections left out
         fabric: fabric && fabric.children.length
@@ -234,7 +254,9 @@ function gpuFacts(n: Node): SmiGpu {
         fabricHealthUnknown: health.unknown,
         fabricHealth: (() => {
             const h = at(fabric, "Health", "Summary");
-            return h && !/^(healthy|n\/a)$/i.test(h.value ?? "") ? `Fabric Health ${h.key} : ${h.value ?? ""}` : undefined;
+            // "Not Supported" / "[...]" say nothing, as for the fields (NOTHING); GB200 trays report the Summary so
+            // (leptonai/gpud#1106: a healthy GB200's fabric state with summary and health fields "Not Supported")
+            return h && !/^healthy$/i.test(h.value ?? "") && !NOTHING.test((h.value ?? "").trim()) ? `Fabric Health ${h.key} : ${h.value ?? ""}` : undefined;
         })(),
     };
 }
@@ -251,7 +273,9 @@ const DRIVER_ERRORS = [
 export function parseNvidiaSmiQ(text: string): SmiReport {
     const lines = boundedLines(text);
     const head = text.trimStart();
-    if (head.startsWith("<?xml") || head.startsWith("<nvidia_smi_log")) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
+    // the XML form: its declaration, its DOCTYPE or root element, or (a paste cut before them) any element's tag first;
+    // no line of the text form starts with "<" (every capture in test/fixtures/health)
+    if (/^<(?:\?xml|!DOCTYPE\b|[A-Za-z_][\w.-]*(?:\s[^>]*)?\/?>)/.test(head)) throw new HealthParseError("is nvidia-smi -q -x (XML); the kit reads the text form of nvidia-smi -q");
     const driverErrors = lines.map((l) => l.trim()).filter((l) => DRIVER_ERRORS.some((re) => re.test(l)));
     const nodes = tree(lines);
     const gpus = nodes.filter((n) => /^GPU [0-9A-Fa-f]{4,8}:/.test(n.key)).map(gpuFacts);
