@@ -314,8 +314,13 @@ export function failureHost(text: string): string | null {
     const m = text.match(FAILURE_HOST);
     return m ? m[1] : null;
 }
-// Launcher messages that end a job early (Open MPI / PRRTE, Slurm).
-const LAUNCHER_ERROR = /(?:mpirun|prterun) (?:noticed|has exited)|MPI_ABORT was invoked|ORTE has lost communication|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+// Launcher messages that end a job early (Open MPI / PRRTE, Slurm; the texts and their sources: launcher.ts). The name
+// before `noticed` is the launcher's own (mpirun, mpiexec, orterun, prterun); Open MPI 5's PRRTE prints `detected that one
+// or more processes exited with non-zero status` with no `Primary job terminated` line before it (test/fixtures/nccl/
+// alcf-sophia-*), and its `Process name:` / `Remote daemon:` lines name the process or node.
+const LAUNCHER_ERROR = /(?:mpirun|mpiexec|orterun|prterun) (?:noticed|has exited|detected that one or more processes exited)|MPI_ABORT was invoked|(?:ORTE|PRTE) has lost communication|^\s*(?:Remote daemon\s*:.* on node |Process name:\s*\[)|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+// PRRTE wraps `%s noticed that process rank %lu with PID %lu on node %s exited on\nsignal %d (%s).` (launcher.ts)
+const SIGNAL_TAIL = /^\s*signal \d+(?: \([^)]{1,60}\))?\.?\s*$/;
 const TRUNCATED_NOTE = /^\s*#\s*Truncated\b/i;
 
 /** Stage reached by a run; a start marker at or below the current stage opens a new run. */
@@ -675,11 +680,19 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         }
         if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
             const cur = d as Draft | null;
+            let whole = text;
+            if (/exited on\s*$/.test(text) && i + 1 < rawLines.length) {
+                const next = stripLauncherPrefix(rawLines[i + 1]).text;
+                if (SIGNAL_TAIL.test(next)) {
+                    whole = `${text.trimEnd()} ${next.trim()}`;
+                    i++;
+                }
+            }
             if (cur && cur.stage >= Stage.Params && cur.stage < Stage.Footer) {
-                cur.run.failures.push({ line: lineNo, text: text.trim() });
+                cur.run.failures.push({ line: lineNo, text: whole.trim() });
                 cur.run.lastLine = lineNo;
             } else {
-                launcherErrors.push({ line: lineNo, text: text.trim() });
+                launcherErrors.push({ line: lineNo, text: whole.trim() });
             }
             continue;
         }
