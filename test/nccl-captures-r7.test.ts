@@ -14,6 +14,7 @@ import { parseNcclLog } from "../components/validate/parse";
 import { gradeLog } from "../components/validate/grade";
 import { launcherEvent, launcherReport } from "../components/validate/launcher";
 import { scanTransport } from "../components/validate/transport";
+import { proveFabric } from "../components/validate/fabric";
 import { runNcclReport } from "../components/validate/cli";
 import type { Expectation } from "../components/validate/types";
 
@@ -191,4 +192,38 @@ test("NCCL 2.21-2.28 transport lines, made from their format strings, are read a
     assert.deepEqual(t.ibChannelDevices, { 0: 2 });
     assert.deepEqual(t.ofiProviders, ["efa"]);
     assert.equal(t.gdrDisabled.count, 0);
+});
+
+test("NVIDIA/nccl-tests#373: NCCL 2.20-2.23's merged-NIC device list is read as devices and virtual devices, by position", () => {
+    const name = "nccl-tests-373-ibext-merged-nics-nccl-lines.log";
+    const p = parseNcclLog(read(name), { name });
+    assert.equal(p.runs.length, 0);
+    const t = p.transport;
+    assert.deepEqual(t.ibDevices, ["mlx5_2:1/RoCE", "mlx5_3:1/RoCE", "mlx5_0:1/RoCE", "mlx5_1:1/RoCE"]);
+    assert.deepEqual(t.ibVirtualDevices, { 0: ["mlx5_2", "mlx5_3"], 1: ["mlx5_0", "mlx5_1"] });
+    assert.deepEqual(t.ibChannelDevices, { 1: 4 });
+    const v = proveFabric(p, { fabric: "roce" });
+    const net = v.find((x) => x.check === "net-transport");
+    // before: the list was read as one device named `={[0]`, "devices ={[0] are not RoCE"
+    assert.equal(net?.ok, true, net?.seen);
+    assert.match(net!.seen, /devices: mlx5_2:1\/RoCE mlx5_3:1\/RoCE mlx5_0:1\/RoCE mlx5_1:1\/RoCE/);
+    const gdr = v.find((x) => x.check === "gpudirect");
+    assert.equal(gdr?.ok, false);
+    assert.match(gdr!.seen, /^0 of 4 NET channel line\(s\) with \/GDRDMA/);
+    assert.equal(proveFabric(p, { fabric: "ib" }).find((x) => x.check === "net-transport")?.ok, false);
+});
+
+test("a lone device after a merged one is the next net device, whatever physical index it prints", () => {
+    // v2.21.5-1 src/transport/net_ib.cc:521-533: ` [%d]={[%d] %s:%d/%s, ..}` by net device, ` [%d]%s:%d/%s` by physical device
+    const t = scanTransport([
+        "h1:1:2 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_0:1/IB, [1] mlx5_1:1/IB} [2]mlx5_2:1/RoCE [RO]; OOB ib0:10.0.0.1<0>",
+        "h1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/1/GDRDMA",
+        "h2:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [receive] via NET/IB/0/GDRDMA",
+    ]);
+    assert.deepEqual(t.ibDeviceByIndex, { 1: "mlx5_2:1/RoCE" });
+    assert.deepEqual(t.ibVirtualDevices, { 0: ["mlx5_0", "mlx5_1"] });
+    const log = parseNcclLog(read("xxrjun-cluster01-smoke-n2g1.log"));
+    const net = proveFabric({ ...log, transport: t }, { fabric: "ib" }).find((x) => x.check === "net-transport");
+    assert.equal(net?.ok, false);
+    assert.match(net!.seen, /channels on mlx5_2:1\/RoCE, not IB/);
 });
