@@ -227,3 +227,14 @@ test("a lone device after a merged one is the next net device, whatever physical
     assert.equal(net?.ok, false);
     assert.match(net!.seen, /channels on mlx5_2:1\/RoCE, not IB/);
 });
+
+test("only channel lines count as paths inside a node, not every line that names NVLS", () => {
+    const t = scanTransport([
+        // NVIDIA/nccl v2.28.3-1 src/transport/nvls.cc:200, :214; aws-ofi-nccl's line as in test/fixtures/nccl-ref/06-*
+        "h1:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0 (NVLS_NCHANNELS 0)",
+        "h1:1:2 [0] NCCL INFO NET/OFI Setting NCCL_NVLS_CHUNKSIZE to 512KiB",
+        "h1:1:2 [0] NCCL INFO Connected NVLS tree",
+        "h1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+    ]);
+    assert.deepEqual(t.localChannels.lines.map((l) => l.line), [3, 4]);
+});

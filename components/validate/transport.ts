@@ -65,8 +65,11 @@ const IB_MEMBER = /\[\d+\] ?([^\s,;{}]+)/g;
 // `NET/IB : Made virtual device [1] name=mlx5_0+mlx5_1 speed=... ndevs=2`: a device index past the physical list
 // (NVIDIA/nccl src/transport/net_ib.cc ncclIbMakeVDeviceInternal, `*d = ncclNMergedIbDevs++`)
 const IB_VIRTUAL = /NET\/IB ?: Made virtual device \[(\d+)\] name=(\S+)/;
-// intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc, shm.cc)
-const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|NVLS/;
+// intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc,
+// shm.cc) and NVLink SHARP's `Connected NVLS tree` (v2.21.5-1 src/init.cc:1286, v2.28.3-1 src/transport/nvls.cc:214). Not any
+// line naming NVLS: `NVLS multicast support is not available on dev 0` (nvls.cc:200) and aws-ofi-nccl's `NET/OFI Setting
+// NCCL_NVLS_CHUNKSIZE to 512KiB` (test/fixtures/nccl-ref/06-*) are printed on every node and carry no data
+const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|\bConnected NVLS tree\b/;
 
 /** Scans raw log lines (launcher prefixes allowed) for transport evidence. */
 export function scanTransport(lines: string[]): TransportEvidence {
