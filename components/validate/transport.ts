@@ -41,7 +41,8 @@ const CUDA_REGISTER = /Failed to register CUDA buffer/;
 // `host:pid:tid [dev] NCCL INFO`, `host:pid:tid [dev] file.cc:123 NCCL WARN` (source: NVIDIA/nccl src/debug.cc: `%s:%d:%d `,
 // then `[%d] NCCL INFO ` or `[%d] %s:%d NCCL WARN `)
 const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE)/;
-// NCCL >= 2.26 names the network it gives the communicator: `Assigned NET plugin Socket to comm` (src/plugin/net.cc)
+// NCCL >= 2.27 names the network it gives the communicator: `Assigned NET plugin Socket to comm` (src/plugin/net.cc; v2.27.3-1
+// :174 is its first tag, `git grep` finds none at v2.26.6-1)
 const ASSIGNED_NET = /NCCL INFO Assigned NET plugin (.+?) to comm\s*$/;
 // Why GPUDirect RDMA is off: `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)` (NCCL <= 2.18, no
 // nvidia_peermem), `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` (2.19+), `GPU Direct RDMA Disabled for GPU
