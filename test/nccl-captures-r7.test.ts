@@ -238,3 +238,14 @@ test("only channel lines count as paths inside a node, not every line that names
     ]);
     assert.deepEqual(t.localChannels.lines.map((l) => l.line), [3, 4]);
 });
+
+test("the rule of dashes around a launcher notice is not NCCL's bare last error (nccl-tests v2.13.4 .. v2.17.2)", () => {
+    // the v2.16.7 .. v2.17.2 shape of test/nccl-captures-r6.test.ts (src/common.cu main), the empty bare line lost, then
+    // PRRTE's notice as in test/fixtures/nccl/alcf-sophia-*
+    const lines = read("xxrjun-cluster01-smoke-n2g1.log").split("\n").slice(1, 20);
+    const p = parseNcclLog([...lines, DASHES, "prterun detected that one or more processes exited with non-zero status,",
+        "   Process name: [prterun-cnode3-002-2201000@1,1] Exit code:    3", DASHES].join("\n"));
+    assert.equal(p.runs[0].lastError, null);
+    assert.equal(p.launcherErrors.length, 2);
+    assert.match(fileVerdict(gradeLog(p, ANY), "launcher")!.seen, /\(cnode3-003: process rank 1 was the first to exit non-zero \(exit code 3\)\)$/);
+});

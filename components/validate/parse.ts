@@ -298,8 +298,9 @@ function isPartialRankLine(text: string): boolean {
 // nccl-tests v2.13.4 (d313d20) to v2.17.2 print NCCL's last error as a bare line after the footer: `PRINT("%s\n",
 // ncclGetLastError(NULL))`, an empty line when there is none (src/common.cu main); rccl-tests from 52aee69 (2024-07-31,
 // with its `#wrong` column) likewise. Since v2.17.3 it is `# error: <text>` or an empty line (src/util.cu writeErrors).
-// What is not NCCL's error text but may follow an excerpt whose author dropped that empty line: a shell prompt or command.
-const NOT_AN_ERROR_TEXT = /^\s*(?:[$>%]\s|\+\s|(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%>]|\[[\w.-]+@[^\]]*\][$#])(?:\s|$)|(?:real|user|sys)\s+\d)/;
+// What is not NCCL's error text but may follow an excerpt whose author dropped that empty line: a shell prompt or command,
+// or the rule of dashes Open MPI / PRRTE frame their notices with (test/fixtures/nccl/alcf-sophia-*, nccl-tests-219-*).
+const NOT_AN_ERROR_TEXT = /^\s*(?:-{20,}\s*$|[$>%]\s|\+\s|(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%>]|\[[\w.-]+@[^\]]*\][$#])(?:\s|$)|(?:real|user|sys)\s+\d)/;
 /** At most this much of NCCL's last error is kept (NCCL holds 1024 bytes: src/debug.cc ncclLastError). */
 const MAX_ERROR_TEXT = 400;
 
