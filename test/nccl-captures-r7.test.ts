@@ -249,3 +249,14 @@ test("the rule of dashes around a launcher notice is not NCCL's bare last error 
     assert.equal(p.launcherErrors.length, 2);
     assert.match(fileVerdict(gradeLog(p, ANY), "launcher")!.seen, /\(cnode3-003: process rank 1 was the first to exit non-zero \(exit code 3\)\)$/);
 });
+
+test("xxrjun 2511: every failure says the peer went away; the silent side of the broken connection is named, no culprit", () => {
+    const name = "xxrjun-2511-n2g1-alltoall-peer-exited.log";
+    const done = verdict(gradeLog(parseNcclLog(read(name), { name }), ANY), "completed");
+    assert.match(done!.seen, /^aborted on cnode2-016: cnode2-016: Test NCCL failure alltoall\.cu:274 'remote process exited or there was a network error/);
+    assert.match(done!.seen, /; no failure line from cnode2-005$/);
+    assert.match(done!.hint ?? "", /connection between cnode2-016 and cnode2-005 .* one log cannot tell which side failed/);
+    // a failure that is the node's own (not a peer gone) names no silent side
+    const sophia = "alcf-sophia-n2g8-allreduce-gpu13-init-failure-prrte.log";
+    assert.doesNotMatch(verdict(gradeLog(parseNcclLog(read(sophia), { name: sophia }), ANY), "completed")!.seen, /no failure line from/);
+});

@@ -124,14 +124,34 @@ const NCCL_RESULT_HINTS: Array<[RegExp, string]> = [
         "packets). Run the pairwise tests to find the node pair, check the link error counters and the Xid errors of the node named."],
 ];
 
+const REMOTE_ERROR = /remote process exited or there was a network error/;
+
+/** nccl-tests' own failure heads of a run (`<host>: Test NCCL|CUDA failure ..`, `<host>: Test timeout ..`), not the traces. */
+function failureHeads(run: NcclRun): LineText[] {
+    return run.failures.filter((f) => failureHost(f.text) !== null && !/ pid \d+: Test failure /.test(f.text));
+}
+
+/**
+ * The run's hosts that printed no failure line when every head that was printed says a peer went away (NCCL's
+ * ncclRemoteError): the other end of the broken connection. Each process prints its own head (src/common.h printf, not
+ * rank 0's PRINT), but the launcher may kill a process before it prints, and a host whose own NIC failed reports its peer
+ * as gone too, so this names the other side, not the culprit. Empty when the rank list is not whole.
+ */
+function silentHosts(run: NcclRun): string[] {
+    const heads = failureHeads(run);
+    if (heads.length === 0 || run.ranksElided || !heads.every((f) => REMOTE_ERROR.test(f.text))) return [];
+    const reporting = new Set(heads.map((f) => failureHost(f.text)));
+    return run.hosts.filter((h) => !reporting.has(h));
+}
+
 /**
  * What to do about an aborted run. A process killed or a node lost, as the launcher says, is the cause when nccl-tests'
  * own failure lines say no more than that a peer went away (or there are none); NCCL's result string otherwise (a
  * launcher's later kills of the other processes are its clean-up, not the cause).
  */
 function abortHint(run: NcclRun, launcher: LauncherReport | null): string {
-    const own = run.failures.find((f) => failureHost(f.text) !== null && !/ pid \d+: Test failure /.test(f.text))?.text;
-    const peerGone = own === undefined || /remote process exited or there was a network error/.test(own);
+    const own = failureHeads(run)[0]?.text;
+    const peerGone = own === undefined || REMOTE_ERROR.test(own);
     const died = peerGone ? launcher?.nodes.find((n) => /signal|Killed|Out Of Memory|lost its daemon|node failure/i.test(n.cause)) : undefined;
     if (died && /lost its daemon|node failure/i.test(died.cause)) {
         return `${died.node} went down or dropped off the network during the run: check that it is up (console, BMC, journal), ` +
@@ -146,6 +166,15 @@ function abortHint(run: NcclRun, launcher: LauncherReport | null): string {
     if (launcher?.job.some((c) => /time limit/.test(c))) {
         return "Slurm's time limit ended the job before nccl-tests finished: give it more time (--time) or a shorter sweep " +
             "(-e, -n), and compare the row times with a healthy run to see whether a node made it slow.";
+    }
+    const silent = silentHosts(run);
+    if (silent.length > 0) {
+        // a bad NIC makes its own host report the peer as gone too (xxrjun/nccl-tests-cluster 2511 pairwise logs: the same
+        // host reports against each of its partners), so the log alone does not say which side failed
+        const reporting = [...new Set(failureHeads(run).map((f) => failureHost(f.text) as string))];
+        return `Every failure line says a peer went away: the connection between ${namedFew(reporting)} and ${namedFew(silent)} ` +
+            "(which printed no failure line) broke, and one log cannot tell which side failed. Check both (dmesg, the journal, the " +
+            "NICs' link and error counters) and run the pairwise tests: the node common to the failing pairs is the one at fault.";
     }
     const first = run.failures.find((f) => NCCL_RESULT_HINTS.some(([re]) => re.test(f.text)))?.text ?? "";
     const hit = NCCL_RESULT_HINTS.find(([re]) => re.test(first));
@@ -177,7 +206,8 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
             seen: `aborted${nodes.length ? ` on ${namedFew(nodes)}` : ""}${run.rows.length ? ` after ${run.rows.length} row(s)` : ""}: ${run.failures[0].text}` +
                 (warn ? `; NCCL WARN (line ${warn.line}): ${warn.text.replace(/^.*?NCCL WARN\s*/, "")}` : "") +
-                (launcher ? `; the launcher: ${launcherText(launcher)}` : ""),
+                (launcher ? `; the launcher: ${launcherText(launcher)}` : "") +
+                (silentHosts(run).length ? `; no failure line from ${namedFew(silentHosts(run))}` : ""),
             hint: abortHint(run, launcher),
             evidence: [...(warn ? [warn] : []), ...run.failures].sort((a, b) => a.line - b.line).slice(0, 5),
         });
