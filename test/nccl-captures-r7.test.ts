@@ -260,3 +260,21 @@ test("xxrjun 2511: every failure says the peer went away; the silent side of the
     const sophia = "alcf-sophia-n2g8-allreduce-gpu13-init-failure-prrte.log";
     assert.doesNotMatch(verdict(gradeLog(parseNcclLog(read(sophia), { name: sophia }), ANY), "completed")!.seen, /no failure line from/);
 });
+
+test("MPICH / Intel MPI Hydra's box names the node and how its process ended", () => {
+    const EQ = "===================================================================================";
+    // pmodels/mpich src/pm/hydra/mpiexec/pmiserv_cb.c:335-346
+    const mpich = cutRun(["", EQ, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 945256 RUNNING AT cnode3-003",
+        "=   EXIT CODE: 139", "=   CLEANING UP REMAINING PROCESSES", "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES", EQ]);
+    const d1 = verdict(gradeLog(parseNcclLog(mpich, { name: "mpich.log" }), ANY), "completed");
+    assert.match(d1!.seen, /^aborted on cnode3-003 after 3 row\(s\): =   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/);
+    assert.match(d1!.seen, /the launcher: cnode3-003: a process terminated badly: exit code 139$/);
+    // Intel MPI's form, as quoted in bsc-performance-tools/extrae#101
+    const intel = cutRun([EQ, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 1 PID 945256 RUNNING AT cnode3-003",
+        "=   KILLED BY SIGNAL: 9 (Killed)", EQ]);
+    const d2 = verdict(gradeLog(parseNcclLog(intel, { name: "impi.log" }), ANY), "completed");
+    assert.match(d2!.seen, /the launcher: cnode3-003: process rank 1 terminated badly: killed by signal 9 \(Killed\)$/);
+    assert.match(d2!.hint ?? "", /a process on cnode3-003 died/);
+    // a stray detail line amends nothing
+    assert.equal(launcherReport([{ text: "=   KILLED BY SIGNAL: 9 (Killed)" }]), null);
+});

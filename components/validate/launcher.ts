@@ -18,7 +18,11 @@
  *    `.. : Out Of Memory`, `.. : <strsignal>[ (core dumped)]`; src/srun/allocate.c, src/api/step_launch.c `Node failure
  *    on <nodelist>`; src/slurmd/slurmstepd/req.c `*** STEP|JOB <id> ON <node> CANCELLED AT <time> DUE TO TIME LIMIT|
  *    NODE FAILURE, ..|PREEMPTION|TASK FAILURE|JOB REQUEUE ***` (printed by the step daemon of each node still alive, so
- *    its node is no culprit).
+ *    its node is no culprit);
+ *  - MPICH's Hydra (`mpiexec`, pmodels/mpich@6a79bf6 src/pm/hydra/mpiexec/pmiserv_cb.c:335-346, since 120bff0 2013):
+ *    a box of `=` lines, `=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES`, `=   PID %d RUNNING AT %s`,
+ *    `=   EXIT CODE: %d`; Intel MPI's Hydra prints `=   RANK 6 PID 2447372 RUNNING AT node0009` and `=   KILLED BY SIGNAL:
+ *    9 (Killed)` (as quoted in bsc-performance-tools/extrae#101).
  */
 
 /** What a launcher line says: the node a process died on or was lost with (null: the job, not a node), and of what. */
@@ -27,6 +31,8 @@ export interface LauncherEvent {
     /** MPI rank (Open MPI / PRRTE) of the process, when named. */
     mpiRank: number | null;
     cause: string;
+    /** Hydra's box: this line says how the process on the box's `RUNNING AT` line ended. */
+    amends?: true;
 }
 
 const NOTICED = /noticed that process rank (\d+) with PID \d+ on node (\S+?) exited on(?:\s+signal (\d+)(?:\s+\(([^)]{1,60})\))?)?/;
@@ -35,6 +41,8 @@ const REMOTE_DAEMON = /^\s*Remote daemon\s*:\s*\S+ on node (\S+)/;
 const PROCESS_NAME = /^\s*Process name:\s*\[(?:\[\d+,\d+\]|[^\]\s]*@\d+),(\d+)\](?:\s+Exit code:\s*(\d+))?/;
 const SRUN_NODE_FAILURE = /srun: error: Node failure on (\S+)/;
 const SRUN_TASKS = /srun: error: ([^\s:]+): (tasks? [\d,[\]-]+): (.{1,80}?)\s*$/;
+const HYDRA_AT = /^\s*=\s+(?:RANK (\d+) )?PID \d+ RUNNING AT (\S+)/;
+const HYDRA_END = /^\s*=\s+(?:KILLED BY SIGNAL: (\d+)(?: \(([^)]{1,60})\))?|EXIT CODE: (\d+))/;
 const STEPD_CANCELLED = /slurmstepd: error: \*\*\* (?:STEP|JOB) \S+ ON \S+ CANCELLED AT \S+ DUE (?:TO|to) ([A-Z][A-Z ]{2,30}[A-Z])/;
 
 /** The event one launcher line names, or null. */
@@ -49,6 +57,12 @@ export function launcherEvent(text: string): LauncherEvent | null {
     if ((m = text.match(PROCESS_NAME))) return { node: null, mpiRank: Number(m[1]), cause: `process rank ${m[1]} was the first to exit non-zero${m[2] ? ` (exit code ${m[2]})` : ""}` };
     if ((m = text.match(SRUN_NODE_FAILURE))) return { node: m[1], mpiRank: null, cause: "Slurm reports a node failure" };
     if ((m = text.match(SRUN_TASKS))) return { node: m[1], mpiRank: null, cause: `${m[2]}: ${m[3]}` };
+    if ((m = text.match(HYDRA_AT))) {
+        return { node: m[2], mpiRank: m[1] ? Number(m[1]) : null, cause: `${m[1] ? `process rank ${m[1]}` : "a process"} terminated badly` };
+    }
+    if ((m = text.match(HYDRA_END))) {
+        return { node: null, mpiRank: null, amends: true, cause: m[3] !== undefined ? `exit code ${m[3]}` : `killed by signal ${m[1]}${m[2] ? ` (${m[2]})` : ""}` };
+    }
     if ((m = text.match(STEPD_CANCELLED))) return { node: null, mpiRank: null, cause: `Slurm cancelled the job: ${m[1].toLowerCase()}` };
     return null;
 }
@@ -71,14 +85,24 @@ export function launcherReport(lines: ReadonlyArray<{ text: string }>, hostOfMpi
     const nodes: LauncherReport["nodes"] = [];
     const job: string[] = [];
     const seen = new Set<string>();
+    let hydra: { node: string; cause: string } | null = null;
     for (const l of lines) {
         const e = launcherEvent(l.text);
         if (!e) continue;
+        if (e.amends) {
+            // how the process of Hydra's box ended (only the box's own node entry is amended, once)
+            if (hydra) hydra.cause = `${hydra.cause}: ${e.cause}`;
+            hydra = null;
+            continue;
+        }
         const node = e.node ?? (e.mpiRank !== null ? hostOfMpiRank(e.mpiRank) : null);
+        hydra = null;
         if (node !== null) {
             if (!seen.has(node) && nodes.length < MAX_EVENTS) {
                 seen.add(node);
-                nodes.push({ node, cause: e.cause });
+                const entry = { node, cause: e.cause };
+                nodes.push(entry);
+                if (HYDRA_AT.test(l.text)) hydra = entry;
             }
         } else if (!job.includes(e.cause) && job.length < MAX_EVENTS) {
             job.push(e.cause);

@@ -318,8 +318,9 @@ export function failureHost(text: string): string | null {
 // Launcher messages that end a job early (Open MPI / PRRTE, Slurm; the texts and their sources: launcher.ts). The name
 // before `noticed` is the launcher's own (mpirun, mpiexec, orterun, prterun); Open MPI 5's PRRTE prints `detected that one
 // or more processes exited with non-zero status` with no `Primary job terminated` line before it (test/fixtures/nccl/
-// alcf-sophia-*), and its `Process name:` / `Remote daemon:` lines name the process or node.
-const LAUNCHER_ERROR = /(?:mpirun|mpiexec|orterun|prterun) (?:noticed|has exited|detected that one or more processes exited)|MPI_ABORT was invoked|(?:ORTE|PRTE) has lost communication|^\s*(?:Remote daemon\s*:.* on node |Process name:\s*\[)|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+// alcf-sophia-*), and its `Process name:` / `Remote daemon:` lines name the process or node; MPICH's Hydra frames its
+// notice in `=` lines (`=   BAD TERMINATION ..`, `=   PID %d RUNNING AT %s`, `=   EXIT CODE: %d`: launcher.ts).
+const LAUNCHER_ERROR = /(?:mpirun|mpiexec|orterun|prterun) (?:noticed|has exited|detected that one or more processes exited)|MPI_ABORT was invoked|(?:ORTE|PRTE) has lost communication|^\s*(?:Remote daemon\s*:.* on node |Process name:\s*\[|=\s+(?:BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES|(?:RANK \d+ )?PID \d+ RUNNING AT |KILLED BY SIGNAL: |EXIT CODE: ))|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
 // PRRTE wraps `%s noticed that process rank %lu with PID %lu on node %s exited on\nsignal %d (%s).` (launcher.ts)
 const SIGNAL_TAIL = /^\s*signal \d+(?: \([^)]{1,60}\))?\.?\s*$/;
 const TRUNCATED_NOTE = /^\s*#\s*Truncated\b/i;
