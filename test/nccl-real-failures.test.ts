@@ -123,7 +123,7 @@ test("NCCL WARN prefixes give hosts; 'Assigned NET plugin' names the network; 'G
     // a real WARN line (nccl-tests#287, line 67): `host:pid:tid [dev] file:line NCCL WARN` (src/debug.cc)
     const warn = read("nccl-tests-287-cuda-failure-after-header.log").split("\n")[66];
     assert.deepEqual(scanTransport([warn]).ncclHosts, ["GENOA-06"]);
-    // made here in NCCL 2.26+'s shape (src/plugin/net.cc: "Assigned NET plugin %s to comm") with a real prefix
+    // made here in NCCL 2.27+'s shape (src/plugin/net.cc: "Assigned NET plugin %s to comm") with a real prefix
     const assigned = scanTransport(["GENOA-06:4766:4780 [0] NCCL INFO Assigned NET plugin Socket to comm"]);
     assert.deepEqual(assigned.networks, ["Socket"]);
     assert.equal(assigned.socket.count, 1);

@@ -7,6 +7,7 @@ import { evidenceOf } from "./transport";
 import { failureHost } from "./parse";
 import { namedFew } from "../listing";
 import { proveFabric, REPLACED_BY_FABRIC, type FabricRequirement } from "./fabric";
+import { launcherReport, launcherText, type LauncherReport } from "./launcher";
 
 /** `17179869184` → `16 GiB`. */
 export function formatBytes(n: number): string {
@@ -82,8 +83,108 @@ function causeWarning(run: NcclRun, t: TransportEvidence | undefined): LineText 
 
 const FOOTER = "its footer ('# Out of bounds values' and '# Avg bus bandwidth')";
 
-function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEvidence): RunGrade {
+/**
+ * The node nccl-tests' rank list puts an MPI rank (process) on: process p prints ranks p x nThread x nGpus onwards
+ * (NVIDIA/nccl-tests v2.19.6 src/util.cu:677 `rank = proc*nThreads*nGpus+i`; v2.11.0 common.cu:1041 the same). Null where
+ * the list cannot tell (elided, several jobs, rank not listed).
+ */
+function hostOfMpiRank(run: NcclRun): (p: number) => string | null {
+    const perProcess = (run.params.nThread ?? 1) * (run.params.nGpus ?? 1);
+    let byRank: Map<number, string> | null = null;
+    return (p) => {
+        if (run.ranksElided || run.duplicateRanks.length > 0 || !(perProcess >= 1)) return null;
+        byRank ??= new Map(run.ranks.map((r) => [r.rank, r.host]));
+        return byRank.get(p * perProcess) ?? null;
+    };
+}
+
+/** The launcher's report on a run: its launcher lines inside the run (run.failures) and those printed after it. */
+function runLauncher(run: NcclRun, after: readonly LineText[]): LauncherReport | null {
+    return launcherReport([...run.failures, ...after], hostOfMpiRank(run));
+}
+
+// NCCL's result strings (NVIDIA/nccl v2.28.3-1 src/init.cc ncclGetErrorString), as nccl-tests quotes them in its
+// `Test NCCL failure file:line '<string> / <last error>'` line (src/common.h), and what each points at
+const NCCL_RESULT_HINTS: Array<[RegExp, string]> = [
+    [/remote process exited or there was a network error/, "A peer process died or the fabric dropped the connection: the " +
+        "hosts that print this are the survivors. Look at the first NCCL WARN of each rank and at the launcher's lines for the " +
+        "process that died, check the links (ibv_devinfo / fi_info -p efa) and rerun."],
+    [/unhandled system error/, "A system call failed inside NCCL on the node named (a socket, an IB verbs or libfabric call, " +
+        "memory registration or shared memory): the NCCL WARN before it names the call. Check that node's NICs (ibv_devinfo, " +
+        "fi_info), `ulimit -l` (unlimited), /dev/shm and NCCL_SOCKET_IFNAME, then rerun with NCCL_DEBUG=INFO."],
+    [/unhandled cuda error|Test CUDA failure/, "A CUDA call failed on the node named: check `nvidia-smi` and the Xid errors in " +
+        "its dmesg, and that the driver supports the CUDA version nccl-tests and NCCL were built with."],
+    [/internal error - please report/, "NCCL hit an internal error: check that every node runs the same NCCL and nccl-tests build, then rerun " +
+        "with NCCL_DEBUG=INFO (and report it to NCCL if it stays)."],
+    [/invalid usage|invalid argument/, "NCCL refused its arguments or environment: check the NCCL_* variables and that every node " +
+        "runs the same NCCL and nccl-tests build; NCCL_DEBUG=WARN names what it refused."],
+    // NVIDIA/nccl-tests v2.19.6 src/common.cu:518-528: with `-T <s>` an operation still running after s seconds aborts the
+    // communicators and prints `<host>: Test timeout (<s>s)`
+    [/Test timeout \(\d+s\)/, "An operation did not finish within the -T limit: a rank hung (a stalled GPU, or a link that drops " +
+        "packets). Run the pairwise tests to find the node pair, check the link error counters and the Xid errors of the node named."],
+];
+
+const REMOTE_ERROR = /remote process exited or there was a network error/;
+
+/** nccl-tests' own failure heads of a run (`<host>: Test NCCL|CUDA failure ..`, `<host>: Test timeout ..`), not the traces. */
+function failureHeads(run: NcclRun): LineText[] {
+    return run.failures.filter((f) => failureHost(f.text) !== null && !/ pid \d+: Test failure /.test(f.text));
+}
+
+/**
+ * The run's hosts that printed no failure line when every head that was printed says a peer went away (NCCL's
+ * ncclRemoteError): the other end of the broken connection. Each process prints its own head (src/common.h printf, not
+ * rank 0's PRINT), but the launcher may kill a process before it prints, and a host whose own NIC failed reports its peer
+ * as gone too, so this names the other side, not the culprit. Empty when the rank list is not whole.
+ */
+function silentHosts(run: NcclRun): string[] {
+    const heads = failureHeads(run);
+    if (heads.length === 0 || run.ranksElided || !heads.every((f) => REMOTE_ERROR.test(f.text))) return [];
+    const reporting = new Set(heads.map((f) => failureHost(f.text)));
+    return run.hosts.filter((h) => !reporting.has(h));
+}
+
+/**
+ * What to do about an aborted run. A process killed or a node lost, as the launcher says, is the cause when nccl-tests'
+ * own failure lines say no more than that a peer went away (or there are none); NCCL's result string otherwise (a
+ * launcher's later kills of the other processes are its clean-up, not the cause).
+ */
+function abortHint(run: NcclRun, launcher: LauncherReport | null): string {
+    const own = failureHeads(run)[0]?.text;
+    const peerGone = own === undefined || REMOTE_ERROR.test(own);
+    const died = peerGone ? launcher?.nodes.find((n) => /signal|Killed|Out Of Memory|lost its daemon|node failure/i.test(n.cause)) : undefined;
+    if (died && /lost its daemon|node failure/i.test(died.cause)) {
+        return `${died.node} went down or dropped off the network during the run: check that it is up (console, BMC, journal), ` +
+            "leave it out (drain it) and rerun on the others.";
+    }
+    if (died) {
+        return `The launcher says a process on ${died.node} died (${died.cause}): signal 9 or Out Of Memory is the kernel's OOM ` +
+            `killer or the scheduler, 7 (Bus error) / 11 (Segmentation fault) a crash; check dmesg and the journal on ${died.node}, ` +
+            "then rerun.";
+    }
+    // SchedMD/slurm src/slurmd/slurmstepd/req.c: `*** JOB|STEP .. CANCELLED AT .. DUE TO TIME LIMIT ***`
+    if (launcher?.job.some((c) => /time limit/.test(c))) {
+        return "Slurm's time limit ended the job before nccl-tests finished: give it more time (--time) or a shorter sweep " +
+            "(-e, -n), and compare the row times with a healthy run to see whether a node made it slow.";
+    }
+    const silent = silentHosts(run);
+    if (silent.length > 0) {
+        // a bad NIC makes its own host report the peer as gone too (xxrjun/nccl-tests-cluster 2511 pairwise logs: the same
+        // host reports against each of its partners), so the log alone does not say which side failed
+        const reporting = [...new Set(failureHeads(run).map((f) => failureHost(f.text) as string))];
+        return `Every failure line says a peer went away: the connection between ${namedFew(reporting)} and ${namedFew(silent)} ` +
+            "(which printed no failure line) broke, and one log cannot tell which side failed. Check both (dmesg, the journal, the " +
+            "NICs' link and error counters) and run the pairwise tests: the node common to the failing pairs is the one at fault.";
+    }
+    const first = run.failures.find((f) => NCCL_RESULT_HINTS.some(([re]) => re.test(f.text)))?.text ?? "";
+    const hit = NCCL_RESULT_HINTS.find(([re]) => re.test(first));
+    return hit ? hit[1] : "nccl-tests stopped on an error: look at the first NCCL WARN line of each rank and at the launcher's lines, " +
+        "check the links (ibv_devinfo / fi_info -p efa) and rerun.";
+}
+
+function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEvidence, launcherAfter: readonly LineText[] = []): RunGrade {
     const verdicts: Verdict[] = [];
+    const launcher = runLauncher(run, launcherAfter);
     // 1. completed
     if (run.completed) {
         // NCCL's last error after the footer (`# error:`, src/util.cu writeErrors; the bare line of v2.13.4 .. v2.17.2,
@@ -96,14 +197,18 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         verdicts.push({ check: "completed", ok: true, expected: "run finished with its footer", seen: `footer at line ${run.lastLine}${last}` });
     } else if (run.failures.length > 0) {
         // the node nccl-tests names in `<host>: Test NCCL failure ...` (src/common.h), and the first NCCL WARN
-        const nodes = [...new Set(run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null))];
+        // and the nodes the launcher names (a process killed, a node lost): after a node's death nccl-tests' failure lines
+        // come from its surviving peers, so the launcher's node goes first
+        const nodes = [...new Set([...(launcher?.nodes.map((n) => n.node) ?? []),
+            ...run.failures.map((f) => failureHost(f.text)).filter((h): h is string => h !== null)])];
         const warn = causeWarning(run, t);
         verdicts.push({
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
             seen: `aborted${nodes.length ? ` on ${namedFew(nodes)}` : ""}${run.rows.length ? ` after ${run.rows.length} row(s)` : ""}: ${run.failures[0].text}` +
-                (warn ? `; NCCL WARN (line ${warn.line}): ${warn.text.replace(/^.*?NCCL WARN\s*/, "")}` : ""),
-            hint: "nccl-tests stopped on an error. A 'remote process exited or there was a network error' means a peer died or the fabric " +
-                "dropped the connection: look at the first NCCL WARN line of each rank, check the links (ibv_devinfo / fi_info -p efa) and rerun.",
+                (warn ? `; NCCL WARN (line ${warn.line}): ${warn.text.replace(/^.*?NCCL WARN\s*/, "")}` : "") +
+                (launcher ? `; the launcher: ${launcherText(launcher)}` : "") +
+                (silentHosts(run).length ? `; no failure line from ${namedFew(silentHosts(run))}` : ""),
+            hint: abortHint(run, launcher),
             evidence: [...(warn ? [warn] : []), ...run.failures].sort((a, b) => a.line - b.line).slice(0, 5),
         });
     } else if (run.skipped && run.rows.length === 0) {
@@ -118,11 +223,13 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
         const last = run.rows[run.rows.length - 1];
         verdicts.push({
             check: "completed", ok: false, expected: `run finished with ${FOOTER}`,
-            seen: run.cutRankLine && run.rows.length === 0
+            seen: (run.cutRankLine && run.rows.length === 0
                 ? `truncated: the log is cut inside the rank list (line ${run.cutRankLine.line}: '${run.cutRankLine.text}'), no result rows and no footer`
                 : run.rows.length === 0 ? "truncated: no result rows and no footer"
-                : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`,
-            hint: "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
+                : `truncated: the log ends mid-table after ${run.rows.length} row(s) (last ${formatBytes(last.sizeBytes)} at line ${last.line}) without its footer`) +
+                (launcher ? `; the launcher: ${launcherText(launcher)}` : ""),
+            hint: launcher ? abortHint(run, launcher)
+                : "The run was cut short (timeout, killed job, or an excerpt). Rerun under `timeout` with a larger limit and keep the whole output.",
         });
     }
 
@@ -161,8 +268,11 @@ function gradeRun(run: NcclRun, index: number, exp: Expectation, t?: TransportEv
             check: "correctness", ok: false, expected: "0 wrong values",
             seen: [oob ? `Out of bounds values: ${oob.count} ${oob.ok ? "OK" : "FAILED"}` : null, wrong.length ? `${run.checkColumn === "#wrong" ? "#wrong > 0" : `${run.checkColumn ?? "error"} marked * (over the threshold)`} at ${rows}` : null]
                 .filter(Boolean).join("; "),
-            hint: "nccl-tests found corrupted data: that is a hardware or driver fault, not a tuning problem. Run the single-node test on each " +
-                "node to find the GPU/NVLink at fault (dcgmi diag -r 3), check `nvidia-smi -q -d ECC` and Xid errors in dmesg.",
+            // NVIDIA/nccl-tests#37: all_gather_perf -g 8 at 4 GiB, `error 1e+00`, "Out of bounds values : 2 FAILED" on a healthy
+            // DGX-1: an NCCL bug at that size, fixed in NCCL (maintainer: nccl@3701130)
+            hint: "nccl-tests found corrupted data: a hardware or driver fault, or an NCCL bug at some sizes (NVIDIA/nccl-tests#37: " +
+                "wrong data only at 4 GiB, fixed in a later NCCL), not a tuning problem. Rerun with the newest NCCL; run the single-node " +
+                "test on each node to find the GPU/NVLink at fault (dcgmi diag -r 3), check `nvidia-smi -q -d ECC` and Xid errors in dmesg.",
             evidence: [...wrong.map((r) => ({ line: r.line, text: `size ${r.sizeBytes}` })), ...(oob ? [{ line: oob.line, text: `Out of bounds values : ${oob.count}` }] : [])].slice(0, 5),
         });
     } else if (oob) {
@@ -252,8 +362,12 @@ function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
     const needsNet = !singleNode;
 
     if (log.launcherErrors.length > 0) {
+        // lines after a run are its processes' (gradeLog), so its rank list places a `Process name: [..,<rank>]`
+        const owner = [...log.runs].reverse().find((r) => r.firstLine < log.launcherErrors[0].line);
+        const rep = launcherReport(log.launcherErrors, owner ? hostOfMpiRank(owner) : undefined);
         v.push({
-            check: "launcher", ok: false, expected: "no launcher errors", seen: log.launcherErrors[0].text,
+            check: "launcher", ok: false, expected: "no launcher errors",
+            seen: log.launcherErrors[0].text + (rep ? ` (${launcherText(rep)})` : ""),
             hint: "mpirun/srun reported a failed process; read the lines before it for the first error.",
             evidence: log.launcherErrors.slice(0, 5),
         });
@@ -333,7 +447,9 @@ function fileVerdicts(log: ParsedLog, exp: Expectation): Verdict[] {
  * multi-node run of that fabric (fabric.ts), whose verdicts replace the plain transport checks.
  */
 export function gradeLog(log: ParsedLog, exp: Expectation, fabric?: FabricRequirement): LogGrade {
-    const runs = log.runs.map((r, i) => gradeRun(r, i, exp, log.transport));
+    // launcher lines outside a run's table (after its footer, or after it stopped) belong to the run before them
+    const runs = log.runs.map((r, i) => gradeRun(r, i, exp, log.transport, log.launcherErrors.filter((l) =>
+        l.line > r.firstLine && (i + 1 >= log.runs.length || l.line < log.runs[i + 1].firstLine))));
     const verdicts = fabric
         ? [...fileVerdicts(log, exp).filter((v) => !REPLACED_BY_FABRIC.has(v.check)), ...proveFabric(log, fabric)]
         : fileVerdicts(log, exp);

@@ -298,8 +298,9 @@ function isPartialRankLine(text: string): boolean {
 // nccl-tests v2.13.4 (d313d20) to v2.17.2 print NCCL's last error as a bare line after the footer: `PRINT("%s\n",
 // ncclGetLastError(NULL))`, an empty line when there is none (src/common.cu main); rccl-tests from 52aee69 (2024-07-31,
 // with its `#wrong` column) likewise. Since v2.17.3 it is `# error: <text>` or an empty line (src/util.cu writeErrors).
-// What is not NCCL's error text but may follow an excerpt whose author dropped that empty line: a shell prompt or command.
-const NOT_AN_ERROR_TEXT = /^\s*(?:[$>%]\s|\+\s|(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%>]|\[[\w.-]+@[^\]]*\][$#])(?:\s|$)|(?:real|user|sys)\s+\d)/;
+// What is not NCCL's error text but may follow an excerpt whose author dropped that empty line: a shell prompt or command,
+// or the rule of dashes Open MPI / PRRTE frame their notices with (test/fixtures/nccl/alcf-sophia-*, nccl-tests-219-*).
+const NOT_AN_ERROR_TEXT = /^\s*(?:-{20,}\s*$|[$>%]\s|\+\s|(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%>]|\[[\w.-]+@[^\]]*\][$#])(?:\s|$)|(?:real|user|sys)\s+\d)/;
 /** At most this much of NCCL's last error is kept (NCCL holds 1024 bytes: src/debug.cc ncclLastError). */
 const MAX_ERROR_TEXT = 400;
 
@@ -314,8 +315,14 @@ export function failureHost(text: string): string | null {
     const m = text.match(FAILURE_HOST);
     return m ? m[1] : null;
 }
-// Launcher messages that end a job early (Open MPI / PRRTE, Slurm).
-const LAUNCHER_ERROR = /(?:mpirun|prterun) (?:noticed|has exited)|MPI_ABORT was invoked|ORTE has lost communication|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+// Launcher messages that end a job early (Open MPI / PRRTE, Slurm; the texts and their sources: launcher.ts). The name
+// before `noticed` is the launcher's own (mpirun, mpiexec, orterun, prterun); Open MPI 5's PRRTE prints `detected that one
+// or more processes exited with non-zero status` with no `Primary job terminated` line before it (test/fixtures/nccl/
+// alcf-sophia-*), and its `Process name:` / `Remote daemon:` lines name the process or node; MPICH's Hydra frames its
+// notice in `=` lines (`=   BAD TERMINATION ..`, `=   PID %d RUNNING AT %s`, `=   EXIT CODE: %d`: launcher.ts).
+const LAUNCHER_ERROR = /(?:mpirun|mpiexec|orterun|prterun) (?:noticed|has exited|detected that one or more processes exited)|MPI_ABORT was invoked|(?:ORTE|PRTE) has lost communication|^\s*(?:Remote daemon\s*:.* on node |Process name:\s*\[|=\s+(?:BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES|(?:RANK \d+ )?PID \d+ RUNNING AT |KILLED BY SIGNAL: |EXIT CODE: ))|srun: error:|slurmstepd: error:|Primary job\s+terminated|terminate called after throwing|Segmentation fault|Bus error/;
+// PRRTE wraps `%s noticed that process rank %lu with PID %lu on node %s exited on\nsignal %d (%s).` (launcher.ts)
+const SIGNAL_TAIL = /^\s*signal \d+(?: \([^)]{1,60}\))?\.?\s*$/;
 const TRUNCATED_NOTE = /^\s*#\s*Truncated\b/i;
 
 /** Stage reached by a run; a start marker at or below the current stage opens a new run. */
@@ -675,11 +682,19 @@ export function parseNcclLog(text: string, options: ParseOptions = {}): ParsedLo
         }
         if (FAILURE_LINE.test(text) || LAUNCHER_ERROR.test(text)) {
             const cur = d as Draft | null;
+            let whole = text;
+            if (/exited on\s*$/.test(text) && i + 1 < rawLines.length) {
+                const next = stripLauncherPrefix(rawLines[i + 1]).text;
+                if (SIGNAL_TAIL.test(next)) {
+                    whole = `${text.trimEnd()} ${next.trim()}`;
+                    i++;
+                }
+            }
             if (cur && cur.stage >= Stage.Params && cur.stage < Stage.Footer) {
-                cur.run.failures.push({ line: lineNo, text: text.trim() });
+                cur.run.failures.push({ line: lineNo, text: whole.trim() });
                 cur.run.lastLine = lineNo;
             } else {
-                launcherErrors.push({ line: lineNo, text: text.trim() });
+                launcherErrors.push({ line: lineNo, text: whole.trim() });
             }
             continue;
         }

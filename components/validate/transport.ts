@@ -41,7 +41,8 @@ const CUDA_REGISTER = /Failed to register CUDA buffer/;
 // `host:pid:tid [dev] NCCL INFO`, `host:pid:tid [dev] file.cc:123 NCCL WARN` (source: NVIDIA/nccl src/debug.cc: `%s:%d:%d `,
 // then `[%d] NCCL INFO ` or `[%d] %s:%d NCCL WARN `)
 const NCCL_PREFIX = /([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE)/;
-// NCCL >= 2.26 names the network it gives the communicator: `Assigned NET plugin Socket to comm` (src/plugin/net.cc)
+// NCCL >= 2.27 names the network it gives the communicator: `Assigned NET plugin Socket to comm` (src/plugin/net.cc; v2.27.3-1
+// :174 is its first tag, `git grep` finds none at v2.26.6-1)
 const ASSIGNED_NET = /NCCL INFO Assigned NET plugin (.+?) to comm\s*$/;
 // Why GPUDirect RDMA is off: `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)` (NCCL <= 2.18, no
 // nvidia_peermem), `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` (2.19+), `GPU Direct RDMA Disabled for GPU
@@ -53,13 +54,23 @@ const GDR_DISABLED = /GPU Direct RDMA Disabled for /;
 const GDR_FORCED_OFF = /NCCL_NET_GDR_LEVEL set by environment to (?:LOC|0)\b|NET\/OFI .*disabling GDR/;
 // `ncclCommInitRank comm 0x.. rank 13 nranks 16 cudaDev 5 ...` (src/init.cc); older `comm 0x.. rank 0 nranks 32 ...`
 const NRANKS = /\brank \d+ nranks (\d+)\b/;
-// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit)
-const IB_DEVICES = /NET\/IB ?: Using ((?:\[\d+\]\S+\s*)+)/;
+// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:...` (src/transport/net_ib.cc, ncclIbInit: `NET/IB : Using%s
+// %s; OOB %s:%s`). NCCL 2.20-2.23 (and HPC-X's IBext plugin built from that code) print a NIC whose ports they merged as
+// ` [%d]={[%d] %s:%d/%s, [%d] %s:%d/%s}` (outer: the net device, inner: the physical ones), and a lone device by its
+// physical index (` [%d]%s:%d/%s`, ibDev), so the net device a channel names (`via NET/IB/<d>`) is the entry's position
+// in the list (NVIDIA/nccl v2.21.5-1 src/transport/net_ib.cc:517-536; v2.19 and v2.24+ print the position itself, one
+// device per entry: v2.28.3-1 :789). Real merged line: NVIDIA/nccl-tests#373 (test/nccl-captures-r7.test.ts).
+const IB_DEVICES = /NET\/IB ?: Using ([^;]{1,4000})/;
+const IB_ENTRY = /\[(\d+)\]=\{([^}]{0,2000})\}|\[(\d+)\]([^\s;={,][^\s;,]*)/g;
+const IB_MEMBER = /\[\d+\] ?([^\s,;{}]+)/g;
 // `NET/IB : Made virtual device [1] name=mlx5_0+mlx5_1 speed=... ndevs=2`: a device index past the physical list
 // (NVIDIA/nccl src/transport/net_ib.cc ncclIbMakeVDeviceInternal, `*d = ncclNMergedIbDevs++`)
 const IB_VIRTUAL = /NET\/IB ?: Made virtual device \[(\d+)\] name=(\S+)/;
-// intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc, shm.cc)
-const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|NVLS/;
+// intra-node paths: `via P2P/IPC`, `via P2P/CUMEM`, `via P2P/direct pointer`, `via SHM/direct/direct` (src/transport/p2p.cc,
+// shm.cc) and NVLink SHARP's `Connected NVLS tree` (v2.21.5-1 src/init.cc:1286, v2.28.3-1 src/transport/nvls.cc:214). Not any
+// line naming NVLS: `NVLS multicast support is not available on dev 0` (nvls.cc:200) and aws-ofi-nccl's `NET/OFI Setting
+// NCCL_NVLS_CHUNKSIZE to 512KiB` (test/fixtures/nccl-ref/06-*) are printed on every node and carry no data
+const LOCAL_CHANNEL = /\bvia (?:P2P|SHM)\/|\bConnected NVLS tree\b/;
 
 /** Scans raw log lines (launcher prefixes allowed) for transport evidence. */
 export function scanTransport(lines: string[]): TransportEvidence {
@@ -90,9 +101,18 @@ export function scanTransport(lines: string[]): TransportEvidence {
         if (nranks) ev.ncclRanks = Math.max(ev.ncclRanks ?? 0, Number(nranks[1]));
         const devs = text.match(IB_DEVICES);
         if (devs) {
-            for (const d of devs[1].matchAll(/\[(\d+)\]([^\s;]+)/g)) {
-                once(devices, ev.ibDevices, d[2]);
-                ev.ibDeviceByIndex[d[1]] ??= d[2];
+            let position = 0;
+            for (const d of devs[1].matchAll(IB_ENTRY)) {
+                if (d[2] !== undefined) {
+                    // a merged NIC: its ports are the devices, the entry is a virtual device of them
+                    const members = [...d[2].matchAll(IB_MEMBER)].map((x) => x[1]).slice(0, 64);
+                    for (const x of members) once(devices, ev.ibDevices, x);
+                    if (members.length > 0) ev.ibVirtualDevices[String(position)] ??= members.map((x) => x.split(":")[0]);
+                } else {
+                    once(devices, ev.ibDevices, d[4]);
+                    ev.ibDeviceByIndex[String(position)] ??= d[4];
+                }
+                position++;
             }
         }
         const vdev = text.match(IB_VIRTUAL);
