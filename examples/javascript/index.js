@@ -35,3 +35,5 @@ const cluster = new RdmaCluster("lab", {
 
 exports.ncclEnv = cluster.ncclEnv;
 exports.nodes = cluster.nodePrivateIps;
+// the cluster's operating state: `rdmakit status|check|ssh|repair --stack <stack>` read it from this stack output
+exports.rdmakitState = cluster.state;

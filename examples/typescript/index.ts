@@ -39,3 +39,5 @@ const cluster = new RdmaCluster("training", {
 export const nodeIps = cluster.nodePrivateIps;
 export const ncclEnv = cluster.ncclEnv;
 export const gpusPerNode = cluster.plan.nodes.gpusPerNode;
+// the cluster's operating state: `rdmakit status|check|ssh|repair --stack <stack>` read it from this stack output
+export const rdmakitState = cluster.state;
