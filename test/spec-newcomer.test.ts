@@ -229,6 +229,20 @@ test("RdmaCluster (Construct's path): the same lines as the engine's property er
     }
 });
 
+test("an excluded node name the cluster does not have: the closest node name offered, nothing registered", () => {
+    let err: unknown;
+    try {
+        new cluster.RdmaCluster("newcomer", { spec: clusterOf(edited("aws", "    tags:", "    ansible: { exclude: [p5-demo-3] }\n    tags:")) as never, sshPrivateKey: pulumi.secret("not-a-key") });
+    } catch (e) {
+        err = e;
+    }
+    assert.ok(err instanceof pulumi.InputPropertiesError, String(err));
+    assert.deepEqual(err.errors?.map((e) => e.reason), [
+        "cluster.ansible.exclude[0]: names no node of this cluster (did you mean p5-demo-003?) (got \"p5-demo-3\"); allowed: node names: p5-demo-000, p5-demo-001, p5-demo-002, ...",
+    ]);
+    assert.deepEqual(registered, []);
+});
+
 test("the program (index.ts, the config as pulumi up hands it over: JSON text): the same lines, nothing registered", () => {
     for (const text of NEWCOMER_MISTAKES) {
         pulumi.runtime.setAllConfig({ "rdmakit:cluster": JSON.stringify(clusterOf(text)), "rdmakit:sshPrivateKey": "not-a-key" }, ["rdmakit:sshPrivateKey"]);
