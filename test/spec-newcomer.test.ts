@@ -154,6 +154,12 @@ test("a switch name no switch has is one line however many rail ports name it", 
     ]);
 });
 
+test("an uplink's peer switch typo'd: the closest switch name offered", () => {
+    assert.deepEqual(lines(edited("roce", /peer: spine\b/, "peer: spine1")).map((l) => l.split(" (got")[0]), [
+        "cluster.roce.switches[0].uplinks[0].peer: no switch of that name in cluster.roce.switches (did you mean spine?)",
+    ]);
+});
+
 test("YAML merge keys are applied as pulumi up's reader applies them; anchors alone read as written", () => {
     const merged = edited("aws", "config:", "x-office: &office\n  allowedCidrs: [203.0.113.0/24]\n  user: admin\nconfig:")
         .replace("    ssh:\n      # 203.0.113.0/24 is a documentation range (RFC 5737): replace it with your office or VPN range.\n      allowedCidrs:\n        - 203.0.113.0/24\n",

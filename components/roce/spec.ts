@@ -405,7 +405,7 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
             const at = `switches[${i}].uplinks[${j}]`;
             if (!pat.re.test(u.port)) add(`${at}.port`, `not a ${s.os} port name`, u.port, pat.example);
             const peer = byName.get(u.peer);
-            if (!peer) { add(`${at}.peer`, "no switch of that name in cluster.roce.switches", u.peer, [...byName.keys()].join(", ")); return; }
+            if (!peer) { add(`${at}.peer`, `no switch of that name in cluster.roce.switches${suggest(u.peer, [...byName.keys()])}`, u.peer, [...byName.keys()].join(", ")); return; }
             if ((peer.s.role ?? "leaf") !== "spine") add(`${at}.peer`, `uplinks go to a spine; ${u.peer} is a ${peer.s.role ?? "leaf"}`, u.peer, "a switch with role: spine");
             const ppat = PORT_NAME_PATTERNS[peer.s.os];
             if (ppat && !ppat.re.test(u.peerPort)) add(`${at}.peerPort`, `not a ${peer.s.os} port name (switch ${u.peer} runs ${peer.s.os})`, u.peerPort, ppat.example);
