@@ -120,7 +120,7 @@ export function foldTypos(issues: SpecIssue[], unknown: ReadonlyMap<SpecIssue, {
     return issues.filter((i) => !dropped.has(i)).map((i) => replaced.get(i) ?? i);
 }
 
-/** The first issue of each path: one refused value is one line (a huge maxBytes is not also "not a power of two"). */
+/** The first issue of each path. */
 export function firstPerPath(issues: SpecIssue[]): SpecIssue[] {
     const seen = new Set<string>();
     return issues.filter((i) => (seen.has(i.path) ? false : (seen.add(i.path), true)));

@@ -427,10 +427,11 @@ function parseClusterSpecOnce(raw: unknown): ClusterSpec {
     const result = clusterSchema.safeParse(raw);
     if (!result.success) {
         const unknown: UnknownKeys = new Map();
-        for (const zi of result.error.issues) issues.push(...fromZodIssue(zi, raw, unknown));
+        // one line for one refused value (a huge maxBytes is not also "not a power of two")
+        issues.push(...firstPerPath(result.error.issues.flatMap((zi) => fromZodIssue(zi, raw, unknown))));
         // every problem at once: the cross-field checks also run, on the spec without the values the schema refused
         issues.push(...crossChecksDespite(raw, result.error.issues));
-        throw new SpecError(firstPerPath(foldTypos(dedupe(issues), unknown)));
+        throw new SpecError(foldTypos(dedupe(issues), unknown));
     }
     const spec = result.data;
     issues.push(...crossChecks(spec));
