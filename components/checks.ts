@@ -1,6 +1,7 @@
 import { checkAwsClusterInput } from "./aws/checks";
 import { layoutIssues } from "./azure/settings";
 import { SpecIssue } from "./errors";
+import { AWS_REGION } from "./grammars";
 import { FabricPlan } from "./plan";
 import { ClusterSpec } from "./spec";
 
@@ -28,7 +29,8 @@ export function fabricIssues(spec: ClusterSpec, plan: FabricPlan): SpecIssue[] {
 export function providerRegionIssues(cluster: unknown, awsRegion: string | undefined): SpecIssue[] {
     const c = cluster as { fabric?: unknown; aws?: { region?: unknown } } | null | undefined;
     const region = c?.aws?.region;
-    if (awsRegion === undefined || c?.fabric !== "aws-efa" || typeof region !== "string" || region === awsRegion) return [];
+    // a cluster.aws.region the spec refuses is told there, not offered here as the region to set
+    if (awsRegion === undefined || c?.fabric !== "aws-efa" || typeof region !== "string" || !AWS_REGION.test(region) || region === awsRegion) return [];
     return [{
         path: "aws:region", value: awsRegion,
         message: `differs from cluster.aws.region (${region}); the provider's calls and the kit's resources would be in two regions`,

@@ -56,6 +56,9 @@ export const SHORT_MODEL = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$/;
  */
 export const AWS_ZONE = /^[a-z]{2}(-gov)?-[a-z]+-\d+[a-z]?(-[a-z0-9]+)*$/;
 
+/** AWS Region codes (`us-east-1`, `us-gov-west-1`), as cluster.aws.region takes them. */
+export const AWS_REGION = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
+
 /** True when the text holds nothing redactSecrets would hide (a PEM block, a long base64 or hex run). */
 export function notKeyMaterial(text: string): boolean {
     return redactSecrets(text) === text;

@@ -15,10 +15,13 @@ import { SOFTWARE_COMPONENTS } from "./catalog/images";
 import { DOCA_OFED_INFO_PREFIX, ofedInfoPrefix, SOFTWARE_DEFAULTS } from "./catalog/software";
 import { softwareIssues } from "./plan/software";
 import { keepMessage, SpecError, SpecIssue, toInputPropertiesError } from "./errors";
-import { AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_SUBNET_ID, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
+import { AWS_REGION, AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_SUBNET_ID, AZURE_VM_SIZE, EC2_INSTANCE_TYPE, KEY_MATERIAL, named, notKeyMaterial } from "./grammars";
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, rememberCleanRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 import { resolveScheduler, schedulerIssues, schedulerSchema } from "./slurm/spec";
+import { applyMergeKeys, EMPTY_VALUE, firstPerPath, foldTypos, suggest, wrongTypeMessage } from "./spec-messages";
+
+export { suggest };
 
 /*
  * The cluster spec: one object, read from the stack config key `rdmakit:cluster`. Every field is documented
@@ -74,8 +77,7 @@ const sshSchema = z
             .regex(/^[a-z_][a-z0-9_-]{0,31}$/, "must be a Linux user name (lower case, digits, _ and -)")
             .optional()
             .describe("login user on the nodes; default: ubuntu (AWS), azureuser (Azure), required per host on bare metal"),
-        allowedCidrs: z
-            .array(cidr)
+        allowedCidrs: uniqueList(z.array(cidr))
             .default([])
             .describe("source ranges allowed to reach SSH on the way in (bastion / jump host); not needed with aws.access: ssm"),
         allowInternet: z
@@ -108,7 +110,7 @@ const softwareSchema = z
             .describe("NVIDIA datacenter driver branch to install where the image has none; default: the plan's"),
         driverVersion: z.string().regex(/^\d{3}\.\d+(\.\d+)?$/, "must be a full driver version such as 580.126.16").optional()
             .describe("full driver version (the driver pinning package, and the Fabric Manager it must equal)"),
-        replace: z.array(z.enum(SOFTWARE_COMPONENTS)).default([])
+        replace: uniqueList(z.array(z.enum(SOFTWARE_COMPONENTS))).default([])
             .describe("components whose copy on the image the kit replaces with its own: ofed, driver, efa, cuda, nccl (upgrades only) and ncclTests (the kit's build); default: none, the image's stack is reused"),
         openKernelModules: z.boolean().default(true).describe("use NVIDIA's open kernel modules (the default since 560)"),
         gpudirect: z.enum(["auto", "peermem", "dmabuf"]).default("auto")
@@ -127,7 +129,7 @@ const softwareSchema = z
 // the node health gate; defaults and their reasons in components/health/types.ts
 const healthSchema = z
     .strictObject({
-        require: z.array(z.enum(HEALTH_COMPONENTS)).default([...DEFAULT_HEALTH_REQUIRE])
+        require: uniqueList(z.array(z.enum(HEALTH_COMPONENTS))).default([...DEFAULT_HEALTH_REQUIRE])
             .describe("components a node must have checked to pass (a required one not checked fails it); default every component but dcgm"),
         xidWindowMinutes: z.int().min(1).max(43200).default(XID_WINDOW_MINUTES).describe("an Xid that needs a reset, or a fatal NVSwitch SXid, fails the node within this many minutes of the kernel log's newest line"),
         dcgmLevel: z.int().min(1).max(4).default(DEFAULT_DCGM_LEVEL).describe("dcgmi diag -r level: 1 quick, 2 medium, 3 long, 4 extended"),
@@ -157,7 +159,7 @@ const ansibleSchema = z
     .strictObject({
         maxFailPercentage: z.int().min(0).max(99).default(0)
             .describe("percent of the nodes that may fail the node-software step without failing pulumi up (listed in the stack output); 0: any failed node fails it"),
-        exclude: z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a node name")).default([])
+        exclude: uniqueList(z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must be a node name"))).default([])
             .describe("node names left out of provisioning and validation (validation grades the rest and names these)"),
         maxForks: z.int().min(1).max(1000).default(100).describe("most nodes Ansible works on at once: the node count up to this cap"),
         mode: z.enum(["node-local", "controller"]).default("node-local")
@@ -167,7 +169,7 @@ const ansibleSchema = z
 
 const awsSchema = z
     .strictObject({
-        region: z.string().regex(/^[a-z]{2}(-gov)?-[a-z]+-\d$/, "must be an AWS region such as us-east-1"),
+        region: z.string().regex(AWS_REGION, "must be an AWS region such as us-east-1"),
         availabilityZone: z
             .string()
             .regex(/^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$/, "must be an availability zone such as us-east-1a")
@@ -250,6 +252,26 @@ const azureSchema = z
     })
     .describe("Azure InfiniBand cluster settings");
 
+/**
+ * The most nodes a cluster can have: they share one subnet (EFA does not cross subnets), a subnet is at most a /16 (the
+ * largest VPC block), and AWS keeps 5 addresses of every subnet; Azure's limit is lower (azureChecks). Without a bound,
+ * a typo such as 1e9 would have the plan name a billion nodes before any check could refuse it.
+ * source: https://docs.aws.amazon.com/vpc/latest/userguide/subnet-sizing.html
+ */
+export const MAX_NODES = 2 ** 16 - 5;
+
+/** A list whose entries must differ: a repeat is refused at its index, naming the first. */
+function uniqueList<T extends z.ZodArray<z.ZodType>>(list: T): T {
+    return list.superRefine((items: unknown[], ctx) => {
+        const first = new Map<unknown, number>();
+        items.forEach((v, i) => {
+            const at = first.get(v);
+            if (at === undefined) first.set(v, i);
+            else ctx.addIssue({ code: "custom", path: [i], input: v, message: `repeats entry [${at}]; list each once` });
+        });
+    }) as unknown as T;
+}
+
 /** @internal the zod schema stays out of the package declarations (see spec-types.ts) */
 export const clusterSchema = z
     .strictObject({
@@ -258,7 +280,8 @@ export const clusterSchema = z
             .regex(/^[a-z][a-z0-9-]{0,30}$/, "must start with a letter; lower case letters, digits and '-', at most 31")
             .describe("cluster name, used in resource names and tags"),
         fabric: z.enum(["aws-efa", "azure-ib", "roce"]).describe("the RDMA fabric"),
-        nodes: z.int().min(1).optional().describe("GPU node count (bare metal: the number of hosts)"),
+        nodes: z.int().min(1).max(MAX_NODES, { error: `is more than one subnet holds (EFA does not cross subnets; a /16, AWS's largest, has ${MAX_NODES} usable addresses)` })
+            .optional().describe("GPU node count (bare metal: the number of hosts)"),
         ssh: sshSchema,
         provision: z.boolean().default(true).describe("run the Ansible playbooks (node software, then validation) from pulumi up"),
         // default: drain where a scheduler can drain, else report (components/day2/repair.ts repairPolicy)
@@ -309,7 +332,9 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     const key = (typeof raw === "object" && raw !== null ? configTextOf.get(raw) : undefined) ?? plainDataKey(raw);
     const hit = key === undefined ? undefined : parsedSpecs.get(key);
     if (hit) return typeof hit === "string" ? JSON.parse(hit) as ClusterSpec : structuredClone(hit);
-    const spec = parseClusterSpecOnce(raw);
+    // YAML merge keys, as the Pulumi CLI applies them (spec-messages.ts applyMergeKeys); a plain spec's text says
+    // whether it holds one, without a walk
+    const spec = parseClusterSpecOnce(key === undefined || key.includes('"<<":') ? applyMergeKeys(raw) : raw);
     if (key === undefined) return spec;
     // a spec JSON spells exactly is kept as its text, and each copy is that text parsed (JSON.parse makes a 2,048-host
     // spec in about a third of structuredClone's time); any other, as a structured clone
@@ -401,10 +426,12 @@ function parseClusterSpecOnce(raw: unknown): ClusterSpec {
     const issues: SpecIssue[] = [...kitNetworkFieldsBesideSubnet(raw)];
     const result = clusterSchema.safeParse(raw);
     if (!result.success) {
-        for (const zi of result.error.issues) issues.push(...fromZodIssue(zi, raw));
+        const unknown: UnknownKeys = new Map();
+        // one line for one refused value (a huge maxBytes is not also "not a power of two")
+        issues.push(...firstPerPath(result.error.issues.flatMap((zi) => fromZodIssue(zi, raw, unknown))));
         // every problem at once: the cross-field checks also run, on the spec without the values the schema refused
         issues.push(...crossChecksDespite(raw, result.error.issues));
-        throw new SpecError(dedupe(issues));
+        throw new SpecError(foldTypos(dedupe(issues), unknown));
     }
     const spec = result.data;
     issues.push(...crossChecks(spec));
@@ -472,7 +499,7 @@ function crossChecks(spec: z.infer<typeof clusterSchema>): SpecIssue[] {
     const want = sections[spec.fabric];
     for (const [fabric, key] of Object.entries(sections)) {
         if (key === want && spec[key] === undefined) {
-            issues.push({ path: `cluster.${key}`, message: `is required when fabric is ${fabric}`, allowed: `a ${key} section` });
+            issues.push({ path: `cluster.${key}`, message: `is required when fabric is ${fabric}`, allowed: `${key === "aws" || key === "azure" ? "an" : "a"} ${key} section` });
         } else if (key !== want && spec[key] !== undefined) {
             issues.push({
                 path: `cluster.${key}`, value: `{…}`,
@@ -774,31 +801,6 @@ function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
     return issues;
 }
 
-/** " (did you mean X?)" for the closest known name, when one is close. */
-export function suggest(given: string, known: string[]): string {
-    let best: string | undefined;
-    let bestDist = Infinity;
-    for (const k of known) {
-        const d = editDistance(given.toLowerCase(), k.toLowerCase());
-        if (d < bestDist) [best, bestDist] = [k, d];
-    }
-    return best !== undefined && bestDist <= Math.max(3, Math.floor(given.length / 3)) ? ` (did you mean ${best}?)` : "";
-}
-
-function editDistance(a: string, b: string): number {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-        let prev = row[0];
-        row[0] = i;
-        for (let j = 1; j <= b.length; j++) {
-            const tmp = row[j];
-            row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-            prev = tmp;
-        }
-    }
-    return row[b.length];
-}
-
 type ZodIssue = z.core.$ZodIssue;
 
 function pathString(path: PropertyKey[]): string {
@@ -814,8 +816,8 @@ function valueAt(raw: unknown, path: PropertyKey[]): unknown {
     return cur;
 }
 
-/** The object keys a (possibly wrapped) schema accepts at `path`, for "allowed:" in unknown-key messages. */
-function keysAt(path: PropertyKey[]): string[] {
+/** The schema at `path` of the cluster schema, through optional, default and list wrappers; undefined where none. */
+function schemaAt(path: readonly PropertyKey[]): any {
     let cur: any = clusterSchema;
     const unwrap = (s: any) => {
         while (s?._zod?.def?.innerType) s = s._zod.def.innerType;
@@ -824,13 +826,57 @@ function keysAt(path: PropertyKey[]): string[] {
     for (const seg of path) {
         cur = unwrap(cur);
         if (typeof seg === "number") cur = cur?._zod?.def?.element;
-        else cur = cur?.shape?.[seg as string];
+        else cur = cur?._zod?.def?.type === "record" ? cur._zod.def.valueType : cur?.shape?.[seg as string];
     }
-    cur = unwrap(cur);
-    return cur?.shape ? Object.keys(cur.shape) : [];
+    return unwrap(cur);
 }
 
-function fromZodIssue(zi: ZodIssue, raw: unknown): SpecIssue[] {
+/** The object keys the schema accepts at `path`, for "allowed:" in unknown-key messages. */
+function keysAt(path: readonly PropertyKey[]): string[] {
+    const s = schemaAt(path);
+    return s?.shape ? Object.keys(s.shape) : [];
+}
+
+/** What the schema at `path` takes, in words: its bounds, values or grammar; undefined where it cannot say. */
+function allowedAt(path: readonly PropertyKey[]): string | undefined {
+    const s = schemaAt(path);
+    const type: string | undefined = s?._zod?.def?.type;
+    if (type === "number") {
+        const checks: any[] = s._zod.def.checks ?? [];
+        const bound = (kind: string) => checks.map((c) => c._zod.def).find((d) => d.check === kind);
+        const lo = bound("greater_than");
+        const hi = bound("less_than");
+        const what = s.isInt ? "an integer" : "a number";
+        const low = lo ? `${lo.inclusive ? ">=" : ">"} ${lo.value}` : undefined;
+        const high = hi ? `${hi.inclusive ? "<=" : "<"} ${hi.value}` : undefined;
+        if (lo?.inclusive && hi?.inclusive && hi.value <= Number.MAX_SAFE_INTEGER) return `${what} from ${lo.value} to ${hi.value}`;
+        return [what, low, high && hi.value < Number.MAX_SAFE_INTEGER ? high : undefined].filter(Boolean).join(" ");
+    }
+    if (type === "boolean") return "true or false";
+    if (type === "enum") return (s.options as unknown[]).map(String).join(", ");
+    if (type === "array") return "a list";
+    if (type === "record") return "a mapping of names to values";
+    if (type === "object") return `a mapping of fields: ${Object.keys(s.shape).join(", ")}`;
+    if (type === "string" || type === "custom") {
+        // the field's own grammar, as it refuses an empty text ("must be an availability zone such as us-east-1a")
+        const probe = s.safeParse("");
+        const said = probe.success ? undefined : probe.error.issues[0]?.message;
+        if (said === undefined) return "text";
+        return said.startsWith("must be ") ? said.slice("must be ".length) : `text that ${said.replace(/^must (\w+)/, (_: string, verb: string) => `${verb}s`)}`;
+    }
+    return undefined;
+}
+
+/** "is not one of the allowed values", with the closest of them to a text given. */
+function notAllowed(given: unknown, values: readonly unknown[]): string {
+    const hint = typeof given === "string" ? suggest(given, values.map(String)) : "";
+    return `is not one of the allowed values${hint}`;
+}
+
+/** An unknown key's issue, with where it sits, for foldTypos. */
+type UnknownKeys = Map<SpecIssue, { parent: string; key: string; known: string[] }>;
+
+function fromZodIssue(zi: ZodIssue, raw: unknown, unknown: UnknownKeys): SpecIssue[] {
     const path = pathString(zi.path);
     const value = valueAt(raw, zi.path);
     switch (zi.code) {
@@ -838,18 +884,27 @@ function fromZodIssue(zi: ZodIssue, raw: unknown): SpecIssue[] {
             return zi.keys.map((key) => {
                 const known = keysAt(zi.path);
                 const secretHint = SECRET_KEYS[key];
-                return {
+                const issue: SpecIssue = {
                     path: `${path}.${key}`,
                     value: secretHint ? "(hidden)" : valueAt(raw, [...zi.path, key]),
-                    message: secretHint ? `must not be in the stack config in plain text: ${secretHint}` : "is not a known field" + suggest(key, known),
+                    message: secretHint ? `must not be in the stack config in plain text: ${secretHint}`
+                        : key === "<<" ? "is a YAML merge key whose value is not a mapping (or a list of mappings) to merge"
+                            : "is not a known field" + suggest(key, known),
                     allowed: known.join(", "),
                 };
+                if (!secretHint) unknown.set(issue, { parent: path, key, known });
+                return issue;
             });
         case "invalid_type":
-            if (value === undefined) return [{ path, message: "is missing", allowed: describeExpected(zi.expected) }];
-            return [{ path, value, message: `must be ${describeExpected(zi.expected)}`, allowed: describeExpected(zi.expected) }];
+            if (value === undefined) return [{ path, message: "is missing", allowed: allowedAt(zi.path) ?? describeExpected(zi.expected) }];
+            if (typeof value === "number" && Number.isFinite(value) && zi.expected === "int") {
+                return [{ path, value, message: "must be a whole number", allowed: allowedAt(zi.path) ?? "an integer" }];
+            }
+            return [{ path, value, message: wrongTypeMessage(value, zi.expected), allowed: allowedAt(zi.path) ?? describeExpected(zi.expected) }];
         case "invalid_value":
-            return [{ path, value, message: "is not one of the allowed values", allowed: zi.values.map((v) => String(v)).join(", ") }];
+            if (value === undefined) return [{ path, message: "is missing", allowed: zi.values.map((v) => String(v)).join(", ") }];
+            if (value === null) return [{ path, value, message: EMPTY_VALUE, allowed: zi.values.map((v) => String(v)).join(", ") }];
+            return [{ path, value, message: notAllowed(value, zi.values), allowed: zi.values.map((v) => String(v)).join(", ") }];
         case "too_small":
             return [{
                 path, value,
@@ -861,8 +916,13 @@ function fromZodIssue(zi: ZodIssue, raw: unknown): SpecIssue[] {
             const key = String(zi.path[zi.path.length - 1] ?? "");
             return [{ path, value: key, message: `is not an allowed name: ${zi.issues.map((i) => i.message).join("; ")}` }];
         }
-        case "too_big":
-            return [{ path, value, message: "is too large", allowed: `${zi.inclusive ? "<=" : "<"} ${zi.maximum}` }];
+        case "too_big": {
+            // a fraction typed as a percentage (minFraction: 80 for 0.8)
+            const pct = zi.maximum === 1 && typeof value === "number" && value > 1 && value <= 100 ? ` (a fraction: ${value / 100} for ${value} %)` : "";
+            // past the largest safe integer the bound is JavaScript's, not the field's: the field's own words instead
+            const allowed = Number(zi.maximum) >= Number.MAX_SAFE_INTEGER ? allowedAt(zi.path) : `${zi.inclusive ? "<=" : "<"} ${zi.maximum}`;
+            return [{ path, value, message: (zi.message.startsWith("is ") ? zi.message : "is too large") + pct, allowed }];
+        }
         default:
             return [{ path, value, message: zi.message }];
     }
@@ -872,6 +932,7 @@ function describeExpected(expected: string): string {
     if (expected === "int") return "an integer";
     if (expected === "object") return "a mapping of fields";
     if (expected === "array") return "a list";
+    if (expected === "record") return "a mapping of names to values";
     return `a ${expected}`;
 }
 

@@ -195,6 +195,16 @@ test("Construct over gRPC: a bad spec comes back as the engine's property errors
     assert.match(String(err.message), /cluster\.roce\.switches\[0\]\.speedGbps/);
     assert.ok(!String(err.message).includes("construct-test"), "the key is not echoed");
     assert.equal(registered.slice(before).filter((r) => r.name.startsWith("py-bad")).length, 0, "nothing registered");
+    // a newcomer's typo'd key: one property error on the typo, naming the field it meant (test/spec-newcomer.test.ts)
+    const typo = { ...spec, roce: { ...spec.roce, switches: spec.roce.switches.map((s: Record<string, unknown>) => ({ ...s })) } };
+    typo.roce.switches[0].speedGbps = 400;
+    typo.schedular = typo.scheduler;
+    delete typo.scheduler;
+    const typoErr = await rpc("construct", constructRequest("py-typo", { spec: typo, sshPrivateKey: { [SECRET_SIG]: SECRET_VALUE, value: KEY } }, true))
+        .then(() => undefined, (e: Error) => e);
+    assert.ok(typoErr, "construct failed");
+    assert.match(String(typoErr.message), /cluster\.schedular: is not a known field \(did you mean scheduler\?\)/);
+    assert.equal(registered.slice(before).filter((r) => r.name.startsWith("py-typo")).length, 0, "nothing registered");
 });
 
 test("Construct over gRPC: a plain (non-secret) key is refused, naming the property, before anything is registered", { timeout: 60_000 }, async () => {

@@ -72,7 +72,7 @@ test("valid AWS and Azure specs parse with defaults applied", () => {
 
 const cases: Array<[string, () => unknown, string, string[]]> = [
     ["spec is not an object", () => "p5", "cluster", ["mapping"]],
-    ["missing name", () => edit(awsSpec(), (s) => delete s.name), "cluster.name", ["missing", "string"]],
+    ["missing name", () => edit(awsSpec(), (s) => delete s.name), "cluster.name", ["missing", "text that starts with a letter"]],
     ["bad name", () => edit(awsSpec(), (s) => (s.name = "Train_1")), "cluster.name", ["lower case"]],
     ["unknown fabric", () => edit(awsSpec(), (s) => (s.fabric = "efa")), "cluster.fabric", ["aws-efa", "azure-ib", "roce"]],
     ["nodes zero", () => edit(awsSpec(), (s) => (s.nodes = 0)), "cluster.nodes", [">= 1"]],
@@ -114,7 +114,7 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["validation fraction above 1", () => edit(awsSpec(), (s) => (s.validation = { minFraction: 1.5 })), "cluster.validation.minFraction", ["<= 1"]],
     ["gpudirect method unknown", () => edit(awsSpec(), (s) => (s.software = { gpudirect: "gdrcopy" })), "cluster.software.gpudirect", ["auto", "peermem", "dmabuf"]],
     ["NCCL version malformed", () => edit(awsSpec(), (s) => (s.software = { ncclVersion: "latest" })), "cluster.software.ncclVersion", ["2.28.9-1"]],
-    ["tags not strings", () => edit(awsSpec(), (s) => (s.tags = { team: 7 })), "cluster.tags.team", ["string"]],
+    ["tags not strings", () => edit(awsSpec(), (s) => (s.tags = { team: 7 })), "cluster.tags.team", ["must be text", "the number 7", "quotes"]],
     ["Azure size without InfiniBand", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96is_H100_v5")), "cluster.azure.vmSize", ["no InfiniBand", "Standard_ND96isr_H100_v5"]],
     ["Azure size unknown", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96isr_H100_v6")), "cluster.azure.vmSize", ["did you mean Standard_ND96isr_H100_v5"]],
     ["VNet overlaps the RDMA range", () => edit(azureSpec(), (s) => { s.azure.vnetCidr = "172.16.0.0/12"; s.azure.subnetCidr = "172.20.0.0/24"; }), "cluster.azure.vnetCidr", ["172.16.0.0/16", "outside"]],

@@ -3,6 +3,7 @@
  * names in, decisions out; the provisioning and validation components read them and decide nothing themselves.
  */
 import type { SpecIssue } from "../errors";
+import { suggest } from "../spec-messages";
 import type { ClusterSpec } from "../spec";
 import type { AnsibleMode } from "../types";
 
@@ -41,7 +42,7 @@ export function provisionIssues(spec: Pick<ClusterSpec, "ansible" | "provision">
     spec.ansible.exclude.forEach((name, i) => {
         if (!known.has(name)) {
             const sample = hostNames.slice(0, 3).join(", ") + (hostNames.length > 3 ? ", ..." : "");
-            issues.push({ path: `cluster.ansible.exclude[${i}]`, value: name, message: "names no node of this cluster", allowed: `node names: ${sample}` });
+            issues.push({ path: `cluster.ansible.exclude[${i}]`, value: name, message: `names no node of this cluster${suggest(name, hostNames)}`, allowed: `node names: ${sample}` });
         } else if (seen.has(name)) {
             issues.push({ path: `cluster.ansible.exclude[${i}]`, value: name, message: "is listed twice" });
         }

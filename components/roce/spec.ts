@@ -10,6 +10,7 @@ import { KEY_MATERIAL, notKeyMaterial, SHORT_MODEL } from "../grammars";
 import { NIC_CATALOG, NIC_MODELS, type NicModel } from "../catalog/nics";
 import { SWITCH_CATALOG, SWITCH_MODELS } from "../catalog/switches";
 import type { SpecIssue } from "../errors";
+import { suggest } from "../spec-messages";
 
 export const NETWORK_OS = ["nvue", "sonic", "eos"] as const;
 export type { NetworkOs } from "../types";
@@ -315,7 +316,11 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
 
     // Hosts
     const railPortOwner = new Map<string, string>();
-    const switchByName = new Map(spec.switches.map((s) => [s.name, s]));
+    // a name given twice is refused below; its rail ports are read against the first switch of that name
+    const switchByName = new Map<string, RoceSpec["switches"][number]>();
+    for (const sw of spec.switches) if (!switchByName.has(sw.name)) switchByName.set(sw.name, sw);
+    // a switch name no switch has is one mistake however many rail ports name it: told once, at the first
+    const unknownSwitches = new Map<string, { at: string; rp: string; more: number }>();
     // each switch's host ports as a set, made when a rail port first names the switch (a leaf has 64)
     const hostPortSets = new Map<string, Set<string>>();
     const isHostPort = (sw: RoceSpec["switches"][number], port: string) => {
@@ -343,7 +348,9 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
             h.railPorts.forEach((rp, j) => {
                 const [sw, port] = [rp.slice(0, rp.indexOf(":")), rp.slice(rp.indexOf(":") + 1)];
                 const target = switchByName.get(sw);
-                if (!target) add(`hosts[${i}].railPorts[${j}]`, "no switch of that name in cluster.roce.switches", rp, spec.switches.filter((s) => (s.role ?? "leaf") === "leaf").map((s) => s.name).join(", "));
+                const unknown = target ? undefined : unknownSwitches.get(sw);
+                if (unknown) unknown.more++;
+                else if (!target) unknownSwitches.set(sw, { at: `hosts[${i}].railPorts[${j}]`, rp, more: 0 });
                 else if (!isHostPort(target, port)) add(`hosts[${i}].railPorts[${j}]`, `${port} is not one of ${sw}'s hostPorts`, rp, (target.hostPorts ?? []).map((p) => `${sw}:${p}`).slice(0, 8).join(", ") || "(none)");
                 const seen = railPortOwner.get(rp);
                 if (seen) add(`hosts[${i}].railPorts[${j}]`, `${rp} is already the port of ${seen}`, rp, "one rail per switch port");
@@ -352,6 +359,12 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
         }
         if (devs.includes(h.bootstrapNic)) add(`hosts[${i}].bootstrapNic`, "the bootstrap NIC must not be a rail (NCCL_SOCKET_IFNAME is the front-end network, rule C13)", h.bootstrapNic, "a non-rail netdev, e.g. eno1");
     });
+
+    const leaves = [...new Set(spec.switches.filter((s) => (s.role ?? "leaf") === "leaf").map((s) => s.name))];
+    for (const [sw, { at, rp, more }] of unknownSwitches) {
+        const others = more > 0 ? ` (and ${more} more rail port${more === 1 ? "" : "s"} name ${sw})` : "";
+        add(at, `no switch of that name in cluster.roce.switches${others}${suggest(sw, leaves)}`, rp, leaves.join(", "));
+    }
 
     // Switches
     const nic = NIC_CATALOG[spec.nicModel];
@@ -392,7 +405,7 @@ export function checkRoceSpec(spec: RoceSpec, base = "cluster.roce"): SpecIssue[
             const at = `switches[${i}].uplinks[${j}]`;
             if (!pat.re.test(u.port)) add(`${at}.port`, `not a ${s.os} port name`, u.port, pat.example);
             const peer = byName.get(u.peer);
-            if (!peer) { add(`${at}.peer`, "no switch of that name in cluster.roce.switches", u.peer, [...byName.keys()].join(", ")); return; }
+            if (!peer) { add(`${at}.peer`, `no switch of that name in cluster.roce.switches${suggest(u.peer, [...byName.keys()])}`, u.peer, [...byName.keys()].join(", ")); return; }
             if ((peer.s.role ?? "leaf") !== "spine") add(`${at}.peer`, `uplinks go to a spine; ${u.peer} is a ${peer.s.role ?? "leaf"}`, u.peer, "a switch with role: spine");
             const ppat = PORT_NAME_PATTERNS[peer.s.os];
             if (ppat && !ppat.re.test(u.peerPort)) add(`${at}.peerPort`, `not a ${peer.s.os} port name (switch ${u.peer} runs ${peer.s.os})`, u.peerPort, ppat.example);
