@@ -79,7 +79,10 @@ export function readStackFile(file: string): StackFile {
         throw new SpecError([{ path: `${file}: config`, message: "is missing", allowed: "a `config:` mapping with the key rdmakit:cluster" }], "invalid stack file");
     }
     if (config["rdmakit:cluster"] === undefined) {
-        throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: "is missing", allowed: "the cluster spec (see examples/)" }], "invalid stack file");
+        // a key without its namespace is refused by Pulumi itself ("configuration keys should be of the form
+        // `<namespace>:<name>`": pulumi/pulumi sdk/go/common/resource/config/key.go ParseKey); the spec's key is rdmakit's
+        const bare = config.cluster !== undefined ? " (a key `cluster:` is there: write it `rdmakit:cluster:`)" : "";
+        throw new SpecError([{ path: `${file}: config.rdmakit:cluster`, message: `is missing${bare}`, allowed: "the cluster spec (see examples/)" }], "invalid stack file");
     }
     const key = config["rdmakit:sshPrivateKey"];
     // both private keys the kit reads: the nodes' and, on bare metal, the switches' (docs/keys.md)
@@ -101,6 +104,23 @@ export class RuleBreakError extends Error {
         super(`the QoS plan breaks ${violations.length} consistency rule(s):\n` + violations.map((v) => `  - ${v}`).join("\n"));
         this.name = "RuleBreakError";
     }
+}
+
+/**
+ * The program refused its input (a spec check it makes itself, e.g. `ansible.exclude` against the node names): the
+ * components throw InputPropertiesError, which index.ts hands the engine as a RunError (its message alone). `rdmakit
+ * plan` says it as it says a bad spec found before the program: exit 2, the stack file named.
+ */
+export class ProgramInputError extends Error {
+    constructor(message: string) {
+        super(message);
+        this.name = "ProgramInputError";
+    }
+}
+
+/** A refusal of the program's input as ProgramInputError; anything else as it is. */
+function asProgramInputError(e: unknown): unknown {
+    return pulumi.RunError.isInstance(e) || pulumi.InputPropertiesError.isInstance(e) ? new ProgramInputError((e as Error).message) : e;
 }
 
 /** Replaces Pulumi's unknown sentinel (preview) with a readable marker, recursively. */
@@ -217,6 +237,8 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         require(path.resolve(programPath));
         await pulumi.runtime.disconnect();
+    } catch (e) {
+        throw asProgramInputError(e);
     } finally {
         Error.stackTraceLimit = frames;
         process.setSourceMapsEnabled(maps);
@@ -225,7 +247,7 @@ async function runUnderMocks(stackFile: string, stack: string, programPath: stri
         restoreResponseText();
         process.off("unhandledRejection", onRejection);
     }
-    if (failures.length > 0) throw failures[0];
+    if (failures.length > 0) throw asProgramInputError(failures[0]);
     return { stack, spec, plan, resources, invokes, hasSecretKey };
 }
 

@@ -10,6 +10,19 @@ const BASE64_RUN = /[A-Za-z0-9+/]{40,}={0,2}/g;
 // A hex run of 64+ characters: a raw 32-byte key written in hex.
 const HEX_RUN = /\b[0-9A-Fa-f]{64,}\b/g;
 const REDACTED = "[redacted: looks like key material]";
+// A segment of a resource path as clouds spell them: a word in lower or camel case, digits only at its end
+// (`resourceGroups`, `Microsoft`, `virtualNetworks`, `vnet1`, `subnets`).
+const PATH_WORD = /^[A-Za-z][a-z]+(?:[A-Z][a-z]+)*[0-9]*$/;
+
+/**
+ * A base64-alphabet run that is a resource path, not key bytes: three or more `/`-separated words (an Azure resource
+ * id's `resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet1/subnets/gpu` runs between its `-` and
+ * `.`). Random key bytes put `/` at 1 in 64 characters, and the pieces between are no camel-case words.
+ */
+function resourcePath(run: string): boolean {
+    const parts = run.split("/").filter((p) => p.length > 0);
+    return parts.length >= 3 && parts.every((p) => PATH_WORD.test(p));
+}
 
 /**
  * The text with everything that looks like private key material replaced: PEM/OpenSSH armoured blocks, long base64
@@ -19,7 +32,7 @@ const REDACTED = "[redacted: looks like key material]";
 export function redactSecrets(text: string): string {
     return text
         .replace(PEM_BLOCK, REDACTED)
-        .replace(BASE64_RUN, (run) => (/[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run) ? REDACTED : run))
+        .replace(BASE64_RUN, (run) => (/[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run) && !resourcePath(run) ? REDACTED : run))
         .replace(HEX_RUN, REDACTED)
         // the last, shorter line of a multi-line body (64 characters a line, RFC 7468 §2)
         .replace(/(\[redacted: looks like key material\](?:\\n|\s)+)[A-Za-z0-9+/]+={0,2}/g, "$1" + REDACTED)

@@ -192,3 +192,25 @@ test("plan.json's text in pieces is JSON.stringify(value, null, 2), armoured blo
     }
     assert.doesNotMatch(redactedJsonParts({ key: pem }).join(""), /b3BlbnNzaC1rZXktdjEAAAAA/);
 });
+
+test("a spec the program itself refuses (ansible.exclude naming no node) exits 2 naming the stack file and the field, and writes nothing", () => {
+    const dir = tmp();
+    const doc = parseYaml(readFileSync(join(ROOT, "examples", "roce-h100.yaml"), "utf8"));
+    doc.config["rdmakit:cluster"].ansible = { ...doc.config["rdmakit:cluster"].ansible, exclude: ["gpu09"] };
+    const file = join(dir, "Pulumi.excl.yaml");
+    writeFileSync(file, stringify(doc));
+    const r = plan(["--config", file, "--out", join(dir, "out")]);
+    assert.equal(r.code, 2, r.err);
+    // said as a spec found bad before the program is said: `rdmakit plan: <file>: ...`, the field's path first
+    assert.match(r.err, /^rdmakit plan: .*Pulumi\.excl\.yaml: invalid cluster spec: 1 problem\n {2}- cluster\.ansible\.exclude\[0\]: names no node of this cluster/);
+    assert.equal(existsSync(join(dir, "out", "plan.json")), false);
+});
+
+test("a stack file whose spec key has no namespace (`cluster:`) is told to write `rdmakit:cluster:`", () => {
+    const dir = tmp();
+    const file = join(dir, "Pulumi.bare.yaml");
+    writeFileSync(file, readFileSync(join(ROOT, "examples", "roce-h100.yaml"), "utf8").replace("rdmakit:cluster:", "cluster:"));
+    const r = plan(["--config", file, "--out", join(dir, "out")]);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /config\.rdmakit:cluster: is missing \(a key `cluster:` is there: write it `rdmakit:cluster:`\)/);
+});

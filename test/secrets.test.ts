@@ -2,7 +2,7 @@
 // InputPropertiesError, not by the CLI. Keys are made here (node:crypto, ssh-keygen); none is committed.
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,7 +69,17 @@ describe("redactSecrets", () => {
             "cluster.aws.instanceType: is not a known instance type (got \"p5.48xlarge-x\")",
             "/opt/amazon/openmpi/bin/mpirun", "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13",
             "ssh-ed25519", "10.0.0.0/8", "Ethernet2/5/1",
+            // an Azure resource id, whose words run 40+ base64-alphabet characters between its `-` and `.`
+            "/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/hub-rg/providers/Microsoft.Network/virtualNetworks/vnet1/subnets/gpu2",
         ]) assert.equal(redactSecrets(text), text);
+    });
+
+    it("still hides random key bytes whatever their slashes: 2,000 random 48-byte bodies", () => {
+        for (let i = 0; i < 2000; i++) {
+            const b64 = randomBytes(48).toString("base64");
+            const out = redactSecrets(`key ${b64}`);
+            assert.equal(out, "key [redacted: looks like key material]", b64);
+        }
     });
 
     it("cuts after redacting, so no prefix of a key is left behind", () => {

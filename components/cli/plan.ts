@@ -3,7 +3,7 @@ import * as path from "path";
 import { Command } from "commander";
 import { redactSecrets, SpecError } from "../errors";
 import { redactPemBlocks } from "../redact";
-import { countByType, formatNcclAndThresholds, formatPlanSummary, OfflineResult, RuleBreakError, runProgramOffline, showUnknowns } from "../offline";
+import { countByType, formatNcclAndThresholds, formatPlanSummary, OfflineResult, ProgramInputError, RuleBreakError, runProgramOffline, showUnknowns } from "../offline";
 import { RDMA_CLUSTER_TOKEN } from "../cluster";
 import { planCluster } from "../plan";
 import { parseClusterSpec } from "../spec";
@@ -48,7 +48,7 @@ export async function runPlan(opts: PlanOptions, out: (s: string) => void = cons
     try {
         result = await runProgramOffline(file, stack, path.join(REPO, "index.ts"));
     } catch (e) {
-        if (e instanceof SpecError) {
+        if (e instanceof SpecError || e instanceof ProgramInputError) {
             err(`rdmakit plan: ${path.relative(process.cwd(), file) || file}: ${e.message}`);
             return 2;
         }
