@@ -267,7 +267,7 @@ test("MPICH / Intel MPI Hydra's box names the node and how its process ended", (
     const mpich = cutRun(["", EQ, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 945256 RUNNING AT cnode3-003",
         "=   EXIT CODE: 139", "=   CLEANING UP REMAINING PROCESSES", "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES", EQ]);
     const d1 = verdict(gradeLog(parseNcclLog(mpich, { name: "mpich.log" }), ANY), "completed");
-    assert.match(d1!.seen, /^aborted on cnode3-003 after 3 row\(s\): =   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/);
+    assert.match(d1!.seen, /^aborted on cnode3-003 after 3 row\(s\): = {3}BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES/);
     assert.match(d1!.seen, /the launcher: cnode3-003: a process terminated badly: exit code 139$/);
     // Intel MPI's form, as quoted in bsc-performance-tools/extrae#101
     const intel = cutRun([EQ, "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 1 PID 945256 RUNNING AT cnode3-003",
