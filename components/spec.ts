@@ -726,6 +726,21 @@ function awsChecks(aws: AwsSpec, nodes: number, userGiven: string | undefined): 
     return issues;
 }
 
+/** The VMs one scale set (one InfiniBand partition) holds: the most nodes an Azure cluster can have. */
+function azureMaxVms(quotaRaised: boolean | undefined): number {
+    return quotaRaised ? AZURE_IB_PARTITION.raisedMaxVms : AZURE_IB_PARTITION.defaultMaxVms;
+}
+
+function azureTooManyNodes(nodes: unknown, quotaRaised: boolean | undefined): SpecIssue {
+    const limit = azureMaxVms(quotaRaised);
+    return {
+        path: "cluster.nodes", value: nodes,
+        message: `exceeds the ${limit} VMs one scale set (one InfiniBand partition) holds` +
+            (quotaRaised ? "; InfiniBand does not span scale sets" : "; Azure support can raise it to 300 (then set cluster.azure.quotaRaised: true)"),
+        allowed: `1..${limit}`,
+    };
+}
+
 /**
  * Fields of the network and jump host the kit creates, set beside `cluster.azure.network.subnetId`, where nothing
  * reads them: refused rather than ignored. Read from the raw input, as their defaults fill them in after parsing; a
@@ -783,15 +798,7 @@ function azureChecks(az: AzureSpec, nodes: number): SpecIssue[] {
     if (vnet && subnet && !(subnet.prefix >= vnet.prefix && cidrsOverlap(vnet, subnet))) {
         issues.push({ path: `${p}.subnetCidr`, value: az.subnetCidr, message: `is not inside the VNet ${az.vnetCidr}`, allowed: `a sub-range of ${az.vnetCidr}` });
     }
-    const limit = az.quotaRaised ? AZURE_IB_PARTITION.raisedMaxVms : AZURE_IB_PARTITION.defaultMaxVms;
-    if (nodes > limit) {
-        issues.push({
-            path: "cluster.nodes", value: nodes,
-            message: `exceeds the ${limit} VMs one scale set (one InfiniBand partition) holds` +
-                (az.quotaRaised ? "; InfiniBand does not span scale sets" : "; Azure support can raise it to 300 (then set cluster.azure.quotaRaised: true)"),
-            allowed: `1..${limit}`,
-        });
-    }
+    if (nodes > azureMaxVms(az.quotaRaised)) issues.push(azureTooManyNodes(nodes, az.quotaRaised));
     if (size?.gen2Only && az.image?.generation === "V1") {
         issues.push({ path: `${p}.image.generation`, value: "V1", message: `${size.name} runs only Generation 2 images`, allowed: "V2" });
     }
@@ -877,6 +884,30 @@ function notAllowed(given: unknown, values: readonly unknown[]): string {
 type UnknownKeys = Map<SpecIssue, { parent: string; key: string; known: string[] }>;
 
 function fromZodIssue(zi: ZodIssue, raw: unknown, unknown: UnknownKeys): SpecIssue[] {
+    const issues = fromZodIssueAnyFabric(zi, raw, unknown);
+    return zi.path.length === 1 && zi.path[0] === "nodes" ? issues.map((i) => nodesForFabric(i, raw)) : issues;
+}
+
+/**
+ * cluster.nodes refused by the schema, said with the fabric's own bound: MAX_NODES is AWS's (one subnet); an Azure
+ * cluster is one scale set (azureChecks), and a bare-metal cluster has as many nodes as cluster.roce.hosts lists.
+ */
+function nodesForFabric(issue: SpecIssue, raw: unknown): SpecIssue {
+    const spec = (typeof raw === "object" && raw !== null ? raw : {}) as { fabric?: unknown; azure?: { quotaRaised?: unknown }; roce?: { hosts?: unknown } };
+    const tooMany = typeof issue.value === "number" && issue.value > MAX_NODES;
+    if (spec.fabric === "azure-ib") {
+        const raised = spec.azure?.quotaRaised === true;
+        return tooMany ? azureTooManyNodes(issue.value, raised) : { ...issue, allowed: `an integer from 1 to ${azureMaxVms(raised)}` };
+    }
+    if (spec.fabric === "roce" && Array.isArray(spec.roce?.hosts)) {
+        const hosts = spec.roce.hosts.length;
+        return tooMany ? { ...issue, message: `disagrees with the ${hosts} hosts in cluster.roce.hosts`, allowed: `${hosts}, or leave it out` }
+            : { ...issue, allowed: `${hosts} (the hosts in cluster.roce.hosts), or leave it out` };
+    }
+    return issue;
+}
+
+function fromZodIssueAnyFabric(zi: ZodIssue, raw: unknown, unknown: UnknownKeys): SpecIssue[] {
     const path = pathString(zi.path);
     const value = valueAt(raw, zi.path);
     switch (zi.code) {

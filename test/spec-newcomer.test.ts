@@ -130,6 +130,16 @@ test("out of range: .nan, .inf, a fraction typed as a percentage, and a count no
         "cluster.nodes: is more than one subnet holds (EFA does not cross subnets; a /16, AWS's largest, has 65531 usable addresses) (got 1000000000); allowed: <= 65531",
     ]);
     assert.ok(Date.now() - started < 5_000);
+    // the bound is AWS's subnet; Azure's own limit is one scale set, and bare metal's node count is its host list
+    assert.deepEqual(lines(edited("azure", "    nodes: 4", "    nodes: 1e9")), [
+        "cluster.nodes: exceeds the 100 VMs one scale set (one InfiniBand partition) holds; Azure support can raise it to 300 (then set cluster.azure.quotaRaised: true) (got 1000000000); allowed: 1..100",
+    ]);
+    assert.deepEqual(lines(edited("azure", "    nodes: 4", "    nodes: \"4\"")), [
+        "cluster.nodes: must be a number, not text: write 4 without quotes (got \"4\"); allowed: an integer from 1 to 100",
+    ]);
+    assert.deepEqual(lines(edited("roce", "    fabric: roce\n", "    fabric: roce\n    nodes: 1e9\n")), [
+        "cluster.nodes: disagrees with the 4 hosts in cluster.roce.hosts (got 1000000000); allowed: 4, or leave it out",
+    ]);
     // one line for one value: a huge maxBytes is not also "not a power of two", nor bounded by JavaScript's safe integer
     assert.deepEqual(lines(edited("aws", "    tags:", "    validation: { maxBytes: 1e20 }\n    tags:")), [
         "cluster.validation.maxBytes: is too large (got 100000000000000000000); allowed: an integer >= 1048576",
