@@ -7,8 +7,9 @@ const PEM_BLOCK = /-----BEGIN [^\r\n]*?-----[\s\S]*?(?:-----END [^\r\n]*?-----|$
 // A base64 run of 40+ characters (30+ bytes: an Ed25519 seed is 32, a PKCS#8 Ed25519 key 48 bytes) with upper case,
 // lower case and a digit, which file paths and words rarely have and random key bytes almost always do.
 const BASE64_RUN = /[A-Za-z0-9+/]{40,}={0,2}/g;
-// A hex run of 64+ characters: a raw 32-byte key written in hex.
-const HEX_RUN = /\b[0-9A-Fa-f]{64,}\b/g;
+// A hex run of 64+ characters: a raw 32-byte key written in hex, also where a word character touches it (`0x…`,
+// `key_…`, which \b would not bound: the run was shown whole).
+const HEX_RUN = /(?<![0-9A-Fa-f])[0-9A-Fa-f]{64,}(?![0-9A-Fa-f])/g;
 const REDACTED = "[redacted: looks like key material]";
 // A segment of a resource path as clouds spell them: a word in lower or camel case, digits only at its end
 // (`resourceGroups`, `Microsoft`, `virtualNetworks`, `vnet1`, `subnets`).

@@ -82,6 +82,17 @@ describe("redactSecrets", () => {
         }
     });
 
+    it("hides a 32-byte key in hex where a word character touches it (0x…, key_…), and in a spec message", () => {
+        const hex = randomBytes(32).toString("hex");
+        for (const [text, key] of [[hex, hex], [`0x${hex}`, hex], [`key_${hex}`, hex], [`0X${hex.toUpperCase()}`, hex.toUpperCase()]]) {
+            assertNoKey(redactSecrets(text), `-----\n${key}\n-----`, "redactSecrets");
+        }
+        const c = example();
+        c.nodes = `0x${hex}`;
+        c.ssh.allowedCidrs = `key_${hex}`;
+        assertNoKey(specErrorText(c), `-----\n${hex}\n-----`, "parseClusterSpec");
+    });
+
     it("cuts after redacting, so no prefix of a key is left behind", () => {
         const shown = showValue(pkcs8);
         assertNoKey(shown, pkcs8, "showValue");
