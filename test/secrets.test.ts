@@ -93,6 +93,14 @@ describe("redactSecrets", () => {
         assertNoKey(specErrorText(c), `-----\n${hex}\n-----`, "parseClusterSpec");
     });
 
+    it("hides a bare key body whose slashes are JSON-escaped (\\/): 500 random 96-byte bodies", () => {
+        for (let i = 0; i < 500; i++) {
+            const b64 = randomBytes(96).toString("base64");
+            const out = redactSecrets(JSON.stringify({ key: b64 }).replace(/\//g, "\\/"));
+            assertNoKey(out.replace(/\\\//g, "/"), `-----\n${b64}\n-----`, "redactSecrets");
+        }
+    });
+
     it("cuts after redacting, so no prefix of a key is left behind", () => {
         const shown = showValue(pkcs8);
         assertNoKey(shown, pkcs8, "showValue");
