@@ -5,6 +5,7 @@ import { CORE_SCHEMA, load as loadYaml } from "js-yaml";
 import * as YAML from "yaml";
 import { fabricIssues, providerRegionIssues } from "./checks";
 import { SpecError } from "./errors";
+import { applyMergeKeys } from "./spec-messages";
 import { checkConsistency, formatViolation } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
 import { withDependencies } from "./record";
@@ -74,7 +75,10 @@ export function readStackFile(file: string): StackFile {
     } catch (e) {
         throw new SpecError([{ path: file, message: `cannot be read as a Pulumi stack settings file: ${(e as Error).message}` }], "invalid stack file");
     }
-    const config = doc?.config;
+    // merge keys at the config level too (`config: { <<: *common }`): Pulumi decodes `config:` with Go yaml.v3 into a
+    // map (pulumi/pulumi sdk/go/common/resource/config/map.go Map.UnmarshalYAML), which applies them there as well
+    // (walked only when `config:` itself holds one: the cluster's own are applied by parseClusterSpec)
+    const config = typeof doc?.config === "object" && doc.config !== null && "<<" in doc.config ? applyMergeKeys(doc.config) as Record<string, any> : doc?.config;
     if (!config || typeof config !== "object") {
         throw new SpecError([{ path: `${file}: config`, message: "is missing", allowed: "a `config:` mapping with the key rdmakit:cluster" }], "invalid stack file");
     }

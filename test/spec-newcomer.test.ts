@@ -4,10 +4,11 @@
 // the same lines before any resource is registered. Constructed inputs: the bundled examples with one mistake each.
 import { before, beforeEach, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { parseStackYaml } from "../components/offline";
+import { parseStackYaml, readStackFile } from "../components/offline";
 import { parseClusterSpec } from "../components/spec";
 import { SpecError, formatIssue } from "../components/errors";
 import { providerRegionIssues } from "../components/checks";
@@ -183,6 +184,16 @@ test("YAML merge keys are applied as pulumi up's reader applies them; anchors al
     assert.deepEqual(lines(scalar).map((l) => l.split("; allowed")[0]), [
         "cluster.ssh.<<: is a YAML merge key whose value is not a mapping (or a list of mappings) to merge (got \"office\")",
     ]);
+});
+
+test("a merge key at the config level is applied too (Pulumi decodes config: with yaml.v3): the cluster and aws:region from it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rdmakit-merge-"));
+    const file = join(dir, "Pulumi.merged.yaml");
+    // the example's config moved under an anchor, merged into an otherwise empty config:
+    writeFileSync(file, EXAMPLE.aws.replace("config:\n", "x-common: &common\n").replace(/\n*$/, "\nconfig:\n  <<: *common\n"));
+    const read = readStackFile(file);
+    assert.equal(read.awsRegion, "us-east-2");
+    assert.equal(parseClusterSpec(read.cluster).nodes, 4);
 });
 
 test("aws:region is not compared with a cluster.aws.region the spec refuses (nor offered as the fix)", () => {
