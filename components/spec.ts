@@ -869,7 +869,13 @@ function allowedAt(path: readonly PropertyKey[]): string | undefined {
         const probe = s.safeParse("");
         const said = probe.success ? undefined : probe.error.issues[0]?.message;
         if (said === undefined) return "text";
-        return said.startsWith("must be ") ? said.slice("must be ".length) : `text that ${said.replace(/^must (\w+)/, (_: string, verb: string) => `${verb}s`)}`;
+        if (said.startsWith("must be ")) return said.slice("must be ".length);
+        if (said.startsWith("must ")) return `text that ${said.replace(/^must (\w+)/, (_: string, verb: string) => `${verb}s`)}`;
+        // a grammar that names its thing ("host name must be lower-case …", "port name must not be empty")
+        const [, thing, rest] = /^(.+?) must (.+)$/.exec(said) ?? [];
+        if (thing === undefined) return said;
+        const a = /^[aeiou]/i.test(thing) ? "an" : "a";
+        return rest === "not be empty" ? `${a} ${thing} (not empty)` : rest.startsWith("be ") ? `${a} ${thing}: ${rest.slice(3)}` : `${a} ${thing} that must ${rest}`;
     }
     return undefined;
 }
@@ -937,6 +943,10 @@ function fromZodIssueAnyFabric(zi: ZodIssue, raw: unknown, unknown: UnknownKeys)
             if (value === null) return [{ path, value, message: EMPTY_VALUE, allowed: zi.values.map((v) => String(v)).join(", ") }];
             return [{ path, value, message: notAllowed(value, zi.values), allowed: zi.values.map((v) => String(v)).join(", ") }];
         case "too_small":
+            // a text shorter than its grammar allows: said as text, with the field's own words (not `>= 1`, a number's)
+            if (zi.origin === "string") {
+                return [{ path, value, message: value === "" ? "is empty" : `is shorter than ${zi.minimum} characters`, allowed: allowedAt(zi.path) ?? `at least ${zi.minimum} characters` }];
+            }
             return [{
                 path, value,
                 message: zi.origin === "array" ? `needs at least ${zi.minimum} entr${zi.minimum === 1 ? "y" : "ies"}` : `is too small`,

@@ -196,6 +196,15 @@ test("a merge key at the config level is applied too (Pulumi decodes config: wit
     assert.equal(parseClusterSpec(read.cluster).nodes, 4);
 });
 
+test("a text field's own words as what is allowed: a named grammar reads as the thing it names; an empty name is empty", () => {
+    assert.deepEqual(lines(edited("roce", "        - name: gpu01\n", "        - name: [gpu01]\n")), [
+        "cluster.roce.hosts[0].name: must be text (got [\"gpu01\"]); allowed: a host name: lower-case letters, digits and '-', 1-63 characters, starting and ending with a letter or digit",
+    ]);
+    assert.deepEqual(lines(edited("roce", "hostPorts: [Ethernet0, ", "hostPorts: [\"\", ")), [
+        "cluster.roce.switches[0].hostPorts[0]: is empty (got \"\"); allowed: a port name (not empty)",
+    ]);
+});
+
 test("aws:region is not compared with a cluster.aws.region the spec refuses (nor offered as the fix)", () => {
     const text = edited("aws", "      region: us-east-2", "      region: US-EAST-2");
     assert.deepEqual(providerRegionIssues(clusterOf(text), "us-east-2"), []);
