@@ -13,7 +13,9 @@ const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "");
  * The known name closest to `given`, or undefined when none is close: the same name in another case or with other
  * separators; one containing the other (`memory` ~ realMemory, `nodeCount` ~ nodes, `p5.48xl` ~ p5.48xlarge); or an
  * edit distance (a swap of two neighbours counts one) of at most a third of the name. A name of three letters or less
- * is suggested only by containment: `pfc` is no typo of ecn.
+ * is suggested only by containment: `pfc` is no typo of ecn. Names that both hold numbers are another thing, not a
+ * typo, where the letters before the first digit differ or a number differs (sameKind): gpu10 is not gpu01, leaf3 not
+ * leaf1, p5.24xlarge not g5.24xlarge, Standard_ND96isr_H100_v6 not …_v5.
  */
 export function closest(given: string, known: readonly string[]): string | undefined {
     const g = norm(given);
@@ -23,6 +25,7 @@ export function closest(given: string, known: readonly string[]): string | undef
     for (const k of known) {
         const n = norm(k);
         if (n === g) return k;
+        if (!sameKind(given, k)) continue;
         const stem = n.length > 3 && n.endsWith("s") ? n.slice(0, -1) : n;
         const d = editDistance(g, n);
         const contains = Math.min(g.length, stem.length) >= 3 && (g.includes(stem) || n.includes(g));
@@ -30,6 +33,20 @@ export function closest(given: string, known: readonly string[]): string | undef
         if ((contains || near) && d < bestDist) [best, bestDist] = [k, d];
     }
     return best;
+}
+
+/**
+ * False where both names hold digits and they name different things: the text before the first digit differs (an
+ * instance family: p5 / g5, Standard_NC / Standard_ND), or a number differs where both have one (the numbers compared
+ * in order as integers, so p5-demo-3 ~ p5-demo-003 and p5e ~ p5e.48xlarge). Read on the names as written: without
+ * their separators, H100_5 would read as the number 1005.
+ */
+function sameKind(a: string, b: string): boolean {
+    const numbers = (s: string) => (s.match(/\d+/g) ?? []).map((d) => BigInt(d));
+    const [na, nb] = [numbers(a), numbers(b)];
+    if (na.length === 0 || nb.length === 0) return true;
+    if (norm(a.slice(0, a.search(/\d/))) !== norm(b.slice(0, b.search(/\d/)))) return false;
+    return na.slice(0, nb.length).every((x, i) => x === nb[i]);
 }
 
 /** " (did you mean X?)" for the closest known name, when one is close. */

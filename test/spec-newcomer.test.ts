@@ -12,6 +12,7 @@ import { parseStackYaml, readStackFile } from "../components/offline";
 import { parseClusterSpec } from "../components/spec";
 import { SpecError, formatIssue } from "../components/errors";
 import { providerRegionIssues } from "../components/checks";
+import { suggest as suggestions } from "../components/spec-messages";
 import type * as ClusterModule from "../components/cluster";
 
 const ROOT = join(__dirname, "..");
@@ -203,6 +204,28 @@ test("a text field's own words as what is allowed: a named grammar reads as the 
     assert.deepEqual(lines(edited("roce", "hostPorts: [Ethernet0, ", "hostPorts: [\"\", ")), [
         "cluster.roce.switches[0].hostPorts[0]: is empty (got \"\"); allowed: a port name (not empty)",
     ]);
+});
+
+test("a did-you-mean never offers another machine, node or switch: a name whose numbers or family differ is no typo of it", () => {
+    const instanceType = (t: string) => lines(edited("aws", "instanceType: p5.48xlarge", `instanceType: ${t}`))[0].split(" (got")[0];
+    // P5 (H100) is not G5 (A10G); Trainium is not P5
+    assert.equal(instanceType("p5.24xlarge"), "cluster.aws.instanceType: is not an EFA-capable instance type the kit knows");
+    assert.equal(instanceType("trn2.48xlarge"), "cluster.aws.instanceType: is not an EFA-capable instance type the kit knows");
+    assert.equal(instanceType("p5.48xl"), "cluster.aws.instanceType: is not an EFA-capable instance type the kit knows (did you mean p5.48xlarge?)");
+    const vmSize = (t: string) => lines(edited("azure", "vmSize: Standard_ND96isr_H100_v5", `vmSize: ${t}`)).find((l) => l.startsWith("cluster.azure.vmSize"))?.split(" (got")[0];
+    assert.equal(vmSize("Standard_ND96isr_H100_v6"), "cluster.azure.vmSize: is not an InfiniBand size the kit knows");
+    assert.equal(vmSize("Standard_NC96ads_A100_v4"), "cluster.azure.vmSize: is not an InfiniBand size the kit knows");
+    assert.equal(vmSize("Standard_ND96isr_H100_5"), "cluster.azure.vmSize: is not an InfiniBand size the kit knows (did you mean Standard_ND96isr_H100_v5?)");
+    // a name with a number where the known name has none is still offered it (spine2: spine), as for a padded number
+    assert.deepEqual(lines(edited("roce", /peer: spine\b/, "peer: spine2")).map((l) => l.split(" (got")[0]), [
+        "cluster.roce.switches[0].uplinks[0].peer: no switch of that name in cluster.roce.switches (did you mean spine?)",
+    ]);
+    assert.deepEqual(suggestions("gpu10", ["gpu01", "gpu02"]), "");
+    assert.deepEqual(suggestions("p5-demo-010", ["p5-demo-000", "p5-demo-001"]), "");
+    assert.deepEqual(suggestions("p5-demo-3", ["p5-demo-000", "p5-demo-003"]), " (did you mean p5-demo-003?)");
+    assert.deepEqual(suggestions("leaf3", ["leaf1", "spine1"]), "");
+    assert.deepEqual(suggestions("spine1", ["spine", "leaf1"]), " (did you mean spine?)");
+    assert.deepEqual(suggestions("p5e", ["p5.48xlarge", "p5e.48xlarge"]), " (did you mean p5e.48xlarge?)");
 });
 
 test("aws:region is not compared with a cluster.aws.region the spec refuses (nor offered as the fix)", () => {

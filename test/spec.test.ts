@@ -116,7 +116,7 @@ const cases: Array<[string, () => unknown, string, string[]]> = [
     ["NCCL version malformed", () => edit(awsSpec(), (s) => (s.software = { ncclVersion: "latest" })), "cluster.software.ncclVersion", ["2.28.9-1"]],
     ["tags not strings", () => edit(awsSpec(), (s) => (s.tags = { team: 7 })), "cluster.tags.team", ["must be text", "the number 7", "quotes"]],
     ["Azure size without InfiniBand", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96is_H100_v5")), "cluster.azure.vmSize", ["no InfiniBand", "Standard_ND96isr_H100_v5"]],
-    ["Azure size unknown", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96isr_H100_v6")), "cluster.azure.vmSize", ["did you mean Standard_ND96isr_H100_v5"]],
+    ["Azure size unknown", () => edit(azureSpec(), (s) => (s.azure.vmSize = "Standard_ND96isr_H100_v6")), "cluster.azure.vmSize", ["is not an InfiniBand size the kit knows Standard_ND96asr_v4", "Standard_ND96isr_H100_v5"]],
     ["VNet overlaps the RDMA range", () => edit(azureSpec(), (s) => { s.azure.vnetCidr = "172.16.0.0/12"; s.azure.subnetCidr = "172.20.0.0/24"; }), "cluster.azure.vnetCidr", ["172.16.0.0/16", "outside"]],
     ["subnet outside the VNet", () => edit(azureSpec(), (s) => (s.azure.subnetCidr = "10.20.0.0/24")), "cluster.azure.subnetCidr", ["10.10.0.0/16"]],
     ["more than one partition by default", () => edit(azureSpec(), (s) => (s.nodes = 101)), "cluster.nodes", ["100", "quotaRaised"]],
