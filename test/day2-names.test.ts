@@ -34,6 +34,18 @@ test("the previous state exported as JSON text (RdmaCluster.operatingState, a Py
     assert.equal(previousNames("{not json"), undefined);
 });
 
+test("the JSON text of the largest cluster the spec takes (65,531 AWS nodes, each with a health verdict) is read, as its object is", () => {
+    const nodes = Array.from({ length: 65_531 }, (_, i) => ({ name: `p5-demo-${String(i).padStart(5, "0")}`, address: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, instanceId: `i-0${(2 ** 48 + i).toString(16)}` }));
+    const st = operatingState({
+        stack: "prod", fabric: "aws-efa", sshUser: "ubuntu", repair: "replace", spec: {}, nodes, group: { cloud: "aws", region: "us-east-2", autoScalingGroup: "g" },
+        validation: { pass: true, health: nodes.map((n) => ({ node: n.name, verdict: "healthy" as const, findings: [] })) },
+    });
+    const text = JSON.stringify(st);
+    assert.ok(text.length > 8 * 1024 * 1024, `${text.length} characters`);
+    assert.equal(parseOperatingState(text, "the stack").nodes.length, 65_531);
+    assert.equal(previousNames(text)?.nodes.length, 65_531, "a replaced machine keeps its name (not named by position)");
+});
+
 test("scale: a grown cluster names its new instances with the new names (no replacement); a shrunk one keeps the survivors' names where it can", () => {
     const before = stableNodes(names, first, undefined, AT);
     const six = ["gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5"];
