@@ -838,6 +838,31 @@ function schemaAt(path: readonly PropertyKey[]): any {
     return unwrap(cur);
 }
 
+/** Every place of each field name in the cluster schema (`tags`: cluster.tags), made once. */
+let fieldPlacesMade: Map<string, string[]> | undefined;
+
+/** Where the schema has a field named `key`: for a key written at the wrong level (cluster.aws.tags). */
+function fieldPlaces(key: string): string[] {
+    if (!fieldPlacesMade) {
+        const places = new Map<string, string[]>();
+        const walk = (schema: any, at: string, depth: number): void => {
+            let s = schema;
+            for (;;) {
+                if (s?._zod?.def?.innerType) s = s._zod.def.innerType;
+                else if (s?._zod?.def?.type === "array") { s = s._zod.def.element; at += "[i]"; } else if (s?._zod?.def?.type === "record") { s = s._zod.def.valueType; at += ".<name>"; } else break;
+            }
+            if (!s?.shape || depth > 8) return;
+            for (const [k, v] of Object.entries(s.shape)) {
+                places.set(k, [...(places.get(k) ?? []), `${at}.${k}`]);
+                walk(v, `${at}.${k}`, depth + 1);
+            }
+        };
+        walk(clusterSchema, "cluster", 0);
+        fieldPlacesMade = places;
+    }
+    return fieldPlacesMade.get(key) ?? [];
+}
+
 /** The object keys the schema accepts at `path`, for "allowed:" in unknown-key messages. */
 function keysAt(path: readonly PropertyKey[]): string[] {
     const s = schemaAt(path);
@@ -921,15 +946,21 @@ function fromZodIssueAnyFabric(zi: ZodIssue, raw: unknown, unknown: UnknownKeys)
             return zi.keys.map((key) => {
                 const known = keysAt(zi.path);
                 const secretHint = SECRET_KEYS[key];
+                const hint = suggest(key, known);
+                // a field of an enclosing mapping written one level too deep (tags under aws): where it goes, and no
+                // fold onto a missing field of this one (not "did you mean region?")
+                const here = path.replace(/\[\d+\]/g, "[i]");
+                const elsewhere = secretHint || hint || key === "<<" ? [] : fieldPlaces(key).filter((p) => here.startsWith(`${p.slice(0, p.lastIndexOf("."))}.`));
                 const issue: SpecIssue = {
                     path: `${path}.${key}`,
                     value: secretHint ? "(hidden)" : valueAt(raw, [...zi.path, key]),
                     message: secretHint ? `must not be in the stack config in plain text: ${secretHint}`
                         : key === "<<" ? "is a YAML merge key whose value is not a mapping (or a list of mappings) to merge"
-                            : "is not a known field" + suggest(key, known),
+                            : elsewhere.length > 0 ? `is a field of ${elsewhere.map((p) => `${p.slice(0, p.lastIndexOf("."))} (${p})`).join(", ")}, not of ${path}`
+                                : "is not a known field" + hint,
                     allowed: known.join(", "),
                 };
-                if (!secretHint) unknown.set(issue, { parent: path, key, known });
+                if (!secretHint && elsewhere.length === 0) unknown.set(issue, { parent: path, key, known });
                 return issue;
             });
         case "invalid_type":

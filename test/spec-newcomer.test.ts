@@ -228,6 +228,19 @@ test("a did-you-mean never offers another machine, node or switch: a name whose 
     assert.deepEqual(suggestions("p5e", ["p5.48xlarge", "p5e.48xlarge"]), " (did you mean p5e.48xlarge?)");
 });
 
+test("a field of an enclosing mapping written one level too deep is told where it goes, not offered the missing field beside it", () => {
+    // tags under aws, with aws.region left out: before, "cluster.aws.tags: is not a known field (did you mean region? …)"
+    const text = edited("aws", "      region: us-east-2\n", "      tags: { team: ml }\n");
+    assert.deepEqual(lines(text).map((l) => l.split("; allowed")[0]), [
+        "cluster.aws.region: is missing",
+        "cluster.aws.tags: is a field of cluster (cluster.tags), not of cluster.aws (got {\"team\":\"ml\"})",
+    ]);
+    // a sibling section's word keeps its did-you-mean (Azure's location in the AWS section: region)
+    assert.deepEqual(lines(edited("aws", "      region: us-east-2\n", "      location: us-east-2\n")).map((l) => l.split(" (got")[0]), [
+        "cluster.aws.location: is not a known field (did you mean region? cluster.aws.region is missing)",
+    ]);
+});
+
 test("aws:region is not compared with a cluster.aws.region the spec refuses (nor offered as the fix)", () => {
     const text = edited("aws", "      region: us-east-2", "      region: US-EAST-2");
     assert.deepEqual(providerRegionIssues(clusterOf(text), "us-east-2"), []);
