@@ -1,11 +1,11 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
+import * as jsYaml from "js-yaml";
 import { CORE_SCHEMA, load as loadYaml } from "js-yaml";
 import * as YAML from "yaml";
 import { fabricIssues, providerRegionIssues } from "./checks";
 import { SpecError } from "./errors";
-import { applyMergeKeys } from "./spec-messages";
 import { checkConsistency, formatViolation } from "./roce/consistency";
 import { renderSwitchConfigs } from "./roce/render";
 import { withDependencies } from "./record";
@@ -49,19 +49,23 @@ export interface StackFile {
 }
 
 /**
- * A stack file's YAML as data. js-yaml with its core schema (YAML 1.2 core: no timestamps, no merge keys) reads a
- * 2,048-host stack file several times faster than `yaml`, which builds a node for every token; a file js-yaml refuses
- * is read by `yaml`, so a file `yaml` reads still works and one it refuses fails with its message, as before. The two
- * differ only on plain scalars js-yaml takes as numbers where `yaml` keeps strings (`1_000`, `0b101`), as the Pulumi
- * CLI's own reader (Go yaml.v3) takes them too.
+ * A stack file's YAML as data. js-yaml with its core schema (YAML 1.2 core: no timestamps) reads a 2,048-host stack
+ * file several times faster than `yaml`, which builds a node for every token; a file js-yaml refuses is read by
+ * `yaml`, so a file `yaml` reads still works and one it refuses fails with its message, as before. The two differ only
+ * on plain scalars js-yaml takes as numbers where `yaml` keeps strings (`1_000`, `0b101`), as the Pulumi CLI's own
+ * reader (Go yaml.v3) takes them too. Both apply merge keys (`<<: *defaults`, plain `<<` only) as the Pulumi CLI's
+ * reader does, at any depth, `config:` included (gopkg.in/yaml.v3 v3.0.1 decode.go merge/mapping: the mapping's own
+ * keys win, then each merged mapping in order, an earlier one winning); a merge of anything but mappings is refused.
  */
 export function parseStackYaml(text: string): unknown {
     try {
-        return loadYaml(text, { schema: CORE_SCHEMA });
+        return loadYaml(text, { schema: STACK_SCHEMA });
     } catch {
-        return YAML.parse(text);
+        return YAML.parse(text, { merge: true });
     }
 }
+// js-yaml 4 exports its types (index.js `types.merge`, the `<<` key of DEFAULT_SCHEMA); @types/js-yaml leaves them out
+const STACK_SCHEMA = CORE_SCHEMA.extend({ implicit: [(jsYaml as unknown as { types: { merge: jsYaml.Type } }).types.merge] });
 
 /** The config keys that hold SSH private keys: refused in plain text, here and by the program (index.ts). */
 export const PRIVATE_KEY_CONFIG = ["rdmakit:sshPrivateKey", "rdmakit:switchSshPrivateKey"] as const;
@@ -75,10 +79,7 @@ export function readStackFile(file: string): StackFile {
     } catch (e) {
         throw new SpecError([{ path: file, message: `cannot be read as a Pulumi stack settings file: ${(e as Error).message}` }], "invalid stack file");
     }
-    // merge keys at the config level too (`config: { <<: *common }`): Pulumi decodes `config:` with Go yaml.v3 into a
-    // map (pulumi/pulumi sdk/go/common/resource/config/map.go Map.UnmarshalYAML), which applies them there as well
-    // (walked only when `config:` itself holds one: the cluster's own are applied by parseClusterSpec)
-    const config = typeof doc?.config === "object" && doc.config !== null && "<<" in doc.config ? applyMergeKeys(doc.config) as Record<string, any> : doc?.config;
+    const config = doc?.config;
     if (!config || typeof config !== "object") {
         throw new SpecError([{ path: `${file}: config`, message: "is missing", allowed: "a `config:` mapping with the key rdmakit:cluster" }], "invalid stack file");
     }

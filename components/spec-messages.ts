@@ -142,38 +142,3 @@ export function firstPerPath(issues: SpecIssue[]): SpecIssue[] {
     const seen = new Set<string>();
     return issues.filter((i) => (seen.has(i.path) ? false : (seen.add(i.path), true)));
 }
-
-/**
- * `raw` with YAML merge keys (`<<: *defaults`) applied, as the Pulumi CLI's reader applies them to a stack file
- * (gopkg.in/yaml.v3 v3.0.1, go-yaml/yaml@f6f7691b decode.go merge/mapping: the mapping's own keys win, then each
- * merged mapping in order, an earlier one winning). `rdmakit plan` reads the file with YAML 1.2's core schema, which
- * has no merge keys and leaves `<<` a key like any other: applied here, the plan reads the spec `pulumi up` gets.
- * The same object when it holds no `<<` key.
- */
-export function applyMergeKeys(raw: unknown): unknown {
-    if (raw === null || typeof raw !== "object") return raw;
-    if (Array.isArray(raw)) {
-        let changed = false;
-        const out = raw.map((v) => {
-            const m = applyMergeKeys(v);
-            changed ||= m !== v;
-            return m;
-        });
-        return changed ? out : raw;
-    }
-    const obj = raw as Record<string, unknown>;
-    let changed = false;
-    const own: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(obj)) {
-        if (k === "<<") continue;
-        const m = applyMergeKeys(v);
-        changed ||= m !== v;
-        own[k] = m;
-    }
-    if (!("<<" in obj)) return changed ? own : raw;
-    const sources = Array.isArray(obj["<<"]) ? obj["<<"] : [obj["<<"]];
-    if (!sources.every((s) => s !== null && typeof s === "object" && !Array.isArray(s))) return { ...own, "<<": obj["<<"] };
-    const merged: Record<string, unknown> = {};
-    for (const s of [...sources].reverse()) Object.assign(merged, applyMergeKeys(s));
-    return { ...merged, ...own };
-}

@@ -19,7 +19,7 @@ import { AWS_REGION, AWS_ZONE, AZURE_IMAGE_PART, AZURE_IMAGE_VERSION, AZURE_SUBN
 import { cidrsOverlap, parseCidr, publicCoverage } from "./net";
 import { checkRoceSpec, rememberCleanRoceSpec, roceOsIssues, roceSpecSchema } from "./roce/spec";
 import { resolveScheduler, schedulerIssues, schedulerSchema } from "./slurm/spec";
-import { applyMergeKeys, EMPTY_VALUE, firstPerPath, foldTypos, suggest, wrongTypeMessage } from "./spec-messages";
+import { EMPTY_VALUE, firstPerPath, foldTypos, suggest, wrongTypeMessage } from "./spec-messages";
 
 export { suggest };
 
@@ -332,9 +332,7 @@ export function parseClusterSpec(raw: unknown): ClusterSpec {
     const key = (typeof raw === "object" && raw !== null ? configTextOf.get(raw) : undefined) ?? plainDataKey(raw);
     const hit = key === undefined ? undefined : parsedSpecs.get(key);
     if (hit) return typeof hit === "string" ? JSON.parse(hit) as ClusterSpec : structuredClone(hit);
-    // YAML merge keys, as the Pulumi CLI applies them (spec-messages.ts applyMergeKeys); a plain spec's text says
-    // whether it holds one, without a walk
-    const spec = parseClusterSpecOnce(key === undefined || key.includes('"<<":') ? applyMergeKeys(raw) : raw);
+    const spec = parseClusterSpecOnce(raw);
     if (key === undefined) return spec;
     // a spec JSON spells exactly is kept as its text, and each copy is that text parsed (JSON.parse makes a 2,048-host
     // spec in about a third of structuredClone's time); any other, as a structured clone
@@ -950,14 +948,13 @@ function fromZodIssueAnyFabric(zi: ZodIssue, raw: unknown, unknown: UnknownKeys)
                 // a field of an enclosing mapping written one level too deep (tags under aws): where it goes, and no
                 // fold onto a missing field of this one (not "did you mean region?")
                 const here = path.replace(/\[\d+\]/g, "[i]");
-                const elsewhere = secretHint || hint || key === "<<" ? [] : fieldPlaces(key).filter((p) => here.startsWith(`${p.slice(0, p.lastIndexOf("."))}.`));
+                const elsewhere = secretHint || hint ? [] : fieldPlaces(key).filter((p) => here.startsWith(`${p.slice(0, p.lastIndexOf("."))}.`));
                 const issue: SpecIssue = {
                     path: `${path}.${key}`,
                     value: secretHint ? "(hidden)" : valueAt(raw, [...zi.path, key]),
                     message: secretHint ? `must not be in the stack config in plain text: ${secretHint}`
-                        : key === "<<" ? "is a YAML merge key whose value is not a mapping (or a list of mappings) to merge"
-                            : elsewhere.length > 0 ? `is a field of ${elsewhere.map((p) => `${p.slice(0, p.lastIndexOf("."))} (${p})`).join(", ")}, not of ${path}`
-                                : "is not a known field" + hint,
+                        : elsewhere.length > 0 ? `is a field of ${elsewhere.map((p) => `${p.slice(0, p.lastIndexOf("."))} (${p})`).join(", ")}, not of ${path}`
+                            : "is not a known field" + hint,
                     allowed: known.join(", "),
                 };
                 if (!secretHint && elsewhere.length === 0) unknown.set(issue, { parent: path, key, known });

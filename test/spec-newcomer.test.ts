@@ -180,11 +180,15 @@ test("YAML merge keys are applied as pulumi up's reader applies them; anchors al
     const spec = parseClusterSpec(clusterOf(merged));
     assert.deepEqual(spec.ssh.allowedCidrs, ["203.0.113.0/24"]);
     assert.equal(spec.ssh.user, "ubuntu", "the mapping's own key wins over the merged one");
-    // a merge of something that is not a mapping: refused by name
-    const scalar = edited("aws", "    ssh:\n", "    ssh:\n      <<: office\n");
-    assert.deepEqual(lines(scalar).map((l) => l.split("; allowed")[0]), [
-        "cluster.ssh.<<: is a YAML merge key whose value is not a mapping (or a list of mappings) to merge (got \"office\")",
-    ]);
+    // a quoted "<<" is a key like any other (yaml.v3 merges a plain << only): refused as an unknown field
+    const quoted = edited("aws", "    ssh:\n", "    ssh:\n      \"<<\": {user: admin}\n");
+    assert.deepEqual(lines(quoted).map((l) => l.split(" (got")[0]), ["cluster.ssh.<<: is not a known field"]);
+    // a merge of something that is not a mapping: the file cannot be read, as the Pulumi CLI cannot read it
+    const dir = mkdtempSync(join(tmpdir(), "rdmakit-merge-"));
+    const file = join(dir, "Pulumi.scalar.yaml");
+    writeFileSync(file, edited("aws", "    ssh:\n", "    ssh:\n      <<: office\n"));
+    assert.throws(() => readStackFile(file), (e: Error) => e instanceof SpecError &&
+        /cannot be read as a Pulumi stack settings file: Merge sources must be maps or map aliases/.test(e.message));
 });
 
 test("a merge key at the config level is applied too (Pulumi decodes config: with yaml.v3): the cluster and aws:region from it", () => {
