@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { MAX_REPLACEMENTS, previousNames, stableNodes } from "../components/day2/names";
 import { operatingState, parseOperatingState } from "../components/day2/state";
 import { decideRepairs } from "../components/day2/repair";
+import { previousValue } from "../components/day2/previous";
 
 const names = ["gpu-0", "gpu-1", "gpu-2", "gpu-3"];
 const first = [["i-a", "10.0.0.10"], ["i-b", "10.0.0.11"], ["i-c", "10.0.0.12"], ["i-d", "10.0.0.13"]].map(([instanceId, address]) => ({ instanceId, address }));
@@ -28,10 +29,10 @@ test("the previous state exported as JSON text (RdmaCluster.operatingState, a Py
     const one = stableNodes(names, first, undefined, AT);
     const listed = [{ instanceId: "i-z", address: "10.0.0.4" }, first[0], first[2], first[3]];
     const previous = { nodes: one.nodes, replacements: [] };
-    assert.deepEqual(previousNames(JSON.stringify(previous)), previousNames(previous));
-    assert.equal(stableNodes(names, listed, previousNames(JSON.stringify(previous)), AT).nodes[1].name, "gpu-1", "the replaced machine keeps its name");
+    assert.deepEqual(previousNames(previousValue(JSON.stringify(previous))), previousNames(previous));
+    assert.equal(stableNodes(names, listed, previousNames(previousValue(JSON.stringify(previous))), AT).nodes[1].name, "gpu-1", "the replaced machine keeps its name");
     // text that is not JSON is no previous state: the nodes are named by position, as on a first deployment
-    assert.equal(previousNames("{not json"), undefined);
+    assert.equal(previousNames(previousValue("{not json")), undefined);
 });
 
 test("the JSON text of the largest cluster the spec takes (65,531 AWS nodes, each with a health verdict) is read, as its object is", () => {
@@ -43,7 +44,7 @@ test("the JSON text of the largest cluster the spec takes (65,531 AWS nodes, eac
     const text = JSON.stringify(st);
     assert.ok(text.length > 8 * 1024 * 1024, `${text.length} characters`);
     assert.equal(parseOperatingState(text, "the stack").nodes.length, 65_531);
-    assert.equal(previousNames(text)?.nodes.length, 65_531, "a replaced machine keeps its name (not named by position)");
+    assert.equal(previousNames(previousValue(text))?.nodes.length, 65_531, "a replaced machine keeps its name (not named by position)");
 });
 
 test("scale: a grown cluster names its new instances with the new names (no replacement); a shrunk one keeps the survivors' names where it can", () => {

@@ -7,7 +7,6 @@
  * instance is gone, and that is recorded as a replacement (bounded history, instance ids and times only). Pure.
  */
 import type { Replacement } from "./repair";
-import { stateValue } from "./state";
 
 /** The replacements the state keeps: the newest, at most this many (enough to see a node that keeps failing). */
 export const MAX_REPLACEMENTS = 16;
@@ -25,13 +24,7 @@ const ID = /^[A-Za-z0-9._-]{1,253}$/;
  * none or it is not the shape this code writes, and then the nodes are named by position, as on a first deployment.
  */
 export function previousNames(value: unknown): PreviousNames | undefined {
-    // the JSON text a program in another language exports (RdmaCluster.operatingState) reads as the object
-    let v: { nodes?: unknown; replacements?: unknown } | undefined;
-    try {
-        v = stateValue(value, "the previous deployment") as typeof v;
-    } catch {
-        return undefined;
-    }
+    const v = value as { nodes?: unknown; replacements?: unknown } | undefined;
     if (!v || typeof v !== "object" || !Array.isArray(v.nodes)) return undefined;
     const nodes = v.nodes.filter((n): n is { name: string; instanceId?: string } =>
         !!n && typeof n === "object" && typeof (n as { name?: unknown }).name === "string" && ID.test((n as { name: string }).name) &&

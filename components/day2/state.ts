@@ -212,10 +212,8 @@ const ADDRESS = /^[A-Za-z0-9._:-]{1,253}$/;
 
 /**
  * The most JSON text of an operating state read as text: the largest cluster the spec takes (65,531 nodes, spec.ts
- * MAX_NODES) at ~1.5 KB a node, as the object form (a TypeScript program's export) is read at any size. 8 MiB, the
- * bound before, held ~61,000 AWS nodes of 138 B (measured: each with a health verdict) and ~8,000 RoCE hosts of ~1 KB,
- * and past it the day-2 verbs refused the state and the node naming fell back to positions. Under read.ts's 256 MiB
- * for all of `pulumi stack output --json`, this text JSON-escaped in it included.
+ * MAX_NODES) at ~1.5 KB a node, as the object form (a TypeScript program's export) is read at any size. Under
+ * read.ts's 256 MiB for all of `pulumi stack output --json`, this text JSON-escaped in it included.
  */
 export const MAX_STATE_TEXT = 96 * 1024 * 1024;
 
